@@ -1,0 +1,29 @@
+# repro-dpadmm: reproduce five papers on differentially private ADMM.
+# Rerun one item: snakemake --cores all <paper>_<item>   (e.g. huang2019_dpadmm_fig3)
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/items.smk"
+include: "workflow/rules/datasets.smk"
+include: "workflow/rules/huang2019_dpadmm.smk"
+include: "workflow/rules/hu2020_sharing.smk"
+include: "workflow/rules/zhang2018_madmm.smk"
+include: "workflow/rules/zhang2018_radmm.smk"
+include: "workflow/rules/xu2020_dpaccadmm.smk"
+include: "workflow/rules/beyond.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        "results/report/index.html",

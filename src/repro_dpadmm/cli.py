@@ -1,0 +1,161 @@
+"""`repro-dpadmm`: data, items and environment facts without Snakemake (the workflow calls it too)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+PACKAGES = ("repro-dpadmm", "numpy", "scipy", "scikit-learn", "matplotlib", "pooch", "dp-accounting",
+            "snakemake", "papermill", "nbconvert")
+
+
+def _versions() -> dict[str, str]:
+    out = {}
+    for name in PACKAGES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def cmd_info(args) -> int:
+    from .datasets.fetch import cache_status, resolve_mirror
+    from .paths import project_root
+
+    root = project_root()
+    print(f"repro-dpadmm project at {root}")
+    print(f"python {platform.python_version()} on {platform.machine()} ({platform.system()})")
+    for name, v in _versions().items():
+        print(f"  {name:14s} {v}")
+    print(f"data mirror: {resolve_mirror(args.mirror) or 'none (set REPRO_DPADMM_DATA_MIRROR)'}")
+    print("raw cache (resources/raw):")
+    for rel, state in cache_status().items():
+        print(f"  {state:34s} {rel}")
+    return 0
+
+
+def cmd_data_list(args) -> int:
+    from .datasets import DATASETS, is_available
+
+    for name, spec in DATASETS.items():
+        ok, reason = is_available(name)
+        state = "available" if ok else ("unavailable" if "does not exist" not in reason else "not built")
+        print(f"{name:16s} {state:12s} {', '.join(spec.papers):40s} {spec.description}")
+    return 0
+
+
+def cmd_data_fetch(args) -> int:
+    from .datasets import DATASETS
+    from .datasets.fetch import FetchError, fetch_raw
+    from .datasets.registry import dataset
+
+    names = args.names or list(DATASETS)
+    failed = 0
+    for name in names:
+        for rel in dataset(name).raw:
+            try:
+                print(f"ok      {fetch_raw(rel, mirror=args.mirror)}")
+            except FetchError as exc:
+                failed += 1
+                print(f"FAILED  {exc}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def cmd_data_build(args) -> int:
+    from .datasets import build
+
+    options = json.loads(args.options) if args.options else {}
+    sidecar = build(args.name, mirror=args.mirror or None, options=options)
+    if sidecar["available"]:
+        print(f"{args.name}: built {sidecar['arrays']}")
+    else:
+        print(f"{args.name}: UNAVAILABLE\n{sidecar['reason']}", file=sys.stderr)
+    return 0  # an unavailable dataset is recorded, not an error: the items that need it say "not run"
+
+
+def cmd_items(args) -> int:
+    from . import config
+
+    cfg = config.load(*args.configfile)
+    for paper, items in cfg["papers"].items():
+        for item in items:
+            print(f"{paper}_{item}")
+    return 0
+
+
+def cmd_run(args) -> int:
+    from . import config
+    from .runner import run_item
+
+    if args.params:
+        params = json.loads(args.params)
+    else:
+        params = config.item_params(args.paper, args.item, *args.configfile)
+    out_dir = args.out_dir or f"results/{args.paper}/{args.item}"
+    metrics = run_item(args.paper, args.item, params, out_dir)
+    print(f"{args.paper}/{args.item}: {metrics.get('status')} ({metrics.get('wall_time_s')} s) -> {out_dir}")
+    return 0
+
+
+def cmd_report(args) -> int:
+    from .report import build_report  # provided by the report package
+
+    build_report(out_dir=Path(args.out_dir))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="repro-dpadmm", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    info = sub.add_parser("info", help="versions, data mirror and cache status")
+    info.add_argument("--mirror", default=None)
+    info.set_defaults(func=cmd_info)
+
+    data = sub.add_parser("data", help="dataset commands").add_subparsers(dest="data_command", required=True)
+    dl = data.add_parser("list", help="processed datasets and their state")
+    dl.set_defaults(func=cmd_data_list)
+    df = data.add_parser("fetch", help="download and verify raw files (all datasets if none named)")
+    df.add_argument("names", nargs="*")
+    df.add_argument("--mirror", default=None, help="local folder or URL base (overrides nothing set by env)")
+    df.set_defaults(func=cmd_data_fetch)
+    db = data.add_parser("build", help="fetch + preprocess one dataset into resources/processed/")
+    db.add_argument("name")
+    db.add_argument("--mirror", default=None)
+    db.add_argument("--options", default=None, help="JSON preprocessing options")
+    db.set_defaults(func=cmd_data_build)
+
+    items = sub.add_parser("items", help="list the items (Snakemake target names)")
+    items.add_argument("--configfile", action="append", default=[])
+    items.set_defaults(func=cmd_items)
+
+    run = sub.add_parser("run", help="run one item's notebook (papermill) and render it to HTML")
+    run.add_argument("paper")
+    run.add_argument("item")
+    run.add_argument("--params", default=None, help="item parameters as JSON (default: from the config)")
+    run.add_argument("--configfile", action="append", default=[], help="config override, e.g. config/smoke.yaml")
+    run.add_argument("--out-dir", default=None)
+    run.set_defaults(func=cmd_run)
+
+    rep = sub.add_parser("report", help="build the reproduction report from results/*/*/metrics.json")
+    rep.add_argument("--out-dir", default="results/report")
+    rep.set_defaults(func=cmd_report)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, KeyError, FileNotFoundError) as exc:
+        print(f"repro-dpadmm: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,6 @@
+"""Datasets: registry (files, URLs, checksums), fetch (cache, mirror, verify), preprocessing and partitions."""
+
+from .processed import DatasetUnavailable, build, is_available, load, sidecar
+from .registry import DATASETS, RAW_FILES, dataset
+
+__all__ = ["DATASETS", "RAW_FILES", "DatasetUnavailable", "build", "dataset", "is_available", "load", "sidecar"]

@@ -1,0 +1,60 @@
+"""What every item notebook does: resolve its parameters, check its datasets, save figures and metrics."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .. import config as config_mod
+from ..datasets import is_available
+from ..paths import project_root, results_dir
+
+
+def setup_item(paper: str, item: str, params: dict | None = None, out_dir: str | Path | None = None):
+    """(params, out_dir) for a notebook: papermill injects both; run by hand, they come from config/config.yaml."""
+    if not params:
+        params = config_mod.item_params(paper, item)
+    out = Path(out_dir) if out_dir else results_dir() / paper / item
+    out.mkdir(parents=True, exist_ok=True)
+    return dict(params), out
+
+
+def dataset_status(names) -> dict[str, tuple[bool, str]]:
+    """{name: (available, reason)} from the processed sidecars."""
+    return {n: is_available(n, project_root()) for n in names}
+
+
+def _clean(value):
+    if isinstance(value, (np.floating, float)):
+        v = float(value)
+        return None if math.isnan(v) or math.isinf(v) else v
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
+    if isinstance(value, (int, str, bool)) or value is None:
+        return value
+    raise TypeError(f"metrics must be flat scalars (number, string, bool, null); got {type(value).__name__}")
+
+
+def write_metrics(out_dir: str | Path, metrics: dict, *, status: str = "ok", reason: str = "") -> Path:
+    """Write the flat `metrics.json` the report reads. Keys are documented in config/claims/<paper>.yaml."""
+    flat = {"status": status, "reason": reason}
+    for key, value in metrics.items():
+        if not isinstance(key, str):
+            raise TypeError(f"metric names must be strings, got {key!r}")
+        flat[key] = _clean(value)
+    path = Path(out_dir) / "metrics.json"
+    path.write_text(json.dumps(flat, indent=2, sort_keys=True) + "\n")
+    return path
+
+
+def save_figure(fig, out_dir: str | Path, name: str) -> Path:
+    """Save `name`.png (for the HTML and the report) and `name`.pdf."""
+    out_dir = Path(out_dir)
+    fig.savefig(out_dir / f"{name}.png", dpi=130, bbox_inches="tight")
+    fig.savefig(out_dir / f"{name}.pdf", bbox_inches="tight")
+    return out_dir / f"{name}.png"

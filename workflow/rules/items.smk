@@ -1,0 +1,34 @@
+# The one rule that runs an item's notebook (papermill, then nbconvert to HTML), and one named target per item.
+
+
+rule item_notebook:
+    input:
+        notebook="notebooks/{paper}/{item}.ipynb",
+        datasets=item_dataset_records,
+    output:
+        html="results/{paper}/{item}/{item}.html",
+        metrics="results/{paper}/{item}/metrics.json",
+    params:
+        item=item_params_json,
+        out_dir=subpath(output.metrics, parent=True),
+    log:
+        "logs/{paper}/{item}.log",
+    wildcard_constraints:
+        paper="|".join(config["papers"]),
+        item=r"[A-Za-z0-9_]+",
+    conda:
+        "../../envs/repro-dpadmm.yaml"
+    shell:
+        "repro-dpadmm run {wildcards.paper} {wildcards.item} --params {params.item:q} "
+        "--out-dir {params.out_dir} > {log} 2>&1"
+
+
+# One named target per item, e.g. `snakemake --cores all huang2019_dpadmm_fig3`.
+for _paper, _items in config["papers"].items():
+    for _item in _items:
+
+        rule:
+            name:
+                f"{_paper}_{_item}"
+            input:
+                item_outputs(_paper, _item),
