@@ -1,0 +1,1 @@
+"""Privacy: mechanisms (calibration, samplers), accounting (dp-accounting), and each paper's own bounds."""

@@ -1,0 +1,52 @@
+"""Noise calibration and samplers shared by all methods (SPEC §1.3, §1.4)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def check_epsilon_delta(epsilon: float, delta: float | None = None, *, max_epsilon: float | None = None) -> None:
+    """Raise a clear ValueError for an invalid privacy budget."""
+    if not np.isfinite(epsilon) or epsilon <= 0:
+        raise ValueError(f"epsilon must be > 0, got {epsilon}")
+    if max_epsilon is not None and epsilon > max_epsilon:
+        raise ValueError(f"epsilon must be <= {max_epsilon} for this mechanism's guarantee, got {epsilon}")
+    if delta is not None and not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta}")
+
+
+def gaussian_multiplier(epsilon: float, delta: float) -> float:
+    """Noise multiplier z = sigma / sensitivity of the classic Gaussian mechanism: sqrt(2 ln(1.25/delta)) / epsilon.
+
+    (Dwork & Roth Thm A.1; HUANG eq. (14)/(26), HU Thm 1.) The (epsilon, delta) guarantee of this calibration is
+    proven for epsilon < 1; callers that go beyond say so.
+    """
+    check_epsilon_delta(epsilon, delta)
+    return float(np.sqrt(2.0 * np.log(1.25 / delta)) / epsilon)
+
+
+def gaussian_sigma(sensitivity, epsilon: float, delta: float):
+    """sigma = sensitivity * sqrt(2 ln(1.25/delta)) / epsilon (elementwise in `sensitivity`)."""
+    return np.asarray(sensitivity, dtype=float) * gaussian_multiplier(epsilon, delta) if np.ndim(sensitivity) \
+        else float(sensitivity) * gaussian_multiplier(epsilon, delta)
+
+
+def gamma_norm(rng: np.random.Generator, d: int, alpha, size: tuple[int, ...] = ()) -> np.ndarray:
+    """Samples with density proportional to exp(-alpha ||x||_2) on R^d (ZKL's "l2-Laplace" noise; SPEC §1.3).
+
+    The norm is Gamma(shape=d, scale=1/alpha) and the direction uniform on the sphere, so E||x|| = d / alpha.
+    `alpha` broadcasts against `size` (e.g. one alpha per node). Returns shape size + (d,).
+    """
+    alpha = np.asarray(alpha, dtype=float)
+    if np.any(alpha <= 0):
+        raise ValueError(f"the noise parameter alpha must be > 0, got {alpha}")
+    g = rng.standard_normal(size + (d,))
+    r = rng.gamma(d, 1.0, size=size) / np.broadcast_to(alpha, size)
+    return g * (r / np.linalg.norm(g, axis=-1))[..., None]
+
+
+def stacked_gamma_norm(rngs: Sequence[np.random.Generator], d: int, alpha, size: tuple[int, ...] = ()) -> np.ndarray:
+    """`gamma_norm` per repeat generator, stacked on a leading repeat axis."""
+    return np.stack([gamma_norm(g, d, alpha, size) for g in rngs])
