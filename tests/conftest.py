@@ -1,0 +1,40 @@
+"""Shared fixtures: the offline data mirror and a processed-data root built from it once per session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from repro_dpadmm.paths import project_root
+
+ROOT = project_root(Path(__file__).parent)
+
+
+@pytest.fixture(scope="session")
+def mirror() -> Path:
+    """The data mirror folder from REPRO_DPADMM_DATA_MIRROR; tests that need it are skipped (with the reason) without."""
+    value = os.environ.get("REPRO_DPADMM_DATA_MIRROR")
+    if not value:
+        pytest.skip("REPRO_DPADMM_DATA_MIRROR is not set: tests that read the real datasets are skipped")
+    path = Path(value)
+    if "://" not in value and not path.is_dir():
+        pytest.fail(f"REPRO_DPADMM_DATA_MIRROR={value} is not a folder")
+    return path
+
+
+@pytest.fixture(scope="session")
+def processed_root(mirror, tmp_path_factory) -> Path:
+    """A project-like root whose resources/processed holds the mirrored datasets, built once per test session.
+
+    Reuses the repository's own resources/processed when it is already built (fast local runs).
+    """
+    from repro_dpadmm.datasets import DATASETS, build, is_available
+
+    if all(is_available(n, ROOT)[0] for n in ("adult_huang2019", "adult_zhang2018", "a9a", "a8a", "ijcnn1")):
+        return ROOT
+    root = tmp_path_factory.mktemp("project")
+    for name in DATASETS:
+        build(name, mirror=str(mirror), root=root)
+    return root
