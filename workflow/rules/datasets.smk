@@ -16,7 +16,7 @@ rule dataset:
     conda:
         "../../envs/repro-dpadmm.yaml"
     shell:
-        "repro-dpadmm data build {wildcards.name} --mirror {params.mirror:q} "
+        "repro-dpadmm data build {wildcards.name} --mirror={params.mirror:q} "
         "--options {params.options:q} > {log} 2>&1"
 
 
