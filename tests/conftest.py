@@ -38,3 +38,37 @@ def processed_root(mirror, tmp_path_factory) -> Path:
     for name in DATASETS:
         build(name, mirror=str(mirror), root=root)
     return root
+
+
+def fresh_copy(dst: Path) -> Path:
+    """The tracked workflow files in a new folder, as after a clone (no resources/, results/, .snakemake/)."""
+    import shutil
+
+    dst.mkdir(parents=True, exist_ok=True)
+    for name in ("Snakefile", "workflow", "config", "notebooks", "envs"):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, dst / name)
+    return dst
+
+
+def snakemake(args, cwd, env=None, timeout=1800):
+    import subprocess
+    import sys
+
+    env = {**os.environ, **(env or {}),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def smoke_project(mirror, tmp_path_factory):
+    """A fresh copy of the workflow on which the whole DAG ran once with config/smoke.yaml (offline, mirror).
+
+    Returns (project folder, completed process). `--keep-going` lets every item run even if one fails, so each
+    test can report exactly which item broke.
+    """
+    proj = fresh_copy(tmp_path_factory.mktemp("smoke") / "project")
+    proc = snakemake(["--cores", "2", "--keep-going", "--configfile", "config/smoke.yaml"], proj,
+                     {"REPRO_DPADMM_DATA_MIRROR": str(mirror), "REPRO_DPADMM_OFFLINE": "1"})
+    return proj, proc
