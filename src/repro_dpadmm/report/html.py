@@ -371,17 +371,25 @@ def paper_section(p, links: dict, anchor: str | None = None) -> str:
         out.append(f'<p class="cite">{e(p.citation)} <span class="mono">[{e(p.id)}]</span></p>')
     line = ", ".join(f"{n} {v}" for v, n in vc.items() if n) or "no claims yet"
     out.append(f"<p>{ic['produced']} of {len(p.items)} items produced; claims: {e(line)}.</p>")
-    # compact item index
+    # Item index; items with neither results nor claims are only listed here (no empty card).
+    compact = [it for it in p.items if it.state == "missing" and not it.verdicts]
     rows = []
     for it in p.items:
         ivc = {v: 0 for v in VERDICTS}
         for v in it.verdicts:
             ivc[v.verdict] += 1
-        cl = ", ".join(f"{n} {v}" for v, n in ivc.items() if n) or "—"
+        cl = ", ".join(f"{n} {v}" for v, n in ivc.items() if n)
+        ivc_any = bool(cl)
+        if not cl:
+            cl = it.reason if it.state != "produced" else "no claims attached"
         name = (f'{e(it.title)} <span class="muted mono">{e(it.item)}</span>' if it.title != it.item
                 else f'<span class="mono">{e(it.item)}</span>')
-        rows.append(f'<tr><td><a href="#{e(it.anchor)}">{name}</a></td><td>{state_badge(it.state)}</td>'
-                    f"<td>{bar(ivc)}</td><td class='small'>{e(cl)}</td>"
+        if it in compact:
+            name = f'<span id="{e(it.anchor)}">{name}</span>'
+        else:
+            name = f'<a href="#{e(it.anchor)}">{name}</a>'
+        rows.append(f'<tr><td class="nowrap">{name}</td><td>{state_badge(it.state)}</td>'
+                    f"<td>{bar(ivc)}</td><td class='small{'' if ivc_any else ' muted'}'>{e(cl)}</td>"
                     f"<td class='num'>{secs(it.wall_time_s)}</td></tr>")
     out.append('<div class="tablewrap"><table><thead><tr><th>Item</th><th>State</th><th>Claims</th><th></th>'
                f'<th class="num">Time</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
@@ -390,14 +398,7 @@ def paper_section(p, links: dict, anchor: str | None = None) -> str:
                    '<p class="caption">What the paper says about its data, checked on the processed datasets '
                    "(resources/processed/*.json).</p>" + "".join(claim_card(v) for v in p.data_verdicts)
                    + "</article>")
-    # Items with neither results nor claims get one line each instead of an empty card.
-    compact = [it for it in p.items if it.state == "missing" and not it.verdicts]
     out += [item_card(it, links) for it in p.items if it not in compact]
-    if compact:
-        lis = "".join(f'<li id="{e(it.anchor)}"><span class="mono">{e(it.item)}</span> {state_badge(it.state)} '
-                      f'<span class="muted">{e(it.reason)}</span></li>' for it in compact)
-        out.append(f'<article class="item dim"><h3><span>Not produced, no claims attached</span></h3>'
-                   f'<ul class="missing-list">{lis}</ul></article>')
     out.append("</section>")
     return "\n".join(out)
 
@@ -476,13 +477,13 @@ def provenance_section(report) -> str:
             srcs = "<br>".join(
                 f"{e(Path(rel).name)} <span class='mono' title='{e(s.get('sha256'))}'>{e(str(s.get('sha256'))[:16])}"
                 f"</span>" for rel, s in (side.get("sources") or {}).items())
-            state = state_badge("produced").replace("produced", "available")
+            state = '<span class="badge s-produced">available</span>'
         else:
             shapes = ""
             srcs = f"<span class='muted'>{e(str(side.get('reason') or '').strip().splitlines()[0] if side.get('reason') else '')}</span>"
             state = '<span class="badge s-other">unavailable</span>'
         opts = ", ".join(f"{k}={v}" for k, v in (side.get("options") or {}).items())
-        drows.append(f"<tr><td class='mono'>{e(name)}</td><td>{state}</td><td class='small'>{e(shapes)}</td>"
+        drows.append(f"<tr><td class='mono nowrap'>{e(name)}</td><td>{state}</td><td class='small'>{e(shapes)}</td>"
                      f"<td class='small'>{srcs}</td><td class='small mono'>{e(opts)}</td></tr>")
     out.append("<h3>Datasets</h3>")
     if drows:
@@ -499,7 +500,7 @@ def provenance_section(report) -> str:
             phash = canonical_hash(it.params) if it.params is not None else "—"
             src = {"run": "run", "config": "config.yaml"}.get(it.params_source, "—")
             diff = " <span class='badge v-partly'>differs from config.yaml</span>" if it.params_differ else ""
-            irows.append(f"<tr><td class='mono'>{e(it.paper)}/{e(it.item)}</td><td>{state_badge(it.state)}</td>"
+            irows.append(f"<tr><td class='mono nowrap'>{e(it.paper)}/{e(it.item)}</td><td>{state_badge(it.state)}</td>"
                          f"<td class='num'>{secs(it.wall_time_s)}</td><td class='mono'>{e(phash)}</td>"
                          f"<td>{e(src)}{diff}</td></tr>")
     out.append("<h3>Items</h3><div class='tablewrap'><table><thead><tr><th>Item</th><th>State</th>"
