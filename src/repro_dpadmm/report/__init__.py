@@ -286,6 +286,7 @@ def _copy_item_files(report: Report, out_dir: Path) -> dict[tuple[str, str], dic
     items_dir = out_dir / "items"
     if items_dir.is_dir():
         shutil.rmtree(items_dir)  # only the report's own copies live here; never stale copies
+    items_dir.mkdir(parents=True)  # always present (a declared output), even when no item has run
     links = {}
     for p in report.papers:
         for it in p.items:
