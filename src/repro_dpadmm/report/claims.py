@@ -207,7 +207,8 @@ def parse_claims(data, path: Path | str = "<claims>") -> ClaimsFile:
             continue
         bad = sorted(set(spec) - ITEM_FIELDS)
         if bad:
-            cf.problems.append(f"{where}: unknown field(s) {', '.join(bad)} (allowed: {', '.join(sorted(ITEM_FIELDS))})")
+            cf.problems.append(f"{where}: unknown field(s) {', '.join(bad)} "
+                               f"(allowed: {', '.join(sorted(ITEM_FIELDS))})")
         clean = {"title": str(spec.get("title") or ""), "caption": str(spec.get("caption") or "")}
         figs, probs = _str_list(spec.get("figure"), where, "figure")
         clean["figure"] = figs
@@ -495,9 +496,10 @@ def _measure(check: dict, metrics: dict) -> tuple[bool, str, str]:
         strict, tol = bool(check.get("strict", False)), float(check.get("tol", 0.0))
         values = [_number(metrics, k) for k in keys]
         sign = 1.0 if check["direction"] == "increasing" else -1.0
-        steps = [sign * (b - a) for a, b in zip(values, values[1:])]
+        steps = [sign * (b - a) for a, b in zip(values, values[1:], strict=False)]
         ok = all((s > -tol if tol else s > 0) if strict else s >= -tol for s in steps)
-        return ok, ", ".join(fmt(v) for v in values), ", ".join(f"{k} = {fmt(v)}" for k, v in zip(keys, values))
+        observed = ", ".join(f"{k} = {fmt(v)}" for k, v in zip(keys, values, strict=True))
+        return ok, ", ".join(fmt(v) for v in values), observed
     if kind == "range":
         v = _number(metrics, check["metric"])
         return _in_bounds(v, check), fmt(v), f"{check['metric']} = {fmt(v)}"

@@ -65,7 +65,8 @@ tr.total td { font-weight: 600; border-top: 2px solid var(--border); }
 .bar .b-reproduced { background: #2da44e; } .bar .b-partly { background: #d4a72c; }
 .bar .b-not-reproduced { background: #e5534b; } .bar .b-not-run { background: #afb8c1; }
 .bar .b-not-checkable { background: #a371f7; }
-dl.legend { display: grid; grid-template-columns: max-content 1fr; gap: .3rem .8rem; font-size: .9rem; margin: .6rem 0; }
+dl.legend { display: grid; grid-template-columns: max-content 1fr; gap: .3rem .8rem; font-size: .9rem;
+  margin: .6rem 0; }
 dl.legend dd { margin: 0; color: #333c46; }
 section.paper > .cite { color: var(--muted); margin-top: -.2rem; }
 article.item { border: 1px solid var(--border); border-radius: 10px; padding: 1.1rem 1.3rem 1rem; margin: 1.3rem 0;
@@ -87,8 +88,10 @@ figcaption { font-size: .82rem; color: var(--muted); margin-top: .25rem; }
 blockquote { margin: .45rem 0; padding: 0; font-size: 1rem; color: #24292f; }
 blockquote::before { content: "\\201C"; color: var(--muted); }
 blockquote::after { content: "\\201D"; color: var(--muted); }
-table.checks { background: #fff; border: 1px solid var(--border); border-radius: 6px; font-size: .86rem; margin: .45rem 0; }
-table.checks th { background: #fff; font-size: .78rem; text-transform: uppercase; letter-spacing: .03em; color: var(--muted); }
+table.checks { background: #fff; border: 1px solid var(--border); border-radius: 6px; font-size: .86rem;
+  margin: .45rem 0; }
+table.checks th { background: #fff; font-size: .78rem; text-transform: uppercase; letter-spacing: .03em;
+  color: var(--muted); }
 table.checks { table-layout: fixed; }
 table.checks col.c1 { width: 45%; } table.checks col.c2 { width: 20%; } table.checks col.c3 { width: 30%; }
 table.checks col.c4 { width: 5%; }
@@ -112,7 +115,8 @@ summary { cursor: pointer; color: var(--accent); }
 details table { font-size: .84rem; }
 .kv td:first-child { white-space: nowrap; }
 .small { font-size: .85rem; }
-footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; border-top: 1px solid var(--border); padding-top: 1rem; }
+footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; border-top: 1px solid var(--border);
+  padding-top: 1rem; }
 @media print { details { display: block; } article.item { break-inside: avoid-page; } }
 """
 
@@ -241,7 +245,8 @@ def summary_section(report) -> str:
     for p in report.papers:
         vc = p.counts()
         rows.append(
-            f'<tr><td class="nowrap"><a href="#{e(p.id)}">{e(p.short)}</a></td>{items_cell(p.item_counts(), len(p.items))}'
+            f'<tr><td class="nowrap"><a href="#{e(p.id)}">{e(p.short)}</a></td>'
+            f"{items_cell(p.item_counts(), len(p.items))}"
             f"<td>{bar(vc)}</td>" + "".join(count_cell(vc[v]) for v in VERDICTS)
             + f'<td class="num">{sum(vc.values())}</td></tr>')
     ic_all = {s: sum(p.item_counts()[s] for p in report.papers) for s in ("produced", "not run", "missing")}
@@ -406,7 +411,8 @@ def paper_section(p, links: dict, anchor: str | None = None) -> str:
 def privacy_section(report) -> str:
     out = ['<section id="privacy"><h2>Privacy accounting</h2>',
            "<p>For every private method and setting an item exposes, the privacy loss as the paper bounds it "
-           "next to what dp-accounting gives for the same mechanism: its RDP accountant and its (tight) privacy-loss-distribution accountant, "
+           "next to what dp-accounting gives for the same mechanism: its RDP accountant and its (tight) "
+           "privacy-loss-distribution accountant, "
            "at the same δ. A dash means the accountant does not apply (e.g. a pure ε-DP mechanism with "
            "Gamma-norm noise) or the item did not provide the number. <i>paper / PLD</i> above 1 means the "
            "paper's bound is looser than the tight accounting.</p>"]
@@ -430,7 +436,8 @@ def privacy_section(report) -> str:
             extra_txt = ", ".join(f"{k} = {value_text(v)}" for k, v in sorted(extra.items()))
             method = e(meta.get("label") or r["method"])
             sub = " · ".join(e(meta[k]) for k in ("mechanism", "bound") if meta.get(k))
-            warn = ' <span class="badge v-partly" title="items disagree">differs by item</span>' if r["conflict"] else ""
+            warn = (' <span class="badge v-partly" title="items disagree">differs by item</span>'
+                    if r["conflict"] else "")
             body.append(
                 f"<tr><td>{method}{f'<div class=muted small>{sub}</div>' if sub else ''}</td>"
                 f"<td class='mono'>{e(r['setting'])}{warn}</td>"
@@ -462,7 +469,8 @@ def provenance_section(report) -> str:
         ("Packages", e(versions)),
         ("Config files (sha256, 16 hex)", cfg),
         ("Claims files (sha256, 16 hex)", cl),
-        ("Item wall time, summed", f"{secs(times.get('sum_item_wall_time_s'))} over {times.get('items_timed', 0)} items"),
+        ("Item wall time, summed",
+         f"{secs(times.get('sum_item_wall_time_s'))} over {times.get('items_timed', 0)} items"),
         ("Run span", (f"{secs(times['elapsed_s'])} from {e(times['first_start'])} to {e(times['last_end'])} "
                       "(first item start to last item end, from file times)") if times.get("elapsed_s") is not None
          else "—"),
@@ -480,7 +488,8 @@ def provenance_section(report) -> str:
             state = '<span class="badge s-produced">available</span>'
         else:
             shapes = ""
-            srcs = f"<span class='muted'>{e(str(side.get('reason') or '').strip().splitlines()[0] if side.get('reason') else '')}</span>"
+            reason = str(side.get("reason") or "").strip().splitlines()
+            srcs = f"<span class='muted'>{e(reason[0] if reason else 'unavailable')}</span>"
             state = '<span class="badge s-other">unavailable</span>'
         opts = ", ".join(f"{k}={v}" for k, v in (side.get("options") or {}).items())
         drows.append(f"<tr><td class='mono nowrap'>{e(name)}</td><td>{state}</td><td class='small'>{e(shapes)}</td>"

@@ -43,7 +43,8 @@ def git_state(root: Path) -> dict[str, str | bool | None]:
         dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
     except (OSError, subprocess.SubprocessError):
         dirty = None
-    return {"commit": commit, "dirty": dirty, "describe": commit[:12] + (" (with uncommitted changes)" if dirty else "")}
+    describe = commit[:12] + (" (with uncommitted changes)" if dirty else "")
+    return {"commit": commit, "dirty": dirty, "describe": describe}
 
 
 def sha256_bytes(data: bytes) -> str:
