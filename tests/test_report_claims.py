@@ -53,6 +53,8 @@ def test_less_greater_margin_and_numeric_right():
     assert evaluate_check({"kind": "less", "left": "a", "right": "b"}, {"a": 2, "b": 2}).passed is False
     assert evaluate_check({"kind": "less", "left": "a", "right": "b", "margin": 1}, {"a": 1, "b": 2}).passed is False
     assert evaluate_check({"kind": "less", "left": "a", "right": 0.25}, {"a": 0.2}).passed
+    close = evaluate_check({"kind": "less", "left": "a", "right": "b"}, {"a": 0.150004, "b": 0.150001})
+    assert close.passed is False and close.measured == "0.150004 vs 0.150001"  # digits enough to see why
     assert evaluate_check({"kind": "greater", "left": "a", "right": "b", "margin": 0.5}, {"a": 3, "b": 2.4}).passed
     assert evaluate_check({"kind": "greater", "left": "a", "right": "b", "margin": 0.5}, {"a": 3, "b": 2.5}).passed \
         is False
@@ -148,7 +150,7 @@ def test_record_has_the_report_fields():
 
 
 def test_fmt_and_flatten():
-    assert fmt(45222) == "45,222" and fmt(0.08123456) == "0.08123" and fmt(1e-4) == "1.000e-04"
+    assert fmt(45222) == "45,222" and fmt(0.08123456) == "0.08123" and fmt(1e-4) == "0.0001" and fmt(2.5e-6) == "2.5e-06"
     assert fmt(True) == "true" and fmt(None) == "null" and fmt(3.0) == "3"
     assert flatten({"arrays": {"X": [45222, 104]}, "available": True}) == {
         "arrays.X.0": 45222, "arrays.X.1": 104, "available": True}

@@ -373,9 +373,6 @@ def fmt(value) -> str:
             return "0"
         if value.is_integer() and abs(value) < 1e15:
             return f"{int(value):,}"
-        a = abs(value)
-        if a >= 1e5 or a < 1e-3:
-            return f"{value:.3e}"
         return f"{value:.4g}"
     return str(value)
 
@@ -490,7 +487,8 @@ def _measure(check: dict, metrics: dict) -> tuple[bool, str, str]:
         a, b = _number(metrics, left), _number(metrics, right)
         ok = a < b - margin if kind == "less" else a > b + margin
         observed = ", ".join(f"{k} = {fmt(x)}" for k, x in ((left, a), (right, b)) if isinstance(k, str))
-        return ok, f"{fmt(a)} vs {fmt(b)}", observed
+        fa, fb = (fmt(a), fmt(b)) if fmt(a) != fmt(b) else (f"{a:.10g}", f"{b:.10g}")  # show the difference
+        return ok, f"{fa} vs {fb}", observed
     if kind == "monotone":
         keys = check["metrics"]
         strict, tol = bool(check.get("strict", False)), float(check.get("tol", 0.0))
