@@ -260,7 +260,28 @@ def summary_section(report) -> str:
             f"</tbody></table></div><dl class='legend'>{legend}</dl>"
             "<p class='small muted'>Items: <i>produced</i> ran and wrote its numbers; <i>not run</i> was skipped "
             "with a reason (e.g. a dataset that cannot be obtained here); <i>missing</i> has no results at all. "
-            "Dataset-fact claims are checked on the processed datasets and counted with their paper.</p></section>")
+            f"Dataset-fact claims are checked on the processed datasets and counted with their paper.</p>"
+            f"{failures(report)}</section>")
+
+
+def failures(report) -> str:
+    """The claims that did not (fully) reproduce, first thing after the counts: where to look."""
+    bad = [(p, v) for p in report.papers for v in p.verdicts if v.verdict in ("not reproduced", "partly")]
+    if not bad:
+        return ""
+    bad.sort(key=lambda pv: (pv[1].verdict != "not reproduced",))
+    rows = "".join(
+        f"<tr><td>{badge(v.verdict)}</td><td class='nowrap'>{e(p.short)}"
+        f"<div class='muted small'>{e(v.claim.where or v.claim.item or v.claim.source or '')}</div></td>"
+        f'<td><a href="#{e(v.claim.id)}">{e(_clip(v.claim.quote, 110))}</a>'
+        f"<div class='muted small'>{e(_clip(v.reason, 220))}</div></td></tr>" for p, v in bad)
+    return ("<h3>Claims that did not reproduce, or only partly</h3>"
+            f"<div class='tablewrap'><table class='failures'><tbody>{rows}</tbody></table></div>")
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
 
 def check_rows(v: Verdict) -> str:
@@ -323,7 +344,8 @@ def item_card(it, links: dict) -> str:
     link = links.get((it.paper, it.item), {})
     anchors = []
     if link.get("notebook"):
-        anchors.append(f'<a href="{e(link["notebook"])}">Rendered notebook</a>')
+        text = "Rendered notebook" if it.state == "produced" else "Item page"
+        anchors.append(f'<a href="{e(link["notebook"])}">{text}</a>')
     if link.get("metrics"):
         anchors.append(f'<a href="{e(link["metrics"])}">metrics.json</a>')
     if anchors:
