@@ -236,3 +236,16 @@ def test_every_claims_file_in_the_repository_is_valid():
     assert files, "config/claims/ has no claims files"
     for path in files:
         validate_claims_file(path)  # raises ClaimsError listing every problem
+
+
+def test_unknown_fields_warn_but_the_claim_is_still_evaluated(tmp_path):
+    data = {"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q", "comment": "x",
+                        "paper_value": [0.08, 0.1],
+                        "checks": [{"kind": "less", "left": "a", "right": 1, "strict": True}]}]}
+    cf = parse_claims(data, "huang2019_dpadmm.yaml")
+    assert not cf.problems and len(cf.warnings) == 2
+    assert evaluate_claim(cf.claims[0], {"a": 0.5}).verdict == "reproduced"
+    path = tmp_path / "huang2019_dpadmm.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ClaimsError, match="unknown field"):
+        validate_claims_file(path)

@@ -105,8 +105,11 @@ def _is_number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def _check_problems(check, where: str) -> list[str]:
-    """Structural problems of one check (empty list when it is well formed)."""
+def _check_problems(check, where: str, warnings: list[str] | None = None) -> list[str]:
+    """Structural problems of one check (empty list when it is well formed).
+
+    Unknown fields go to `warnings` (they do not change what is checked) when a list is given.
+    """
     if not isinstance(check, dict):
         return [f"{where}: a check must be a mapping like {{kind: approx, metric: ..., expected: ...}}, "
                 f"got {check!r}"]
@@ -120,7 +123,8 @@ def _check_problems(check, where: str) -> list[str]:
         out.append(f"{where}: check kind {kind!r} needs field(s) {', '.join(missing)}")
     unknown = sorted(set(check) - required - optional - COMMON_CHECK_FIELDS)
     if unknown:
-        out.append(f"{where}: check kind {kind!r} has unknown field(s) {', '.join(unknown)} "
+        (warnings if warnings is not None else out).append(
+            f"{where}: check kind {kind!r} has unknown field(s) {', '.join(unknown)} "
                    f"(allowed: {', '.join(sorted(required | optional | COMMON_CHECK_FIELDS))})")
     for name in ("metric", "left"):
         if name in check and not (isinstance(check[name], str) and check[name]):
@@ -183,7 +187,7 @@ def parse_claims(data, path: Path | str = "<claims>") -> ClaimsFile:
         return cf
     unknown = sorted(set(data) - TOP_FIELDS)
     if unknown:
-        cf.problems.append(f"{fname}: unknown top-level key(s) {', '.join(unknown)} "
+        cf.warnings.append(f"{fname}: unknown top-level key(s) {', '.join(unknown)} "
                            f"(allowed: {', '.join(sorted(TOP_FIELDS))})")
 
     metrics = data.get("metrics") or {}
@@ -207,7 +211,7 @@ def parse_claims(data, path: Path | str = "<claims>") -> ClaimsFile:
             continue
         bad = sorted(set(spec) - ITEM_FIELDS)
         if bad:
-            cf.problems.append(f"{where}: unknown field(s) {', '.join(bad)} "
+            cf.warnings.append(f"{where}: unknown field(s) {', '.join(bad)} "
                                f"(allowed: {', '.join(sorted(ITEM_FIELDS))})")
         clean = {"title": str(spec.get("title") or ""), "caption": str(spec.get("caption") or "")}
         figs, probs = _str_list(spec.get("figure"), where, "figure")
@@ -258,7 +262,8 @@ def _parse_claim(raw, cf: ClaimsFile, n: int) -> tuple[Claim | None, list[str], 
     paper, middle, _ = cid.split(".")
     unknown = sorted(set(raw) - CLAIM_FIELDS)
     if unknown:
-        errors.append(f"{where}: unknown field(s) {', '.join(unknown)} (allowed: {', '.join(sorted(CLAIM_FIELDS))})")
+        warnings.append(f"{where}: unknown field(s) {', '.join(unknown)} "
+                        f"(allowed: {', '.join(sorted(CLAIM_FIELDS))})")
     source = raw.get("source")
     item = raw.get("item")
     if source is not None:
@@ -279,8 +284,6 @@ def _parse_claim(raw, cf: ClaimsFile, n: int) -> tuple[Claim | None, list[str], 
     if "where" in raw and not isinstance(raw["where"], str):
         errors.append(f"{where}: where must be a string like '§VI-E, Fig. 1'")
     pv = raw.get("paper_value")
-    if isinstance(pv, (dict, list)):
-        errors.append(f"{where}: paper_value must be a number, string or null")
     checks = raw.get("checks")
     if checks is None:
         checks = []
@@ -295,7 +298,7 @@ def _parse_claim(raw, cf: ClaimsFile, n: int) -> tuple[Claim | None, list[str], 
     if checks and nc:
         errors.append(f"{where}: a claim with checks cannot also be not_checkable")
     for k, check in enumerate(checks):
-        errors += _check_problems(check, f"{where} checks[{k}]")
+        errors += _check_problems(check, f"{where} checks[{k}]", warnings)
     depends_on, probs = _str_list(raw.get("depends_on"), where, "depends_on")
     errors += probs
     datasets, probs = _str_list(raw.get("datasets"), where, "datasets")
@@ -306,7 +309,7 @@ def _parse_claim(raw, cf: ClaimsFile, n: int) -> tuple[Claim | None, list[str], 
     claim = Claim(
         id=cid, paper=paper, item=item if isinstance(item, str) and source is None else None,
         source=source if isinstance(source, str) else None, quote=str(quote or ""),
-        where=str(raw.get("where") or ""), paper_value=None if isinstance(pv, (dict, list)) else pv,
+        where=str(raw.get("where") or ""), paper_value=pv,
         checks=[c for c in checks if isinstance(c, dict)], depends_on=depends_on,
         note=str(raw.get("note") or ""), not_checkable=str(nc or ""), datasets=datasets, file=cf.path.name,
         invalid="; ".join(e.split(": ", 2)[-1] for e in errors),
