@@ -309,7 +309,12 @@ def summary(report: Report) -> dict:
         "claims": report.counts(),
         "papers": {p.id: {"items": p.item_counts(), "claims": p.counts(),
                           "item_states": {it.item: {"state": it.state, "reason": it.reason,
-                                                    "wall_time_s": it.wall_time_s} for it in p.items}}
+                                                    "wall_time_s": it.wall_time_s,
+                                                    "params_hash": prov_mod.canonical_hash(it.params)
+                                                    if it.params is not None else None,
+                                                    "params_from": it.params_source or None,
+                                                    "params_differ_from_config": it.params_differ}
+                                          for it in p.items}}
                    for p in report.papers},
         "times": report.times,
         "problems": report.problems,

@@ -361,7 +361,7 @@ def item_card(it, links: dict) -> str:
                    "these are not the paper-faithful numbers.</div>")
     for fig in it.figures:
         alt = f"{it.title}: {it.spec.get('caption') or it.item} (reproduced)"
-        out.append(f'<figure><img src="{data_uri(fig)}" alt="{e(alt)}" loading="lazy">'
+        out.append(f'<figure><img src="{data_uri(fig)}" alt="{e(alt)}">'
                    f"<figcaption>Reproduced: {e(fig.name)}</figcaption></figure>")
     if it.verdicts:
         out.append("".join(claim_card(v) for v in it.verdicts))
