@@ -150,7 +150,8 @@ def test_record_has_the_report_fields():
 
 
 def test_fmt_and_flatten():
-    assert fmt(45222) == "45,222" and fmt(0.08123456) == "0.08123" and fmt(1e-4) == "0.0001" and fmt(2.5e-6) == "2.5e-06"
+    assert fmt(45222) == "45,222" and fmt(0.08123456) == "0.08123"
+    assert fmt(1e-4) == "0.0001" and fmt(2.5e-6) == "2.5e-06"
     assert fmt(True) == "true" and fmt(None) == "null" and fmt(3.0) == "3"
     assert flatten({"arrays": {"X": [45222, 104]}, "available": True}) == {
         "arrays.X.0": 45222, "arrays.X.1": 104, "available": True}
