@@ -44,6 +44,7 @@ class ItemResult:
     params_source: str = ""             # "run" (papermill record), "config" (config/config.yaml) or ""
     params_differ: bool = False         # the run's parameters differ from config/config.yaml (e.g. a smoke run)
     figures: list[Path] = field(default_factory=list)
+    missing_figures: list[str] = field(default_factory=list)  # named in the claims file but not written
     notebook: Path | None = None
     spec: dict = field(default_factory=dict)     # claims file `items.<item>`: title, caption, choices...
     metric_docs: dict = field(default_factory=dict)
@@ -170,6 +171,7 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
     wall = metrics.get("wall_time_s")
     res.wall_time_s = float(wall) if isinstance(wall, (int, float)) and not isinstance(wall, bool) else None
     res.figures = _figures(item_dir, item, spec.get("figure") or [])
+    res.missing_figures = [n for n in spec.get("figure") or [] if not (item_dir / n).is_file()]
     nb = item_dir / f"{item}.html"
     res.notebook = nb if nb.is_file() else None
     return res
@@ -222,7 +224,7 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
     paper_ids = [p.id for p in PAPERS]
     extra = set(config.get("papers") or {}) | {n for n in by_paper if n != "datasets"}
     if results.is_dir():
-        extra |= {d.name for d in results.iterdir() if d.is_dir() and d.name != "report"
+        extra |= {d.name for d in results.iterdir() if d.is_dir() and d.name != "report" and d.name[0] not in "._"
                   and any(d.glob("*/metrics.json"))}
     paper_ids += sorted(extra - set(paper_ids))
 
@@ -235,7 +237,7 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
         if cf:
             others |= set(cf.items) | set(cf.metrics) | {c.item for c in cf.claims if c.item}
         if results.is_dir() and (results / pid).is_dir():
-            others |= {d.name for d in (results / pid).iterdir() if d.is_dir()}
+            others |= {d.name for d in (results / pid).iterdir() if d.is_dir() and d.name[0] not in "._"}
         names += sorted(others - set(names))
         pr = PaperResult(pid, rec.short, rec.title, rec.citation, rec.beyond, claims_file=cf)
         for name in names:

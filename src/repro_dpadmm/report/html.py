@@ -359,6 +359,9 @@ def item_card(it, links: dict) -> str:
     if it.params_differ:
         out.append('<div class="notice">Ran with parameters that differ from <code>config/config.yaml</code>: '
                    "these are not the paper-faithful numbers.</div>")
+    if it.missing_figures and it.state == "produced":
+        out.append(f'<div class="notice">Figure not written: {e(", ".join(it.missing_figures))} '
+                   f"(named in config/claims/{e(it.paper)}.yaml).</div>")
     for fig in it.figures:
         alt = f"{it.title}: {it.spec.get('caption') or it.item} (reproduced)"
         out.append(f'<figure><img src="{data_uri(fig)}" alt="{e(alt)}">'
