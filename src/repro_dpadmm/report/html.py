@@ -311,7 +311,7 @@ def claim_card(v: Verdict) -> str:
     parts = [f'<div class="claim c-{slug(v.verdict)}" id="{e(c.id)}">',
              f'<div class="claim-head">{"".join(head)}</div>', f"<blockquote>{e(c.quote)}</blockquote>",
              check_rows(v)]
-    if not (v.verdict == "reproduced" and len(v.checks) == 1):
+    if v.verdict != "reproduced":  # a reproduced claim's table says it all
         parts.append(f'<p class="reason">{e(v.reason)}</p>')
     if c.note:
         parts.append(f'<p class="deps">Note: {e(c.note)}</p>')
