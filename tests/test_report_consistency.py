@@ -1,9 +1,9 @@
 """Claims files against a results folder: every claim names an existing item and metric keys that item writes.
 
 `check_results(results_dir)` is the reusable part: the end-to-end smoke test calls it on the `results/` the smoke DAG
-produced. Here it runs on (a) the folder named by REPRO_DPADMM_RESULTS, or the repository's results/ when it holds every item
-a claim names (e.g. after `make smoke`), else is skipped, and (b) synthetic results generated from the claims files' own metric documentation, plus a synthetic
-project with known mistakes that it must catch.
+produced. Here it runs on (a) the folder named by REPRO_DPADMM_RESULTS, or the repository's results/ when it holds
+every item a claim names (e.g. after `make smoke`), else is skipped; and (b) synthetic results generated from the
+claims files' own metric documentation, plus a synthetic project with known mistakes that it must catch.
 """
 
 from __future__ import annotations
