@@ -180,3 +180,28 @@ def test_cli_report_command(tmp_path, monkeypatch):
     assert main(["report", "--out-dir", "results/report"]) == 0
     assert (root / "results" / "report" / "index.html").is_file()
     assert os.path.getsize(root / "results" / "report" / "claims.json") > 100
+
+
+class Balance(HTMLParser):
+    VOID = {"meta", "img", "br", "col", "hr", "link", "input", "source", "wbr"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.errors = [], []
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in self.VOID:
+            self.stack.append((tag, self.getpos()))
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1][0] != tag:
+            self.errors.append(f"</{tag}> at {self.getpos()} closes {self.stack[-1] if self.stack else 'nothing'}")
+        else:
+            self.stack.pop()
+
+
+def test_html_is_well_nested(built):
+    _, _, out = built
+    parser = Balance()
+    parser.feed((out / "index.html").read_text())
+    assert parser.errors == [] and parser.stack == []
