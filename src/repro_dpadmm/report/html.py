@@ -396,9 +396,11 @@ def item_card(it, links: dict) -> str:
 def paper_section(p, links: dict, anchor: str | None = None) -> str:
     vc, ic = p.counts(), p.item_counts()
     out = [f'<section class="paper" id="{e(anchor or p.id)}">',
-           f"<h2>{e(p.short)}: {e(p.title)}</h2>" if not p.beyond else f"<h2>{e(p.title)}</h2>"]
+           f"<h2>{e(p.title)}</h2>"]
     if p.citation:
         out.append(f'<p class="cite">{e(p.citation)} <span class="mono">[{e(p.id)}]</span></p>')
+    elif not p.beyond and p.short != p.title:
+        out.append(f'<p class="cite">{e(p.short)} <span class="mono">[{e(p.id)}]</span></p>')
     line = ", ".join(f"{n} {v}" for v, n in vc.items() if n) or "no claims yet"
     out.append(f"<p>{ic['produced']} of {len(p.items)} items produced; claims: {e(line)}.</p>")
     # Item index; items with neither results nor claims are only listed here (no empty card).
