@@ -22,6 +22,9 @@ configfile: "config/config.yaml"
 validate(config, "workflow/schemas/config.schema.yaml")
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/items.smk"
 include: "workflow/rules/datasets.smk"

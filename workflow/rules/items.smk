@@ -6,7 +6,13 @@ rule item_notebook:
         notebook="notebooks/{paper}/{item}.ipynb",
         datasets=item_dataset_records,
     output:
-        html="results/{paper}/{item}/{item}.html",
+        html=report(
+            "results/{paper}/{item}/{item}.html",
+            caption="../report/item.rst",
+            category="{paper}",
+            subcategory="{item}",
+            labels={"paper": "{paper}", "item": "{item}"},
+        ),
         metrics="results/{paper}/{item}/metrics.json",
     params:
         item=item_params_json,

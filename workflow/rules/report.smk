@@ -1,13 +1,28 @@
-# The reproduction report: reads every item's metrics.json, config/claims/*.yaml and the dataset sidecars.
+# The reproduction report: reads every item's metrics.json, config/claims/*.yaml and the dataset sidecars, and writes
+# results/report/ (index.html, claims.json, summary.json, items/ with copies of the rendered notebooks).
+from pathlib import Path
 
 
 rule report:
     input:
         metrics=all_item_outputs(),
         datasets=expand("resources/processed/{name}.json", name=config["datasets"]),
+        claims=sorted(str(p) for p in Path("config/claims").glob("*.yaml")),
     output:
-        html="results/report/index.html",
-        claims="results/report/claims.json",
+        html=report(
+            "results/report/index.html",
+            caption="../report/report.rst",
+            category="Reproduction report",
+            labels={"file": "index.html"},
+        ),
+        claims=report(
+            "results/report/claims.json",
+            caption="../report/claims.rst",
+            category="Reproduction report",
+            labels={"file": "claims.json"},
+        ),
+        summary="results/report/summary.json",
+        copies=directory("results/report/items"),
     log:
         "logs/report.log",
     conda:

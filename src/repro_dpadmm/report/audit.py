@@ -1,0 +1,114 @@
+"""Consistency of the claims files with a results folder: every claim names an item that exists and metric keys
+that item writes (run it on the results of the smoke DAG).
+
+`python -m repro_dpadmm.report.audit [results_dir]` prints the problems and exits 1 if there are any.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .claims import flatten, load_all
+from .expected import EXPECTED_ITEMS
+
+ALWAYS_PRESENT = frozenset({"status", "reason", "wall_time_s"})
+
+
+@dataclass
+class Audit:
+    problems: list[str] = field(default_factory=list)   # a claim that cannot be checked on these results
+    notes: list[str] = field(default_factory=list)      # skipped items, undocumented keys
+    checked: int = 0                                    # claims whose keys were all found
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def audit(claims_dir: str | Path, results: str | Path, processed: str | Path | None = None) -> Audit:
+    """Check every claim of `claims_dir` against the metrics in `results` (and dataset claims against sidecars)."""
+    from ..datasets import DATASETS
+
+    claims_dir, results = Path(claims_dir), Path(results)
+    out = Audit()
+    files = load_all(claims_dir)
+    for cf in files:
+        out.problems += cf.problems
+        out.notes += cf.warnings
+    for cf in files:
+        for claim in cf.claims:
+            if claim.source:
+                name = claim.dataset
+                if name not in DATASETS:
+                    out.problems.append(f"{claim.id}: source names an unknown dataset {name!r}")
+                    continue
+                side_path = Path(processed) / f"{name}.json" if processed else None
+                if side_path is None or not side_path.is_file():
+                    out.notes.append(f"{claim.id}: dataset {name} not built; keys not checked")
+                    continue
+                side = json.loads(side_path.read_text())
+                if not side.get("available"):
+                    out.notes.append(f"{claim.id}: dataset {name} unavailable; keys not checked")
+                    continue
+                missing = [k for k in claim.metric_keys() if k not in flatten(side)]
+                if missing:
+                    out.problems.append(f"{claim.id}: the {name} sidecar has no key(s) {', '.join(missing)}")
+                else:
+                    out.checked += 1
+                continue
+            if claim.item is None:
+                continue  # malformed; already a problem of the file
+            item_dir = results / claim.paper / claim.item
+            if claim.item not in EXPECTED_ITEMS.get(claim.paper, ()) and not item_dir.is_dir():
+                out.problems.append(f"{claim.id}: item {claim.paper}/{claim.item} is neither expected nor in the "
+                                    "results")
+                continue
+            if claim.not_checkable:
+                continue
+            metrics_path = item_dir / "metrics.json"
+            if not metrics_path.is_file():
+                out.problems.append(f"{claim.id}: no {claim.paper}/{claim.item}/metrics.json in {results}")
+                continue
+            metrics = json.loads(metrics_path.read_text())
+            if metrics.get("status") == "not run":
+                out.notes.append(f"{claim.id}: item not run ({metrics.get('reason')}); keys not checked")
+                continue
+            missing = [k for k in claim.metric_keys() if k not in metrics]
+            if missing:
+                out.problems.append(f"{claim.id}: {claim.paper}/{claim.item}/metrics.json has no key(s) "
+                                    f"{', '.join(missing)}")
+            else:
+                out.checked += 1
+    # Written keys that the claims file does not document (a note: documentation, not correctness).
+    for cf in files:
+        for item, docs in cf.metrics.items():
+            path = results / cf.name / item / "metrics.json"
+            if path.is_file():
+                written = set(json.loads(path.read_text())) - ALWAYS_PRESENT
+                undocumented = sorted(written - set(docs))
+                if undocumented:
+                    out.notes.append(f"{cf.name}/{item}: undocumented metric key(s) {', '.join(undocumented[:8])}"
+                                     + (" ..." if len(undocumented) > 8 else ""))
+    return out
+
+
+def main(argv=None) -> int:
+    from ..paths import project_root
+
+    argv = sys.argv[1:] if argv is None else argv
+    root = project_root()
+    results = Path(argv[0]) if argv else root / "results"
+    result = audit(root / "config" / "claims", results, root / "resources" / "processed")
+    for note in result.notes:
+        print(f"note: {note}")
+    for problem in result.problems:
+        print(f"PROBLEM: {problem}")
+    print(f"{result.checked} claims have all their metric keys; {len(result.problems)} problems")
+    return 0 if result.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""Provenance of a results folder: git commit, package versions, dataset checksums, config hashes, wall times.
+
+Everything here is read from files the run left behind (metrics.json, the executed notebooks' papermill metadata,
+the dataset sidecars) or from the environment the report is built in; nothing is recomputed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import yaml
+
+
+def package_versions() -> dict[str, str]:
+    from ..cli import PACKAGES  # the one list of packages whose versions matter
+
+    out = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def git_state(root: Path) -> dict[str, str | bool | None]:
+    """{"commit": sha or None, "dirty": bool or None, "describe": str} of the checkout at `root`."""
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=20, check=True
+                               ).stdout.strip()
+    try:
+        commit = git("rev-parse", "HEAD")
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "dirty": None, "describe": "not a git checkout"}
+    try:
+        # results/ and resources/ are ignored, so only source changes count as dirty
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, subprocess.SubprocessError):
+        dirty = None
+    describe = commit[:12] + (" (with uncommitted changes)" if dirty else "")
+    return {"commit": commit, "dirty": dirty, "describe": describe}
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def canonical_hash(obj) -> str:
+    """sha256 of the canonical JSON of `obj` (sorted keys), first 16 hex digits."""
+    return sha256_bytes(json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str).encode())[:16]
+
+
+def file_hash(path: Path) -> str | None:
+    return sha256_bytes(path.read_bytes())[:16] if path.is_file() else None
+
+
+def load_config(root: Path) -> dict:
+    path = root / "config" / "config.yaml"
+    if not path.is_file():
+        return {}
+    try:
+        return yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError:
+        return {}
+
+
+def executed_params(item_dir: Path, item: str) -> dict | None:
+    """The parameters the item's notebook actually ran with (papermill's record in the executed notebook)."""
+    nb = item_dir / f"{item}.ipynb"
+    if not nb.is_file():
+        return None
+    try:
+        meta = json.loads(nb.read_text()).get("metadata", {}).get("papermill", {})
+    except (OSError, ValueError):
+        return None
+    params = (meta.get("parameters") or {}).get("params")
+    return params if isinstance(params, dict) else None
+
+
+def dataset_sidecars(processed: Path) -> dict[str, dict]:
+    """{name: sidecar} for every `resources/processed/*.json` (unreadable ones are recorded as such)."""
+    out = {}
+    for path in sorted(processed.glob("*.json")) if processed.is_dir() else []:
+        try:
+            out[path.stem] = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            out[path.stem] = {"name": path.stem, "available": False, "reason": f"unreadable sidecar: {exc}"}
+    return out
+
+
+def run_times(items: list[dict]) -> dict:
+    """Sum of item wall times, and the elapsed span from the first item's start to the last item's end.
+
+    Item start = metrics.json modification time minus its wall time; a rough span, labelled as such.
+    """
+    walls = [i["wall_time_s"] for i in items if isinstance(i.get("wall_time_s"), (int, float))]
+    spans = [(i["mtime"] - (i.get("wall_time_s") or 0.0), i["mtime"]) for i in items if i.get("mtime")]
+    out = {"items_timed": len(walls), "sum_item_wall_time_s": round(sum(walls), 3) if walls else None,
+           "elapsed_s": None, "first_start": None, "last_end": None}
+    if spans:
+        start, end = min(s for s, _ in spans), max(e for _, e in spans)
+        out.update(elapsed_s=round(end - start, 1),
+                   first_start=datetime.fromtimestamp(start, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
+                   last_end=datetime.fromtimestamp(end, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"))
+    return out
+
+
+def collect(root: Path, processed: Path, claims_files: list[Path]) -> dict:
+    """Provenance facts that do not depend on the items (those are added by the report)."""
+    config_dir = root / "config"
+    return {
+        "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "git": git_state(root),
+        "platform": f"{platform.system()} {platform.machine()}, Python {platform.python_version()}",
+        "versions": package_versions(),
+        "config_files": {p.name: file_hash(p) for p in sorted(config_dir.glob("*.yaml"))} if config_dir.is_dir()
+        else {},
+        "claims_files": {p.name: file_hash(p) for p in claims_files},
+        "datasets": dataset_sidecars(processed),
+    }

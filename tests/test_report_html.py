@@ -1,0 +1,207 @@
+"""The built report on a synthetic project: files, claims.json, every expected item listed, no broken link."""
+
+from __future__ import annotations
+
+import json
+import os
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+from _report_synth import make_project
+
+from repro_dpadmm.report import EXPECTED_ITEMS, VERDICTS, build_report
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = make_project(tmp_path_factory.mktemp("synth") / "project")
+    report = build_report("results/report", root=root)
+    return root, report, root / "results" / "report"
+
+
+class Links(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.refs, self.ids = [], set()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        for name in ("href", "src"):
+            if attrs.get(name) is not None:
+                self.refs.append((tag, name, attrs[name]))
+
+
+def broken_links(html_path: Path) -> list[str]:
+    """Every href/src of the page that does not resolve (relative file missing, or #anchor without its id)."""
+    parser = Links()
+    parser.feed(html_path.read_text())
+    broken = []
+    for tag, name, ref in parser.refs:
+        url = urlparse(ref)
+        if url.scheme == "data":
+            if "base64," not in ref or len(ref) < 100:
+                broken.append(f"<{tag} {name}> empty data URI")
+            continue
+        if url.scheme or ref.startswith("//"):
+            broken.append(f"<{tag} {name}={ref!r}> is not a relative link (the page must work offline)")
+            continue
+        if not url.path:
+            if url.fragment and url.fragment not in parser.ids:
+                broken.append(f"<{tag} {name}={ref!r}>: no element with id {url.fragment!r}")
+            continue
+        if not (html_path.parent / unquote(url.path)).is_file():
+            broken.append(f"<{tag} {name}={ref!r}>: no file {url.path}")
+    return broken
+
+
+def test_outputs_written(built):
+    _, _, out = built
+    for name in ("index.html", "claims.json", "summary.json"):
+        assert (out / name).is_file()
+
+
+def test_no_broken_relative_link_or_image(built):
+    _, _, out = built
+    assert broken_links(out / "index.html") == []
+    parser = Links()
+    parser.feed((out / "index.html").read_text())
+    images = [r for t, n, r in parser.refs if t == "img"]
+    assert images and all(r.startswith("data:image/png;base64,") for r in images)
+    hrefs = [r for t, n, r in parser.refs if t == "a"]
+    assert "items/huang2019_dpadmm/fig1/fig1.html" in hrefs and "claims.json" in hrefs
+
+
+def test_the_page_survives_being_copied_elsewhere(built, tmp_path):
+    import shutil
+
+    _, _, out = built
+    copy = tmp_path / "copied-report"
+    shutil.copytree(out, copy)
+    assert broken_links(copy / "index.html") == []
+
+
+def test_claims_json_one_record_per_claim_with_the_expected_verdicts(built):
+    _, report, out = built
+    records = {r["id"]: r for r in json.loads((out / "claims.json").read_text())}
+    assert len(records) == len(report.verdicts)
+    for r in records.values():
+        assert r["verdict"] in VERDICTS
+        assert set(r) >= {"id", "paper", "item", "quote", "expected", "measured", "verdict", "reason"}
+        assert r["reason"]
+    got = {k: r["verdict"] for k, r in records.items()}
+    assert got["huang2019_dpadmm.fig1.accuracy_decreases_with_n"] == "reproduced"
+    assert got["huang2019_dpadmm.fig1.error_tiny"] == "not reproduced"
+    assert got["huang2019_dpadmm.fig1.rate"] == "not checkable"
+    assert got["huang2019_dpadmm.fig1.needs_missing_key"] == "not checkable"
+    assert "el_final.n200" in records["huang2019_dpadmm.fig1.needs_missing_key"]["reason"]
+    assert got["huang2019_dpadmm.fig2.aov_converges"] == "not run"
+    assert records["huang2019_dpadmm.fig2.aov_converges"]["reason"] == "dataset unavailable (adult: test)"
+    assert got["huang2019_dpadmm.fig3.beats_dpsgd"] == "not run"
+    assert got["xu2020_dpaccadmm.table1.bio_size"] == "not run"
+    # dataset facts, from the sidecars: HUANG's 45,222 x 104 holds, ZKL's 45,223 x 105 only partly
+    assert got["huang2019_dpadmm.data.adult_size"] == "reproduced"
+    assert got["zhang2018_madmm.data.adult_size"] == "partly"
+    assert got["hu2020_sharing.data.gisette_size"] == "not run"
+
+
+def test_every_expected_item_is_listed_with_its_state(built):
+    _, report, out = built
+    page = (out / "index.html").read_text()
+    states = {(p.id, it.item): it for p in report.papers for it in p.items}
+    for paper, items in EXPECTED_ITEMS.items():
+        for item in items:
+            it = states[(paper, item)]
+            assert f'id="{paper}-{item}"' in page, f"{paper}/{item} not on the page"
+            assert it.state in ("produced", "not run", "missing")
+            if it.state != "produced":
+                assert it.reason
+    assert states[("huang2019_dpadmm", "fig1")].state == "produced"
+    assert states[("huang2019_dpadmm", "fig2")].state == "not run"
+    assert states[("huang2019_dpadmm", "fig3")].state == "missing"
+    assert "metrics.json" in states[("huang2019_dpadmm", "fig4")].reason  # a folder without metrics.json
+    assert states[("huang2019_dpadmm", "extra_item")].state == "produced"   # unexpected items are shown too
+    summary = json.loads((out / "summary.json").read_text())
+    huang = summary["papers"]["huang2019_dpadmm"]
+    assert huang["items"] == {"produced": 2, "not run": 1, "missing": 5}
+    assert sum(summary["claims"].values()) == len(report.verdicts)
+
+
+def test_privacy_and_provenance_sections(built):
+    _, report, out = built
+    page = (out / "index.html").read_text()
+    rows = {(r["method"], r["setting"]): r for r in report.privacy}
+    assert rows[("dpadmm", "eps0.1_delta1e-4")]["values"] == {
+        "paper_eps": 1.0146, "rdp_eps": 1.21, "pld_eps": 0.93, "delta": 1e-4}
+    assert ("dvp", "eps0.1") in rows
+    assert "1.015" in page and "0.93" in page
+    assert 'id="provenance"' in page and "5b00264637dbfec3" in page  # dataset checksum from the sidecar
+    assert "Beyond the papers" in page
+    fig1 = next(it for p in report.papers for it in p.items if (p.id, it.item) == ("huang2019_dpadmm", "fig1"))
+    assert fig1.params_source == "run" and not fig1.params_differ
+    table1 = next(it for p in report.papers for it in p.items if (p.id, it.item) == ("xu2020_dpaccadmm", "table1"))
+    assert table1.params_differ  # ran with repeats: 1, which config.yaml does not say
+    assert "differ from <code>config/config.yaml</code>" in page
+    assert "<script" not in page.lower()
+
+
+def test_report_on_an_empty_project_lists_everything_as_missing(tmp_path):
+    (tmp_path / "Snakefile").write_text("")
+    report = build_report(tmp_path / "out", root=tmp_path)
+    n_expected = sum(len(v) for v in EXPECTED_ITEMS.values())
+    assert sum(len(p.items) for p in report.papers) == n_expected
+    assert all(it.state == "missing" for p in report.papers for it in p.items)
+    assert json.loads((tmp_path / "out" / "claims.json").read_text()) == []
+    assert broken_links(tmp_path / "out" / "index.html") == []
+
+
+def test_malformed_inputs_do_not_crash_the_report(tmp_path):
+    root = make_project(tmp_path / "p")
+    (root / "config" / "claims" / "zhang2018_madmm.yaml").write_text("claims: [unclosed")
+    (root / "results" / "zhang2018_madmm" / "fig1").mkdir(parents=True)
+    (root / "results" / "zhang2018_madmm" / "fig1" / "metrics.json").write_text("{not json")
+    report = build_report("results/report", root=root)
+    assert any("not valid YAML" in p for p in report.problems)
+    it = next(i for p in report.papers for i in p.items if (p.id, i.item) == ("zhang2018_madmm", "fig1"))
+    assert it.state == "missing" and "unreadable metrics.json" in it.reason
+    page = (root / "results" / "report" / "index.html").read_text()
+    assert "not valid YAML" in page
+
+
+def test_cli_report_command(tmp_path, monkeypatch):
+    from repro_dpadmm.cli import main
+
+    root = make_project(tmp_path / "p")
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(root))
+    monkeypatch.chdir(root)
+    assert main(["report", "--out-dir", "results/report"]) == 0
+    assert (root / "results" / "report" / "index.html").is_file()
+    assert os.path.getsize(root / "results" / "report" / "claims.json") > 100
+
+
+class Balance(HTMLParser):
+    VOID = {"meta", "img", "br", "col", "hr", "link", "input", "source", "wbr"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.errors = [], []
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in self.VOID:
+            self.stack.append((tag, self.getpos()))
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1][0] != tag:
+            self.errors.append(f"</{tag}> at {self.getpos()} closes {self.stack[-1] if self.stack else 'nothing'}")
+        else:
+            self.stack.pop()
+
+
+def test_html_is_well_nested(built):
+    _, _, out = built
+    parser = Balance()
+    parser.feed((out / "index.html").read_text())
+    assert parser.errors == [] and parser.stack == []
