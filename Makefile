@@ -30,6 +30,11 @@ datasets: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
+report: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES) report
+	$(BIN)/snakemake --report results/report/snakemake-report.html
+	@echo "Reproduction report: $(CURDIR)/results/report/index.html"
+
 lint: $(STAMP)
 	$(BIN)/snakemake --lint
 

@@ -7,6 +7,7 @@ from snakemake.utils import min_version, validate
 
 min_version("9.0")
 
+
 envvars:
     "PATH",
 

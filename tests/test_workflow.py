@@ -57,3 +57,13 @@ def test_whole_smoke_dag_succeeds_and_ends_in_the_report(smoke_project):
     assert proc.returncode == 0, proc.stderr[-5000:]
     assert (proj / "results/report/index.html").is_file()
     assert (proj / "results/report/claims.json").is_file()
+
+
+def test_claims_match_what_the_smoke_items_write(smoke_project):
+    """Every claim names an existing item and metric keys that item really writes (on the smoke outputs)."""
+    from repro_dpadmm.report.audit import audit
+
+    proj, _ = smoke_project
+    result = audit(ROOT / "config/claims", proj / "results", proj / "resources/processed")
+    assert result.ok, "\n".join(result.problems)
+    assert result.checked > 0
