@@ -86,8 +86,9 @@ def node_data(X, y, parts) -> NodeData:
     Xb = sp.csr_matrix((Xs.data, cols, Xs.indptr), shape=(idx.size, N * d))
     w = 1.0 / B[node]
     P = sp.csr_matrix((w, (node, np.arange(idx.size))), shape=(N, idx.size))
-    Gfull = (Xb.T @ sp.diags(w) @ Xb).toarray()  # block diagonal, setup only
-    G = Gfull.reshape(N, d, N, d)[np.arange(N), :, np.arange(N), :]
+    Gs = (Xb.T @ sp.diags(w) @ Xb).tocoo()  # block diagonal (N d x N d), kept sparse
+    G = np.zeros((N, d, d))
+    G[Gs.row // d, Gs.row % d, Gs.col % d] = Gs.data
     return NodeData(Xb, Xb.T.tocsr(), y[idx], w, P, G, B)
 
 
