@@ -307,7 +307,7 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
     traces = {"L": np.stack(Ls, axis=1)}
     if fc is not None:
         traces["dist"] = np.stack(dists, axis=1)
-    return History(traces, {"newton_steps_max": steps_max, "T": T})
+    return History(traces, {"newton_steps_max": steps_max, "T": T, "f_final": f, "lambda_final": lam})
 
 
 def conventional_admm(data: NodeData, A, *, C, rho, eta: float, T: int, f0, **kw) -> History:
@@ -376,4 +376,5 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
     traces = {"L": np.stack(Ls, axis=1)}
     if fc is not None:
         traces["dist"] = np.stack(dists, axis=1)
-    return History(traces, {"newton_steps_max": steps_max, "T": T, "recycled_grad_max_err": recycled_err})
+    return History(traces, {"newton_steps_max": steps_max, "T": T, "recycled_grad_max_err": recycled_err,
+                            "f_final": f, "lambda_final": lam})
