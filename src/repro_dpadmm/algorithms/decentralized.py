@@ -263,15 +263,16 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
            tol: float = 1e-9, max_steps: int = 50) -> History:
     """M-ADMM (ICML eqs. (10)-(11)) and, with `alpha`, its private version by penalty perturbation (Algorithm 1).
 
-    eta: eta_i(t) for t = 1..T, shape (T, N) or (T,) or scalar with T = len(theta) ... (see `_per_node`);
-    theta: dual step sizes, same shapes (fixed, time-varying or per node); alpha: noise alpha_i(t), (T, N), or None.
+    eta: eta_i(t) for t = 1..T, shape (T, N) (per node) or (T,) (common); T is its length.
+    theta: dual steps, (T, N), (T,) or scalar (fixed, time-varying or per node); alpha: alpha_i(t) or None.
     Convergence (Thm 3.1) needs eta_i(t+1) >= eta_i(t) >= theta; theta > eta is rejected.
     With eta = theta this is conventional ADMM (8)-(9) and, with noise, DVP (SPEC §4.5).
     Traces: 'L' (R, T+1) average loss, 'dist' ||f-hat(t) - 1 f_c*^T||_F if fc is given.
     """
     A, f0 = _check_common(data, A, C, rho, f0)
-    eta_arr = np.asarray(eta, dtype=float)
-    T = eta_arr.shape[0] if eta_arr.ndim else np.asarray(theta).shape[0]
+    if np.ndim(eta) == 0:
+        raise ValueError("eta must be a schedule over iterations, shape (T,) or (T, N)")
+    T = np.shape(eta)[0]
     R, N, d = f0.shape
     eta = _per_node(eta, T, N, "eta")
     theta = _per_node(theta, T, N, "theta")
