@@ -1,0 +1,381 @@
+"""Decentralised ADMM over a connected graph: conventional ADMM, M-ADMM, penalty perturbation (PP), DVP, R-ADMM.
+
+Papers: X. Zhang, M. M. Khalili, M. Liu, "Improving the Privacy and Accuracy of ADMM-Based Distributed Algorithms",
+ICML 2018 (ZKL-ICML, SPEC §4), and "Recycled ADMM: Improve Privacy and Accuracy with Less Computation in Distributed
+Algorithms", Allerton 2018 (ZKL-RADMM, SPEC §5).
+
+Every node i holds B_i samples and the local objective O(f, D_i) = (C/B_i) sum_n L(y f^T x) + (rho/N) R(f) with the
+logistic loss L and R(f) = ||f||^2 / 2 (ICML eq. (2)). All nodes and all repeats run together in the matrix form of
+ICML (13)-(14) / Allerton (16)-(19): f-hat, Lambda have shape (repeats, N, d).
+
+Uneven B_i without a Python loop over nodes: all samples form one sparse block matrix Xb (n x N d) in which a sample
+of node i occupies the columns of f_i (see NodeData). One sparse product then evaluates every sample's margin for
+every node and repeat, and its transpose gives every node's gradient; node means use the weights 1/B_i. Nothing is
+padded, and Adult's one-hot rows (about 12 non-zeros of 105) make these products cheap.
+
+Exact local solves (ICML (10)/(25), Allerton (12)/(28)): Newton's method on the strictly convex local objective,
+warm-started at f_i(t), for all nodes and repeats at once, until every step has norm < tol. Each Newton system is
+solved by preconditioned conjugate gradients with exact Hessian-vector products (a dense d x d Hessian per node and
+repeat would cost n d^2 per step; a Hessian shared by the repeats made the steps diverge under noise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..graphs import check_graph
+from ..history import History
+from ..privacy.mechanisms import stacked_gamma_norm
+from ..problems.logistic import loss, sigmoid_neg
+
+C1 = 0.25  # c_1: bound on L'' for the logistic loss (ICML §5)
+
+
+# --------------------------------------------------------------------------------------------------- node data
+@dataclass(frozen=True)
+class NodeData:
+    """All nodes' samples as one sparse block matrix.
+
+    Xb (n, N d) CSR: sample s of node i holds its features in columns [i d, (i + 1) d), so that
+    Xb @ vec(f-hat) gives every sample's x^T f_{node(s)} and Xb^T @ u gives every node's X_i^T u_i, for all repeats
+    at once (columns of f / u). Uneven B_i need no padding. y, w (n,): labels and 1/B_{node(s)}; P (N, n) sparse
+    with P[i, s] = 1/B_i (node means); G (N, d, d): X_i^T X_i / B_i; B (N,).
+    """
+
+    Xb: sp.csr_matrix
+    XbT: sp.csr_matrix
+    y: np.ndarray
+    w: np.ndarray
+    P: sp.csr_matrix
+    G: np.ndarray
+    B: np.ndarray
+
+    @property
+    def eig_G(self):
+        """Eigen-decomposition of every X_i^T X_i / B_i, cached: the majoriser preconditioner for any kappa."""
+        if "_eig" not in self.__dict__:
+            object.__setattr__(self, "_eig", np.linalg.eigh(self.G))
+        return self.__dict__["_eig"]
+
+    @property
+    def n_nodes(self) -> int:
+        return self.B.size
+
+    @property
+    def dim(self) -> int:
+        return self.G.shape[-1]
+
+
+def node_data(X, y, parts) -> NodeData:
+    """Arrange rows `parts[i]` of (X, y) as node i's data set D_i (see NodeData)."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    B = np.array([len(p) for p in parts])
+    if np.any(B == 0):
+        raise ValueError(f"every node needs at least one sample; node sizes {B.tolist()}")
+    N, d = B.size, X.shape[1]
+    idx = np.concatenate(parts)
+    node = np.repeat(np.arange(N), B)
+    Xs = sp.csr_matrix(X[idx])
+    Xs.sort_indices()
+    # shift the column indices of each row by node * d
+    cols = Xs.indices + np.repeat(node * d, np.diff(Xs.indptr))
+    Xb = sp.csr_matrix((Xs.data, cols, Xs.indptr), shape=(idx.size, N * d))
+    w = 1.0 / B[node]
+    P = sp.csr_matrix((w, (node, np.arange(idx.size))), shape=(N, idx.size))
+    Gs = (Xb.T @ sp.diags(w) @ Xb).tocoo()  # block diagonal (N d x N d), kept sparse
+    G = np.zeros((N, d, d))
+    G[Gs.row // d, Gs.row % d, Gs.col % d] = Gs.data
+    return NodeData(Xb, Xb.T.tocsr(), y[idx], w, P, G, B)
+
+
+def _to_cols(f):
+    """(R, N, d) -> (N d, R)."""
+    R = f.shape[0]
+    return f.reshape(R, -1).T
+
+
+def _from_cols(u, R, N, d):
+    return np.ascontiguousarray(u.T).reshape(R, N, d)
+
+
+def _margins(data: NodeData, f):
+    """y x^T f_{node} for every sample and repeat: (n, R)."""
+    return data.y[:, None] * (data.Xb @ _to_cols(f))
+
+
+def local_loss(data: NodeData, f):
+    """(1/B_i) sum_n L(y f_i^T x) for each repeat and node: (R, N)."""
+    return (data.P @ loss(_margins(data, f))).T
+
+
+def local_grad(data: NodeData, f):
+    """Gradient of (1/B_i) sum_n L(y f_i^T x) at f_i: (R, N, d)."""
+    R, N, d = f.shape
+    s = -(data.y * data.w)[:, None] * sigmoid_neg(_margins(data, f))
+    return _from_cols(data.XbT @ s, R, N, d)
+
+
+def average_loss(data: NodeData, f):
+    """L(t) = (1/N) sum_i (1/B_i) sum_n L(y f_i(t)^T x) (ICML §5, Allerton §V): (R,)."""
+    return local_loss(data, f).mean(axis=-1)
+
+
+# --------------------------------------------------------------------------------------------------- local solver
+def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-9, max_steps: int = 50,
+                max_cg: int = 100):
+    """argmin_f  C (1/B_i) sum_n L(y f^T x) + (kappa_i / 2) ||f||^2 + b_i^T f  for every repeat and node.
+
+    Newton's method (SPEC §4.4 [D]) from the warm start f_start (R, N, d); kappa (N,), b (R, N, d). Each Newton
+    system is solved by conjugate gradients with exact Hessian-vector products (two sparse products over all nodes
+    and repeats), preconditioned by the majoriser C X_i^T X_i / (4 B_i) + kappa_i I (one eigen-decomposition per
+    node for the whole run, valid for every kappa). Stops when every Newton step has norm < tol. Returns (f, newton steps, last max step norm).
+    """
+    R, N, d = f_start.shape
+    lam_G, U = data.eig_G
+    scale = 1.0 / (0.25 * C * lam_G + kappa[:, None])  # (N, d): the majoriser's inverse in its eigenbasis
+
+    def precond(v):
+        return np.einsum("nde,rne->rnd", U, scale * np.einsum("nde,rnd->rne", U, v))
+
+    f = f_start.copy()
+    step_norm = np.inf
+    for steps in range(1, max_steps + 1):
+        z = _margins(data, f)
+        sg = sigmoid_neg(z)
+        g = _from_cols(data.XbT @ (-(data.y * data.w)[:, None] * sg), R, N, d) * C + kappa[None, :, None] * f + b
+        c = C * data.w[:, None] * sg * (1.0 - sg)  # (n, R) Hessian weights
+
+        def hvp(v):
+            return _from_cols(data.XbT @ (c * (data.Xb @ _to_cols(v))), R, N, d) + kappa[None, :, None] * v
+
+        p = _pcg(hvp, precond, g, max_cg, forcing=min(0.1, float(np.sqrt(np.abs(g).max()))))
+        f -= p
+        step_norm = float(np.sqrt((p ** 2).sum(-1)).max())
+        if not np.isfinite(step_norm):
+            raise FloatingPointError("local Newton solve diverged (non-finite step)")
+        if step_norm < tol:
+            break
+    return f, steps, step_norm
+
+
+def _pcg(hvp, precond, g, max_iter, forcing):
+    """Solve H p = g for every (repeat, node) at once by preconditioned CG; stop at ||r|| <= forcing ||g||."""
+    p = np.zeros_like(g)
+    r = g.copy()
+    z = precond(r)
+    q = z.copy()
+    rz = (r * z).sum(-1, keepdims=True)
+    target = (forcing * np.sqrt((g ** 2).sum(-1, keepdims=True))) ** 2
+    for _ in range(max_iter):
+        Hq = hvp(q)
+        qHq = (q * Hq).sum(-1, keepdims=True)
+        a = np.divide(rz, qHq, out=np.zeros_like(rz), where=qHq > 0)
+        p += a * q
+        r -= a * Hq
+        rr = (r ** 2).sum(-1, keepdims=True)
+        if np.all(rr <= target):
+            break
+        z = precond(r)
+        rz_new = (r * z).sum(-1, keepdims=True)
+        beta = np.divide(rz_new, rz, out=np.zeros_like(rz), where=rz > 0)
+        q = z + beta * q
+        rz = rz_new
+    return p
+
+
+def centralized_optimum(data: NodeData, C: float, rho: float, *, tol: float = 1e-10, max_steps: int = 100):
+    """f_c* of ICML eq. (1): min sum_i (C/B_i) sum_n L(y f^T x) + rho ||f||^2 / 2, by full Newton."""
+    N, d = data.n_nodes, data.dim
+    Xs = sp.csr_matrix((data.Xb.data, data.Xb.indices % d, data.Xb.indptr), shape=(data.Xb.shape[0], d))
+    f = np.zeros(d)
+    for _ in range(max_steps):
+        z = data.y * (Xs @ f)
+        sg = sigmoid_neg(z)
+        g = C * (Xs.T @ (-data.y * data.w * sg)) + rho * f
+        H = C * (Xs.T @ sp.diags(data.w * sg * (1 - sg)) @ Xs).toarray() + rho * np.eye(d)
+        step = np.linalg.solve(H, g)
+        f = f - step
+        if np.linalg.norm(step) < tol:
+            break
+    return f
+
+
+# --------------------------------------------------------------------------------------------------- schedules
+def geometric(first, q, T: int):
+    """x(t) = first * q^(t-1) for t = 1..T: (T,) or (T, N) when first or q are per node."""
+    t = np.arange(T, dtype=float).reshape(-1, *([1] * max(np.ndim(first), np.ndim(q))))
+    return np.asarray(first, dtype=float) * np.asarray(q, dtype=float) ** t
+
+
+def _per_node(x, T: int, N: int, name: str):
+    """Broadcast a scalar, (T,), (N,)-shaped... schedule to (T, N); a (T,) array is taken as per iteration."""
+    x = np.asarray(x, dtype=float)
+    if x.ndim == 0:
+        x = np.full((T, N), float(x))
+    elif x.ndim == 1:
+        if x.size != T:
+            raise ValueError(f"{name} schedule has {x.size} entries, expected one per iteration ({T})")
+        x = np.repeat(x[:, None], N, axis=1)
+    if x.shape != (T, N):
+        raise ValueError(f"{name} schedule must broadcast to (iterations, nodes) = {(T, N)}, got {x.shape}")
+    return x
+
+
+def _check_common(data: NodeData, A, C, rho, f0):
+    A = check_graph(A)
+    if A.shape[0] != data.n_nodes:
+        raise ValueError(f"the graph has {A.shape[0]} nodes but the data is split over {data.n_nodes}")
+    if not C > 0 or not rho > 0:
+        raise ValueError(f"C and rho must be > 0, got C={C}, rho={rho}")
+    if np.any(C > data.B):
+        raise ValueError(f"ZKL eq. (1) requires C <= B_i for every node, but C = {C} and min B_i = {data.B.min()}; "
+                         "lower C or give every node more samples")
+    f0 = np.asarray(f0, dtype=float)
+    if f0.ndim != 3 or f0.shape[1:] != (data.n_nodes, data.dim):
+        raise ValueError(f"f0 must have shape (repeats, N, d) = (R, {data.n_nodes}, {data.dim}), got {f0.shape}")
+    return A, f0
+
+
+def _check_alpha(alpha):
+    if alpha is not None and np.any(np.asarray(alpha) <= 0):
+        raise ValueError(f"noise parameters alpha must all be > 0 (density exp(-alpha ||eps||)); got min "
+                         f"{np.min(alpha)}")
+
+
+def _noise(rngs, d, alpha_row, R, N):
+    if rngs is None or len(rngs) != R:
+        raise ValueError(f"a private run needs one generator per repeat ({R})")
+    return stacked_gamma_norm(rngs, d, alpha_row, size=(N,))
+
+
+def _traces(data, f, fc):
+    L = average_loss(data, f)
+    dist = np.sqrt(((f - fc) ** 2).sum(axis=(-1, -2))) if fc is not None else None
+    return L, dist
+
+
+# --------------------------------------------------------------------------------------------------- M-ADMM / PP
+def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=None, rngs=None, fc=None,
+           tol: float = 1e-9, max_steps: int = 50) -> History:
+    """M-ADMM (ICML eqs. (10)-(11)) and, with `alpha`, its private version by penalty perturbation (Algorithm 1).
+
+    eta: eta_i(t) for t = 1..T, shape (T, N) (per node) or (T,) (common); T is its length.
+    theta: dual steps, (T, N), (T,) or scalar (fixed, time-varying or per node); alpha: alpha_i(t) or None.
+    Convergence (Thm 3.1) needs eta_i(t+1) >= eta_i(t) >= theta; theta > eta is rejected.
+    With eta = theta this is conventional ADMM (8)-(9) and, with noise, DVP (SPEC §4.5).
+    Traces: 'L' (R, T+1) average loss, 'dist' ||f-hat(t) - 1 f_c*^T||_F if fc is given.
+    """
+    A, f0 = _check_common(data, A, C, rho, f0)
+    if np.ndim(eta) == 0:
+        raise ValueError("eta must be a schedule over iterations, shape (T,) or (T, N)")
+    T = np.shape(eta)[0]
+    R, N, d = f0.shape
+    eta = _per_node(eta, T, N, "eta")
+    theta = _per_node(theta, T, N, "theta")
+    if np.any(theta <= 0):
+        raise ValueError("the dual step theta must be > 0")
+    if np.any(theta > eta + 1e-12):
+        t, i = np.argwhere(theta > eta + 1e-12)[0]
+        raise ValueError(f"M-ADMM needs eta_i(t) >= theta (ICML Thm 3.1) but at t = {t + 1}, node {i}: "
+                         f"theta = {theta[t, i]} > eta = {eta[t, i]}; raise eta or lower theta")
+    if alpha is not None:
+        alpha = _per_node(alpha, T, N, "alpha")
+        _check_alpha(alpha)
+    V = A.sum(1)
+    lam = np.zeros_like(f0)
+    f = f0.copy()
+    L0, dist0 = _traces(data, f, fc)
+    Ls, dists = [L0], [dist0]
+    steps_max = 0
+    for t in range(T):
+        e = eta[t]  # eta_i(t+1)
+        kappa = rho / N + 2.0 * e * V
+        # gradient of the penalty at f: 2 eta V_i f - eta sum_j (f_i(t) + f_j(t))
+        b = 2.0 * lam - e[:, None] * (V[:, None] * f + A @ f)
+        if alpha is not None:
+            eps = _noise(rngs, d, alpha[t], R, N)
+            b = b + 2.0 * (e * V)[:, None] * eps  # (24) == dual perturbation by eta_i V_i eps_i (ICML §4)
+        f, steps, _ = solve_local(data, f, kappa, b, C, tol=tol, max_steps=max_steps)
+        steps_max = max(steps_max, steps)
+        lam = lam + 0.5 * theta[t][:, None] * (V[:, None] * f - A @ f)  # (11)/(14)
+        L, dist = _traces(data, f, fc)
+        Ls.append(L)
+        dists.append(dist)
+    traces = {"L": np.stack(Ls, axis=1)}
+    if fc is not None:
+        traces["dist"] = np.stack(dists, axis=1)
+    return History(traces, {"newton_steps_max": steps_max, "T": T, "f_final": f, "lambda_final": lam})
+
+
+def conventional_admm(data: NodeData, A, *, C, rho, eta: float, T: int, f0, **kw) -> History:
+    """Conventional decentralised ADMM, simplified form (ICML eqs. (8)-(9)): penalty = dual step = eta."""
+    return m_admm(data, A, C=C, rho=rho, eta=np.full(T, float(eta)), theta=np.full(T, float(eta)), f0=f0, **kw)
+
+
+# --------------------------------------------------------------------------------------------------- R-ADMM
+def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, theta=None, alpha=None, rngs=None,
+           fc=None, tol: float = 1e-9, max_steps: int = 50, check_recycled: bool = False) -> History:
+    """Recycled ADMM (Allerton Algorithm 1, eqs. (10)-(13)); with `alpha`, private R-ADMM (Algorithm 2, (27)-(29)).
+
+    Iterations t = 1..2K alternate odd (2k-1: exact ADMM step with data) and even (2k: linearised step from stored
+    quantities only). eta, gamma: scalars or per-iteration arrays of length 2K (R-ADMM + M-ADMM, SPEC §5.5 F3:
+    the odd step uses eta(2k-1), the even step eta(2k) and gamma(2k)). theta: dual step (default eta, as in
+    conventional ADMM; SPEC §5.5 uses theta = 1 when eta varies). alpha: alpha_i(k), shape (K, N) or scalar.
+    The gradient grad O(f_i(2k-1)) used at 2k is recycled from the KKT condition (15) of the odd step.
+    """
+    A, f0 = _check_common(data, A, C, rho, f0)
+    R, N, d = f0.shape
+    T = 2 * K
+    eta = _per_node(eta, T, N, "eta")
+    gamma = _per_node(gamma, T, N, "gamma")
+    theta = eta.copy() if theta is None else _per_node(theta, T, N, "theta")
+    if np.any(gamma <= 0) or np.any(eta <= 0):
+        raise ValueError("R-ADMM needs eta > 0 and gamma > 0")
+    if np.any(theta > eta + 1e-12):
+        raise ValueError("the dual step theta must not exceed the penalty eta (ICML Thm 3.1)")
+    if alpha is not None:
+        alpha = _per_node(alpha, K, N, "alpha")
+        _check_alpha(alpha)
+    V = A.sum(1)
+    lam = np.zeros_like(f0)
+    f = f0.copy()
+    L0, dist0 = _traces(data, f, fc)
+    Ls, dists = [L0], [dist0]
+    steps_max, recycled_err = 0, 0.0
+    for k in range(K):
+        # ---- odd iteration 2k-1 (index 2k in 0-based t): conventional ADMM step, (12)/(27)-(28)
+        e = eta[2 * k]
+        kappa = rho / N + 2.0 * e * V
+        b = 2.0 * lam - e[:, None] * (V[:, None] * f + A @ f)
+        eps = 0.0
+        if alpha is not None:
+            eps = _noise(rngs, d, alpha[k], R, N)
+            b = b + eps  # objective perturbation eps^T f (27)
+        f_prev = f
+        f, steps, _ = solve_local(data, f, kappa, b, C, tol=tol, max_steps=max_steps)
+        steps_max = max(steps_max, steps)
+        # recycled gradient by the KKT condition (15): grad O = -(2 lam + eps) - eta sum_j (2 f_i - f_i(t-1) - f_j(t-1))
+        gradO = -(2.0 * lam + eps) - e[:, None] * (2.0 * V[:, None] * f - V[:, None] * f_prev - A @ f_prev)
+        if check_recycled:
+            direct = C * local_grad(data, f) + (rho / N) * f
+            recycled_err = max(recycled_err, float(np.abs(gradO - direct).max()))
+        lam = lam + 0.5 * theta[2 * k][:, None] * (V[:, None] * f - A @ f)  # (13)
+        L, dist = _traces(data, f, fc)
+        Ls.append(L)
+        dists.append(dist)
+        # ---- even iteration 2k: linearised step, no data access, (10)/(29); lambda(2k) = lambda(2k-1) (11)
+        e2, g2 = eta[2 * k + 1], gamma[2 * k + 1]
+        direction = gradO + 2.0 * lam + eps + e2[:, None] * (V[:, None] * f - A @ f)
+        f = f - direction / (2.0 * e2 * V + g2)[:, None]
+        L, dist = _traces(data, f, fc)
+        Ls.append(L)
+        dists.append(dist)
+    traces = {"L": np.stack(Ls, axis=1)}
+    if fc is not None:
+        traces["dist"] = np.stack(dists, axis=1)
+    return History(traces, {"newton_steps_max": steps_max, "T": T, "recycled_grad_max_err": recycled_err,
+                            "f_final": f, "lambda_final": lam})
