@@ -10,6 +10,7 @@ Settings follow SPEC §3.10b (the authors' public code) where it overrides the �
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..algorithms.fdml_sgd import fdml_sgd, select_lr
 from ..algorithms.sharing import admm_sharing, centralised_optimum, regularised_objective, setup
@@ -24,9 +25,11 @@ UNAVAILABLE = "not run: dataset unavailable"
 
 
 # ---------------------------------------------------------------------------------------------------- data
-def make_problem(X_train, y_train, X_test, y_test, boundaries, *, bias: bool = True) -> dict:
+def make_problem(X_train, y_train, X_test, y_test, boundaries, *, bias: bool = True,
+                 sparse_below: float = 0.25) -> dict:
     """Vertical partition of a LIBSVM-style dataset; with `bias`, a constant-1 column joins party 1's block only
-    (the authors' code; SPEC §3.10b). Returns D, Y, D_test, Y_test and the partition (with the bias column)."""
+    (the authors' code; SPEC §3.10b). Returns D, Y, D_test, Y_test and the partition (with the bias column).
+    Data with fewer than `sparse_below` nonzeros (a9a: 11%) are kept as CSR matrices, dense ones (gisette) dense."""
     d = X_train.shape[1]
     vertical(d, boundaries)
     if X_test.shape[1] != d:
@@ -38,8 +41,10 @@ def make_problem(X_train, y_train, X_test, y_test, boundaries, *, bias: bool = T
         X_train = np.insert(X_train, at, 1.0, axis=1)
         X_test = np.insert(X_test, at, 1.0, axis=1)
         b = [0] + [v + 1 for v in b[1:]]
-    return {"D": np.ascontiguousarray(X_train), "Y": np.asarray(y_train, float),
-            "D_test": np.ascontiguousarray(X_test), "Y_test": np.asarray(y_test, float),
+    as_ = (lambda A: sp.csr_matrix(A)) if np.count_nonzero(X_train) < sparse_below * X_train.size \
+        else np.ascontiguousarray
+    return {"D": as_(X_train), "Y": np.asarray(y_train, float),
+            "D_test": as_(X_test), "Y_test": np.asarray(y_test, float),
             "boundaries": tuple(b), "n_train": X_train.shape[0], "n_test": X_test.shape[0],
             "n_features": d, "d_m": np.diff(boundaries).tolist(), "bias": bool(bias),
             "party1_cols": np.arange(boundaries[0], boundaries[1])}
@@ -223,6 +228,8 @@ def eps_panel(dataset: str, params: dict, *, root=None) -> dict:
             "cor1_delta": bounds.corollary1_delta(delta, T, dprime),
             "pld_epsilon": bounds.composed_gaussian_epsilon(float(sig[k, 0] / C[0]), T,
                                                             float(params["accounting_delta"])),
+            "rdp_epsilon": bounds.composed_gaussian_epsilon(float(sig[k, 0] / C[0]), T,
+                                                            float(params["accounting_delta"]), method="rdp"),
         })
     return {"problem": prob, "reference": ref, "history": h, "b1": b1, "C": C, "sigma": sig, "epsilons": eps,
             "T": T, "test_clean": h.traces["test_logloss_clean"][:, -1].reshape(E, R),
