@@ -50,9 +50,12 @@ def make_problem(X_train, y_train, X_test, y_test, boundaries, *, bias: bool = T
             "party1_cols": np.arange(boundaries[0], boundaries[1])}
 
 
-def load_problem(name: str, boundaries, *, bias: bool = True, root=None) -> dict:
-    """`make_problem` on a processed dataset (raises DatasetUnavailable with the reason when it is missing)."""
+def load_problem(name: str, boundaries, *, bias: bool = True, train_rows: int | None = None, root=None) -> dict:
+    """`make_problem` on a processed dataset (raises DatasetUnavailable with the reason when it is missing).
+    `train_rows` keeps only the first rows of the training set (smoke runs only; null = all)."""
     data = load(name, root)
+    if train_rows:
+        data = {**data, "X_train": data["X_train"][:train_rows], "y_train": data["y_train"][:train_rows]}
     prob = make_problem(data["X_train"], data["y_train"], data["X_test"], data["y_test"], boundaries, bias=bias)
     prob["raw"] = data
     return prob
@@ -125,7 +128,8 @@ def sigma_key(s: float) -> str:
 def convergence_item(dataset: str, params: dict, *, root=None) -> dict:
     """Fig. 1 (a9a) / Fig. 2 (gisette): traces of ADMM sharing (noise-free and noisy) and FDML-SGD."""
     seed = int(params["seed"])
-    prob = load_problem(dataset, params["boundaries"], bias=params["bias"], root=root)
+    prob = load_problem(dataset, params["boundaries"], bias=params["bias"], train_rows=params.get("train_rows"),
+                        root=root)
     lam = lam_sum(params, prob["n_train"])
     clean = run_admm(prob, params, [0.0], repeats=1, iterations=params["iterations"], seed=seed, label="clean")
     noisy = run_admm(prob, params, params["noise_sigmas"], repeats=int(params["repeats"]),
@@ -175,7 +179,8 @@ def noise_panel(dataset: str, params: dict, *, root=None) -> dict:
     panel = params["panels"][dataset]
     if int(panel["read_at"]) > int(params["iterations"]):
         raise ValueError(f"{dataset}: read_at = {panel['read_at']} exceeds iterations = {params['iterations']}")
-    prob = load_problem(dataset, panel["boundaries"], bias=params["bias"], root=root)
+    prob = load_problem(dataset, panel["boundaries"], bias=params["bias"], train_rows=params.get("train_rows"),
+                        root=root)
     R = int(params["repeats"])
     h = run_admm(prob, params, panel["sigmas"], repeats=R, iterations=params["iterations"],
                  seed=int(params["seed"]), label=f"fig3-{dataset}")
@@ -209,7 +214,8 @@ def observed_b1(h: History) -> float:
 def eps_panel(dataset: str, params: dict, *, root=None) -> dict:
     """(epsilon, delta) runs: sigma_m = Theorem 1 (C_m of Lemma 1 with the observed b_1) per epsilon."""
     panel = params["panels"][dataset]
-    prob = load_problem(dataset, panel["boundaries"], bias=params["bias"], root=root)
+    prob = load_problem(dataset, panel["boundaries"], bias=params["bias"], train_rows=params.get("train_rows"),
+                        root=root)
     T, R, seed = int(panel["iterations"]), int(params["repeats"]), int(params["seed"])
     delta, dprime = float(params["delta"]), float(params["delta_prime"])
     lam = lam_sum(params, prob["n_train"])
@@ -357,7 +363,7 @@ PARAM_SOURCES = {
     "noise_sigmas": "[code]", "noise_iterations": "[code]", "repeats": "[D]", "settle_tol": "[D]",
     "sgd": "[code] epochs, batch size; [D] init, lr grid", "sklearn": "[D] defaults", "panels": "[code]",
     "delta": "[code]", "delta_prime": "[D]", "accounting_delta": "[D]", "c1": "[D]",
-    "corollary_examples": "SPEC §3.3 [V]", "seed": "config",
+    "corollary_examples": "SPEC §3.3 [V]", "seed": "config", "train_rows": "smoke runs only (null = all)",
 }
 
 
