@@ -1,0 +1,1 @@
+"""Each paper's own privacy bound, as the paper states it (one module per paper)."""
