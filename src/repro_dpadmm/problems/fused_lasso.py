@@ -27,10 +27,19 @@ ALPHA_GRID = (0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01)  # SPEC §6.6 [D]
 EDGE_TOL = 1e-8  # |Theta_ij| above this is an edge (SPEC §6.6 [D])
 
 
+SPARSE_BELOW = 0.25  # store X as CSR when its density is below this (a9a, a8a: ~11 %): 3x faster products
+
+
 def normalise_rows(X: np.ndarray) -> np.ndarray:
     """x <- x / max(1, ||x||): every sample has norm <= 1, so the per-sample gradient bound is c = 1 (SPEC §6.5 [D])."""
     X = np.asarray(X, dtype=np.float64)
     return X / np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+
+
+def as_compute_matrix(X: np.ndarray):
+    """X itself, or its CSR form when it is sparse enough for sparse products to be faster."""
+    density = np.count_nonzero(X) / max(X.size, 1)
+    return sp.csr_matrix(X) if density < SPARSE_BELOW else np.ascontiguousarray(X)
 
 
 @dataclass(frozen=True)
@@ -136,7 +145,7 @@ def constraint_matrix(W: sp.spmatrix) -> sp.csr_matrix:
 class FusedLasso:
     """One instance of problem (11): data, constraint matrix A = [W; I] and the l1 weight lambda."""
 
-    X: np.ndarray  # (n, d) training samples, rows of norm <= 1
+    X: np.ndarray  # (n, d) training samples, rows of norm <= 1 (ndarray or scipy CSR)
     y: np.ndarray  # (n,) labels in {-1, +1}
     A: sp.csr_matrix  # (|E| + d, d)
     lam: float
@@ -166,7 +175,8 @@ class FusedLasso:
     @property
     def L_f(self) -> float:
         """Lipschitz constant of grad f: 0.25 max_i ||l_i||^2 (SPEC §6.6)."""
-        return 0.25 * float(np.max(np.einsum("nd,nd->n", self.X, self.X)))
+        sq = self.X.multiply(self.X).sum(axis=1) if sp.issparse(self.X) else np.einsum("nd,nd->n", self.X, self.X)
+        return 0.25 * float(np.max(sq))
 
     @property
     def norm_AtA(self) -> float:
@@ -183,7 +193,7 @@ class FusedLasso:
         xs = x.reshape(-1, self.d)
         z = (self.X @ xs.T) * self.y[:, None]  # (n, R) margins
         s = logistic.sigmoid_neg(z) * self.y[:, None]
-        return (-(self.X.T @ s) / self.n).T.reshape(x.shape)
+        return (-(s.T @ self.X) / self.n).reshape(x.shape)
 
     def loss(self, x: np.ndarray, chunk: int = 64) -> np.ndarray:
         """f(x) = mean logistic loss on the training data, for x of shape (..., d)."""
@@ -205,7 +215,7 @@ def _mean_logistic(X, y, x, chunk):
     xs = x.reshape(-1, X.shape[1])
     out = np.empty(len(xs))
     for k in range(0, len(xs), chunk):  # chunks bound the (n, chunk) margin matrix
-        z = (X @ xs[k:k + chunk].T) * y[:, None]
+        z = np.asarray(X @ xs[k:k + chunk].T) * y[:, None]
         out[k:k + chunk] = logistic.loss(z).mean(axis=0)
     return out.reshape(x.shape[:-1])
 
@@ -214,7 +224,7 @@ def accuracy(X: np.ndarray, y: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Fraction of samples with sign(l_i^T x) = m_i (a tie counts as -1, SPEC §0.4), for x of shape (..., d)."""
     x = np.asarray(x)
     xs = x.reshape(-1, X.shape[1])
-    pred = np.where(X @ xs.T > 0, 1.0, -1.0)
+    pred = np.where(np.asarray(X @ xs.T) > 0, 1.0, -1.0)
     return (pred == y[:, None]).mean(axis=0).reshape(x.shape[:-1])
 
 
@@ -228,4 +238,4 @@ def build(X_train: np.ndarray, y_train: np.ndarray, lam: float, graph: Graph | N
     if graph is None:
         graph = estimate_graph(X, **graph_options)
     A = constraint_matrix(incidence(graph.edges, X.shape[1]))
-    return FusedLasso(X=X, y=y, A=A, lam=float(lam)), graph
+    return FusedLasso(X=as_compute_matrix(X), y=y, A=A, lam=float(lam)), graph
