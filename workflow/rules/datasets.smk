@@ -2,12 +2,15 @@
 # gets its sidecar `resources/processed/<name>.json` with "available": false and the reason; the items that need it
 # then report "not run: dataset unavailable" and the rest of the DAG proceeds.
 
+import shlex
+
 
 rule dataset:
     output:
         "resources/processed/{name}.json",
     params:
-        mirror=lambda w: config.get("data_mirror") or "",
+        # an empty `--mirror ''` is dropped by Snakemake's quoting, so pass the option only when a mirror is set
+        mirror=lambda w: f"--mirror {shlex.quote(config['data_mirror'])}" if config.get("data_mirror") else "",
         options=lambda w: json.dumps(config["datasets"].get(w.name, {})),
     log:
         "logs/datasets/{name}.log",
@@ -16,7 +19,7 @@ rule dataset:
     conda:
         "../../envs/repro-dpadmm.yaml"
     shell:
-        "repro-dpadmm data build {wildcards.name} --mirror {params.mirror:q} "
+        "repro-dpadmm data build {wildcards.name} {params.mirror} "
         "--options {params.options:q} > {log} 2>&1"
 
 
