@@ -17,9 +17,11 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import expit
 
 from . import logistic
 
@@ -187,13 +189,17 @@ class FusedLasso:
         """eta = 1 / (L_f + rho ||A^T A||_2) (SPEC §6.6 [D])."""
         return 1.0 / (self.L_f + rho * self.norm_AtA)
 
+    @cached_property
+    def Xm(self):
+        """Rows m_i l_i (labels folded in), so that margins are Xm x and grad f = -(1/n) Xm^T sigma(-Xm x)."""
+        return self.X.multiply(self.y[:, None]).tocsr() if sp.issparse(self.X) else self.X * self.y[:, None]
+
     def grad(self, x: np.ndarray) -> np.ndarray:
         """grad f(x) = -(1/n) sum_i m_i l_i sigma(-m_i l_i^T x), for x of shape (..., d)."""
         x = np.asarray(x)
         xs = x.reshape(-1, self.d)
-        z = (self.X @ xs.T) * self.y[:, None]  # (n, R) margins
-        s = logistic.sigmoid_neg(z) * self.y[:, None]
-        return (-(s.T @ self.X) / self.n).reshape(x.shape)
+        s = expit(-np.asarray(self.Xm @ xs.T))  # sigma(-margins), (n, R)
+        return (-(s.T @ self.Xm) / self.n).reshape(x.shape)
 
     def loss(self, x: np.ndarray, chunk: int = 64) -> np.ndarray:
         """f(x) = mean logistic loss on the training data, for x of shape (..., d)."""
