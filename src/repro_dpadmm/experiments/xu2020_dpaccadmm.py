@@ -324,7 +324,11 @@ def evaluate_claims(item: str, metrics: dict, root: Path | None = None) -> list[
             continue
         results = [_check(ch, metrics) for ch in c["checks"]]
         oks = [ok for ok, _ in results]
-        if any(ok is None for ok in oks):
+        skipped = [n for n in TABLE1_PAPER if str(metrics.get(f"status.{n}", "")).startswith("not run")
+                   and any(f".{n}" in text for ok, text in results if ok is None)]
+        if skipped:
+            outcome = f"not run: dataset unavailable ({', '.join(skipped)})"
+        elif any(ok is None for ok in oks):
             outcome = "not checkable"
         elif all(oks):
             outcome = "reproduced"
