@@ -155,8 +155,8 @@ def fig1_dataset(s: Setup, params: dict) -> dict:
     """Objective gap F(x_t) - F* against iteration and CPU time for the four algorithms at one epsilon.
 
     Gaps are means (and std) over `repeats` runs (the non-private runs are deterministic: one run). The time
-    axis is the cumulative process time of one run of each algorithm (repeats = 1), excluding objective
-    evaluation. F* is the least objective value seen in long non-private runs (ADMM, AccADMM, and AccADMM with
+    axis is the cumulative process time of one run of each algorithm (repeats = 1, best of `timing_runs`),
+    excluding objective evaluation. F* is the least objective value seen in long non-private runs (ADMM, AccADMM, and AccADMM with
     Goldstein's restart, `reference_iterations` each, F evaluated on `reference_evaluations` evenly spaced
     iterates and the last; SPEC §6.7 [D]).
     """
@@ -168,9 +168,10 @@ def fig1_dataset(s: Setup, params: dict) -> dict:
         rngs = repeat_generators(seed, R, PAPER, "fig1", s.name, alg) if private else None
         run = run_algorithm(s, alg, params, sigma=sigma, repeats=R if private else 1, rngs=rngs)
         traces[alg] = objective_trace(s, run)
-        timing = run_algorithm(s, alg, params, sigma=sigma, repeats=1,
-                               rngs=repeat_generators(seed, 1, PAPER, "fig1-timing", s.name, alg))
-        times[alg] = timing.cpu_time
+        timings = [run_algorithm(s, alg, params, sigma=sigma, repeats=1,
+                                 rngs=repeat_generators(seed, 1, PAPER, "fig1-timing", s.name, alg, str(k))).cpu_time
+                   for k in range(params.get("timing_runs", 3))]
+        times[alg] = min(timings, key=lambda c: c[-1])  # best of k: the least disturbed by other processes
     ref = {}
     TL = params.get("reference_iterations", 5000)
     stride = max(1, TL // params.get("reference_evaluations", 500))  # F on every stride-th iterate and the last
@@ -181,10 +182,14 @@ def fig1_dataset(s: Setup, params: dict) -> dict:
         long_run.x = long_run.x[:, idx]
         ref[label] = objective_trace(s, long_run)[0]
     F_star = min(float(v.min()) for v in ref.values())
+    # How much the best reference run still moved over its last tenth: F* is an upper bound on the minimum.
+    best = ref[min(ref, key=lambda k: ref[k].min())]
+    last_decrease = float(best[int(0.9 * (len(best) - 1))] - best[-1])
     lowest_short = min(float(v.min()) for v in traces.values())
     gaps = {alg: traces[alg] - F_star for alg in ALGORITHMS}
     return {"T": T, "sigma": sigma, "F_star": F_star, "F_star_source": min(ref, key=lambda k: ref[k].min()),
             "lowest_short_minus_F_star": lowest_short - F_star, "reference_iterations": TL,
+            "F_star_last_decrease": last_decrease,
             "F": traces, "gap_mean": {a: g.mean(0) for a, g in gaps.items()},
             "gap_std": {a: g.std(0) for a, g in gaps.items()}, "cpu_time": times,
             "reference_final_gap": {k: float(v[-1] - F_star) for k, v in ref.items()}}
@@ -194,7 +199,8 @@ def fig1_metrics(name: str, r: dict, early: int) -> dict:
     g, T = r["gap_mean"], r["T"]
     k = min(early, T)
     out = {f"F_star.{name}": r["F_star"], f"sigma.{name}": r["sigma"],
-           f"lowest_short_minus_F_star.{name}": r["lowest_short_minus_F_star"]}
+           f"lowest_short_minus_F_star.{name}": r["lowest_short_minus_F_star"],
+           f"F_star_last_decrease.{name}": r["F_star_last_decrease"]}
     for a in ALGORITHMS:
         out[f"gap_T.{a}.{name}"] = g[a][-1]
         out[f"gap_early.{a}.{name}"] = g[a][k]
