@@ -1,0 +1,181 @@
+"""Linearised two-block ADMM with gradient perturbation: XU's DP-ADMM (Algorithm 2) and DP-AccADMM (Algorithm 3).
+
+Problem (2) with B = -I, c = 0 and g = lambda ||.||_1 (the graph-guided fused lasso (11), SPEC §6.1):
+
+    min_{x, y} f(x) + lambda ||y||_1   s.t.  A x - y = 0.
+
+One iteration of Algorithm 2 (scaled dual u, order y -> x -> u, SPEC §6.2):
+
+    y_t = S_{lambda/rho}(A x_{t-1} + u_{t-1})                                                   (3), soft-threshold
+    x_t = x_{t-1} - (eta/gamma) [grad f(x_{t-1}) + P_t + rho A^T (A x_{t-1} - y_t + u_{t-1})]  closed form of (7)
+    u_t = u_{t-1} + A x_t - y_t                                                                  (5)
+
+with P_t ~ N(0, sigma^2 I_{d1}) and G = gamma I - eta rho A^T A in (7). Algorithm 3 evaluates the same steps at the
+extrapolated points (x^_{t-1}, u^_{t-1}) and then applies Nesterov's weights (10):
+theta_{t+1} = (1 + sqrt(1 + 4 theta_t^2)) / 2, x^_t = x_t + (theta_t - 1)/theta_{t+1} (x_t - x_{t-1}), same for u.
+
+Both start from u_0 = -(1/rho) (A^T)^+ grad f(x_0) with (A^T)^+ = A (A^T A)^{-1} (A = [W; I] has full column rank;
+the paper's "full row rank" is a slip, SPEC §6.8). [!] That u_0 uses the exact data gradient, which Theorem 1 does
+not account for; `u0="zero"` is the strict alternative (SPEC §6.8 [D-alt]).
+
+The non-private ADMM and AccADMM of XU §V are the same algorithms with sigma = 0 (SPEC §6.4 [D]).
+
+All repeats run together: iterates are arrays with a leading repeat axis (R, d); internally they are kept as columns
+(d, R) so that one product X @ x serves every repeat. Each repeat draws its noise from its own Generator, so a
+repeat's trajectory does not depend on which other repeats share its batch.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..problems.fused_lasso import FusedLasso
+
+
+def soft_threshold(v: np.ndarray, kappa: float) -> np.ndarray:
+    """S_kappa(v) = sign(v) max(|v| - kappa, 0), the prox of kappa ||.||_1 (the closed-form y-update (3))."""
+    return np.sign(v) * np.maximum(np.abs(v) - kappa, 0.0)
+
+
+def x_update(x_prev: np.ndarray, grad_plus_noise: np.ndarray, Ax_prev_minus_y_plus_u: np.ndarray,
+             At, eta: float, rho: float, gamma: float) -> np.ndarray:
+    """Closed-form minimiser of eq. (7) for B = -I, c = 0 (columns are repeats):
+
+    x_t = x_{t-1} - (eta/gamma) [grad f(x_{t-1}) + P_t + rho A^T (A x_{t-1} - y_t + u_{t-1})].
+    """
+    return x_prev - (eta / gamma) * (grad_plus_noise + rho * (At @ Ax_prev_minus_y_plus_u))
+
+
+@dataclass
+class LinearizedRun:
+    """Iterates and timings of one batch of repeats of (DP-)(Acc)ADMM.
+
+    x: (R, T+1, d) with x[:, 0] = x_0; y_T, u_T: (R, |E| + d); cpu_time: (T+1,) cumulative process time in
+    seconds after each iteration (0 at t = 0), for the whole batch; settings: the parameters used.
+    """
+
+    x: np.ndarray
+    y_T: np.ndarray
+    u_T: np.ndarray
+    cpu_time: np.ndarray
+    settings: dict = field(default_factory=dict)
+
+    @property
+    def x_T(self) -> np.ndarray:
+        return self.x[:, -1]
+
+
+def _check(T, eta, rho, gamma, sigma, repeats, rngs, u0):
+    if int(T) != T or T < 1:
+        raise ValueError(f"T (iterations) must be an integer >= 1, got {T!r}")
+    for name, v in (("eta", eta), ("rho", rho), ("gamma", gamma)):
+        if not (np.isfinite(v) and v > 0):
+            raise ValueError(f"{name} must be a positive number, got {v!r}")
+    sig = np.broadcast_to(np.asarray(sigma, dtype=float), (repeats,)).copy() if np.ndim(sigma) == 0 \
+        else np.asarray(sigma, dtype=float)
+    if sig.shape != (repeats,):
+        raise ValueError(f"sigma must be a scalar or have one value per repeat ({repeats}), got shape {sig.shape}")
+    if np.any(sig < 0) or not np.all(np.isfinite(sig)):
+        raise ValueError(f"sigma must be >= 0 and finite, got {sigma!r}")
+    if np.any(sig > 0) and (rngs is None or len(rngs) != repeats):
+        raise ValueError(f"sigma > 0 needs one numpy Generator per repeat ({repeats}); use rng.repeat_generators")
+    if u0 not in ("paper", "zero"):
+        raise ValueError(f"u0 must be 'paper' (u_0 = -(1/rho)(A^T)^+ grad f(x_0), as stated) or 'zero' (strict), "
+                         f"got {u0!r}")
+    return sig
+
+
+def initial_dual(problem: FusedLasso, x0: np.ndarray, rho: float) -> np.ndarray:
+    """u_0 = -(1/rho) (A^T)^+ grad f(x_0) = -(1/rho) A (A^T A)^{-1} grad f(x_0); x0 (d, R) -> (m, R)."""
+    g = problem.grad(x0.T).T
+    return -(problem.A @ np.linalg.solve(problem.AtA, g)) / rho
+
+
+def run(problem: FusedLasso, *, T: int, eta: float, rho: float = 1.0, gamma: float = 1.0, sigma=0.0,
+        accelerated: bool = False, repeats: int = 1, rngs: Sequence[np.random.Generator] | None = None,
+        x0: np.ndarray | None = None, u0: str = "paper", restart: str = "none",
+        restart_eta: float = 0.999) -> LinearizedRun:
+    """Algorithm 2 (accelerated=False) or Algorithm 3 (accelerated=True) for `repeats` runs at once.
+
+    sigma: scalar or (repeats,) noise std (0 gives the non-private ADMM / AccADMM); rngs: one Generator per repeat
+    (needed when sigma > 0); x0: (d,) or (repeats, d), default 0 (SPEC §6.2 [D]); u0: "paper" or "zero".
+    Algorithm 3's input alpha_0 is never used by the paper and is omitted.
+
+    restart (Algorithm 3 only): "none" as in the paper (SPEC §6.3 [D]), or "goldstein": the restart rule of
+    Goldstein et al. (2014, Alg. 8), which the paper cites for its acceleration but does not use. It tracks the
+    combined residual c_t = rho ||u_t - u^_{t-1}||^2 + rho ||A (x_t - x^_{t-1})||^2 per repeat; when
+    c_t >= restart_eta c_{t-1}, that repeat restarts (theta = 1, x^_t = x_{t-1}, u^_t = u_{t-1},
+    c_t <- c_{t-1} / restart_eta). Without it, AccADMM on this (not strongly convex) problem stalls: its last
+    iterate oscillates around the minimum instead of converging (tests/test_xu2020_algorithms.py).
+    """
+    sig = _check(T, eta, rho, gamma, sigma, repeats, rngs, u0)
+    if restart not in ("none", "goldstein"):
+        raise ValueError(f"restart must be 'none' (paper) or 'goldstein', got {restart!r}")
+    if not 0 < restart_eta < 1:
+        raise ValueError(f"restart_eta must lie in (0, 1), got {restart_eta!r}")
+    T, R, d = int(T), int(repeats), problem.d
+    A = problem.A
+    At = A.T.tocsr()
+    kappa = problem.lam / rho
+    x = np.zeros((d, R)) if x0 is None else np.broadcast_to(np.asarray(x0, float).reshape(-1, d), (R, d)).T.copy()
+    # Noise for all T iterations, drawn per repeat up front: P[t] is (d, R).
+    P = np.zeros((T, d, R))
+    for r in range(R):  # <= a few dozen repeats; one draw each
+        if sig[r] > 0:
+            P[:, :, r] = sig[r] * rngs[r].standard_normal((T, d))
+
+    xs = np.empty((T + 1, d, R))
+    xs[0] = x
+    cpu = np.zeros(T + 1)
+    t0 = time.process_time()
+    u = initial_dual(problem, x, rho) if u0 == "paper" else np.zeros((A.shape[0], R))
+    x_hat, u_hat, theta = x, u, np.ones(R)  # Algorithm 3: x^_0 = x_0, u^_0 = u_0, theta_1 = 1 (one per repeat)
+    c_prev = np.full(R, np.inf)
+    n_restarts = np.zeros(R, dtype=int)
+    for t in range(1, T + 1):
+        xb, ub = (x_hat, u_hat) if accelerated else (x, u)
+        Axb = A @ xb
+        y = soft_threshold(Axb + ub, kappa)                                   # step 2
+        x_new = x_update(xb, problem.grad(xb.T).T + P[t - 1], Axb - y + ub, At, eta, rho, gamma)  # step 3
+        Ax_new = A @ x_new
+        u_new = ub + Ax_new - y                                               # step 4
+        if accelerated:
+            theta_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * theta * theta))    # step 5
+            w = (theta - 1.0) / theta_next
+            x_hat_new = x_new + w * (x_new - x)                               # step 6, eq. (10)
+            u_hat_new = u_new + w * (u_new - u)                               # step 7
+            if restart == "goldstein":  # not in the paper: Goldstein et al.'s rule, off by default
+                c = rho * (((u_new - ub) ** 2).sum(0) + ((Ax_new - Axb) ** 2).sum(0))
+                go = c < restart_eta * c_prev
+                theta_next = np.where(go, theta_next, 1.0)
+                x_hat_new = np.where(go, x_hat_new, x)
+                u_hat_new = np.where(go, u_hat_new, u)
+                c_prev = np.where(go, c, c_prev / restart_eta)
+                n_restarts += ~go
+            x_hat, u_hat, theta = x_hat_new, u_hat_new, theta_next
+        x, u = x_new, u_new
+        xs[t] = x
+        cpu[t] = time.process_time() - t0
+    settings = {"T": T, "eta": float(eta), "rho": float(rho), "gamma": float(gamma), "accelerated": bool(accelerated),
+                "repeats": R, "u0": u0, "sigma": sig.tolist(), "restart": restart if accelerated else "n/a",
+                "n_restarts": n_restarts.tolist()}
+    return LinearizedRun(x=np.moveaxis(xs, 2, 0), y_T=y.T.copy(), u_T=u.T.copy(), cpu_time=cpu, settings=settings)
+
+
+def xu_dp_admm(problem: FusedLasso, **kwargs) -> LinearizedRun:
+    """XU's DP-ADMM, Algorithm 2 (not HUANG's DP-ADMM of algorithms/consensus.py). sigma = 0 gives ADMM."""
+    return run(problem, accelerated=False, **kwargs)
+
+
+def dp_acc_admm(problem: FusedLasso, **kwargs) -> LinearizedRun:
+    """XU's DP-AccADMM, Algorithm 3. sigma = 0 gives AccADMM."""
+    return run(problem, accelerated=True, **kwargs)
+
+
+def gamma_min(problem: FusedLasso, eta: float, rho: float) -> float:
+    """gamma_min = eta rho ||A^T A||_2 + 1, which the paper requires (G >= I) but its gamma = 1 violates (SPEC §6.8)."""
+    return eta * rho * problem.norm_AtA + 1.0

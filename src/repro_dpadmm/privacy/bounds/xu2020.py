@@ -1,0 +1,96 @@
+"""XU Theorem 1 (eq. (8) = (14)): the Gaussian noise level of DP-ADMM and DP-AccADMM (SPEC §6.5).
+
+    sigma^2 = c^2 alpha T / (2 n^2 epsilon mu),    alpha = ln(1/delta) / ((1 - mu) epsilon) + 1.
+
+Derivation (App. A): each noisy gradient is a Gaussian mechanism with l2-sensitivity Delta = c/n, which is
+(alpha, alpha Delta^2 / (2 sigma^2))-RDP; T of them compose to T alpha Delta^2 / (2 sigma^2) = mu epsilon, and the
+RDP-to-DP conversion term ln(1/delta)/(alpha - 1) = (1 - mu) epsilon brings the total to (epsilon, delta).
+
+[!] For replace-one neighbours the mean gradient moves by up to 2c/n, not c/n (SPEC §6.8); `sensitivity_factor=2`
+gives the corrected noise level (the paper's is `sensitivity_factor=1`, the default).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import accounting
+
+# The paper's constants (§V-B): delta, mu, and the gradient bound c after unit-norm rows (SPEC §6.5 [D]).
+DELTA = 1e-3
+MU = 0.5
+C = 1.0
+
+
+def _check(epsilon, delta, mu, c, T, n, sensitivity_factor):
+    eps = np.asarray(epsilon, dtype=float)
+    if not np.all(eps > 0) or not np.all(np.isfinite(eps)):
+        raise ValueError(f"epsilon must be > 0 and finite, got {epsilon!r}")
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    if not 0 < mu < 1:
+        raise ValueError(f"mu (the share of epsilon spent as RDP) must lie in (0, 1), got {mu!r}")
+    if not c > 0:
+        raise ValueError(f"c (the per-sample gradient bound) must be > 0, got {c!r}")
+    if int(T) != T or T < 1:
+        raise ValueError(f"T (iterations) must be an integer >= 1, got {T!r}")
+    if int(n) != n or n < 1:
+        raise ValueError(f"n (training samples) must be an integer >= 1, got {n!r}")
+    if not sensitivity_factor > 0:
+        raise ValueError(f"sensitivity_factor must be > 0 (1: paper, 2: replace-one), got {sensitivity_factor!r}")
+    return eps
+
+
+def rdp_order(epsilon, delta: float = DELTA, mu: float = MU):
+    """alpha = ln(1/delta) / ((1 - mu) epsilon) + 1 (eq. (13))."""
+    eps = _check(epsilon, delta, mu, 1.0, 1, 1, 1.0)
+    out = math.log(1.0 / delta) / ((1.0 - mu) * eps) + 1.0
+    return float(out) if np.ndim(epsilon) == 0 else out
+
+
+def sensitivity(n: int, c: float = C, sensitivity_factor: float = 1.0) -> float:
+    """l2-sensitivity of the mean gradient: c/n in the paper; `sensitivity_factor` c/n in general."""
+    _check(1.0, 0.5, 0.5, c, 1, n, sensitivity_factor)
+    return sensitivity_factor * c / n
+
+
+def sigma(epsilon, T: int, n: int, delta: float = DELTA, mu: float = MU, c: float = C,
+          sensitivity_factor: float = 1.0):
+    """Theorem 1: sigma = sqrt(Delta'^2 alpha T / (2 n^2 epsilon mu)) with Delta' = sensitivity_factor * c.
+
+    `epsilon` may be an array (one sigma per budget). Raises ValueError on epsilon <= 0, delta or mu outside
+    (0, 1), c <= 0, T < 1 or n < 1.
+    """
+    eps = _check(epsilon, delta, mu, c, T, n, sensitivity_factor)
+    alpha = math.log(1.0 / delta) / ((1.0 - mu) * eps) + 1.0
+    out = np.sqrt((sensitivity_factor * c) ** 2 * alpha * T / (2.0 * n * n * eps * mu))
+    return float(out) if np.ndim(epsilon) == 0 else out
+
+
+def rdp_epsilon_at_order(sigma_value: float, T: int, n: int, epsilon: float, delta: float = DELTA,
+                         mu: float = MU, c: float = C, sensitivity_factor: float = 1.0) -> float:
+    """The paper's own (epsilon, delta) accounting at its single RDP order alpha(epsilon):
+
+    T alpha Delta^2 / (2 sigma^2) + ln(1/delta) / (alpha - 1), with Delta = sensitivity_factor c / n. Equals
+    `epsilon` when sigma is Theorem 1's sigma with the same sensitivity factor.
+    """
+    alpha = rdp_order(epsilon, delta, mu)
+    delta_q = sensitivity(n, c, sensitivity_factor)
+    return T * alpha * delta_q ** 2 / (2.0 * sigma_value ** 2) + math.log(1.0 / delta) / (alpha - 1.0)
+
+
+def accounted_epsilon(sigma_value: float, T: int, n: int, delta: float = DELTA, c: float = C,
+                      sensitivity_factor: float = 1.0, method: str = "rdp") -> float:
+    """Total epsilon at `delta` of T full-batch Gaussian steps by dp-accounting (noise multiplier sigma / Delta).
+
+    `method` "rdp" (dp-accounting's RDP accountant, all orders) or "pld" (privacy loss distributions, tight).
+    Delta = sensitivity_factor c / n, so `sensitivity_factor=2` accounts the same noise under replace-one.
+    """
+    z = sigma_value / sensitivity(n, c, sensitivity_factor)
+    if method == "rdp":
+        return accounting.rdp_epsilon(z, delta, steps=int(T))
+    if method == "pld":
+        return accounting.pld_epsilon(z, delta, steps=int(T))
+    raise ValueError(f"method must be 'rdp' or 'pld', got {method!r}")
