@@ -45,7 +45,7 @@ CLAIM_FIELDS = frozenset({"id", "item", "source", "quote", "where", "paper_value
 ITEM_FIELDS = frozenset({"title", "caption", "figure", "choices", "inconsistencies"})
 PRIVACY_FIELDS = frozenset({"label", "mechanism", "bound", "note"})
 TOP_FIELDS = frozenset({"metrics", "claims", "items", "privacy"})
-ID_RE = re.compile(r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+\.[A-Za-z0-9_]+$")
+ID_RE = re.compile(r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+\.[A-Za-z0-9_][A-Za-z0-9_.]*$")  # the slug may hold dots (e.g. a dataset)
 SOURCE_RE = re.compile(r"^dataset:[A-Za-z0-9_]+$")
 
 
@@ -257,9 +257,9 @@ def _parse_claim(raw, cf: ClaimsFile, n: int) -> tuple[Claim | None, list[str], 
     cid = raw.get("id")
     where = f"{fname}: claim {cid!r}" if cid else f"{fname}: claims[{n}]"
     if not (isinstance(cid, str) and ID_RE.match(cid)):
-        return None, [f"{where}: id must look like <paper>.<item>.<slug> (letters, digits, _), got {cid!r}"], []
+        return None, [f"{where}: id must look like <paper>.<item>.<slug> (letters, digits, _; the slug may also hold dots), got {cid!r}"], []
     errors, warnings = [], []
-    paper, middle, _ = cid.split(".")
+    paper, middle, _ = cid.split(".", 2)
     unknown = sorted(set(raw) - CLAIM_FIELDS)
     if unknown:
         warnings.append(f"{where}: unknown field(s) {', '.join(unknown)} "
