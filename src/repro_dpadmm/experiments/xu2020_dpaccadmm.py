@@ -63,7 +63,8 @@ def graph_options(params: dict, d: int) -> dict:
     g = params.get("graph", {})
     return {"alphas": tuple(g.get("alphas", fl.ALPHA_GRID)),
             "min_edges": int(round(g.get("min_edges_per_feature", 1) * d)),
-            "max_edges": int(round(g.get("max_edges_per_feature", 5) * d))}
+            "max_edges": int(round(g.get("max_edges_per_feature", 5) * d)),
+            "tol": float(g.get("tol", 1e-4)), "max_iter": int(g.get("max_iter", 200))}
 
 
 def step_size(params: dict, name: str, problem: fl.FusedLasso) -> tuple[float, str]:
