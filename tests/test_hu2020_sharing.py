@@ -246,7 +246,7 @@ def test_smoke_item_through_runner(processed_root, tmp_path):
     from repro_dpadmm import config as config_mod
     from repro_dpadmm.runner import run_item
 
-    from .conftest import ROOT
+    from conftest import ROOT
 
     if processed_root != ROOT:
         pytest.skip("build the processed datasets in the repository first (snakemake datasets)")

@@ -28,6 +28,12 @@ class Audit:
         return not self.problems
 
 
+def _available(name: str, processed: str | Path | None) -> bool:
+    """Whether the processed sidecar of `name` says the dataset was built (False when there is no sidecar)."""
+    path = Path(processed) / f"{name}.json" if processed else None
+    return bool(path and path.is_file() and json.loads(path.read_text()).get("available"))
+
+
 def audit(claims_dir: str | Path, results: str | Path, processed: str | Path | None = None) -> Audit:
     """Check every claim of `claims_dir` against the metrics in `results` (and dataset claims against sidecars)."""
     from ..datasets import DATASETS
@@ -75,6 +81,10 @@ def audit(claims_dir: str | Path, results: str | Path, processed: str | Path | N
             metrics = json.loads(metrics_path.read_text())
             if metrics.get("status") == "not run":
                 out.notes.append(f"{claim.id}: item not run ({metrics.get('reason')}); keys not checked")
+                continue
+            lacking = [d for d in claim.datasets if not _available(d, processed)]
+            if lacking:
+                out.notes.append(f"{claim.id}: dataset(s) {', '.join(lacking)} unavailable; keys not checked")
                 continue
             missing = [k for k in claim.metric_keys() if k not in metrics]
             if missing:
