@@ -1,4 +1,4 @@
-"""Empirical privacy audit: many runs of a mechanism on two neighbouring datasets -> a confidence lower bound on epsilon.
+"""Empirical privacy audit: many runs of a mechanism on two neighbouring datasets -> a confidence lower bound on eps.
 
 The auditor runs the mechanism on D_0 and on D_1 (neighbours that differ in one canary record), scores every output,
 guesses "D_1" when the score exceeds a threshold tau, and counts the false positives (D_0 outputs guessed D_1) and
@@ -34,7 +34,7 @@ Sampler = Callable[[int, int], np.ndarray]
 
 # Probability levels at which calibration quantiles are tried as thresholds: both tails, densest where the best tests
 # of a Gaussian pair sit (false-positive or false-negative rates of 1e-5 .. 0.5).
-_LEVELS = np.unique(np.concatenate([np.logspace(-5.5, np.log10(0.5), 120), 1.0 - np.logspace(-5.5, np.log10(0.5), 120)]))
+_LEVELS = np.unique(np.concatenate([np.logspace(-5.5, np.log10(0.5), 60), 1.0 - np.logspace(-5.5, np.log10(0.5), 60)]))
 
 
 @dataclass(frozen=True)
