@@ -56,7 +56,8 @@ DEFAULTS = {
     "canary": "state norm s and offset t of the record-level canary (99.9% of the sensitivity bound)",
     "mechanisms": "per-step epsilon: high enough that a 4x error is within what the trials resolve",
     "xu2020": "XU's constants (§V-B), c = 1 after unit-norm rows, graph estimated on the common rows",
-    "hu2020": "a9a rows (unit norm), HU's a9a split, the authors' rho and lambda, b_1 from a warm noise-free run",
+    "hu2020": "a9a rows (unit norm), HU's a9a split, the authors' rho and lambda; the audited step is iteration "
+              "warm_iterations + 1, b_1 from the noise-free run up to it",
     "control_noise_factor": "the 4x mis-calibrated control",
 }
 
@@ -216,6 +217,7 @@ class Mechanism:
     score_name: str = "projection"
     correct: bool = True          # expected to keep its claim (the "must hold" tests rely on it)
     notes: list = field(default_factory=list)
+    extras: dict = field(default_factory=dict)   # further metrics of this mechanism, written as <key>.<name>
 
 
 def gaussian_eps(noise_multiplier: float | None, delta: float) -> float:
@@ -338,6 +340,7 @@ class SharingCanary:
     b1: float
     C: np.ndarray                 # Lemma 1's bound per party
     share_gap: float              # ||D_0m x_0m - D_1m x_1m|| of the noise-free step
+    step_bound: float             # the bound Lemma 1's proof derives for this step, before b_1 (see lemma1_step_bound)
 
     def block(self) -> np.ndarray:
         return np.arange(self.boundaries[self.party], self.boundaries[self.party + 1])
@@ -358,8 +361,10 @@ class SharingCanary:
 
 
 def sharing_canary(X: np.ndarray, y: np.ndarray, hp: dict, seed: int) -> SharingCanary:
-    """N rows of `X` (unit-norm rows), the warm state of `warm_iterations` noise-free iterations on D_0, b_1 and
-    Lemma 1's C as the hu2020 eps_sweep item computes them, and the greedy canary column (see `_greedy_column`)."""
+    """N rows of `X` (unit-norm rows); the state after `warm_iterations` noise-free iterations on D_0 (the audited
+    step is the next one); b_1 and Lemma 1's C as the hu2020 eps_sweep item computes them (the largest ||x||, ||y||,
+    ||z|| of the noise-free run, here the run of warm_iterations + 1 iterations that ends with the audited step); and
+    the greedy canary column (see `_greedy_column`)."""
     from .hu2020_sharing import observed_b1
 
     N, b = int(hp["rows"]), tuple(int(v) for v in hp["boundaries"])
@@ -372,9 +377,11 @@ def sharing_canary(X: np.ndarray, y: np.ndarray, hp: dict, seed: int) -> Sharing
     D = D / norms[:, None]                       # Assumption 1.3: every row has norm 1
     Y = np.asarray(y[idx], float)
     rho, lam, party = float(hp["rho"]), float(hp["lam"]), int(hp.get("party", 0))
+    if not 0 <= party < len(b) - 1:
+        raise ValueError(f"party must index one of the {len(b) - 1} parties, got {party}")
     st0 = sh.setup(D, Y, b, rho=rho, lam=lam)
     warm = int(hp["warm_iterations"])
-    ref = sh.admm_sharing(D, Y, b, rho=rho, lam=lam, iterations=warm, sigma=0.0, runs=1, setup_=st0)
+    ref = sh.admm_sharing(D, Y, b, rho=rho, lam=lam, iterations=warm + 1, sigma=0.0, runs=1, setup_=st0)
     state = sh.initial_state(st0, 1, "params")
     for _ in range(warm):
         state = sh.sharing_step(st0, state, None, None, "params")
@@ -382,7 +389,18 @@ def sharing_canary(X: np.ndarray, y: np.ndarray, hp: dict, seed: int) -> Sharing
     C = np.asarray(hu_bounds.sensitivity_bound(lam, float(hp["c1"]), b1, len(b) - 1, rho, np.diff(b)), float)
     column, rows, D1, gap = _greedy_column(D, Y, b, party, rho, lam, state, int(hp["canary_columns"]))
     D1s = sh.setup(D1, Y, b, rho=rho, lam=lam)
-    return SharingCanary((D, D1), Y, b, party, column, rows, (st0, D1s), state, b1, C, gap)
+    step = lemma1_step_bound(state, b, party, rho, lam, float(hp["c1"]))
+    return SharingCanary((D, D1), Y, b, party, column, rows, (st0, D1s), state, b1, C, gap, step)
+
+
+def lemma1_step_bound(state: sh.SharingState, b: tuple, party: int, rho: float, lam: float, c1: float) -> float:
+    """The bound the proof of HU Lemma 1 derives for one step, before it replaces the norms by b_1:
+    3 / (d_m rho) [lambda c_1 + ||y^t|| + rho ||z^t|| + rho sum_{k != m} ||x~_k^t||]. Unlike C it does not depend on
+    how the loss is scaled (sum or mean with rho scaled alike), so a canary beyond it contradicts the lemma itself."""
+    d_m = b[party + 1] - b[party]
+    others = sum(float(np.linalg.norm(state.xt[0, b[k]:b[k + 1]])) for k in range(len(b) - 1) if k != party)
+    return 3.0 / (d_m * rho) * (lam * c1 + float(np.linalg.norm(state.y[0])) + rho * float(np.linalg.norm(state.z[0]))
+                                + rho * others)
 
 
 def _noise_free_share(D, Y, b, party, rho, lam, state, setup=None) -> np.ndarray:
@@ -454,8 +472,12 @@ def hu_mechanism(key: str, canary: SharingCanary, params: dict, mech: dict) -> M
                   paper_sensitivity=float(canary.C[m]), step=step,
                   neighbours=f"one feature column of party {m + 1} changes sign in {len(canary.rows)} rows "
                              f"(||D_m - D'_m|| <= 1, unit-norm rows)")
-    notes = [f"N = {canary.D[0].shape[0]} rows, parties {list(np.diff(canary.boundaries))}, column {canary.column}, "
-             f"b_1 = {canary.b1:.4g}, C_m = {canary.C[m]:.4g}, noise-free share gap {canary.share_gap:.4g}"]
+    notes = [f"N = {canary.D[0].shape[0]} rows, parties {np.diff(canary.boundaries).tolist()}, audited step "
+             f"{int(params['hu2020']['warm_iterations']) + 1}, column {canary.column} flipped in rows "
+             f"{canary.rows.tolist()}, b_1 = {canary.b1:.4g}, C_m = {canary.C[m]:.4g}, noise-free share gap "
+             f"{canary.share_gap:.4g}, Lemma 1's per-step bound {canary.step_bound:.4g}"]
+    common["extras"] = {"b1": canary.b1, "lemma1_C": float(canary.C[m]), "share_gap": canary.share_gap,
+                        "lemma1_step_bound": canary.step_bound}
     if noise_on == "shared":
         return Mechanism(label="HU release, noise on the shared value (Theorem 1)", sensitivity=float(canary.C[m]),
                          pair_distance=canary.share_gap, correct=True, notes=notes, **common)
@@ -588,6 +610,7 @@ def metrics(results: dict, params: dict) -> dict:
             m[p + "pair_eps"] = gaussian_eps(mech.sigma / mech.pair_distance, mech.delta)
         if mech.sensitivity and mech.pair_distance:
             m[p + "canary_reach"] = mech.pair_distance / mech.sensitivity
+        m.update({p + k: v for k, v in mech.extras.items()})
         for variant in ("claimed", "control"):
             res, q = r[variant]["result"], p + ("" if variant == "claimed" else "control.")
             m[q + "eps_lo"] = res.eps_lo
