@@ -115,15 +115,27 @@ def mechanisms(data):
     return {m.key: m for m in mechs}
 
 
-def test_record_canary_reaches_the_sensitivity_bound(mechanisms):
-    m = mechanisms["xu_replace_one"]
-    assert m.pair_distance <= m.sensitivity
+@pytest.mark.parametrize("key", ["huang_dpadmm", "huang_dpsgd", "xu_replace_one"])
+def test_record_canary_reaches_the_sensitivity_bound(mechanisms, key):
+    m = mechanisms[key]
+    assert m.pair_distance <= m.sensitivity * (1 + 1e-12)
     assert m.pair_distance / m.sensitivity > 0.99
+    if key.startswith("huang"):  # the classic Gaussian calibration: sigma / Delta = sqrt(2 ln(1.25/delta)) / eps
+        assert m.sigma / m.sensitivity == pytest.approx(np.sqrt(2 * np.log(1.25 / m.delta)) / m.epsilon, rel=1e-12)
+
+
+def test_hu_canary_exceeds_lemma1_per_step_bound(mechanisms):
+    """A deterministic counterexample to the proof of HU Lemma 1: the canary moves party 1's share by more than the
+    per-step bound 3/(d_m rho)[lambda c_1 + ||y|| + rho ||z|| + rho sum ||x~_k||] (rows of unit norm, one column
+    changed with ||D_m - D'_m|| <= 1)."""
+    m = mechanisms["hu_theorem1"]
+    assert m.extras["share_gap"] > 2 * m.extras["lemma1_step_bound"]
+    assert m.extras["share_gap"] < m.extras["lemma1_C"]      # C, with b_1 over the run, still holds here
 
 
 def test_affine_trials_equal_the_library_step_on_the_same_draws(mechanisms):
     """The fast sampler reproduces the library's own outputs for the same normals (XU and HU)."""
-    for key in ("xu_replace_one", "hu_theorem1", "hu_eq7"):
+    for key in ("huang_dpadmm", "huang_dpsgd", "xu_replace_one", "hu_theorem1", "hu_eq7"):
         m = mechanisms[key]
         seeds = (np.random.default_rng(5), np.random.default_rng(6))
         fast, _ = ba.affine_sampler(m.step, 1.0, seeds, np.random.default_rng(7))
@@ -133,16 +145,17 @@ def test_affine_trials_equal_the_library_step_on_the_same_draws(mechanisms):
             np.testing.assert_allclose(a, d, rtol=0, atol=1e-9 * (1 + np.abs(d).max()))
 
 
-@pytest.mark.parametrize("key", ["xu_replace_one", "hu_theorem1"])
+@pytest.mark.parametrize("key", ["huang_dpadmm", "huang_dpsgd", "xu_replace_one", "hu_theorem1"])
 def test_correct_mechanisms_never_exceed_their_claim(mechanisms, key):
     for seed in (0, 1, 2):
         out = ba.audit_one(mechanisms[key], _params(), seed, variants=("claimed",))
         assert out["claimed"]["result"].eps_lo <= mechanisms[key].epsilon
 
 
-def test_four_times_too_little_noise_is_flagged(mechanisms):
-    m = mechanisms["xu_replace_one"]
-    out = ba.audit_one(m, _params(), 0)
+@pytest.mark.parametrize("key", ["huang_dpadmm", "huang_dpsgd", "xu_replace_one", "hu_theorem1"])
+def test_four_times_too_little_noise_is_flagged(mechanisms, key):
+    m = mechanisms[key]
+    out = ba.audit_one(m, _params(trials=50_000, calibration_trials=20_000, chunk=50_000), 0)
     assert out["control"]["noise_factor"] == 0.25
     assert out["control"]["result"].eps_lo > m.epsilon
     assert out["claimed"]["result"].eps_lo <= m.epsilon
@@ -183,5 +196,5 @@ def test_bad_audit_parameters_are_rejected_before_work():
 
 def test_missing_dataset_skips_its_mechanisms(data):
     mechs, skipped = ba.build_mechanisms(_params(), 0, {"adult_huang2019": data["adult_huang2019"]})
-    assert {m.key for m in mechs} == {"xu_paper", "xu_replace_one"}
+    assert {m.key for m in mechs} == {"huang_dpadmm", "huang_dpsgd", "xu_paper", "xu_replace_one"}
     assert set(skipped) == {"hu_theorem1", "hu_eq7"} and "a9a" in skipped["hu_eq7"]

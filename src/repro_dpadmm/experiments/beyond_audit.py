@@ -34,11 +34,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from ..algorithms import consensus as cs
 from ..algorithms import linearized as lin
+from ..algorithms import sgd
 from ..algorithms import sharing as sh
 from ..privacy import accounting
 from ..privacy import audit as aud
 from ..privacy.bounds import hu2020 as hu_bounds
+from ..privacy.bounds import huang2019 as hb
 from ..privacy.bounds import xu2020 as xu_bounds
 from ..problems import fused_lasso as fl
 from ..problems import logistic
@@ -284,6 +287,75 @@ def gradient_canary(X: np.ndarray, y: np.ndarray, m: int, *, state_norm: float, 
     return GradientCanary(Xs, ys, state_norm * u, u, v, float(offset), float(state_norm))
 
 
+# ---- HUANG: one DP-ADMM iteration (Algorithm 3) and one DPSGD step (baseline (5)) -------------------------------
+def _star(canary: GradientCanary, agents: int) -> tuple:
+    """StarData for D_0 and D_1: agent 0 holds the canary's dataset, any further agents a copy of D_0's rows (their
+    data is the same under both neighbours, and they do not touch agent 0's release within one step)."""
+    if int(agents) != agents or agents < 1:
+        raise ValueError(f"agents must be an integer >= 1, got {agents!r}")
+    out = []
+    for b in (0, 1):
+        A = np.stack([canary.X[b]] + [canary.X[0]] * (int(agents) - 1))
+        y = np.stack([canary.y[b]] + [canary.y[0]] * (int(agents) - 1))
+        out.append(cs.star_data(A, y))
+    return tuple(out)
+
+
+def huang_dpadmm_mechanism(key: str, canary: GradientCanary, params: dict, mech: dict) -> Mechanism:
+    """Iteration k = 1 of HUANG's DP-ADMM (algorithms.consensus.dpadmm, T = 1) from w~^0 = w^0 = the canary state,
+    gamma^0 = 0. Claimed: Theorem 1 at (epsilon, delta) (sigma_{i,1} of eq. (14), eta_i^1 of Theorem 3/4 from the
+    same (epsilon, delta)); the control keeps that eta and scales the noise multiplier. Released: agent 1's w~_1^1."""
+    hp = params["huang2019"]
+    eps, delta = float(mech["epsilon"]), float(params["delta"])
+    reg, rho, lam_n = hp["reg"], float(hp["rho"]), float(hp["lam_n"])
+    data = _star(canary, int(hp.get("agents", 1)))
+    m = data[0].m
+    eta = hb.eta_schedule(reg, 1, m, eps, delta)
+    z = hb.noise_multiplier(eps, delta)
+    init = {"w_tilde": canary.state, "w": canary.state}
+
+    def step(b: int, noise_factor: float, rngs: Sequence) -> np.ndarray:
+        noise = {"epsilon": eps, "delta": delta} if noise_factor == 1.0 else \
+            {"noise_multiplier": z * noise_factor, "eta": eta}
+        h = cs.dpadmm(data[b], reg=reg, T=1, rngs=rngs, rho=rho, lam_n=lam_n, record=False, init=init, **noise)
+        return h.meta["w_tilde"][:, 0, :]
+
+    free = [cs.dpadmm(data[b], reg=reg, T=1, noise_multiplier=z, eta=eta, add_noise=False, rho=rho, lam_n=lam_n,
+                      record=False, init=init).meta["w_local"][0, 0] for b in (0, 1)]
+    return Mechanism(
+        key=key, label="HUANG DP-ADMM iteration", paper="huang2019_dpadmm", epsilon=eps, delta=delta,
+        sigma=float(hb.sigma(m, rho, eta[0], eps, delta)), sensitivity=float(hb.sensitivity(m, rho, eta[0])),
+        paper_sensitivity=float(hb.sensitivity(m, rho, eta[0])), pair_distance=float(np.linalg.norm(free[1] - free[0])),
+        step=step, neighbours="replace-one record (Adult rows + canary)",
+        notes=[f"m = {m}, {reg}, rho = {rho:g}, lambda/n = {lam_n:g}, eta_1 = {float(eta[0]):.4g} "
+               f"(Theorem {3 if reg == 'l1' else 4}), z = {z:.4g}"])
+
+
+def huang_dpsgd_mechanism(key: str, canary: GradientCanary, params: dict, mech: dict) -> Mechanism:
+    """One step of HUANG's distributed DPSGD (algorithms.sgd.dpsgd, T = 1) from w^0 = the canary state with one agent:
+    w^1 = w^0 - lr (g~ + (lambda/n) R'(w^0)) is an invertible affine image of the agent's message g~ = g + N(0,
+    sigma^2 I), so auditing w^1 audits the message. Claimed: sigma = 2 c_1 z / m (SPEC §2.2.5); the control passes
+    the library's sigma x factor."""
+    hp = params["huang2019"]
+    eps, delta = float(mech["epsilon"]), float(params["delta"])
+    reg, lam_n, lr = hp["reg"], float(hp["lam_n"]), float(hp.get("lr", 0.1))
+    data = _star(canary, 1)
+    m = data[0].m
+    sig = float(sgd.sigma(m, eps, delta))
+
+    def step(b: int, noise_factor: float, rngs: Sequence) -> np.ndarray:
+        noise = {"epsilon": eps, "delta": delta} if noise_factor == 1.0 else {"sigma_value": sig * noise_factor}
+        h = sgd.dpsgd(data[b], reg=reg, T=1, rngs=rngs, lr=lr, lam_n=lam_n, record=False, init=canary.state, **noise)
+        return h.meta["w"]
+
+    g = [sgd.local_gradients(data[b], canary.state[None, :])[0, 0] for b in (0, 1)]
+    return Mechanism(
+        key=key, label="HUANG DPSGD step", paper="huang2019_dpadmm", epsilon=eps, delta=delta, sigma=sig,
+        sensitivity=2.0 * hb.C1 / m, paper_sensitivity=2.0 * hb.C1 / m, pair_distance=float(np.linalg.norm(g[1] - g[0])),
+        step=step, neighbours="replace-one record (Adult rows + canary)",
+        notes=[f"m = {m}, lr = {lr:g}, clip C = c_1 = 1 (a no-op for unit-norm rows), one agent"])
+
+
 # ---- XU: one gradient-perturbation step of DP-ADMM (Algorithm 2) ---------------------------------------------------
 def xu_mechanism(key: str, canary: GradientCanary, params: dict, mech: dict) -> Mechanism:
     """One iteration of XU's DP-ADMM (algorithms.linearized.xu_dp_admm, T = 1) started at x_0 = the canary state.
@@ -523,7 +595,10 @@ def audit_one(mech: Mechanism, params: dict, seed: int, variants: Sequence[str] 
 
 
 # kind -> the dataset its canary is built from
-DATASET = {"xu2020": "adult_huang2019", "hu2020": "a9a"}
+DATASET = {"huang2019_dpadmm": "adult_huang2019", "huang2019_dpsgd": "adult_huang2019", "xu2020": "adult_huang2019",
+           "hu2020": "a9a"}
+BUILDERS = {"huang2019_dpadmm": huang_dpadmm_mechanism, "huang2019_dpsgd": huang_dpsgd_mechanism,
+            "xu2020": xu_mechanism, "hu2020": hu_mechanism}
 
 
 def check_params(params: dict) -> None:
@@ -569,10 +644,7 @@ def build_mechanisms(params: dict, seed: int, data: dict) -> tuple[list[Mechanis
                 cp = params["canary"]
                 canaries[name] = gradient_canary(*data[name], int(params["rows"]), state_norm=float(cp["state_norm"]),
                                                  offset=float(cp["offset"]), seed=seed)
-        if kind == "xu2020":
-            out.append(xu_mechanism(key, canaries[name], params, mech))
-        elif kind == "hu2020":
-            out.append(hu_mechanism(key, canaries[name], params, mech))
+        out.append(BUILDERS[kind](key, canaries[name], params, mech))
     return out, skipped
 
 
