@@ -154,11 +154,13 @@ def direct_sampler(step: Step, noise_factor: float, rngs: Sequence[np.random.Gen
 
 @dataclass(frozen=True)
 class AffineFit:
-    """out = f + z J for the standard normals z (p,) a step draws; `max_error`: largest deviation on held-out trials."""
+    """out = f + z J for the standard normals z (p,) a step draws; `max_error`: largest deviation on held-out trials;
+    `used`: the draws that reach the output (rows of J not zero; e.g. only party m's noise reaches its share)."""
 
     f: np.ndarray
     J: np.ndarray
     max_error: float
+    used: np.ndarray
 
 
 def fit_affine(step: Step, b: int, noise_factor: float, rng: np.random.Generator, *, check_trials: int = 32,
@@ -185,18 +187,20 @@ def fit_affine(step: Step, b: int, noise_factor: float, rng: np.random.Generator
     if not err <= rtol * scale:
         raise ValueError(f"the step is not affine in its Gaussian draws (out-of-sample error {err:.3g} for outputs of "
                          f"size {scale:.3g}): audit it with sampling='direct'")
-    return AffineFit(f, J, err)
+    used = np.abs(J).max(axis=1, initial=0.0) > rtol * (1.0 + np.abs(J).max(initial=0.0))
+    return AffineFit(f, J, err, used)
 
 
 def affine_sampler(step: Step, noise_factor: float, rngs: Sequence[np.random.Generator],
                    probe_rng: np.random.Generator) -> tuple[aud.Sampler, list[AffineFit]]:
     """Trials as one array op: out = f_b + z J_b with f_b, J_b read off the library's step (`fit_affine`) and fresh
-    standard normals z; the same outputs the library would give for those draws, at the cost of one matrix product."""
+    standard normals z for the draws that reach the output: the outputs the library would give for such draws, at the
+    cost of one matrix product."""
     fits = [fit_affine(step, b, noise_factor, probe_rng) for b in (0, 1)]
+    maps = [fit.J[fit.used] for fit in fits]
 
     def sample(b: int, k: int) -> np.ndarray:
-        fit = fits[b]
-        return fit.f + rngs[b].standard_normal((k, fit.J.shape[0])) @ fit.J
+        return fits[b].f + rngs[b].standard_normal((k, maps[b].shape[0])) @ maps[b]
     return sample, fits
 
 
