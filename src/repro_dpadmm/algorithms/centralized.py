@@ -22,6 +22,7 @@ import numpy as np
 import scipy.optimize
 import scipy.sparse as sp
 from scipy.special import expit
+from threadpoolctl import threadpool_limits
 
 from ..problems import regularizers
 from ..problems.logistic import loss
@@ -80,11 +81,15 @@ def lbfgsb_l1(X, y, mu: float, *, tol: float = 1e-10, max_iter: int = 50_000, w0
     N, d = X.shape
     w0 = newton_l2(X, y, mu, tol=1e-8) if w0 is None else np.asarray(w0, dtype=float)
 
+    XT = X.T.tocsr() if sp.issparse(X) else X.T
+
     def fg(uv):
         w = uv[:d] - uv[d:]
         z = y * (X @ w)
-        g = X.T @ (-y * expit(-z)) / N
-        return loss(z).mean() + mu * uv.sum(), np.concatenate([g + mu, -g + mu])
+        e = np.exp(-np.abs(z))  # one exp for both the loss and sigma(-z)
+        s = np.where(z >= 0, e / (1 + e), 1 / (1 + e))
+        g = XT @ (-y * s) / N
+        return (np.log1p(e) + np.maximum(-z, 0)).mean() + mu * uv.sum(), np.concatenate([g + mu, -g + mu])
 
     res = scipy.optimize.minimize(fg, np.concatenate([np.maximum(w0, 0), np.maximum(-w0, 0)]), jac=True, method="L-BFGS-B", bounds=[(0, None)] * (2 * d),
                                   options={"maxiter": max_iter, "maxfun": 2 * max_iter, "ftol": 1e-16,
@@ -99,9 +104,12 @@ def solve(X, y, reg: str, mu: float, **kw) -> np.ndarray:
     if not mu >= 0:
         raise ValueError(f"the regularisation weight must be >= 0, got {mu}")
     y = np.asarray(y, dtype=float)
-    if regularizers.check(reg) == "l2":
-        return newton_l2(X, y, mu, **kw)
-    return lbfgsb_l1(X, y, mu, **kw)
+    # One BLAS thread: the 104 x 104 solves and L-BFGS-B's small vector operations are far slower with OpenBLAS
+    # threads (17 ms instead of 1.4 ms per L-BFGS-B iteration on a busy 2-core machine).
+    with threadpool_limits(1):
+        if regularizers.check(reg) == "l2":
+            return newton_l2(X, y, mu, **kw)
+        return lbfgsb_l1(X, y, mu, **kw)
 
 
 def star_optimum(data, reg: str, lam_n: float, **kw) -> np.ndarray:

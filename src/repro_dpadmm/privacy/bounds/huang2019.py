@@ -17,7 +17,7 @@ API
 ---
 ``noise_multiplier(epsilon, delta)``; ``eta_l1(k, m, ...)``, ``eta_l2(k, m, ...)``, ``eta_schedule(reg, T, m, ...)``
 (arrays over k = 1..T); ``sensitivity(m, rho, eta)``; ``sigma(m, rho, eta, ...)``; ``pvp_sigma(m, rho, lam_n, ...)``;
-``dvp_calibration(epsilon, m, lam_n, rho)``; ``eps_bar(epsilon, delta, T)`` (moments accountant, continuous order or
+``dvp_calibration(epsilon, m, lam_n, rho)`` and ``dvp_totals``; ``eps_bar(epsilon, delta, T)`` (moments accountant, continuous order or
 Abadi et al.'s integer orders <= 32) and ``accountant_table(...)`` (beside dp-accounting RDP and PLD);
 ``utility_bound_l1/l2(...)`` (M_1/sqrt(t) + M_2/t and M_3/sqrt(t) + M_4/t).
 """
@@ -169,6 +169,17 @@ def accountant_table(epsilon: float, delta: float, T: int = 100) -> dict:
     return {"paper_eps": eps_bar(epsilon, delta, T), "paper_eps_int32": eps_bar(epsilon, delta, T, integer_orders=True),
             "rdp_eps": rdp_epsilon(z, delta, steps=T), "pld_eps": pld_epsilon(z, delta, steps=T),
             "delta": delta, "noise_multiplier": z, "steps": T}
+
+
+def dvp_totals(epsilon: float, T: int, delta: float) -> dict:
+    """Totals for T pure epsilon-DP iterations (DVP, SPEC §2.4): basic composition T eps (delta = 0), and the tight
+    (eps, delta) of the T-fold composition from dp-accounting's privacy loss distributions at `delta`."""
+    from dp_accounting.pld import common, privacy_loss_distribution as pldm
+
+    check_epsilon_delta(epsilon, delta)
+    pld = pldm.from_privacy_parameters(common.DifferentialPrivacyParameters(epsilon, 0.0)).self_compose(T)
+    return {"paper_eps": T * epsilon, "pld_eps": float(pld.get_epsilon_for_delta(delta)), "rdp_eps": None,
+            "delta": delta, "steps": T}
 
 
 def utility_bound_l1(t, m, n: int, epsilon: float, delta: float, *, beta: float = 0.0, rho: float = 0.1,
