@@ -164,10 +164,13 @@ def initial_state(st: SharingSetup, runs: int, noise_on: str = "params") -> Shar
     return SharingState(zeros(runs, d), zeros(runs, d), xi, zeros(runs, N), zeros(runs, N), zeros(runs, N))
 
 
-def sharing_step(st: SharingSetup, state: SharingState, sigma_feat, rngs, noise_on: str = "params",
+def local_update(st: SharingSetup, state: SharingState, sigma_feat, rngs, noise_on: str = "params",
                  sigma_party=None) -> SharingState:
-    """One iteration (6)-(9) of Algorithm 1 for all parties (in parallel) and all runs.
+    """The parties' half of one iteration (Algorithm 1, lines 3-6): (6) and (7) for all parties and runs at once.
 
+    Returns the new x, x~, the shared-value noise xi and the shared sum s = sum_m (D_m x~_m [+ xi_m]); z and y are
+    carried over unchanged (the centre's half, `centre_update`, renews them). Party m pushes D_m x~_m (+ xi_m), the
+    only quantity of an iteration that reads D_m: the release Theorem 1 analyses.
     `sigma_feat` (R, d): the noise standard deviation of each coordinate of x_m (noise_on="params");
     `sigma_party` (R, M): the noise standard deviation on each party's shared value (noise_on="shared").
     """
@@ -190,10 +193,22 @@ def sharing_step(st: SharingSetup, state: SharingState, sigma_feat, rngs, noise_
         xi = (stacked_normal(rngs, (st.D.shape[0], st.M)) * sigma_party[:, None, :] if rngs is not None
               else np.zeros_like(state.xi))
         s = _mv(st.D, x) + xi.sum(axis=-1)
-    # (8) entrywise z-update, (9) dual update
-    z = z_update(s, state.y, st.Y, rho, z0=state.z)
-    y = state.y + rho * (s - z)
-    return SharingState(x, xt, xi, s, z, y)
+    return SharingState(x, xt, xi, s, state.z, state.y)
+
+
+def centre_update(st: SharingSetup, state: SharingState) -> SharingState:
+    """The centre's half (Algorithm 1, lines 7-8): (8) the entrywise z-update and (9) the dual update, from the
+    pushed sum s. It reads only s, y and the labels, never a party's features (post-processing of the releases)."""
+    z = z_update(state.s, state.y, st.Y, st.rho, z0=state.z)
+    y = state.y + st.rho * (state.s - z)
+    return SharingState(state.x, state.xt, state.xi, state.s, z, y)
+
+
+def sharing_step(st: SharingSetup, state: SharingState, sigma_feat, rngs, noise_on: str = "params",
+                 sigma_party=None) -> SharingState:
+    """One iteration (6)-(9) of Algorithm 1 for all parties (in parallel) and all runs: `local_update`, then
+    `centre_update` (see there for the arguments)."""
+    return centre_update(st, local_update(st, state, sigma_feat, rngs, noise_on, sigma_party))
 
 
 def _broadcast_sigma(sigma, runs: int, M: int) -> np.ndarray:
