@@ -252,6 +252,7 @@ def test_pvp_dvp_and_dpsgd_run_and_report_noise():
     assert h.meta["Delta"] > 0 and h.traces["err"].shape == (2, 4)
     hs = sgd.dpsgd(data, reg="l2", T=3, rngs=repeat_generators(0, 2, "s"), epsilon=0.1, delta=1e-4)
     assert np.isclose(hs.meta["sigma"], 2 * hb.noise_multiplier(0.1, 1e-4) / 30)
+    assert hs.meta["noise_multiplier"] == pytest.approx(hb.noise_multiplier(0.1, 1e-4))
     assert np.array_equal(hs.traces["err"], hs.traces["err_global"])
 
 

@@ -92,14 +92,14 @@ def dpsgd(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Generato
     given = [epsilon is not None or delta is not None, noise_multiplier is not None, sigma_value is not None]
     if sum(given) != 1:
         raise ValueError("give exactly one of (epsilon, delta), noise_multiplier or sigma_value")
-    z = None
+    z_noise = None
     if sigma_value is None:
         if epsilon is not None:
             check_epsilon_delta(epsilon, delta, max_epsilon=1.0)
         if clip is None:
             raise ValueError("a calibrated DPSGD needs a clipping bound (clip)")
         s = float(sigma(data.m, epsilon, delta, z=noise_multiplier, clip=clip))
-        z = hb._z(epsilon, delta, noise_multiplier)
+        z_noise = hb._z(epsilon, delta, noise_multiplier)
     else:
         s = float(sigma_value)
         if not np.isfinite(s) or s < 0:
@@ -120,5 +120,5 @@ def dpsgd(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Generato
         w = update(w, g, lr=lr, lam_n=lam_n, reg=reg, convention=convention)
         z = rec(np.broadcast_to(w[:, None, :], (R, n, d)), w, k)
     meta = {"w": w, "w_tilde": np.broadcast_to(w[:, None, :], (R, n, d)).copy(), "T": T, "sigma": s,
-            "noise_multiplier": z, "epsilon": epsilon, "delta": delta, "lr": lr, "convention": convention}
+            "noise_multiplier": z_noise, "epsilon": epsilon, "delta": delta, "lr": lr, "convention": convention}
     return _history(rec, t0, meta)
