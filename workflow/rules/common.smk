@@ -28,6 +28,16 @@ def item_dataset_records(wildcards):
     return [f"resources/processed/{name}.json" for name in names]
 
 
+# Extra inputs of an item beyond its notebook and datasets: (paper, item) -> function returning files. An item whose
+# work is split into separate jobs (beyond/frontier, see beyond.smk) registers the job files here.
+ITEM_EXTRA_INPUTS = {}
+
+
+def item_extra_inputs(wildcards):
+    hook = ITEM_EXTRA_INPUTS.get((wildcards.paper, wildcards.item))
+    return hook() if hook else []
+
+
 def item_params_json(wildcards):
     return json.dumps(
         {**item_config(wildcards.paper, wildcards.item), "seed": config["seed"]},
