@@ -2,23 +2,7 @@
 #
 # The frontier grid runs as one job per (method, level) plus one for the non-private floor, so that a cluster runs
 # it in parallel (workflow/profiles/README.md); the item's notebook (rule item_notebook) only aggregates the job
-# files, which item_extra_inputs (common.smk) adds to its inputs.
-
-
-def frontier_jobs():
-    """(method, level) of every job of beyond/frontier; levels named as repro_dpadmm's level_key (0.1 -> eps0.1)."""
-    if "frontier" not in config["papers"].get("beyond", {}):
-        return []
-    p = item_config("beyond", "frontier")
-    jobs = [(m, f"eps{float(v):g}") for m in p["methods"] for v in p["levels"]]
-    return jobs + [("floor", "nonprivate")]
-
-
-def frontier_job_files():
-    return [f"results/beyond/frontier/jobs/{m}/{lev}.json" for m, lev in frontier_jobs()]
-
-
-ITEM_EXTRA_INPUTS[("beyond", "frontier")] = frontier_job_files
+# files, which item_extra_inputs (common.smk) adds to its inputs (frontier_job_files, also in common.smk).
 
 
 rule frontier_job:
