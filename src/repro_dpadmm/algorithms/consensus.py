@@ -1,0 +1,640 @@
+"""Consensus ADMM on a star network (one aggregator, n agents): ADMM, ADMM+PVP, DVP and DP-ADMM.
+
+Paper: Z. Huang, R. Hu, Y. Guo, E. Chan-Tin, Y. Gong, "DP-ADMM: ADMM-Based Distributed Learning With Differential
+Privacy", IEEE TIFS 15, 2019 (HUANG, SPEC §2). Problem (4): min sum_i f_i(w_i) s.t. w_i = w, with
+f_i(w) = (1/m_i) sum_j l(a_ij, b_ij, w) + (lambda/n) R(w), the logistic loss (2), R = ||.||_1 or ||.||^2/2.
+
+* ``admm``   Algorithm 1 with exact local solves (Newton for l2, accelerated proximal gradient for l1).
+* ``pvp``    Algorithm 2: ADMM whose shared w_i^k gets constant Gaussian noise (primal variable perturbation, l2).
+* ``dvp``    dual variable perturbation (Zhang & Zhu 2017 [17]) adapted to the star network, SPEC §2.2.4 [D] (l2).
+* ``dpadmm`` Algorithm 3 (DP-ADMM): the linearised primal step (10a) = (12a) = (38a)/(39a), Gaussian noise with
+             sigma_{i,k} of eq. (14) (10b), aggregation (10c) and dual step (10d), eta_i^k of Theorem 3/4.
+
+Every algorithm runs all agents and all repeats at once: iterates have shape (R, n, d) (repeat, agent, feature), the
+global variable (R, d). The data of all agents and repeats is one block-diagonal sparse matrix (``StarData``), so a
+product with it evaluates every agent's margins for every repeat in one call; Adult's one-hot rows have 12 non-zeros
+of 104, which makes this about 6x cheaper than dense batched products. Repeats may have their own data (a split per
+run, SPEC §2.3: D = R data blocks) or share one data set (D = 1).
+
+API
+---
+Data: ``star_data(A, b, X_test, y_test)`` from dense arrays A (n, m, d) or (D, n, m, d); ``split_star(X, y, n, rngs)``
+draws a 40,000/5,222 split and an even partition per repeat. ``StarData`` has ``margins``, ``mean_loss``,
+``mean_grad``, ``hvp``, ``test_error`` (all batched over repeats and agents).
+
+Runs (each returns a ``History``: traces 'el', 'err', 'err_global', 'aov' of shape (R, T+1) for k = 0..T, and meta
+with the final iterates 'w_tilde' (R, n, d) (the shared vectors), 'w' (R, d), 'gamma' (R, n, d), the noise levels and
+'wall_time_s'; ``record=False`` skips the traces so the timing is that of training alone):
+
+* ``admm(data, reg=, T=)``
+* ``pvp(data, T=, rngs=, sigma= | epsilon=, delta= | noise_multiplier=)``
+* ``dvp(data, T=, rngs=, epsilon=)`` (pure epsilon per iteration)
+* ``dpadmm(data, reg=, T=, rngs=, epsilon=, delta= | noise_multiplier=, eta=None)``: z = sigma/Delta sets both the
+  noise (14) and, unless ``eta`` is given, the step sizes (29)/(34); ``add_noise=False`` runs the same schedule
+  without noise.
+
+Single steps (pure, for callers that add the noise themselves, e.g. a privacy audit):
+``dpadmm_local_gradient(data, w_tilde, reg, lam_n)`` (the bracket of (12a)), ``dpadmm_primal(g, w_tilde, w, gamma,
+eta, rho)`` (12a), ``dpadmm_primal_update(data, ...)`` (both), ``aggregate`` (10c), ``dual_update`` (10d); the
+sensitivity (11) and sigma (14) are in ``privacy.bounds.huang2019``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import expit
+
+from ..datasets import partition
+from ..history import History
+from ..privacy.bounds import huang2019 as hb
+from ..privacy.mechanisms import check_epsilon_delta, stacked_gamma_norm
+from ..problems import regularizers
+from ..problems.logistic import loss
+from ..rng import stacked_normal
+
+
+# --------------------------------------------------------------------------------------------------- data
+@dataclass(frozen=True, eq=False)
+class StarData:
+    """Training data of n agents with m samples each, for D data draws (repeats), plus test data.
+
+    Xb (D n m, D n d) CSR, block diagonal: the rows of agent i in draw r occupy the columns of w_{r,i}, so
+    ``Xb @ vec(w)`` gives every sample's a^T w_{agent} for all agents and draws in one product (XbT is its
+    transpose, stored as CSR for a fast transposed product). b (D, n, m) labels in {-1, +1}; row_norms (D, n, m);
+    Xt (D N_t, D d) block-diagonal CSR of the test rows and y_test (D, N_t) (optional).
+    """
+
+    Xb: sp.csr_matrix
+    XbT: sp.csr_matrix
+    b: np.ndarray
+    row_norms: np.ndarray
+    Xt: sp.csr_matrix | None = None
+    y_test: np.ndarray | None = None
+
+    @property
+    def D(self) -> int:
+        return self.b.shape[0]
+
+    @property
+    def n(self) -> int:
+        return self.b.shape[1]
+
+    @property
+    def m(self) -> int:
+        return self.b.shape[2]
+
+    @property
+    def d(self) -> int:
+        return self.Xb.shape[1] // (self.D * self.n)
+
+    @property
+    def row_norm_max(self) -> float:
+        return float(self.row_norms.max())
+
+    def check_repeats(self, R: int) -> int:
+        if self.D not in (1, R):
+            raise ValueError(f"the data has {self.D} draws but the run has {R} repeats: give one draw per repeat or a "
+                             "single draw shared by all repeats")
+        return R
+
+    # products with the block-diagonal data, for iterates w of shape (R, n, d)
+    def _cols(self, w: np.ndarray) -> np.ndarray:
+        R = w.shape[0]
+        if self.D == R:
+            return w.reshape(-1)  # 1-D: scipy's single-vector kernel is the fastest
+        return w.reshape(R, -1).T  # D == 1: one column per repeat
+
+    def _uncols(self, u: np.ndarray, R: int, last: int) -> np.ndarray:
+        if self.D == R:
+            return u.reshape(R, self.n, last)
+        return np.ascontiguousarray(u.T).reshape(R, self.n, last)
+
+    def product(self, w: np.ndarray) -> np.ndarray:
+        """a_ij^T w_i for every repeat, agent and sample: (R, n, m)."""
+        R = self.check_repeats(w.shape[0])
+        return self._uncols(self.Xb @ self._cols(np.ascontiguousarray(w)), R, self.m)
+
+    def tproduct(self, u: np.ndarray) -> np.ndarray:
+        """sum_j u_ij a_ij for every repeat and agent: (R, n, d)."""
+        R = self.check_repeats(u.shape[0])
+        return self._uncols(self.XbT @ self._cols(np.ascontiguousarray(u)), R, self.d)
+
+    def margins(self, w: np.ndarray) -> np.ndarray:
+        """z_ij = b_ij w_i^T a_ij: (R, n, m)."""
+        return self.b * self.product(w)
+
+    def mean_loss(self, w: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
+        """(1/m) sum_j ln(1 + exp(-b_ij w_i^T a_ij)), eq. (2): (R, n). `z`: margins at w if already known."""
+        z = self.margins(w) if z is None else z
+        return loss(z).mean(axis=-1)
+
+    def mean_grad(self, w: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
+        """(1/m) sum_j l'(a_ij, b_ij, w_i) = -(1/m) sum_j b_ij a_ij / (1 + exp(b_ij w_i^T a_ij)): (R, n, d)."""
+        z = self.margins(w) if z is None else z
+        return self.tproduct(-self.b * expit(-z)) / self.m
+
+    def hvp(self, c: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """(1/m) sum_j c_ij a_ij a_ij^T v_i (the data part of a Hessian-vector product; c = s (1 - s)): (R, n, d)."""
+        return self.tproduct(c * self.product(v)) / self.m
+
+    def test_scores(self, w: np.ndarray) -> np.ndarray:
+        """w^T a for every test sample and model: w (R, n, d) -> (R, N_t, n). One sparse product (3x faster than a
+        dense batched GEMM on Adult's one-hot rows)."""
+        if self.Xt is None:
+            raise ValueError("this StarData has no test set")
+        R, n, d = w.shape
+        self.check_repeats(R)
+        Nt = self.y_test.shape[1]
+        if self.D == R:
+            return (self.Xt @ np.ascontiguousarray(w.transpose(0, 2, 1)).reshape(R * d, n)).reshape(R, Nt, n)
+        s = self.Xt @ w.reshape(R * n, d).T  # D == 1: (N_t, R n)
+        return s.reshape(Nt, R, n).transpose(1, 0, 2)
+
+    def test_error(self, w: np.ndarray) -> np.ndarray:
+        """Test error of sign(w^T a) (tie -> -1, SPEC §0.4): w (R, n, d) -> (R, n); w (R, d) -> (R,)."""
+        single = w.ndim == 2
+        s = self.test_scores(w[:, None, :] if single else w)
+        err = np.count_nonzero((s > 0) != (self.y_test > 0)[..., None], axis=-2) / s.shape[-2]
+        return err[:, 0] if single else err
+
+    def training_rows(self):
+        """(X, y) of each draw's n m training samples: a CSR (D n m, d) and y (D, n m)."""
+        d = self.d
+        Xs = sp.csr_matrix((self.Xb.data, self.Xb.indices % d, self.Xb.indptr), shape=(self.Xb.shape[0], d))
+        return Xs, self.b.reshape(self.D, -1)
+
+
+def _block_diag(Xs: sp.csr_matrix, blocks: int, m: int) -> sp.csr_matrix:
+    """Shift the columns of consecutive groups of m rows of Xs (blocks * m, d) to their own block of d columns."""
+    d = Xs.shape[1]
+    Xs = Xs.tocsr(copy=True)
+    Xs.sort_indices()
+    blk = np.repeat(np.arange(blocks), m)
+    cols = Xs.indices + np.repeat(blk * d, np.diff(Xs.indptr))
+    return sp.csr_matrix((Xs.data, cols, Xs.indptr), shape=(blocks * m, blocks * d))
+
+
+def _build(Xs, b, X_test, y_test) -> StarData:
+    D, n, m = b.shape
+    if not np.all(np.isin(b, (-1.0, 1.0))):
+        raise ValueError("labels must be -1 or +1 (HUANG §VI-A)")
+    Xb = _block_diag(Xs, D * n, m)
+    norms = np.sqrt(np.asarray(Xs.multiply(Xs).sum(axis=1))).reshape(D, n, m)
+    Xt = None
+    if X_test is not None:
+        X_test = X_test if sp.issparse(X_test) else np.asarray(X_test, dtype=float)
+        y_test = np.asarray(y_test, dtype=float)
+        if y_test.ndim == 1:
+            y_test = y_test[None]
+        Nt = y_test.shape[1]
+        Xt_rows = sp.csr_matrix(X_test.reshape(-1, X_test.shape[-1]) if not sp.issparse(X_test) else X_test)
+        if y_test.shape[0] != D or Xt_rows.shape != (D * Nt, Xs.shape[1]):
+            raise ValueError(f"test data must be (D, N_t, d) = ({D}, N_t, {Xs.shape[1]}) with labels (D, N_t); got "
+                             f"{np.shape(X_test)} and {y_test.shape}")
+        Xt = _block_diag(Xt_rows, D, Nt)
+    return StarData(Xb, Xb.T.tocsr(), b, norms, Xt, y_test)
+
+
+def star_data(A, b, X_test=None, y_test=None) -> StarData:
+    """StarData from dense arrays: A (n, m, d) or (D, n, m, d), b (n, m) or (D, n, m), test data (N_t, d) or
+    (D, N_t, d)."""
+    A = np.asarray(A, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if A.ndim == 3:
+        A, b = A[None], b[None]
+        if X_test is not None and np.ndim(X_test) == 2:
+            X_test, y_test = np.asarray(X_test)[None], np.asarray(y_test)[None]
+    if A.ndim != 4 or b.shape != A.shape[:3]:
+        raise ValueError(f"A must be (n, m, d) or (D, n, m, d) with b of its first axes; got {A.shape}, {b.shape}")
+    D, n, m, d = A.shape
+    return _build(sp.csr_matrix(A.reshape(-1, d)), b, X_test, y_test)
+
+
+def split_star(X, y, n_agents: int, rngs: Sequence[np.random.Generator], n_train: int = 40_000) -> StarData:
+    """One data draw per generator (SPEC §2.3 [D]: redrawn every run): a random n_train / rest train-test split and
+    a random even partition of the training rows over n_agents (m_i = n_train / n, HUANG §VI-A).
+
+    Raises a clear error if n_agents does not divide n_train. X may be dense or sparse (N, d).
+    """
+    Xs = sp.csr_matrix(X)
+    y = np.asarray(y, dtype=float)
+    if Xs.shape[0] != y.shape[0]:
+        raise ValueError(f"X has {Xs.shape[0]} rows but y has {y.shape[0]}")
+    if n_agents < 1 or n_train % n_agents:
+        raise ValueError(f"an even split needs the number of agents to divide the training set: {n_train} samples "
+                         f"over {n_agents} agents; choose n dividing {n_train} (e.g. 10, 20, 50, 100, 200)")
+    if not 0 < n_train < Xs.shape[0]:
+        raise ValueError(f"n_train must lie in (0, {Xs.shape[0]}) to leave a test set, got {n_train}")
+    rows, tests = [], []
+    for g in rngs:
+        tr, te = partition.train_test(Xs.shape[0], n_train, g)
+        parts = partition.even(n_train, n_agents, g)
+        rows.append(tr[parts].reshape(-1))
+        tests.append(te)
+    rows = np.concatenate(rows)
+    b = y[rows].reshape(len(rngs), n_agents, -1)
+    te = np.stack(tests)
+    return _build(Xs[rows], b, Xs[te.reshape(-1)], y[te])
+
+
+# --------------------------------------------------------------------------------------------------- shared steps
+def aggregate(w_hat: np.ndarray, gamma_prev: np.ndarray, rho: float) -> np.ndarray:
+    """(10c) / Alg. 1 line 6: w^k = (1/n) sum_i w-hat_i^k - (1/n) sum_i gamma_i^{k-1} / rho: (R, d)."""
+    return w_hat.mean(axis=-2) - gamma_prev.mean(axis=-2) / rho
+
+
+def dual_update(gamma_prev: np.ndarray, w_hat: np.ndarray, w: np.ndarray, rho: float) -> np.ndarray:
+    """(10d) / Alg. 1 line 8: gamma_i^k = gamma_i^{k-1} - rho (w-hat_i^k - w^k): (R, n, d)."""
+    return gamma_prev - rho * (w_hat - w[..., None, :])
+
+
+def dpadmm_local_gradient(data: StarData, w_tilde: np.ndarray, reg: str, lam_n: float,
+                          z: np.ndarray | None = None) -> np.ndarray:
+    """(1/m_i) sum_j l'(a_ij, b_ij, w-tilde_i) + (lambda/n) R'(w-tilde_i): the gradient part of (12a), (38a), (39a)."""
+    return data.mean_grad(w_tilde, z) + lam_n * regularizers.subgradient(reg, w_tilde)
+
+
+def dpadmm_primal(g: np.ndarray, w_tilde_prev: np.ndarray, w_prev: np.ndarray, gamma_prev: np.ndarray, eta,
+                  rho: float) -> np.ndarray:
+    """(12a) = (38a)/(39a), the minimiser of the approximate Lagrangian (8):
+    w_i^k = (-g_i + gamma_i^{k-1} + rho w^{k-1} + w-tilde_i^{k-1}/eta_i^k) / (rho + 1/eta_i^k).
+
+    g (R, n, d) from ``dpadmm_local_gradient``; w_prev (R, d); eta scalar or (n,) (one per agent).
+    """
+    inv = 1.0 / np.asarray(eta, dtype=float)
+    inv = inv[:, None] if inv.ndim == 1 else inv
+    return (-g + gamma_prev + rho * w_prev[..., None, :] + w_tilde_prev * inv) / (rho + inv)
+
+
+def dpadmm_primal_update(data: StarData, w_tilde_prev, w_prev, gamma_prev, eta, *, rho: float = 0.1,
+                         lam_n: float = 1e-6, reg: str = "l2") -> np.ndarray:
+    """The noise-free DP-ADMM primal update (10a) for every agent and repeat: (R, n, d). Add N(0, sigma_{i,k}^2)
+    (``privacy.bounds.huang2019.sigma``) to get w-tilde_i^k (10b)."""
+    return dpadmm_primal(dpadmm_local_gradient(data, w_tilde_prev, reg, lam_n), w_tilde_prev, w_prev, gamma_prev,
+                         eta, rho)
+
+
+# --------------------------------------------------------------------------------------------------- exact local solves
+def _norms(v):
+    return np.sqrt((v * v).sum(axis=-1))
+
+
+def solve_local_l2(data: StarData, w_start, lin, center, *, quad: float, rho: float, tol: float = 1e-8,
+                   max_steps: int = 50, max_cg: int = 50):
+    """argmin_w (1/m) sum_j l(b_j a_j^T w) + (quad/2) ||w||^2 - <lin_i, w> + (rho/2) ||w - center||^2 for every agent
+    and repeat: the exact local step of Alg. 1 line 4 for l2 (quad = lambda/n, lin = gamma_i^{k-1}, center = w^{k-1}).
+
+    Newton's method (SPEC §2.2.1 [D]) from the warm start w_start (R, n, d), until every gradient norm is < tol
+    (at most max_steps), with a backtracking safeguard per agent. The Hessian (1/m) A_i^T diag(s(1-s)) A_i +
+    (quad + rho) I has condition number <= (quad + rho + 1/4)/(quad + rho) (~3.5 at rho = 0.1, since ||a|| <= 1), so
+    each Newton system is solved matrix-free by conjugate gradients to a relative residual of min(0.1, ||g||^0.5)
+    (exact Hessian-vector products, two sparse products each). This replaces a dense Hessian plus batched
+    np.linalg.solve: forming 1,000 Hessians of 104 x 104 costs ~40 sparse products' time per Newton step, a CG solve
+    ~6-10. Returns (w, newton steps, max final gradient norm).
+    """
+    center = center[..., None, :] if center.ndim == w_start.ndim - 1 else center
+    kappa = quad + rho
+    lin_c = lin + rho * center
+
+    def phi(w, z):
+        return loss(z).mean(axis=-1) + 0.5 * kappa * (w * w).sum(-1) - (lin_c * w).sum(-1)
+
+    w = w_start.copy()
+    z = data.margins(w)
+    f = phi(w, z)
+    gnorm = np.inf
+    for step in range(1, max_steps + 1):
+        sg = expit(-z)
+        g = data.tproduct(-data.b * sg) / data.m + kappa * w - lin_c
+        gn = _norms(g)
+        gnorm = float(gn.max())
+        if gnorm < tol:
+            return w, step - 1, gnorm
+        c = sg * (1.0 - sg)
+        p = _cg(lambda v: data.hvp(c, v) + kappa * v, g, np.minimum(0.1, np.sqrt(gn))[..., None], max_cg)
+        active = (gn >= tol)[..., None]
+        t = np.ones(w.shape[:-1] + (1,))
+        for _ in range(30):  # backtracking safeguard: halve the step of agents whose objective rose
+            w_new = np.where(active, w - t * p, w)
+            z_new = data.margins(w_new)
+            f_new = phi(w_new, z_new)
+            bad = f_new > f + 1e-12 * np.abs(f)
+            if not bad.any():
+                break
+            t = np.where(bad[..., None], 0.5 * t, t)
+        w, z, f = w_new, z_new, f_new
+        if not np.all(np.isfinite(w)):
+            raise FloatingPointError("the local Newton solve diverged (non-finite iterate)")
+    g = data.mean_grad(w, z) + kappa * w - lin_c
+    return w, max_steps, float(_norms(g).max())
+
+
+def _cg(hvp, g, forcing, max_iter):
+    """Solve H p = g for every (repeat, agent) by conjugate gradients; stop at ||r|| <= forcing ||g|| everywhere."""
+    p = np.zeros_like(g)
+    r = g.copy()
+    q = r.copy()
+    rr = (r * r).sum(-1, keepdims=True)
+    target = (forcing ** 2) * rr
+    for _ in range(max_iter):
+        Hq = hvp(q)
+        qHq = (q * Hq).sum(-1, keepdims=True)
+        a = np.divide(rr, qHq, out=np.zeros_like(rr), where=qHq > 0)
+        p += a * q
+        r -= a * Hq
+        rr_new = (r * r).sum(-1, keepdims=True)
+        if np.all(rr_new <= target):
+            break
+        q = r + np.divide(rr_new, rr, out=np.zeros_like(rr), where=rr > 0) * q
+        rr = rr_new
+    return p
+
+
+def solve_local_l1(data: StarData, w_start, lin, center, *, lam_n: float, rho: float, tol: float = 1e-8,
+                   max_iter: int = 500):
+    """argmin_w (1/m) sum_j l(b_j a_j^T w) - <lin_i, w> + (rho/2) ||w - center||^2 + (lambda/n) ||w||_1 for every
+    agent and repeat: the exact local step of Alg. 1 for l1 (SPEC §2.2.1 [D]).
+
+    Accelerated proximal gradient on the smooth part (step 1/L, L = max||a||^2/4 + rho; soft thresholding at
+    lambda/(n L)), with the constant momentum (sqrt(L) - sqrt(rho))/(sqrt(L) + sqrt(rho)) of strongly convex FISTA
+    (the smooth part is rho-strongly convex). Stops when every agent's step is < tol (at most max_iter).
+    Returns (w, iterations, max final step norm).
+    """
+    center = center[..., None, :] if center.ndim == w_start.ndim - 1 else center
+    lin_c = lin + rho * center
+    L = 0.25 * data.row_norm_max ** 2 + rho
+    beta = (np.sqrt(L) - np.sqrt(rho)) / (np.sqrt(L) + np.sqrt(rho))
+    w = w_start.copy()
+    w_old = w
+    change = np.inf
+    for it in range(1, max_iter + 1):
+        yv = w + beta * (w - w_old)
+        g = data.mean_grad(yv) + rho * yv - lin_c
+        w_old, w = w, regularizers.prox_l1(yv - g / L, lam_n / L)
+        change = float(_norms(w - w_old).max())
+        if not np.isfinite(change):
+            raise FloatingPointError("the local proximal-gradient solve diverged")
+        if change < tol:
+            return w, it, change
+    return w, max_iter, change
+
+
+# --------------------------------------------------------------------------------------------------- traces
+def _check_common(data: StarData, T: int, rho: float, lam_n: float, R: int):
+    if not isinstance(data, StarData):
+        raise TypeError("data must be a StarData (see star_data / split_star)")
+    if int(T) != T or T < 1:
+        raise ValueError(f"the number of iterations T must be a positive integer, got {T}")
+    if not rho > 0:
+        raise ValueError(f"the ADMM penalty rho must be > 0, got {rho}")
+    if not lam_n >= 0:
+        raise ValueError(f"lambda/n must be >= 0, got {lam_n}")
+    data.check_repeats(R)
+
+
+def _repeats(data: StarData, rngs, repeats) -> int:
+    if rngs is not None:
+        if len(rngs) < 1:
+            raise ValueError("give at least one generator (one per repeat)")
+        return len(rngs)
+    return int(repeats) if repeats is not None else data.D
+
+
+def _init(data: StarData, R: int, init: dict | None):
+    n, d = data.n, data.d
+    init = init or {}
+    w_hat = np.broadcast_to(np.asarray(init.get("w_tilde", 0.0), dtype=float), (R, n, d)).copy()
+    w = np.broadcast_to(np.asarray(init.get("w", 0.0), dtype=float), (R, d)).copy()
+    gamma = np.broadcast_to(np.asarray(init.get("gamma", 0.0), dtype=float), (R, n, d)).copy()
+    return w_hat, w, gamma
+
+
+class _Recorder:
+    """Per-iteration metrics of SPEC §2.5: EL (training, each agent's own shared model, no regulariser), test error
+    (mean over agents of the shared models; and of the global w^k), AOV = sum_i f_i(w-hat_i^k) + rho ||w-hat_i^k -
+    w^k|| with w-bar^k := w^k [D].
+
+    The agents' mean test error costs a (N_t x d) @ (d x n) product per repeat (13x the work of an iteration of
+    DP-ADMM at n = 100), so it is evaluated at k = 0, every `err_every` iterations and at k = T; other iterations
+    hold NaN. Everything else is recorded at every k.
+    """
+
+    def __init__(self, data: StarData, reg: str, lam_n: float, rho: float, on: bool, T: int, err_every: int = 1,
+                 shared: bool = False):
+        if int(err_every) != err_every or err_every < 1:
+            raise ValueError(f"err_every must be a positive integer, got {err_every}")
+        self.data, self.reg, self.lam_n, self.rho, self.on = data, reg, lam_n, rho, on
+        self.shared = shared  # every agent holds w (DPSGD): the agents' mean test error is that of w
+        self.T, self.err_every = T, int(err_every)
+        self.rows = {"el": [], "err": [], "err_global": [], "aov": []}
+        self.seconds = 0.0
+
+    def __call__(self, w_hat, w, k: int, z=None):
+        """Record at (w_hat, w) = iterate k; returns the margins at w_hat (for reuse by the next step) or None."""
+        if not self.on:
+            return None
+        t0 = time.perf_counter()
+        z = self.data.margins(w_hat) if z is None else z
+        ml = self.data.mean_loss(w_hat, z)
+        f = ml + self.lam_n * regularizers.value(self.reg, w_hat)
+        self.rows["el"].append(ml.mean(-1))
+        self.rows["aov"].append((f + self.rho * _norms(w_hat - w[..., None, :])).sum(-1))
+        if self.data.Xt is not None:
+            err_w = self.data.test_error(w)
+            if self.shared:
+                self.rows["err"].append(err_w)
+            elif k % self.err_every == 0 or k == self.T:
+                self.rows["err"].append(self.data.test_error(w_hat).mean(-1))
+            else:
+                self.rows["err"].append(np.full(w.shape[0], np.nan))
+            self.rows["err_global"].append(err_w)
+        self.seconds += time.perf_counter() - t0
+        return z
+
+    def traces(self):
+        return {k: np.stack(v, axis=1) for k, v in self.rows.items() if v}
+
+
+def _history(rec: _Recorder, t_start: float, meta: dict) -> History:
+    wall = time.perf_counter() - t_start
+    # with record=False the loop is training alone; with traces on, DP-ADMM reuses the recorder's margins, so only
+    # the total is meaningful
+    meta = {**meta, "wall_time_s": wall, "train_time_s": None if rec.on else wall, "metric_time_s": rec.seconds}
+    return History(rec.traces(), meta)
+
+
+# --------------------------------------------------------------------------------------------------- algorithms
+def _exact_step(data, reg, w_start, gamma, w, rho, lam_n, tol, max_inner, lin_extra=None, quad_extra=0.0):
+    lin = gamma if lin_extra is None else gamma + lin_extra
+    if reg == "l2":
+        return solve_local_l2(data, w_start, lin, w, quad=lam_n + quad_extra, rho=rho, tol=tol,
+                              max_steps=max_inner or 50)
+    if quad_extra or lin_extra is not None:
+        raise ValueError("perturbed local solves are defined for l2 only")
+    return solve_local_l1(data, w_start, lin, w, lam_n=lam_n, rho=rho, tol=tol, max_iter=max_inner or 500)
+
+
+def _admm_loop(data, *, reg, T, rho, lam_n, R, record, init, tol, max_inner, share, perturb=None, err_every=1):
+    """Alg. 1 / Alg. 2 / DVP: exact local solve (line 4), optional output noise `share`, aggregation, dual step."""
+    regularizers.check(reg)
+    _check_common(data, T, rho, lam_n, R)
+    w_local, w, gamma = _init(data, R, init)
+    rec = _Recorder(data, reg, lam_n, rho, record, T, err_every)
+    t0 = time.perf_counter()
+    rec(w_local, w, 0)
+    inner_max = 0
+    res_max = 0.0
+    for k in range(1, T + 1):
+        lin_extra, quad_extra = perturb(k) if perturb else (None, 0.0)
+        w_local, inner, res = _exact_step(data, reg, w_local, gamma, w, rho, lam_n, tol, max_inner, lin_extra,
+                                          quad_extra)
+        inner_max, res_max = max(inner_max, inner), max(res_max, res)
+        w_hat = share(k, w_local) if share else w_local
+        w_new = aggregate(w_hat, gamma, rho)
+        gamma = dual_update(gamma, w_hat, w_new, rho)
+        w = w_new
+        rec(w_hat, w, k)
+    meta = {"w_tilde": w_hat if T else w_local, "w_local": w_local, "w": w, "gamma": gamma, "T": T,
+            "inner_steps_max": inner_max, "inner_residual_max": res_max}
+    return rec, t0, meta
+
+
+def admm(data: StarData, *, reg: str, T: int, rho: float = 0.1, lam_n: float = 1e-6, repeats: int | None = None,
+         tol: float = 1e-8, max_inner: int | None = None, record: bool = True, init: dict | None = None,
+         err_every: int = 1) -> History:
+    """Algorithm 1 (non-private ADMM, baseline (2)) with exact local solves: Newton for l2, accelerated proximal
+    gradient for l1 (SPEC §2.2.1 [D], tol 1e-8). AOV uses w_i^k in place of w-tilde_i^k."""
+    R = _repeats(data, None, repeats)
+    rec, t0, meta = _admm_loop(data, reg=reg, T=T, rho=rho, lam_n=lam_n, R=R, record=record, init=init, tol=tol,
+                               max_inner=max_inner, share=None, err_every=err_every)
+    return _history(rec, t0, meta)
+
+
+def pvp(data: StarData, *, T: int, rngs: Sequence[np.random.Generator], sigma: float | None = None,
+        epsilon: float | None = None, delta: float | None = None, noise_multiplier: float | None = None,
+        rho: float = 0.1, lam_n: float = 1e-6, c1: float = hb.C1, tol: float = 1e-8, max_inner: int | None = None,
+        record: bool = True, init: dict | None = None, err_every: int = 1) -> History:
+    """Algorithm 2 (ADMM with primal variable perturbation, baseline (3), l2 only): w-tilde_i^k = w_i^k +
+    N(0, sigma_i^2 I) with constant sigma_i (line 5), and w-tilde replaces w_i in lines 7 and 9.
+
+    Give `sigma` directly, or (epsilon, delta), or the noise multiplier z: sigma_i = z 2 c_1 / ((lambda/n + rho) m_i)
+    (§III-A). The next local solve is warm-started at the agent's own noise-free w_i^k.
+    """
+    given = [sigma is not None, epsilon is not None or delta is not None, noise_multiplier is not None]
+    if sum(given) != 1:
+        raise ValueError("give exactly one of sigma, (epsilon, delta) or noise_multiplier")
+    z = None
+    if sigma is None:
+        if epsilon is not None:
+            check_epsilon_delta(epsilon, delta, max_epsilon=1.0)
+        sigma = hb.pvp_sigma(data.m, rho, lam_n, epsilon, delta, z=noise_multiplier, c1=c1)
+        z = hb.noise_multiplier(epsilon, delta) if noise_multiplier is None else noise_multiplier
+    if not np.isfinite(sigma) or sigma < 0:
+        raise ValueError(f"sigma must be >= 0, got {sigma}")
+    _check_private_data(data, c1)
+    R = _repeats(data, rngs, None)
+
+    def share(k, w_local):
+        return w_local + stacked_normal(rngs, (data.n, data.d), sigma)
+
+    rec, t0, meta = _admm_loop(data, reg="l2", T=T, rho=rho, lam_n=lam_n, R=R, record=record, init=init, tol=tol,
+                               max_inner=max_inner, share=share, err_every=err_every)
+    meta.update(sigma=float(sigma), noise_multiplier=z, epsilon=epsilon, delta=delta)
+    return _history(rec, t0, meta)
+
+
+def dvp(data: StarData, *, T: int, rngs: Sequence[np.random.Generator], epsilon: float, rho: float = 0.1,
+        lam_n: float = 1e-6, c: float = 0.25, tol: float = 1e-8, max_inner: int | None = None, record: bool = True,
+        init: dict | None = None, err_every: int = 1) -> History:
+    """ADMM with dual variable perturbation (Zhang & Zhu 2017 [17], baseline (4)) on the star network, SPEC §2.2.4 [D]:
+    pure epsilon-DP per iteration by objective perturbation. Each iteration, agent i draws b with density
+    ~ exp(-(eps'/2) ||b||) and solves w_i^k = argmin f_i(w) + (Delta/2)||w||^2 + (1/m) b^T w - <gamma_i^{k-1},
+    w - w^{k-1}> + (rho/2)||w - w^{k-1}||^2 exactly (i.e. the dual gamma_i is perturbed by -b/m inside the solve);
+    w_i^k is shared as is, and aggregation / dual step use the unperturbed gamma (l2 only)."""
+    check_epsilon_delta(epsilon)
+    _check_private_data(data, 1.0)  # Chaudhuri et al.'s calibration assumes ||a|| <= 1
+    cal = hb.dvp_calibration(epsilon, data.m, lam_n, rho, c)
+    R = _repeats(data, rngs, None)
+
+    def perturb(k):
+        bnoise = stacked_gamma_norm(rngs, data.d, cal["alpha"], size=(data.n,))
+        return -bnoise / data.m, cal["Delta"]
+
+    rec, t0, meta = _admm_loop(data, reg="l2", T=T, rho=rho, lam_n=lam_n, R=R, record=record, init=init, tol=tol,
+                               max_inner=max_inner, share=None, perturb=perturb, err_every=err_every)
+    meta.update(epsilon=epsilon, **cal)
+    return _history(rec, t0, meta)
+
+
+def _check_private_data(data: StarData, c1: float | None):
+    if c1 is not None and data.row_norm_max > c1 * (1 + 1e-9):
+        raise ValueError(f"the sensitivity (11) assumes ||l'|| <= c_1 = {c1}, i.e. every ||a_ij|| <= c_1, but the "
+                         f"largest row norm is {data.row_norm_max:.6g}; normalise the rows (SPEC §1.1) or raise c_1")
+
+
+def dpadmm(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Generator] | None = None,
+           epsilon: float | None = None, delta: float | None = None, noise_multiplier: float | None = None,
+           rho: float = 0.1, lam_n: float = 1e-6, eta=None, c1: float = hb.C1, c_w: float | None = None,
+           add_noise: bool = True, record: bool = True, init: dict | None = None, err_every: int = 1) -> History:
+    """Algorithm 3 (DP-ADMM): for k = 1..T, every agent computes the closed-form primal step (10a) = (12a)
+    ((38a) for l1 with R' = sgn, (39a) for l2 with R' = w), adds xi_i^k ~ N(0, sigma_{i,k}^2 I) (10b) with
+    sigma_{i,k} = z 2 c_1 / (m_i (rho + 1/eta_i^k)) (eq. (14); i.i.d. entries, SPEC §1.3), the aggregator forms w^k
+    (10c), and the agents update gamma_i^k (10d). Initialisation w^0 = w-tilde^0 = gamma^0 = 0 [D].
+
+    Privacy: (epsilon, delta) per iteration (Theorem 1), or the noise multiplier z = sigma/Delta directly.
+    Step sizes: Theorem 3 (29) for l1 (c_w = 23), Theorem 4 (34) for l2 (c_w = 89), computed from the same z, unless
+    `eta` is given (shape (T,) or (T, n)). `add_noise=False` keeps the schedule and drops the noise.
+    """
+    regularizers.check(reg)
+    if epsilon is not None or delta is not None:
+        if noise_multiplier is not None:
+            raise ValueError("give either (epsilon, delta) or noise_multiplier, not both")
+        check_epsilon_delta(epsilon, delta, max_epsilon=1.0)  # Theorem 1 needs eps in (0, 1]
+        z = hb.noise_multiplier(epsilon, delta)
+    elif noise_multiplier is not None:
+        z = float(noise_multiplier)
+        if not np.isfinite(z) or z < 0:
+            raise ValueError(f"the noise multiplier must be >= 0, got {noise_multiplier}")
+    else:
+        raise ValueError("give the per-iteration (epsilon, delta) or the noise multiplier z")
+    add_noise = add_noise and z > 0
+    if add_noise:
+        if rngs is None:
+            raise ValueError("a noisy run needs `rngs`, one numpy Generator per repeat (repro_dpadmm.rng)")
+        _check_private_data(data, c1)
+    R = _repeats(data, rngs, None)
+    _check_common(data, T, rho, lam_n, R)
+    n, d = data.n, data.d
+    if eta is None:
+        consts = {"c_w": c_w} if c_w is not None else {}
+        eta = hb.eta_schedule(reg, T, data.m, z=z, lam_n=lam_n, d=d, c1=c1, **consts)
+    eta = np.asarray(eta, dtype=float)
+    if eta.shape not in ((T,), (T, n)) or np.any(~np.isfinite(eta)) or np.any(eta <= 0):
+        raise ValueError(f"eta must be positive with shape (T,) = ({T},) or (T, n) = ({T}, {n}); got {eta.shape}")
+    sig = hb.sigma(data.m, rho, eta, z=z, c1=c1) if add_noise else np.zeros_like(eta)
+
+    w_tilde, w, gamma = _init(data, R, init)
+    w_local = w_tilde
+    rec = _Recorder(data, reg, lam_n, rho, record, T, err_every)
+    t0 = time.perf_counter()
+    z_cache = rec(w_tilde, w, 0)
+    for k in range(1, T + 1):
+        g = dpadmm_local_gradient(data, w_tilde, reg, lam_n, z_cache)  # margins reused from the recorder
+        w_local = dpadmm_primal(g, w_tilde, w, gamma, eta[k - 1], rho)  # (10a)
+        if add_noise:
+            s = sig[k - 1]
+            w_tilde = w_local + stacked_normal(rngs, (n, d), s[:, None] if np.ndim(s) else s)  # (10b)
+        else:
+            w_tilde = w_local
+        w_new = aggregate(w_tilde, gamma, rho)  # (10c)
+        gamma = dual_update(gamma, w_tilde, w_new, rho)  # (10d)
+        w = w_new
+        z_cache = rec(w_tilde, w, k)
+    meta = {"w_tilde": w_tilde, "w_local": w_local, "w": w, "gamma": gamma, "T": T, "eta": eta, "sigma": sig,
+            "noise_multiplier": z, "epsilon": epsilon, "delta": delta, "add_noise": add_noise}
+    return _history(rec, t0, meta)

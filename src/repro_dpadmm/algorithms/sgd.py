@@ -1,0 +1,124 @@
+"""Distributed DPSGD on a star network: baseline (5) of Huang et al. 2019 ("DPSGD in [20] for distributed settings").
+
+SPEC §2.2.5 [D]. The paper gives only "learning rate 0.1" and "sampling ratio 1" (full local batches, so no
+subsampling amplification). Every agent holds the global w^{k-1} and sends its clipped mean gradient plus Gaussian
+noise, g-tilde_i = (1/m_i) sum_j clip_C(grad l(a_ij, b_ij, w^{k-1})) + N(0, sigma^2 I), sigma = 2 C z / m_i (the
+Gaussian mechanism on a mean of clipped gradients under replace-one, z = sqrt(2 ln(1.25/delta))/eps, C = c_1 = 1, a
+no-op clip when ||a|| <= 1). The aggregator then updates
+
+* average convention [D, default]: w^k = w^{k-1} - lr [ (1/n) sum_i g-tilde_i + (lambda/n) R'(w^{k-1}) ],
+* sum convention [D-alt] (the gradient of objective (1)): w^k = w^{k-1} - lr sum_i (g-tilde_i + (lambda/n) R'(w^{k-1})).
+
+SPEC §2.2.5 warns that the convention decides "DP-ADMM outperforms DPSGD": both are offered. Per-iteration privacy is
+(eps, delta) with the same noise multiplier as DP-ADMM, so the totals (eps-bar) are the same.
+
+API
+---
+``dpsgd(data, reg=, T=, rngs=, epsilon=, delta= | noise_multiplier= | sigma=, lr=0.1, convention='average')``
+returns a History with the traces of ``consensus`` ('el', 'err', 'err_global', 'aov'; every agent's model is w^k) and
+meta 'w' (R, d), 'sigma', 'noise_multiplier'. Single steps for callers that add the noise themselves:
+``local_gradients(data, w, clip)`` (the noiseless per-agent g_i, (R, n, d)), ``noiseless_step(data, w, ...)`` (the
+noiseless aggregated gradient and the next w), ``update(w, g_tilde, ...)`` (the aggregator step), ``sigma(m, ...)``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.special import expit
+
+from ..history import History
+from ..privacy.bounds import huang2019 as hb
+from ..privacy.mechanisms import check_epsilon_delta
+from ..problems import regularizers
+from ..rng import stacked_normal
+from .consensus import StarData, _check_common, _Recorder, _history, _repeats
+
+CONVENTIONS = ("average", "sum")
+
+
+def sigma(m, epsilon=None, delta=None, *, z=None, clip: float = hb.C1):
+    """sigma = 2 C sqrt(2 ln(1.25/delta)) / (m eps) = 2 C z / m: Gaussian mechanism on a mean of m clipped gradients."""
+    return hb._z(epsilon, delta, z) * 2.0 * clip / np.asarray(m, dtype=float)
+
+
+def local_gradients(data: StarData, w: np.ndarray, clip: float | None = hb.C1, z: np.ndarray | None = None) -> np.ndarray:
+    """g_i = (1/m) sum_j clip_C(grad l(a_ij, b_ij, w)) at the common model w (R, d): (R, n, d).
+
+    The per-example gradient -b a sigma(-b w^T a) has norm sigma(-z)||a||, so clipping to C is a per-sample scale
+    min(1, C / (sigma(-z) ||a||)) (Abadi et al. 2016); `clip=None` switches it off. `z`: margins at w if known.
+    """
+    if z is None:
+        z = data.margins(np.broadcast_to(w[:, None, :], (w.shape[0], data.n, data.d)))
+    s = expit(-z)
+    if clip is not None:
+        s = s * np.minimum(1.0, clip / np.maximum(s * data.row_norms, 1e-300))
+    return data.tproduct(-data.b * s) / data.m
+
+
+def update(w: np.ndarray, g_tilde: np.ndarray, *, lr: float, lam_n: float, reg: str,
+           convention: str = "average") -> np.ndarray:
+    """The aggregator step from the agents' (noisy) gradients g_tilde (R, n, d): w^k (R, d) (SPEC §2.2.5)."""
+    r = lam_n * regularizers.subgradient(reg, w)
+    if convention == "average":
+        return w - lr * (g_tilde.mean(axis=-2) + r)
+    if convention == "sum":
+        n = g_tilde.shape[-2]
+        return w - lr * (g_tilde.sum(axis=-2) + n * r)
+    raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
+
+
+def noiseless_step(data: StarData, w: np.ndarray, *, lr: float = 0.1, lam_n: float = 1e-6, reg: str = "l2",
+                   convention: str = "average", clip: float | None = hb.C1):
+    """One DPSGD iteration without noise: (the per-agent gradients (R, n, d), the next w (R, d))."""
+    g = local_gradients(data, w, clip)
+    return g, update(w, g, lr=lr, lam_n=lam_n, reg=reg, convention=convention)
+
+
+def dpsgd(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Generator] | None = None,
+          epsilon: float | None = None, delta: float | None = None, noise_multiplier: float | None = None,
+          sigma_value: float | None = None, lr: float = 0.1, convention: str = "average", lam_n: float = 1e-6,
+          rho: float = 0.1, clip: float | None = hb.C1, record: bool = True, init=None, err_every: int = 1) -> History:
+    """Distributed DPSGD (SPEC §2.2.5) for T iterations from w^0 = 0 [D]. Give (epsilon, delta), the noise multiplier
+    z, or `sigma_value` directly (0 runs non-private gradient descent). `rho` only enters the AOV trace (the
+    consensus penalty is 0: all agents hold w^k)."""
+    regularizers.check(reg)
+    if convention not in CONVENTIONS:
+        raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
+    if not lr > 0:
+        raise ValueError(f"the learning rate must be > 0, got {lr}")
+    given = [epsilon is not None or delta is not None, noise_multiplier is not None, sigma_value is not None]
+    if sum(given) != 1:
+        raise ValueError("give exactly one of (epsilon, delta), noise_multiplier or sigma_value")
+    z = None
+    if sigma_value is None:
+        if epsilon is not None:
+            check_epsilon_delta(epsilon, delta, max_epsilon=1.0)
+        if clip is None:
+            raise ValueError("a calibrated DPSGD needs a clipping bound (clip)")
+        s = float(sigma(data.m, epsilon, delta, z=noise_multiplier, clip=clip))
+        z = hb._z(epsilon, delta, noise_multiplier)
+    else:
+        s = float(sigma_value)
+        if not np.isfinite(s) or s < 0:
+            raise ValueError(f"sigma must be >= 0, got {sigma_value}")
+    if s > 0 and rngs is None:
+        raise ValueError("a noisy run needs `rngs`, one numpy Generator per repeat")
+    R = _repeats(data, rngs, None)
+    _check_common(data, T, rho, lam_n, R)
+    n, d = data.n, data.d
+    w = np.broadcast_to(np.asarray(0.0 if init is None else init, dtype=float), (R, d)).copy()
+    rec = _Recorder(data, reg, lam_n, rho, record, T, err_every, shared=True)
+    t0 = time.perf_counter()
+    z = rec(np.broadcast_to(w[:, None, :], (R, n, d)), w, 0)
+    for k in range(1, T + 1):
+        g = local_gradients(data, w, clip, z)  # margins reused from the recorder
+        if s > 0:
+            g = g + stacked_normal(rngs, (n, d), s)
+        w = update(w, g, lr=lr, lam_n=lam_n, reg=reg, convention=convention)
+        z = rec(np.broadcast_to(w[:, None, :], (R, n, d)), w, k)
+    meta = {"w": w, "w_tilde": np.broadcast_to(w[:, None, :], (R, n, d)).copy(), "T": T, "sigma": s,
+            "noise_multiplier": z, "epsilon": epsilon, "delta": delta, "lr": lr, "convention": convention}
+    return _history(rec, t0, meta)
