@@ -94,7 +94,7 @@ def test_solve_rejects_unreachable_targets_and_bad_brackets():
         calibrate.solve(lambda x: x, 1.0, lo=2.0, hi=1.0, increasing=True)
 
 
-@pytest.mark.parametrize("method", ["huang_dvp", "zhang_dvp", "zhang_radmm", "xu_dpadmm", "xu_dpaccadmm"])
+@pytest.mark.parametrize("method", ["huang_dpadmm", "huang_dvp", "zhang_dvp", "zhang_radmm", "xu_dpadmm"])
 def test_bisection_meets_each_level_within_one_percent(method):
     """At paper scale, every level: tight epsilon in [0.99 level, level], re-computed independently of the solver."""
     ctx = fm.context(PARAMS)
@@ -161,6 +161,20 @@ def test_l2_problem_prox_and_xu_admm_reach_the_l2_optimum():
     assert np.allclose(acc.x_T[0], opt, atol=1e-4)
 
 
+@pytest.mark.mirror
+def test_huang_star_data_uses_the_shared_splits(processed_root):
+    p = tiny_params()
+    X, y, splits = bf.data(p, processed_root)
+    rngs = bf._rngs(p, "huang_dpadmm", "eps1", "huang")
+    data = fm.star_from_splits(X, y, splits, p["huang"]["agents"], rngs["agents"])
+    assert data.D == len(splits) and data.n == p["huang"]["agents"] and data.n * data.m == p["n_train"]
+    for r, (tr, te) in enumerate(splits):
+        np.testing.assert_array_equal(data.y_test[r], y[te])
+        assert sorted(data.b[r].ravel().tolist()) == sorted(y[tr].tolist())
+    Xs, _ = data.training_rows()
+    assert Xs.shape == (len(splits) * p["n_train"], X.shape[1])
+
+
 # ------------------------------------------------------------------------------------------------- parameters
 @pytest.mark.parametrize("change, message", [
     ({"levels": [0.1, -1.0]}, "levels must be positive"),
@@ -197,7 +211,8 @@ def _fake_jobs(params):
                 cal.update(tight_eps=None, tight_eps_without_u0=1.6 * v, paper_eps=float(v), rel_gap=None)
             jobs[(method, fm.level_key(v))] = {"calibration": cal, "test_error": list(0.2 + 0.01 * rng.random(3)),
                                                "train_objective": [0.4] * 3, "wall_time_s": 1.0}
-    jobs[bf.FLOOR] = {"test_error": [0.15, 0.151, 0.149], "train_objective": [0.32] * 3, "wall_time_s": 1.0}
+    jobs[bf.FLOOR] = {"test_error": [0.15, 0.151, 0.149], "train_objective": [0.32] * 3, "wall_time_s": 1.0,
+                      "trivial_error": [0.25, 0.24, 0.245]}
     return jobs
 
 
@@ -232,7 +247,7 @@ def tiny_params(**over):
 
 
 @pytest.mark.mirror
-@pytest.mark.parametrize("method", ["zhang_dvp", "xu_dpaccadmm_paper"])
+@pytest.mark.parametrize("method", ["huang_dpadmm", "huang_dvp", "zhang_dvp", "xu_dpaccadmm_paper"])
 def test_jobs_are_deterministic_per_seed(processed_root, method):
     p = tiny_params(seed=0)
     a = bf.run_job(method, "eps1", p, processed_root)

@@ -117,14 +117,20 @@ def run_job(method: str, level: str, params: dict, root: Path | None = None) -> 
     """One (method, level) of the grid, or the non-private floor: calibrate, run every repeat, evaluate."""
     check_params(params)
     ctx = fm.context(params)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     X, y, splits = data(params, root)
     base = {"method": method, "level": level, "params_hash": canonical_hash(job_params(params)),
             "repeats": len(splits)}
     if (method, level) == FLOOR:
+        from ..algorithms.centralized import newton_l2
+
         with threadpool_limits(limits=int(params.get("blas_threads", 1))):
-            models = np.stack([_nonprivate_optimum(X[tr], y[tr], ctx.lam) for tr, _ in splits])[:, None, :]
-        return {**base, **_evaluate(models, X, y, splits, ctx.lam), "wall_time_s": time.perf_counter() - t0}
+            # HUANG's centralised baseline (1): the same objective on all training rows, solved to ||grad|| < 1e-10
+            models = np.stack([newton_l2(sp.csr_matrix(X[tr]), y[tr], ctx.lam) for tr, _ in splits])[:, None, :]
+        # the majority-class classifier (the training split's majority label): what a model that learnt nothing gets
+        trivial = [float(np.mean(y[te] != (1.0 if np.mean(y[tr] > 0) > 0.5 else -1.0))) for tr, te in splits]
+        return {**base, **_evaluate(models, X, y, splits, ctx.lam), "trivial_error": trivial,
+                "wall_time_s": time.perf_counter() - t0, "cpu_time_s": time.process_time() - c0}
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; known: {list(METHODS)} and {FLOOR[0]!r}")
     levels = {level_key(v): float(v) for v in params["levels"]}
@@ -139,15 +145,8 @@ def run_job(method: str, level: str, params: dict, root: Path | None = None) -> 
     with threadpool_limits(limits=int(params.get("blas_threads", 1))):
         models = runner(method, cal, splits, X, y, ctx, rngs)
     return {**base, "calibration": cal, **_evaluate(models, X, y, splits, ctx.lam),
-            "calibration_time_s": cal_time, "wall_time_s": time.perf_counter() - t0}
-
-
-def _nonprivate_optimum(X, y, lam: float, tol: float = 1e-10) -> np.ndarray:
-    """argmin mean loss + (lam/2)||w||^2 by Newton's method (the floor of the frontier)."""
-    from ..algorithms.decentralized import centralized_optimum, node_data
-
-    # one node with C = 1, rho = lam: ZKL's eq. (1) is then exactly this objective (reuses its exact Newton solver)
-    return centralized_optimum(node_data(X, y, [np.arange(len(y))]), C=1.0, rho=lam, tol=tol)
+            "calibration_time_s": cal_time, "wall_time_s": time.perf_counter() - t0,
+            "cpu_time_s": time.process_time() - c0}
 
 
 def write_job(result: dict, path: str | Path) -> Path:
@@ -206,11 +205,13 @@ def summarise(jobs: dict, params: dict) -> dict:
             err = np.asarray(job["test_error"])
             rows.append({
                 "method": method, "label": m.label, "paper": m.paper, "kind": m.kind, "level": level,
+                "distributed": m.distributed,
                 "target": float(v), "noise_name": cal["noise_name"], "noise": cal["noise"], "C": cal.get("C"),
                 "accounting": cal["accounting"], "paper_accounting": m.paper_accounting,
                 "tight_eps": cal.get("tight_eps"), "paper_eps": cal.get("paper_eps"), "rdp_eps": cal.get("rdp_eps"),
                 "tight_eps_without_u0": cal.get("tight_eps_without_u0"), "certifiable": bool(cal["certifiable"]),
-                "rel_gap": cal.get("rel_gap"), "err_mean": float(err.mean()), "err_std": float(err.std()),
+                "rel_gap": cal.get("rel_gap"), "err": err.tolist(), "err_mean": float(err.mean()),
+                "err_std": float(err.std()),
                 "err_min": float(err.min()), "err_max": float(err.max()),
                 "obj_mean": float(np.mean(job["train_objective"])), "wall_time_s": float(job["wall_time_s"]),
                 "calibration_time_s": float(job.get("calibration_time_s", 0.0)),
@@ -219,19 +220,30 @@ def summarise(jobs: dict, params: dict) -> dict:
     ferr = np.asarray(f["test_error"])
     floor = {"err_mean": float(ferr.mean()), "err_std": float(ferr.std()), "err_min": float(ferr.min()),
              "err_max": float(ferr.max()), "obj_mean": float(np.mean(f["train_objective"])),
+             "trivial_err": list(f["trivial_error"]), "trivial_mean": float(np.mean(f["trivial_error"])),
              "wall_time_s": float(f["wall_time_s"])}
     return {"rows": rows, "floor": floor}
 
 
-def winners(summary: dict, params: dict) -> dict:
-    """Per level: the sound methods (certifiable) ranked by mean test error."""
+def winners(summary: dict, params: dict, distributed_only: bool = False) -> dict:
+    """Per level: the sound methods (certifiable), or only the distributed ones, ranked by mean test error."""
     out = {}
     for v in params["levels"]:
         level = level_key(v)
-        ranked = sorted((r for r in summary["rows"] if r["level"] == level and r["certifiable"]),
-                        key=lambda r: r["err_mean"])
+        ranked = sorted((r for r in summary["rows"] if r["level"] == level and r["certifiable"]
+                         and (r["distributed"] or not distributed_only)), key=lambda r: r["err_mean"])
         out[level] = ranked
     return out
+
+
+def separated(err_a, err_b, z: float = 2.0) -> bool:
+    """Whether method a's test error is below b's by more than `z` standard errors of the mean paired difference
+    over the repeats (both ran on the same split in every repeat). Fewer than 2 repeats: never."""
+    d = np.asarray(err_b, dtype=float) - np.asarray(err_a, dtype=float)
+    if d.size < 2:
+        return False
+    se = d.std(ddof=1) / np.sqrt(d.size)
+    return bool(d.mean() > z * se) if se > 0 else bool(d.mean() > 0)
 
 
 def metrics(summary: dict, params: dict) -> dict:
@@ -244,7 +256,7 @@ def metrics(summary: dict, params: dict) -> dict:
            "highest_level": max(map(float, params["levels"])), "pure_composition": params.get("pure_composition",
                                                                                               "optimal"),
            "floor.test_error_mean": floor["err_mean"], "floor.test_error_std": floor["err_std"],
-           "floor.train_objective_mean": floor["obj_mean"]}
+           "floor.train_objective_mean": floor["obj_mean"], "trivial.test_error_mean": floor["trivial_mean"]}
     for r in rows:
         k = f"{r['method']}.{r['level']}"
         out[f"err.{k}"] = r["err_mean"]
@@ -266,21 +278,25 @@ def metrics(summary: dict, params: dict) -> dict:
     out["calibration.max_rel_gap"] = max(gaps) if gaps else None
     out["calibration.max_excess"] = max(r["tight_eps"] / r["target"] - 1 for r in sound) if sound else None
     out["calibration.jobs"] = len(sound)
-    win = winners(summary, params)
-    for level, ranked in win.items():
-        if ranked:
-            out[f"winner.{level}"] = ranked[0]["method"]
-            out[f"winner_err.{level}"] = ranked[0]["err_mean"]
-            out[f"winner_gap_to_floor.{level}"] = ranked[0]["err_mean"] - floor["err_mean"]
-        if len(ranked) > 1:
-            out[f"runner_up.{level}"] = ranked[1]["method"]
-            out[f"winner_margin.{level}"] = ranked[1]["err_mean"] - ranked[0]["err_mean"]
+    for prefix, only in (("", False), ("distributed.", True)):
+        for level, ranked in winners(summary, params, only).items():
+            if ranked:
+                out[f"{prefix}winner.{level}"] = ranked[0]["method"]
+                out[f"{prefix}winner_err.{level}"] = ranked[0]["err_mean"]
+                out[f"{prefix}winner_gap_to_floor.{level}"] = ranked[0]["err_mean"] - floor["err_mean"]
+                out[f"{prefix}winner_beats_trivial.{level}"] = separated(ranked[0]["err"], floor["trivial_err"])
+            if len(ranked) > 1:
+                out[f"{prefix}runner_up.{level}"] = ranked[1]["method"]
+                out[f"{prefix}winner_margin.{level}"] = ranked[1]["err_mean"] - ranked[0]["err_mean"]
+                out[f"{prefix}winner_separated.{level}"] = separated(ranked[0]["err"], ranked[1]["err"])
+    for level, ranked in winners(summary, params, distributed_only=True).items():
         for kind in ("gaussian", "pure"):
             best = [r for r in ranked if r["kind"] == kind]
             if best:
                 out[f"best_err.{kind}.{level}"] = best[0]["err_mean"]
     for role, level in (("lowest", lo), ("highest", hi)):
-        for key in ("winner", "winner_err", "winner_gap_to_floor", "best_err.gaussian", "best_err.pure"):
+        for key in ("winner", "winner_err", "winner_gap_to_floor", "best_err.gaussian", "best_err.pure",
+                    "distributed.winner", "distributed.winner_err", "distributed.winner_beats_trivial"):
             if f"{key}.{level}" in out:
                 out[f"{key}.{role}"] = out[f"{key}.{level}"]
     both = [lv for lv in levels if f"best_err.gaussian.{lv}" in out and f"best_err.pure.{lv}" in out]
@@ -332,37 +348,65 @@ def table_markdown(summary: dict, params: dict) -> str:
                      f"{r['err_mean']:.4f} ± {r['err_std']:.4f} |")
     f = summary["floor"]
     lines.append(f"| non-private optimum | ∞ | — | — | — | — | {f['err_mean']:.4f} ± {f['err_std']:.4f} |")
+    lines.append(f"| majority class | 0 | — | — | — | — | {f['trivial_mean']:.4f} |")
     return "\n".join(lines)
 
 
 def conclusions(m: dict, summary: dict, params: dict) -> str:
-    """The closing text, every number from the metrics."""
+    """The closing text (markdown paragraphs), every number from the metrics and the summary."""
     labels = {k: v.label for k, v in METHODS.items()}
     levels = [level_key(v) for v in params["levels"]]
-    parts = []
-    wins = [f"ε = {float(lv[3:]):g}: **{labels[m[f'winner.{lv}']]}** ({m[f'winner_err.{lv}']:.4f}"
-            + (f"; next {labels[m[f'runner_up.{lv}']]}, +{m[f'winner_margin.{lv}']:.4f}" if f"runner_up.{lv}" in m
-               else "") + ")" for lv in levels if f"winner.{lv}" in m]
-    parts.append(f"Lowest mean test error among methods with a sound guarantee (δ = {m['delta']:g}, "
-                 f"{m['repeats']} repeats): " + "; ".join(wins)
-                 + f". Non-private floor: {m['floor.test_error_mean']:.4f}.")
+
+    def win(prefix, lv):
+        if f"{prefix}winner.{lv}" not in m:
+            return None
+        text = f"ε = {float(lv[3:]):g}: **{labels[m[f'{prefix}winner.{lv}']]}** ({m[f'{prefix}winner_err.{lv}']:.4f}"
+        if f"{prefix}runner_up.{lv}" in m:
+            sep = "" if m[f"{prefix}winner_separated.{lv}"] else ", not separated over the repeats"
+            text += (f"; next {labels[m[f'{prefix}runner_up.{lv}']]}, +{m[f'{prefix}winner_margin.{lv}']:.4f}"
+                     f"{sep}")
+        if not m[f"{prefix}winner_beats_trivial.{lv}"]:
+            text += "; no better than the majority class"
+        return text + ")"
+
+    parts = [f"**Winners** (lowest mean test error among the methods with a sound guarantee, δ = {m['delta']:g}, "
+             f"{m['repeats']} repeats): " + "; ".join(w for w in (win("", lv) for lv in levels) if w)
+             + f". Non-private optimum: {m['floor.test_error_mean']:.4f}; majority class: "
+             f"{m['trivial.test_error_mean']:.4f}."]
+    dist = [w for w in (win("distributed.", lv) for lv in levels) if w]
+    if dist:
+        parts.append("XU's algorithms are centralised (one curator holds all the records, so a record moves the "
+                     "gradient 100x less than it moves an agent's 400-record average); **among the distributed "
+                     "methods**, where every agent protects its own records: " + "; ".join(dist) + ".")
     if "gaussian_beats_pure.levels" in m:
-        parts.append(f"The best Gaussian-mechanism method beats the best pure-DP method at "
+        parts.append(f"Among the distributed methods, the best Gaussian-mechanism one (HUANG DP-ADMM, PVP, DPSGD) "
+                     f"beats the best pure-ε one (HUANG DVP, ZKL PP, DVP, R-ADMM) at "
                      f"{m['gaussian_beats_pure.levels']} of {len(levels)} levels.")
-    if "paper_over_tight.zhang.min" in m:
-        parts.append(f"ZKL's own bound P(T) (a sum over iterations) states {m['paper_over_tight.zhang.min']:.2f}-"
-                     f"{m['paper_over_tight.zhang.max']:.2f}x the total that the optimal composition of the same "
-                     "per-iteration bounds certifies.")
+    flat = []
+    for method in params["methods"]:
+        rows = [r for r in summary["rows"] if r["method"] == method and r["certifiable"]]
+        if len(rows) > 1:
+            errs = [r["err_mean"] for r in rows]
+            if max(errs) - min(errs) < 0.005:
+                flat.append(f"{labels[method]} ({min(errs):.4f}-{max(errs):.4f})")
+    if flat:
+        parts.append("Within 0.005 at every level, i.e. limited by the optimiser (step size, T = "
+                     f"{m['iterations']}), not by the noise: " + ", ".join(flat) + ".")
     if "paper_over_tight.huang.min" in m:
-        parts.append(f"HUANG's accounting (classic moments accountant; T ε for DVP) states "
-                     f"{m['paper_over_tight.huang.min']:.2f}-{m['paper_over_tight.huang.max']:.2f}x the tight total.")
+        parts.append(f"**Accounting.** HUANG's totals (classic moments accountant; T ε for DVP) state "
+                     f"{m['paper_over_tight.huang.min']:.2f}-{m['paper_over_tight.huang.max']:.2f}x the tight total "
+                     "of the same noise (loose, sound).")
+    if "paper_over_tight.zhang.min" in m:
+        parts.append(f"ZKL's P(T), a sum over iterations, states {m['paper_over_tight.zhang.min']:.2f}-"
+                     f"{m['paper_over_tight.zhang.max']:.2f}x what the optimal composition of the same per-iteration "
+                     "bounds certifies (loose, sound).")
     if "paper_over_tight.xu.min" in m:
         parts.append(f"XU's Theorem 1 (sensitivity c/n) states only {m['paper_over_tight.xu.min']:.2f}-"
-                     f"{m['paper_over_tight.xu.max']:.2f}x the true total for the noise we calibrated: it "
-                     "understates the privacy loss under replace-one neighbours.")
+                     f"{m['paper_over_tight.xu.max']:.2f}x the true total of the noise calibrated here: it "
+                     "**understates** the privacy loss under replace-one neighbours.")
     if "xu_paper.true_over_claimed.min" in m:
         parts.append(f"Run as published, XU's algorithms spend {m['xu_paper.true_over_claimed.min']:.2f}-"
-                     f"{m['xu_paper.true_over_claimed.max']:.2f}x the ε they claim even before u_0, and with u_0 "
+                     f"{m['xu_paper.true_over_claimed.max']:.2f}x the ε they claim even before u₀, and with u₀ "
                      "built from the exact gradient no finite ε holds at all.")
     return "\n\n".join(parts)
 
@@ -386,6 +430,7 @@ def figure(summary: dict, params: dict):
     f = summary["floor"]
     ax.axhspan(f["err_min"], f["err_max"], color="0.85", zorder=0)
     ax.axhline(f["err_mean"], color="k", lw=1.2, label=f"non-private optimum ({f['err_mean']:.3f})")
+    ax.axhline(f["trivial_mean"], color="k", lw=1.0, ls=":", label=f"majority class ({f['trivial_mean']:.3f})")
     for method in params["methods"]:
         rows = sorted((r for r in summary["rows"] if r["method"] == method), key=lambda r: r["target"])
         c, mk = STYLE.get(method, ("0.5", "o"))
@@ -414,6 +459,13 @@ def figure(summary: dict, params: dict):
     bx.set_xticks([float(v) for v in params["levels"]], [f"{float(v):g}" for v in params["levels"]])
     bx.set_xlabel("level ε")
     bx.set_ylabel("paper's own ε / tight ε, same noise")
+    from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
+
+    lo_y, hi_y = bx.get_ylim()
+    ticks = [t for t in (0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0) if lo_y <= t <= hi_y] or [1.0]
+    bx.yaxis.set_major_locator(FixedLocator(ticks))
+    bx.yaxis.set_major_formatter(ScalarFormatter())
+    bx.yaxis.set_minor_formatter(NullFormatter())
     bx.set_title("(b) > 1: the paper's accounting is loose; < 1: it understates")
     bx.legend(fontsize=7, ncol=2)
     fig.tight_layout()

@@ -105,8 +105,7 @@ def pure_composed_epsilon(epsilons: Sequence[float], delta: float, *, how: str =
     response), composed: the optimal composition (Kairouz, Oh, Viswanath 2015; heterogeneous: Murtagh & Vadhan
     2016), up to the PLD's pessimistic discretisation (it can only overstate epsilon). The default grid,
     1e-3 * sum(eps) / steps, bounds the rounding (at most one grid step per composition) by 0.1% of the basic
-    total, i.e. well under 1% of the optimal one (which is at least a quarter of the basic total for delta >= 1e-10
-    in the cases used here; measured 0.1-0.2%).
+    total (measured: 0.1-0.2% of the optimal total for 100 steps; tests compare with the exact binomial formula).
     """
     eps = np.asarray(epsilons, dtype=float).ravel()
     if eps.size == 0 or np.any(eps < 0) or not np.all(np.isfinite(eps)):
