@@ -232,6 +232,8 @@ def test_metric_keys_are_documented_and_cover_the_claims(configfile):
                 assert set(check_keys(check)) <= set(m), (claim["id"], check)
     text = bf.conclusions(m, summary, params)
     assert f"{m['floor.test_error_mean']:.4f}" in text
+    note = bf.report_note(text)
+    assert "**" not in note and f"{m['winner_err.lowest']:.4f}" in note
     assert "|" in bf.table_markdown(summary, params)
 
 
@@ -268,6 +270,18 @@ def test_load_jobs_reruns_a_stale_job_and_refuses_when_asked(processed_root, tmp
     jobs = bf.load_jobs(p, tmp_path, root=processed_root, log=lambda s: None)
     assert json.loads(path.read_text())["params_hash"] == jobs[("xu_dpadmm", "eps1")]["params_hash"] != "stale"
     assert bf.job_path(tmp_path, *bf.FLOOR).is_file()
+
+
+def test_cli_job_without_the_dataset_is_recorded_not_run(tmp_path, monkeypatch, capsys):
+    from repro_dpadmm import cli
+
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tmp_path))  # a project without resources/processed
+    out = tmp_path / "job.json"
+    assert cli.main(["frontier-job", "xu_dpadmm", "eps1", "--params", json.dumps(PARAMS), "--out", str(out)]) == 0
+    job = json.loads(out.read_text())
+    assert job["status"] == "not run" and "dataset unavailable" in job["reason"]
+    assert cli.main(["frontier-job", "nope", "eps1", "--params", json.dumps(PARAMS), "--out", str(out)]) == 2
+    assert "unknown method" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------------------------------------- workflow

@@ -108,7 +108,7 @@ def cmd_frontier_job(args) -> int:
     from .experiments import beyond_frontier as bf
 
     params = json.loads(args.params) if args.params else config.item_params(bf.PAPER, bf.ITEM, *args.configfile)
-    bf.check_params(params)
+    bf.check_job(args.method, args.level, params)
     out = Path(args.out or bf.job_path(f"results/{bf.PAPER}/{bf.ITEM}", args.method, args.level))
     ok, reason = is_available(bf.DATASET)
     if not ok:  # recorded, not an error: the item then says "not run" (runner.run_item)

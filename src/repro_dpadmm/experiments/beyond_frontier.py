@@ -71,6 +71,18 @@ def jobs_of(params: dict) -> list[tuple[str, str]]:
     return [(m, level_key(v)) for m in params["methods"] for v in params["levels"]] + [FLOOR]
 
 
+def check_job(method: str, level: str, params: dict) -> None:
+    """Raise a ValueError naming the known methods or levels if (method, level) is not a job of the grid."""
+    check_params(params)
+    if (method, level) == FLOOR:
+        return
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; known: {list(METHODS)} and {FLOOR[0]!r}")
+    levels = [level_key(v) for v in params["levels"]]
+    if level not in levels:
+        raise ValueError(f"unknown level {level!r}; the config's levels are {levels}")
+
+
 def job_path(out_dir: str | Path, method: str, level: str) -> Path:
     return Path(out_dir) / "jobs" / method / f"{level}.json"
 
@@ -115,7 +127,8 @@ def _evaluate(models: np.ndarray, X, y, splits, lam: float) -> dict:
 # ------------------------------------------------------------------------------------------------- jobs
 def run_job(method: str, level: str, params: dict, root: Path | None = None) -> dict:
     """One (method, level) of the grid, or the non-private floor: calibrate, run every repeat, evaluate."""
-    check_params(params)
+    check_job(method, level, params)
+    levels = {level_key(v): float(v) for v in params["levels"]}
     ctx = fm.context(params)
     t0, c0 = time.perf_counter(), time.process_time()
     X, y, splits = data(params, root)
@@ -131,11 +144,6 @@ def run_job(method: str, level: str, params: dict, root: Path | None = None) -> 
         trivial = [float(np.mean(y[te] != (1.0 if np.mean(y[tr] > 0) > 0.5 else -1.0))) for tr, te in splits]
         return {**base, **_evaluate(models, X, y, splits, ctx.lam), "trivial_error": trivial,
                 "wall_time_s": time.perf_counter() - t0, "cpu_time_s": time.process_time() - c0}
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; known: {list(METHODS)} and {FLOOR[0]!r}")
-    levels = {level_key(v): float(v) for v in params["levels"]}
-    if level not in levels:
-        raise ValueError(f"unknown level {level!r}; the config's levels are {list(levels)}")
     tc = time.perf_counter()
     cal = fm.calibrate_method(method, levels[level], ctx)
     cal_time = time.perf_counter() - tc
@@ -426,7 +434,7 @@ def figure(summary: dict, params: dict):
     noise used, relative to the tight one (> 1: looser; < 1: understates)."""
     import matplotlib.pyplot as plt
 
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(14, 5.6), gridspec_kw={"width_ratios": [1.35, 1]})
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(14, 6.4), gridspec_kw={"width_ratios": [1.35, 1]})
     f = summary["floor"]
     ax.axhspan(f["err_min"], f["err_max"], color="0.85", zorder=0)
     ax.axhline(f["err_mean"], color="k", lw=1.2, label=f"non-private optimum ({f['err_mean']:.3f})")
@@ -440,19 +448,19 @@ def figure(summary: dict, params: dict):
         paper = rows[0]["kind"] == "xu_paper"
         ax.errorbar(x * (1.04 if paper else 1.0), y, yerr=yerr, color=c, marker=mk, ms=5, lw=1.4, capsize=2,
                     ls="--" if paper else "-", mfc="white" if paper else c,
-                    label=rows[0]["label"] + (" (at its claimed ε; not DP)" if paper else ""))
+                    label=rows[0]["label"] + (": at its claimed ε, not DP" if paper else ""))
         if rows[0]["kind"] != "xu_paper":
             ratio = [r["paper_eps"] / r["tight_eps"] for r in rows]
         else:
             ratio = [r["paper_eps"] / r["tight_eps_without_u0"] for r in rows]
-        bx.plot(x, ratio, color=c, marker=mk, ls="--" if paper else "-", mfc="white" if paper else c,
-                label=rows[0]["label"])
+        bx.plot(x, ratio, color=c, marker=mk, ls="--" if paper else "-", mfc="white" if paper else c)
     ax.set_xscale("log")
     ax.set_xlabel(f"total ε at δ = {float(params['delta']):g} (tight accounting)")
     ax.set_ylabel(f"test error ({int(params['repeats'])} repeats: mean, min-max)")
     ax.set_title("(a) test error at equal total privacy")
     ax.set_xticks([float(v) for v in params["levels"]], [f"{float(v):g}" for v in params["levels"]])
-    ax.legend(fontsize=7.5, ncol=2, loc="upper right")
+    top = max(r["err_max"] for r in summary["rows"])
+    ax.set_ylim(min(f["err_min"], min(r["err_min"] for r in summary["rows"])) - 0.01, min(top + 0.01, 0.6))
     bx.axhline(1.0, color="k", lw=0.8)
     bx.set_xscale("log")
     bx.set_yscale("log")
@@ -467,6 +475,12 @@ def figure(summary: dict, params: dict):
     bx.yaxis.set_major_formatter(ScalarFormatter())
     bx.yaxis.set_minor_formatter(NullFormatter())
     bx.set_title("(b) > 1: the paper's accounting is loose; < 1: it understates")
-    bx.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.16, 1, 1))
     return fig
+
+
+def report_note(conclusions_text: str) -> str:
+    """The winners (first two paragraphs of `conclusions`) as plain text, for the report's note on the item."""
+    return " ".join(conclusions_text.split("\n\n")[:2]).replace("**", "")
