@@ -156,6 +156,10 @@ def test_admm_l1_reaches_centralised_optimum():
     ref = scipy.optimize.minimize(lambda w: ce.objective(Xall, yall, w, "l1", lam_n), w_star + 0.1,
                                   method="Powell", options={"xtol": 1e-10, "ftol": 1e-14, "maxiter": 100_000})
     assert ce.objective(Xall, yall, w_star, "l1", lam_n) <= ref.fun + 1e-9
+    # proximal Newton (default) and plain L-BFGS-B on w = u - v (SPEC §2.2.6) reach the same optimum
+    w_plain = ce.solve(Xall, yall, "l1", lam_n, method="lbfgsb")
+    assert abs(ce.objective(Xall, yall, w_plain, "l1", lam_n) - ce.objective(Xall, yall, w_star, "l1", lam_n)) < 1e-12
+    assert np.abs(w_plain - w_star).max() < 1e-5
 
 
 def test_local_solves_are_exact():

@@ -215,9 +215,12 @@ def star_data(A, b, X_test=None, y_test=None) -> StarData:
     return _build(sp.csr_matrix(A.reshape(-1, d)), b, X_test, y_test)
 
 
-def split_star(X, y, n_agents: int, rngs: Sequence[np.random.Generator], n_train: int = 40_000) -> StarData:
+def split_star(X, y, n_agents: int, rngs: Sequence[np.random.Generator], n_train: int = 40_000,
+               n_test: int | None = None) -> StarData:
     """One data draw per generator (SPEC §2.3 [D]: redrawn every run): a random n_train / rest train-test split and
-    a random even partition of the training rows over n_agents (m_i = n_train / n, HUANG §VI-A).
+    a random even partition of the training rows over n_agents (m_i = n_train / n, HUANG §VI-A). `n_test` keeps only
+    the first n_test test rows (smoke runs). The same generator state gives the same train/test split for every
+    n_agents (the partition is drawn after the split).
 
     Raises a clear error if n_agents does not divide n_train. X may be dense or sparse (N, d).
     """
@@ -235,7 +238,7 @@ def split_star(X, y, n_agents: int, rngs: Sequence[np.random.Generator], n_train
         tr, te = partition.train_test(Xs.shape[0], n_train, g)
         parts = partition.even(n_train, n_agents, g)
         rows.append(tr[parts].reshape(-1))
-        tests.append(te)
+        tests.append(te if n_test is None else te[:n_test])
     rows = np.concatenate(rows)
     b = y[rows].reshape(len(rngs), n_agents, -1)
     te = np.stack(tests)
@@ -285,53 +288,53 @@ def _norms(v):
 
 
 def solve_local_l2(data: StarData, w_start, lin, center, *, quad: float, rho: float, tol: float = 1e-8,
-                   max_steps: int = 50, max_cg: int = 50):
+                   max_steps: int = 50, max_cg: int = 50, cache: dict | None = None):
     """argmin_w (1/m) sum_j l(b_j a_j^T w) + (quad/2) ||w||^2 - <lin_i, w> + (rho/2) ||w - center||^2 for every agent
     and repeat: the exact local step of Alg. 1 line 4 for l2 (quad = lambda/n, lin = gamma_i^{k-1}, center = w^{k-1}).
 
     Newton's method (SPEC §2.2.1 [D]) from the warm start w_start (R, n, d), until every gradient norm is < tol
-    (at most max_steps), with a backtracking safeguard per agent. The Hessian (1/m) A_i^T diag(s(1-s)) A_i +
-    (quad + rho) I has condition number <= (quad + rho + 1/4)/(quad + rho) (~3.5 at rho = 0.1, since ||a|| <= 1), so
-    each Newton system is solved matrix-free by conjugate gradients to a relative residual of min(0.1, ||g||^0.5)
-    (exact Hessian-vector products, two sparse products each). This replaces a dense Hessian plus batched
-    np.linalg.solve: forming 1,000 Hessians of 104 x 104 costs ~40 sparse products' time per Newton step, a CG solve
-    ~6-10. Returns (w, newton steps, max final gradient norm).
+    (at most max_steps). The Hessian (1/m) A_i^T diag(s(1-s)) A_i + (quad + rho) I has condition number
+    <= (quad + rho + 1/4)/(quad + rho) (~3.5 at rho = 0.1, since ||a|| <= 1), so each Newton system is solved
+    matrix-free by conjugate gradients to a relative residual of min(0.1, ||g||^0.5) (exact Hessian-vector products,
+    two sparse products each). This replaces a dense Hessian plus a batched np.linalg.solve: forming 1,000 Hessians of
+    104 x 104 takes as long as ~40 sparse products per Newton step, a CG solve ~6-10. Safeguard: an agent whose
+    gradient norm would grow halves its step (the Newton direction decreases ||g||^2). `cache` may hold the margins
+    'z' at w_start and receives those at the solution. Returns (w, newton steps, max final gradient norm).
     """
     center = center[..., None, :] if center.ndim == w_start.ndim - 1 else center
     kappa = quad + rho
     lin_c = lin + rho * center
 
-    def phi(w, z):
-        return loss(z).mean(axis=-1) + 0.5 * kappa * (w * w).sum(-1) - (lin_c * w).sum(-1)
+    def grad(w, z):
+        sg = expit(-z)
+        return data.tproduct(-data.b * sg) / data.m + kappa * w - lin_c, sg
 
     w = w_start.copy()
-    z = data.margins(w)
-    f = phi(w, z)
-    gnorm = np.inf
-    for step in range(1, max_steps + 1):
-        sg = expit(-z)
-        g = data.tproduct(-data.b * sg) / data.m + kappa * w - lin_c
-        gn = _norms(g)
-        gnorm = float(gn.max())
-        if gnorm < tol:
-            return w, step - 1, gnorm
+    z = cache["z"] if cache is not None and cache.get("z") is not None else data.margins(w)
+    g, sg = grad(w, z)
+    gn = _norms(g)
+    steps = 0
+    while gn.max() >= tol and steps < max_steps:
+        steps += 1
         c = sg * (1.0 - sg)
         p = _cg(lambda v: data.hvp(c, v) + kappa * v, g, np.minimum(0.1, np.sqrt(gn))[..., None], max_cg)
         active = (gn >= tol)[..., None]
         t = np.ones(w.shape[:-1] + (1,))
-        for _ in range(30):  # backtracking safeguard: halve the step of agents whose objective rose
+        for _ in range(30):
             w_new = np.where(active, w - t * p, w)
             z_new = data.margins(w_new)
-            f_new = phi(w_new, z_new)
-            bad = f_new > f + 1e-12 * np.abs(f)
+            g_new, sg_new = grad(w_new, z_new)
+            gn_new = _norms(g_new)
+            bad = gn_new > gn
             if not bad.any():
                 break
             t = np.where(bad[..., None], 0.5 * t, t)
-        w, z, f = w_new, z_new, f_new
+        w, z, g, sg, gn = w_new, z_new, g_new, sg_new, gn_new
         if not np.all(np.isfinite(w)):
             raise FloatingPointError("the local Newton solve diverged (non-finite iterate)")
-    g = data.mean_grad(w, z) + kappa * w - lin_c
-    return w, max_steps, float(_norms(g).max())
+    if cache is not None:
+        cache["z"] = z
+    return w, steps, float(gn.max())
 
 
 def _cg(hvp, g, forcing, max_iter):
@@ -469,11 +472,12 @@ def _history(rec: _Recorder, t_start: float, meta: dict) -> History:
 
 
 # --------------------------------------------------------------------------------------------------- algorithms
-def _exact_step(data, reg, w_start, gamma, w, rho, lam_n, tol, max_inner, lin_extra=None, quad_extra=0.0):
+def _exact_step(data, reg, w_start, gamma, w, rho, lam_n, tol, max_inner, lin_extra=None, quad_extra=0.0,
+                cache=None):
     lin = gamma if lin_extra is None else gamma + lin_extra
     if reg == "l2":
         return solve_local_l2(data, w_start, lin, w, quad=lam_n + quad_extra, rho=rho, tol=tol,
-                              max_steps=max_inner or 50)
+                              max_steps=max_inner or 50, cache=cache)
     if quad_extra or lin_extra is not None:
         raise ValueError("perturbed local solves are defined for l2 only")
     return solve_local_l1(data, w_start, lin, w, lam_n=lam_n, rho=rho, tol=tol, max_iter=max_inner or 500)
@@ -487,20 +491,21 @@ def _admm_loop(data, *, reg, T, rho, lam_n, R, record, init, tol, max_inner, sha
     rec = _Recorder(data, reg, lam_n, rho, record, T, err_every)
     t0 = time.perf_counter()
     rec(w_local, w, 0)
-    inner_max = 0
+    inner_max, inner_total = 0, 0
     res_max = 0.0
+    cache = {}  # margins at the warm start, carried from one local solve to the next
     for k in range(1, T + 1):
         lin_extra, quad_extra = perturb(k) if perturb else (None, 0.0)
         w_local, inner, res = _exact_step(data, reg, w_local, gamma, w, rho, lam_n, tol, max_inner, lin_extra,
-                                          quad_extra)
-        inner_max, res_max = max(inner_max, inner), max(res_max, res)
+                                          quad_extra, cache)
+        inner_max, inner_total, res_max = max(inner_max, inner), inner_total + inner, max(res_max, res)
         w_hat = share(k, w_local) if share else w_local
         w_new = aggregate(w_hat, gamma, rho)
         gamma = dual_update(gamma, w_hat, w_new, rho)
         w = w_new
-        rec(w_hat, w, k)
+        rec(w_hat, w, k, cache.get("z") if share is None else None)
     meta = {"w_tilde": w_hat if T else w_local, "w_local": w_local, "w": w, "gamma": gamma, "T": T,
-            "inner_steps_max": inner_max, "inner_residual_max": res_max}
+            "inner_steps_max": inner_max, "inner_steps_mean": inner_total / T, "inner_residual_max": res_max}
     return rec, t0, meta
 
 
@@ -623,7 +628,10 @@ def dpadmm(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Generat
     rec = _Recorder(data, reg, lam_n, rho, record, T, err_every)
     t0 = time.perf_counter()
     z_cache = rec(w_tilde, w, 0)
+    w_tilde0 = w_tilde
+    sum_prev = np.zeros_like(w_tilde)  # sum_{k=0}^{T-1} w-tilde^k (Theorem 3's average)
     for k in range(1, T + 1):
+        sum_prev += w_tilde
         g = dpadmm_local_gradient(data, w_tilde, reg, lam_n, z_cache)  # margins reused from the recorder
         w_local = dpadmm_primal(g, w_tilde, w, gamma, eta[k - 1], rho)  # (10a)
         if add_noise:
@@ -636,5 +644,7 @@ def dpadmm(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Generat
         w = w_new
         z_cache = rec(w_tilde, w, k)
     meta = {"w_tilde": w_tilde, "w_local": w_local, "w": w, "gamma": gamma, "T": T, "eta": eta, "sigma": sig,
+            "w_tilde_mean_prev": sum_prev / T,  # (1/t) sum_{k=0}^{t-1} w-tilde_i^k, Theorem 3 (§V-A)
+            "w_tilde_mean": (sum_prev - w_tilde0 + w_tilde) / T,  # (1/t) sum_{k=1}^{t} w-tilde_i^k, Theorem 4 (§V-B)
             "noise_multiplier": z, "epsilon": epsilon, "delta": delta, "add_noise": add_noise}
     return _history(rec, t0, meta)

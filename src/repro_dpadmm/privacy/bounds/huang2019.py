@@ -17,7 +17,7 @@ API
 ---
 ``noise_multiplier(epsilon, delta)``; ``eta_l1(k, m, ...)``, ``eta_l2(k, m, ...)``, ``eta_schedule(reg, T, m, ...)``
 (arrays over k = 1..T); ``sensitivity(m, rho, eta)``; ``sigma(m, rho, eta, ...)``; ``pvp_sigma(m, rho, lam_n, ...)``;
-``dvp_calibration(epsilon, m, lam_n, rho)``; ``eps_bar(epsilon, delta, T)`` (moments accountant, continuous order or
+``dvp_calibration(epsilon, m, lam_n, rho)`` and ``dvp_totals``; ``eps_bar(epsilon, delta, T)`` (moments accountant, continuous order or
 Abadi et al.'s integer orders <= 32) and ``accountant_table(...)`` (beside dp-accounting RDP and PLD);
 ``utility_bound_l1/l2(...)`` (M_1/sqrt(t) + M_2/t and M_3/sqrt(t) + M_4/t).
 """
@@ -69,15 +69,17 @@ def _k(k):
     return k
 
 
-def eta_l1(k, m, epsilon=None, delta=None, *, z=None, lam_n=1e-6, d=104, p=1, c1=C1, c2=C2_L1, c_w=CW_L1):
+def eta_l1(k, m, epsilon=None, delta=None, *, z=None, lam_n=1e-6, d=104, p=1, c1=C1, c2=None, c_w=CW_L1):
     """Theorem 3, eq. (29): eta_i^k = c_w / sqrt(2k) [(c_1 + lambda c_2 / n)^2 + 8 d p c_1^2 ln(1.25/delta)/(m_i eps)^2]^{-1/2}.
 
-    With z: 8 dp c_1^2 ln(1.25/delta) / (m eps)^2 = 4 dp c_1^2 z^2 / m^2. `lam_n` is lambda/n.
+    With z: 8 dp c_1^2 ln(1.25/delta) / (m eps)^2 = 4 dp c_1^2 z^2 / m^2. `lam_n` is lambda/n; c_2 defaults to
+    sqrt(dp) (||sgn(w)|| <= sqrt(dp), §VI-E: sqrt(104)).
     [!] The paper's plugged-in form (§VI-E) has 10^-6 sqrt(104)/n where (29) gives 10^-6 sqrt(104); we follow (29)
     (the two differ by < 1e-5 relative, SPEC §2.10).
     """
     zz = _z(epsilon, delta, z)
     k, m = _k(k), _check_m(m)
+    c2 = np.sqrt(d * p) if c2 is None else c2
     return c_w / np.sqrt(2.0 * k) / np.sqrt((c1 + lam_n * c2) ** 2 + 4.0 * d * p * c1 ** 2 * zz ** 2 / m ** 2)
 
 
@@ -171,12 +173,24 @@ def accountant_table(epsilon: float, delta: float, T: int = 100) -> dict:
             "delta": delta, "noise_multiplier": z, "steps": T}
 
 
+def dvp_totals(epsilon: float, T: int, delta: float) -> dict:
+    """Totals for T pure epsilon-DP iterations (DVP, SPEC §2.4): basic composition T eps (delta = 0), and the tight
+    (eps, delta) of the T-fold composition from dp-accounting's privacy loss distributions at `delta`."""
+    from dp_accounting.pld import common, privacy_loss_distribution as pldm
+
+    check_epsilon_delta(epsilon, delta)
+    pld = pldm.from_privacy_parameters(common.DifferentialPrivacyParameters(epsilon, 0.0)).self_compose(T)
+    return {"paper_eps": T * epsilon, "pld_eps": float(pld.get_epsilon_for_delta(delta)), "rdp_eps": None,
+            "delta": delta, "steps": T}
+
+
 def utility_bound_l1(t, m, n: int, epsilon: float, delta: float, *, beta: float = 0.0, rho: float = 0.1,
-                     lam_n: float = 1e-6, d: int = 104, p: int = 1, c1: float = C1, c2: float = C2_L1,
+                     lam_n: float = 1e-6, d: int = 104, p: int = 1, c1: float = C1, c2: float | None = None,
                      c_w: float = CW_L1):
     """Theorem 3, eqs. (30)-(32): M_1(eps, delta)/sqrt(t) + M_2/t, with M_1 = sum_i c_w sqrt(2 (c_1 + lambda c_2/n)^2
     + 16 d p c_1^2 ln(1.25/delta)/(m_i eps)^2) and M_2 = n (rho c_w^2 + beta^2/rho)/2 (equal m_i)."""
     check_epsilon_delta(epsilon, delta)
+    c2 = np.sqrt(d * p) if c2 is None else c2
     L = np.log(1.25 / delta)
     M1 = n * c_w * np.sqrt(2 * (c1 + lam_n * c2) ** 2 + 16 * d * p * c1 ** 2 * L / (m * epsilon) ** 2)
     M2 = n * (rho * c_w ** 2 + beta ** 2 / rho) / 2

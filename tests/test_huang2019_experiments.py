@@ -1,0 +1,85 @@
+"""Huang et al. 2019 items on tiny settings of the real Adult data: each item function runs, writes the keys its
+claims read, and its claim checks evaluate; plus the running averages DP-ADMM keeps for Theorems 3/4."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from repro_dpadmm.algorithms import consensus as cs
+from repro_dpadmm.experiments import huang2019_dpadmm as ex
+from repro_dpadmm.rng import repeat_generators
+
+pytestmark = pytest.mark.mirror
+
+TINY = {"datasets": ["adult_huang2019"], "iterations": 3, "repeats": 2, "rho": 0.1, "lam_n": 1e-6, "n_train": 2000,
+        "n_test": 300, "err_every": 2}
+SWEEP = {**TINY, "reg": "l2", "agents": 20, "epsilons": [0.05, 0.2], "deltas": [1e-3, 1e-5], "fixed_delta": 1e-5,
+         "fixed_epsilon": 0.2}
+
+
+@pytest.fixture(scope="module")
+def adult(processed_root):
+    from repro_dpadmm.datasets import load
+
+    d = load("adult_huang2019", processed_root)
+    return d["X"], d["y"]
+
+
+def test_n_sweep_l2_metrics_and_checks(adult):
+    X, y = adult
+    p = {**TINY, "reg": "l2", "agents": [10, 20], "epsilon": 0.1, "delta": 1e-4}
+    res = ex.n_sweep(X, y, p, 0)
+    m = ex.n_sweep_metrics(res)
+    assert m["n_train"] == 2000 and m["n_test"] == 300 and m["m.n10"] == 200 and m["m.n20"] == 100
+    assert m["max_row_norm"] <= 1 + 1e-9
+    assert m["sigma_k1.n20"] > m["sigma_k1.n10"]  # smaller m_i, more noise (eq. (14))
+    assert m["eta_plugin_rel_diff.n10"] < 1e-12
+    z = np.sqrt(2 * np.log(1.25e4)) / 0.1  # eps-bar of t = 3 steps: t/(2z^2) + sqrt(2 t ln(1/delta))/z
+    assert m["privacy.dpadmm.eps0.1_delta1e-4.paper_eps"] == pytest.approx(3 / (2 * z * z) + np.sqrt(6 * np.log(1e4)) / z)
+    rows = ex.checks_n_sweep(m, res)
+    assert all(set(r) == {"claim", "held", "numbers"} for r in rows) and len(rows) >= 5
+
+
+def test_sweep_and_comparison_share_dpadmm_runs(adult):
+    """DP-ADMM at one setting gives identical numbers in the sweep item and the comparison item (same streams)."""
+    X, y = adult
+    s = ex.privacy_sweep(X, y, SWEEP, 0)
+    c = ex.comparison(X, y, {**SWEEP, "admm": {"tol": 1e-8}, "dpsgd": {"lr": 0.1, "clip": 1.0,
+                                                                      "conventions": ["average", "sum"]}}, 0)
+    ms, mc = ex.privacy_sweep_metrics(s), ex.comparison_metrics(c)
+    for e, d in ex.unique_settings(SWEEP):
+        k = ex.skey(e, d)
+        assert ms[f"el_final.{k}"] == mc[f"el_final.dpadmm.{k}"]
+        for meth in ("pvp", "dvp", "dpsgd_avg", "dpsgd_sum"):
+            assert f"err_final.{meth}.{k}" in mc
+    assert mc["privacy.dvp.eps0.2.paper_eps"] == pytest.approx(0.6)
+    assert ex.checks_privacy_sweep(ms, s) and ex.checks_comparison(mc, c)
+
+
+def test_timing_table(adult):
+    X, y = adult
+    p = {**TINY, "agents": 10, "epsilons": [0.1], "delta": 1e-4, "timing_runs": 1, "admm": {"tol": 1e-8}}
+    res = ex.timing(X, y, p, 0)
+    m = ex.timing_metrics(res)
+    assert m["time.dpadmm.eps0.1"] > 0 and m["ratio.admm_over_dpadmm.eps0.1"] > 0
+    assert m["machine.numpy"] == np.__version__
+    assert "paper 67.242 s" in ex.table2_markdown(res)
+
+
+def test_running_averages_for_theorems():
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((3, 10, 4))
+    A /= np.linalg.norm(A, axis=-1, keepdims=True)
+    b = np.where(rng.random((3, 10)) > 0.5, 1.0, -1.0)
+    data = cs.star_data(A, b)
+    h1 = cs.dpadmm(data, reg="l2", T=1, rngs=repeat_generators(0, 1, "a"), epsilon=0.1, delta=1e-4, record=False)
+    assert np.allclose(h1.meta["w_tilde_mean"], h1.meta["w_tilde"])  # (1/t) sum_{k=1}^t with t = 1
+    assert np.allclose(h1.meta["w_tilde_mean_prev"], 0.0)  # (1/t) sum_{k=0}^{t-1}: the zero start
+    h3 = cs.dpadmm(data, reg="l2", T=3, rngs=repeat_generators(0, 1, "a"), epsilon=0.1, delta=1e-4, record=False)
+    assert np.allclose(3 * h3.meta["w_tilde_mean"] - 3 * h3.meta["w_tilde_mean_prev"], h3.meta["w_tilde"])
+
+
+def test_setting_keys():
+    assert ex.skey(0.1, 1e-4) == "eps0.1_delta1e-4" and ex.skey(0.01, 1e-3) == "eps0.01_delta1e-3"
+    assert ex.settings(SWEEP)["delta"] == [(0.2, 1e-3), (0.2, 1e-5)]
