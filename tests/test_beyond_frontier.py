@@ -134,8 +134,11 @@ def test_paper_bound_of_the_calibrated_noise_is_the_papers_sum():
 def test_xu_paper_variant_claims_the_level_but_spends_more():
     ctx = fm.context(PARAMS)
     cal = fm.calibrate_method("xu_dpadmm_paper", 1.0, ctx)
-    assert cal["paper_eps"] == 1.0 and cal["certifiable"] is False and cal["tight_eps"] is None
-    assert cal["tight_eps_without_u0"] > 1.0  # sensitivity 2c/n under replace-one
+    assert cal["paper_eps"] == 1.0 and cal["calibrated"] is False
+    assert cal["tight_eps"] > 1.2  # sensitivity 2c/n under replace-one
+    # u_0's exact gradient raises the first step's sensitivity by lambda / (lambda + rho) only (l2 problem, A = I)
+    assert cal["u0_factor_max"] == pytest.approx(1 + ctx.lam / (ctx.lam + 1.0), rel=1e-12)
+    assert cal["tight_eps"] == pytest.approx(accounting.pld_epsilon(cal["z"], ctx.delta, steps=ctx.T), rel=1e-3)
     corrected = fm.calibrate_method("xu_dpadmm", 1.0, ctx)
     assert corrected["sigma"] > cal["sigma"]
     assert corrected["paper_eps"] < 1.0  # Theorem 1 understates what the corrected noise spends
@@ -175,6 +178,36 @@ def test_huang_star_data_uses_the_shared_splits(processed_root):
     assert Xs.shape == (len(splits) * p["n_train"], X.shape[1])
 
 
+@pytest.mark.parametrize("accelerated", [False, True])
+def test_u0_sensitivity_factors_match_the_released_iterates(accelerated):
+    """From the released x_t alone, the part of each x-step's bracket that u_0 (the exact gradient) contributes is
+    (1 - s) c^_{t-1} grad f(x_0): its size relative to grad f(x_0) is factor_t - 1 (a large lambda makes it visible)."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((200, 4))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    y = np.where(X @ np.array([1.0, -2.0, 0.5, 1.0]) > 0, 1.0, -1.0)
+    lam, rho, eta, gamma, T = 0.5, 1.0, 0.3, 1.0, 8
+    p = L2Logistic(X=X, y=y, lam=lam)
+    x = lin.run(p, T=T, eta=eta, rho=rho, gamma=gamma, u0="paper", prox=p.prox_g, accelerated=accelerated).x[0]
+    s = rho / (lam + rho)
+    g0 = p.grad(x[0])
+    u_prev = u = u_hat = np.zeros(4)  # the public part of u: its recursion with u_0 = 0, from released x's only
+    x_hat, theta, ratios = x[0], 1.0, []
+    for t in range(1, T + 1):
+        bracket = (gamma / eta) * (x_hat - x[t])
+        residual = bracket - p.grad(x_hat) - rho * (1 - s) * (x_hat + u_hat)
+        ratios.append(np.linalg.norm(residual) / np.linalg.norm(g0))
+        u_prev, u = u, u_hat + x[t] - s * (x_hat + u_hat)
+        w = 0.0
+        if accelerated:
+            theta_next = 0.5 * (1 + np.sqrt(1 + 4 * theta * theta))
+            w, theta = (theta - 1) / theta_next, theta_next
+        u_hat = u + w * (u - u_prev)
+        x_hat = x[t] + w * (x[t] - x[t - 1])
+    np.testing.assert_allclose(ratios, fm.u0_sensitivity_factors(T, lam, rho, accelerated) - 1.0, rtol=1e-6,
+                               atol=1e-12)
+
+
 # ------------------------------------------------------------------------------------------------- parameters
 @pytest.mark.parametrize("change, message", [
     ({"levels": [0.1, -1.0]}, "levels must be positive"),
@@ -204,11 +237,11 @@ def _fake_jobs(params):
         for v in params["levels"]:
             cal = {"noise_name": m.noise_name, "noise": 1.0, "accounting": "x", "tight_eps": 0.999 * v,
                    "paper_eps": 1.5 * v, "rdp_eps": 1.1 * v if m.kind == "gaussian" else None, "steps": ctx_T,
-                   "certifiable": m.kind != "xu_paper", "rel_gap": 0.001}
+                   "calibrated": m.calibrated, "rel_gap": 0.001}
             if m.family == "zhang":
                 cal["C"] = 10.0
             if m.kind == "xu_paper":
-                cal.update(tight_eps=None, tight_eps_without_u0=1.6 * v, paper_eps=float(v), rel_gap=None)
+                cal.update(tight_eps=1.6 * v, paper_eps=float(v), rel_gap=-0.6, u0_factor_max=1.000001)
             jobs[(method, fm.level_key(v))] = {"calibration": cal, "test_error": list(0.2 + 0.01 * rng.random(3)),
                                                "train_objective": [0.4] * 3, "wall_time_s": 1.0}
     jobs[bf.FLOOR] = {"test_error": [0.15, 0.151, 0.149], "train_objective": [0.32] * 3, "wall_time_s": 1.0,

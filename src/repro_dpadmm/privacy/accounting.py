@@ -22,10 +22,13 @@ def _events(noise_multipliers: Sequence[float] | float, steps: int | None):
         if z <= 0:
             raise ValueError(f"noise multiplier must be > 0, got {z}")
         return dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(z), int(steps))
-    zs = [float(z) for z in noise_multipliers]
-    if min(zs) <= 0:
+    zs = np.asarray(noise_multipliers, dtype=float).ravel()
+    if zs.size == 0 or zs.min() <= 0:
         raise ValueError("noise multipliers must be > 0")
-    return dp_accounting.ComposedDpEvent([dp_accounting.GaussianDpEvent(z) for z in zs])
+    # equal multipliers as one self-composition (the PLD accountant then convolves once per distinct value)
+    values, counts = np.unique(zs, return_counts=True)
+    return dp_accounting.ComposedDpEvent([dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(float(z)),
+                                                                            int(k)) for z, k in zip(values, counts)])
 
 
 def rdp_epsilon(noise_multipliers, delta: float, steps: int | None = None) -> float:
