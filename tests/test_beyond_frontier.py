@@ -123,6 +123,21 @@ def test_bisection_meets_level_for_penalty_perturbation_schedule():
     assert cal["paper_eps"] > cal["tight_eps"]  # P(T) sums: looser than the optimal composition
 
 
+def test_pure_schedule_splits_the_level_and_caps_C():
+    B, V, T = np.full(3, 100.0), np.array([2.0, 1.0, 1.0]), 20
+
+    def per_step(C, a):
+        return zb.icml_per_iteration(C, B, V, np.full(T, 0.5), np.full(T, a))
+    cal = calibrate.pure_schedule(per_step, 1.0, 1e-5, how="basic", floor_share=0.3, C_max=100.0)
+    assert not cal.C_capped and cal.floor == pytest.approx(0.3, rel=3e-3) and 0 <= cal.rel_gap <= 2e-3
+    # basic composition is a sum, so the noise-free share fixes C in closed form: T C 1.4 c_1 / (eta V_min B)
+    assert cal.C == pytest.approx(0.3 * 0.5 * 1.0 * 100.0 / (T * 1.4 * zb.C1), rel=3e-3)
+    capped = calibrate.pure_schedule(per_step, 1.0, 1e-5, how="basic", floor_share=0.3, C_max=1.0)
+    assert capped.C_capped and capped.C == 1.0 and capped.floor < 0.3 and 0 <= capped.rel_gap <= 2e-3
+    with pytest.raises(ValueError, match="floor_share"):
+        calibrate.pure_schedule(per_step, 1.0, 1e-5, how="basic", floor_share=1.0, C_max=1.0)
+
+
 def test_paper_bound_of_the_calibrated_noise_is_the_papers_sum():
     ctx = fm.context(PARAMS)
     cal = fm.calibrate_method("zhang_dvp", 0.3, ctx)
