@@ -1,4 +1,36 @@
 # Beyond the papers: equal-privacy frontier and empirical privacy audit (issue "Beyond the papers").
+#
+# The frontier grid runs as one job per (method, level) plus one for the non-private floor, so that a cluster runs
+# it in parallel (workflow/profiles/README.md); the item's notebook (rule item_notebook) only aggregates the job
+# files, which item_extra_inputs (common.smk) adds to its inputs (frontier_job_files, also in common.smk).
+
+
+rule frontier_job:
+    input:
+        datasets=lambda w: [
+            f"resources/processed/{d}.json"
+            for d in item_config("beyond", "frontier").get("datasets", [])
+        ],
+    output:
+        "results/beyond/frontier/jobs/{method}/{level}.json",
+    params:
+        item=lambda w: json.dumps(
+            {**item_config("beyond", "frontier"), "seed": config["seed"]}, sort_keys=True
+        ),
+    log:
+        "logs/beyond/frontier/{method}/{level}.log",
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    wildcard_constraints:
+        method=r"[a-z0-9_]+",
+        level=r"eps[0-9.e+-]+|nonprivate",
+    conda:
+        "../../envs/repro-dpadmm.yaml"
+    shell:
+        "repro-dpadmm frontier-job {wildcards.method} {wildcards.level} --params {params.item:q} "
+        "--out {output} > {log} 2>&1"
 
 
 rule beyond:

@@ -28,6 +28,30 @@ def item_dataset_records(wildcards):
     return [f"resources/processed/{name}.json" for name in names]
 
 
+# beyond/frontier runs as one job per (method, level) (rule frontier_job in beyond.smk).
+def frontier_jobs():
+    """(method, level) of every job of beyond/frontier; levels named as repro_dpadmm's level_key (0.1 -> eps0.1)."""
+    if "frontier" not in config["papers"].get("beyond", {}):
+        return []
+    p = item_config("beyond", "frontier")
+    jobs = [(m, f"eps{float(v):g}") for m in p["methods"] for v in p["levels"]]
+    return jobs + [("floor", "nonprivate")]
+
+
+def frontier_job_files():
+    return [f"results/beyond/frontier/jobs/{m}/{lev}.json" for m, lev in frontier_jobs()]
+
+
+# Extra inputs of an item beyond its notebook and datasets: (paper, item) -> function returning files. An item whose
+# work is split into separate jobs registers the job files here.
+ITEM_EXTRA_INPUTS = {("beyond", "frontier"): frontier_job_files}
+
+
+def item_extra_inputs(wildcards):
+    hook = ITEM_EXTRA_INPUTS.get((wildcards.paper, wildcards.item))
+    return hook() if hook else []
+
+
 def item_params_json(wildcards):
     return json.dumps(
         {**item_config(wildcards.paper, wildcards.item), "seed": config["seed"]},

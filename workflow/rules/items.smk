@@ -5,6 +5,7 @@ rule item_notebook:
     input:
         notebook="notebooks/{paper}/{item}.ipynb",
         datasets=item_dataset_records,
+        extra=item_extra_inputs,
     output:
         html=report(
             "results/{paper}/{item}/{item}.html",

@@ -22,10 +22,13 @@ def _events(noise_multipliers: Sequence[float] | float, steps: int | None):
         if z <= 0:
             raise ValueError(f"noise multiplier must be > 0, got {z}")
         return dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(z), int(steps))
-    zs = [float(z) for z in noise_multipliers]
-    if min(zs) <= 0:
+    zs = np.asarray(noise_multipliers, dtype=float).ravel()
+    if zs.size == 0 or zs.min() <= 0:
         raise ValueError("noise multipliers must be > 0")
-    return dp_accounting.ComposedDpEvent([dp_accounting.GaussianDpEvent(z) for z in zs])
+    # equal multipliers as one self-composition (the PLD accountant then convolves once per distinct value)
+    values, counts = np.unique(zs, return_counts=True)
+    return dp_accounting.ComposedDpEvent([dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(float(z)),
+                                                                            int(k)) for z, k in zip(values, counts)])
 
 
 def rdp_epsilon(noise_multipliers, delta: float, steps: int | None = None) -> float:
@@ -67,3 +70,66 @@ def gaussian_epsilon_exact(noise_multiplier: float, delta: float) -> float:
     Used as the reference in tests; dp-accounting's PLD of one Gaussian is tight to discretisation.
     """
     return pld_epsilon(noise_multiplier, delta, steps=1, discretization=1e-5)
+
+
+def analytic_gaussian_epsilon(noise_multiplier: float, delta: float, steps: int = 1) -> float:
+    """Exact epsilon at `delta` of `steps` composed Gaussian mechanisms (sensitivity 1, multiplier z), no dp-accounting.
+
+    The composition is mu-GDP with mu = sqrt(steps) / z (Dong, Roth, Su 2019, Cor. 3.3), whose (epsilon, delta) curve
+    is Balle & Wang's (2018, Thm 8) analytic Gaussian mechanism:
+    delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2), decreasing in eps; solved by brentq.
+    An independent reference for the dp-accounting accountants (tests), and a starting bracket for calibration.
+    """
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    z, t = float(noise_multiplier), int(steps)
+    if z <= 0 or t < 1 or not 0 < delta < 1:
+        raise ValueError("need noise multiplier > 0, steps >= 1, delta in (0, 1)")
+    mu = np.sqrt(t) / z
+
+    def excess(eps):  # delta(eps) - delta, with e^eps Phi(.) evaluated in log space
+        return norm.cdf(-eps / mu + mu / 2) - np.exp(eps + norm.logcdf(-eps / mu - mu / 2)) - delta
+
+    if excess(0.0) <= 0:
+        return 0.0
+    hi = max(1.0, mu * mu)
+    while excess(hi) > 0:
+        hi *= 2.0
+    return float(brentq(excess, 0.0, hi, xtol=1e-12, rtol=1e-12))
+
+
+def pure_composed_epsilon(epsilons: Sequence[float], delta: float, *, how: str = "optimal",
+                          discretization: float | None = None) -> float:
+    """Total epsilon at `delta` of adaptively composed pure-DP mechanisms with per-step budgets `epsilons`.
+
+    how="basic": sum(epsilons) (delta = 0; the papers' own composition, e.g. ZKL's P(T) and HUANG's DVP).
+    how="optimal": dp-accounting's privacy loss distributions of the (eps_t, 0) dominating pairs (randomised
+    response), composed: the optimal composition (Kairouz, Oh, Viswanath 2015; heterogeneous: Murtagh & Vadhan
+    2016), up to the PLD's pessimistic discretisation (it can only overstate epsilon). The default grid,
+    1e-3 * sum(eps) / steps, bounds the rounding (at most one grid step per composition) by 0.1% of the basic
+    total (measured: 0.1-0.2% of the optimal total for 100 steps; tests compare with the exact binomial formula).
+    """
+    eps = np.asarray(epsilons, dtype=float).ravel()
+    if eps.size == 0 or np.any(eps < 0) or not np.all(np.isfinite(eps)):
+        raise ValueError("per-step epsilons must be a non-empty list of finite values >= 0")
+    if how == "basic":
+        return float(eps.sum())
+    if how != "optimal":
+        raise ValueError(f"how must be 'basic' or 'optimal', got {how!r}")
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta}")
+    from dp_accounting.pld import common, privacy_loss_distribution as pld
+
+    eps = eps[eps > 0]
+    if eps.size == 0:
+        return 0.0
+    disc = discretization or max(1e-3 * eps.sum() / eps.size, 1e-9)
+    values, counts = np.unique(eps, return_counts=True)  # equal budgets compose by self-composition (fast)
+    total = None
+    for e, k in zip(values, counts):
+        p = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(float(e), 0.0),
+                                        value_discretization_interval=disc)
+        p = p.self_compose(int(k)) if k > 1 else p
+        total = p if total is None else total.compose(p)
+    return float(total.get_epsilon_for_delta(delta))

@@ -5,6 +5,8 @@
 * Allerton 2018, Theorem IV.1, eq. (30): P(t) = max_i sum_{k=1}^{ceil(t/2)} (2C/B_i) (1.4 c_1 / (rho/N + 2 eta V_i)
   + alpha_i(k)) for private R-ADMM; only odd iterations count (even ones are post-processing, Lemma IV.1). The
   summation limit is unreadable in the OCR; ceil(t/2) is SPEC §5.4 [D].
+* `icml_per_iteration`, `allerton_per_release`: the summands, i.e. each node's pure-DP budget per (private)
+  iteration, which an optimal composition theorem can compose more tightly than the sum (beyond/frontier).
 * `match_alpha`: the bisection of SPEC §5.4 that gives DVP and PP the same final bound as R-ADMM.
 
 1.4 comes from -ln(1 - x) <= 1.4 x on [0, 0.5]; c_1 = 1/4 for the logistic loss.
@@ -42,28 +44,41 @@ def _check(C, B, V):
     return B, V
 
 
-def icml_P(C: float, B, V, eta, alpha, c1: float = C1) -> np.ndarray:
-    """P(t), t = 0..T, of ICML Thm 4.1 / §5 for schedules eta_i(t), alpha_i(t) of shape (T, N) (or (T,))."""
+def icml_per_iteration(C: float, B, V, eta, alpha, c1: float = C1) -> np.ndarray:
+    """The summand of ICML Thm 4.1, C (1.4 c_1 + alpha_i(t)) / (eta_i(t) V_i B_i): node i's pure-DP budget at
+    iteration t (the proof bounds each iteration's density ratio by it). Shape (T, N)."""
     B, V = _check(C, B, V)
     T = np.asarray(eta).shape[0] if np.ndim(eta) else np.asarray(alpha).shape[0]
     eta = _grid(eta, T, B.size, "eta")
     alpha = _grid(alpha, T, B.size, "alpha")
     if np.any(eta <= 0) or np.any(alpha < 0):
         raise ValueError("eta must be > 0 and alpha >= 0")
-    per_iter = C * (1.4 * c1 + alpha) / (eta * V * B)  # (T, N)
+    return C * (1.4 * c1 + alpha) / (eta * V * B)
+
+
+def icml_P(C: float, B, V, eta, alpha, c1: float = C1) -> np.ndarray:
+    """P(t), t = 0..T, of ICML Thm 4.1 / §5 for schedules eta_i(t), alpha_i(t) of shape (T, N) (or (T,))."""
+    per_iter = icml_per_iteration(C, B, V, eta, alpha, c1)  # (T, N)
     return np.concatenate([[0.0], np.cumsum(per_iter, axis=0).max(axis=1)])
 
 
-def allerton_P(C: float, B, V, rho: float, eta, alpha, T: int, c1: float = C1) -> np.ndarray:
-    """P(t), t = 0..T, of Allerton Thm IV.1: ceil(t/2) private (odd) releases; alpha_i(k) and the odd-step penalty
-    eta(2k-1) of shape (K, N) (or (K,), or scalars), K = ceil(T/2)."""
+def allerton_per_release(C: float, B, V, rho: float, eta, alpha, T: int, c1: float = C1) -> np.ndarray:
+    """The summand of Allerton Thm IV.1, (2C/B_i) (1.4 c_1 / (rho/N + 2 eta V_i) + alpha_i(k)): node i's pure-DP
+    budget at the k-th private (odd) iteration, k = 1..ceil(T/2). Shape (K, N)."""
     B, V = _check(C, B, V)
     N, K = B.size, -(-T // 2)
     eta = _grid(eta, K, N, "eta")
     alpha = _grid(alpha, K, N, "alpha")
     if np.any(eta <= 0) or np.any(alpha < 0) or not rho > 0:
         raise ValueError("eta and rho must be > 0 and alpha >= 0")
-    per_release = (2.0 * C / B) * (1.4 * c1 / (rho / N + 2.0 * eta * V) + alpha)  # (K, N)
+    return (2.0 * C / B) * (1.4 * c1 / (rho / N + 2.0 * eta * V) + alpha)
+
+
+def allerton_P(C: float, B, V, rho: float, eta, alpha, T: int, c1: float = C1) -> np.ndarray:
+    """P(t), t = 0..T, of Allerton Thm IV.1: ceil(t/2) private (odd) releases; alpha_i(k) and the odd-step penalty
+    eta(2k-1) of shape (K, N) (or (K,), or scalars), K = ceil(T/2)."""
+    per_release = allerton_per_release(C, B, V, rho, eta, alpha, T, c1)  # (K, N)
+    N = per_release.shape[1]
     cum = np.concatenate([np.zeros((1, N)), np.cumsum(per_release, axis=0)])  # k = 0..K
     k_of_t = -(-np.arange(T + 1) // 2)
     return cum[k_of_t].max(axis=1)

@@ -1,0 +1,380 @@
+"""beyond/frontier: accountants, the bisection, the methods on the common problem, the jobs and the cluster path."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from conftest import ROOT, fresh_copy, snakemake
+from scipy.optimize import brentq
+from scipy.special import comb
+
+from repro_dpadmm import config
+from repro_dpadmm.algorithms import linearized as lin
+from repro_dpadmm.experiments import _frontier_methods as fm
+from repro_dpadmm.experiments import beyond_frontier as bf
+from repro_dpadmm.privacy import accounting, calibrate
+from repro_dpadmm.privacy.bounds import zhang2018 as zb
+from repro_dpadmm.problems.l2_logistic import L2Logistic
+
+PARAMS = config.item_params("beyond", "frontier")
+
+
+# ------------------------------------------------------------------------------------------------- accountants
+@pytest.mark.parametrize("z", [1.0, 2.0, 5.0, 20.0])
+def test_accountant_matches_analytic_gaussian_for_one_mechanism(z):
+    """dp-accounting's PLD epsilon of one Gaussian mechanism equals Balle & Wang's analytic Gaussian epsilon."""
+    delta = 1e-5
+    exact = accounting.analytic_gaussian_epsilon(z, delta)
+    assert accounting.gaussian_epsilon_exact(z, delta) == pytest.approx(exact, rel=1e-3, abs=1e-5)
+    # RDP can only overstate; the classic calibration z = sqrt(2 ln(1.25/delta))/eps is sound for eps < 1
+    assert accounting.rdp_epsilon(z, delta, steps=1) >= exact
+    eps_classic = math.sqrt(2 * math.log(1.25 / delta)) / z
+    if eps_classic < 1:
+        assert exact <= eps_classic
+
+
+def test_analytic_gaussian_solves_its_delta_equation_and_composes_as_gdp():
+    from scipy.stats import norm
+
+    z, delta, T = 3.0, 1e-5, 100
+    eps = accounting.analytic_gaussian_epsilon(z, delta, steps=T)
+    mu = math.sqrt(T) / z
+    assert norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2) == pytest.approx(delta,
+                                                                                                         rel=1e-6)
+    # T steps with multiplier z are one Gaussian with multiplier z / sqrt(T); PLD agrees to its discretisation
+    assert eps == pytest.approx(accounting.analytic_gaussian_epsilon(z / math.sqrt(T), delta))
+    assert accounting.pld_epsilon(z, delta, steps=T) == pytest.approx(eps, rel=2e-3)
+
+
+def _kov_epsilon(eps0: float, k: int, delta: float) -> float:
+    """Exact optimal composition of k eps0-DP mechanisms (Kairouz, Oh, Viswanath 2015), from the binomial privacy
+    loss of randomised response: delta(eps) = sum_l C(k,l) [e^{(k-l) eps0} - e^eps e^{l eps0}]_+ / (1 + e^eps0)^k."""
+    l = np.arange(k + 1)
+
+    def excess(eps):
+        terms = comb(k, l) * np.maximum(np.exp((k - l) * eps0) - np.exp(eps + l * eps0), 0.0)
+        return terms.sum() / (1 + math.exp(eps0)) ** k - delta
+    return brentq(excess, 0.0, k * eps0) if excess(0.0) > 0 else 0.0
+
+
+@pytest.mark.parametrize("eps0, k", [(0.05, 20), (0.2, 10), (0.01, 100)])
+def test_pure_composition_matches_the_exact_optimal_composition(eps0, k):
+    delta = 1e-5
+    exact = _kov_epsilon(eps0, k, delta)
+    got = accounting.pure_composed_epsilon(np.full(k, eps0), delta)
+    assert exact <= got <= exact * 1.01  # PLD rounds up: never below the truth, within 1%
+    assert accounting.pure_composed_epsilon(np.full(k, eps0), delta, how="basic") == pytest.approx(k * eps0)
+    # heterogeneous budgets: between the exact value of the smaller and of the larger homogeneous sequences
+    mixed = accounting.pure_composed_epsilon(np.r_[np.full(k // 2, eps0), np.full(k - k // 2, 2 * eps0)], delta)
+    assert got < mixed < _kov_epsilon(2 * eps0, k, delta) * 1.01
+
+
+# ------------------------------------------------------------------------------------------------- bisection
+def test_solve_meets_target_from_below_for_either_direction():
+    for increasing, f in ((False, lambda x: 3.0 / x ** 0.5), (True, lambda x: 0.1 * x + 0.01 * x ** 3)):
+        for target in (0.1, 1.0, 3.0):
+            cal = calibrate.solve(f, target, lo=1.0, hi=2.0, increasing=increasing, rtol=1e-3)
+            assert cal.epsilon == pytest.approx(f(cal.value))
+            assert (1 - 1e-3) * target <= cal.epsilon <= target
+
+
+def test_solve_rejects_unreachable_targets_and_bad_brackets():
+    with pytest.raises(ValueError, match="no parameter brings"):
+        calibrate.solve(lambda x: 1.0 + 0.0 * x, 0.5, lo=1.0, hi=2.0, increasing=True)
+    with pytest.raises(ValueError, match="target epsilon must be a positive"):
+        calibrate.solve(lambda x: x, -1.0, lo=1.0, hi=2.0, increasing=True)
+    with pytest.raises(ValueError, match="0 < lo < hi"):
+        calibrate.solve(lambda x: x, 1.0, lo=2.0, hi=1.0, increasing=True)
+
+
+@pytest.mark.parametrize("method", ["huang_dpadmm", "huang_dvp", "zhang_dvp", "zhang_radmm", "xu_dpadmm"])
+def test_bisection_meets_each_level_within_one_percent(method):
+    """At paper scale, every level: tight epsilon in [0.99 level, level], re-computed independently of the solver."""
+    ctx = fm.context(PARAMS)
+    for level in PARAMS["levels"]:
+        cal = fm.calibrate_method(method, level, ctx)
+        assert 0 <= cal["rel_gap"] <= 0.01, (method, level, cal)
+        m = fm.METHODS[method]
+        if m.kind == "gaussian":
+            again = accounting.pld_epsilon(cal["z"], ctx.delta, steps=ctx.T, discretization=2e-5 * level)
+        elif method == "huang_dvp":
+            again = accounting.pure_composed_epsilon(np.full(ctx.T, cal["eps_iter"]), ctx.delta,
+                                                     discretization=cal["eps_iter"] * 2e-4)
+        else:
+            per_step = fm._zkl_schedules(method, ctx)[0](cal["C"], cal["alpha"])
+            node = per_step[:, np.argmax(per_step.sum(0))]
+            again = accounting.pure_composed_epsilon(node, ctx.delta, discretization=node.mean() * 2e-4)
+        assert again <= level * 1.001 and again >= 0.985 * level, (method, level, again)
+
+
+def test_bisection_meets_level_for_penalty_perturbation_schedule():
+    """PP's per-iteration budgets differ (eta and alpha grow geometrically): one level suffices (slow accountant)."""
+    ctx = fm.context(PARAMS)
+    cal = fm.calibrate_method("zhang_pp", 1.0, ctx)
+    assert 0 <= cal["rel_gap"] <= 0.01
+    assert cal["floor_eps"] == pytest.approx(0.5 * 1.0, rel=0.01)  # floor_share of the level
+    assert cal["paper_eps"] > cal["tight_eps"]  # P(T) sums: looser than the optimal composition
+
+
+def test_pure_schedule_splits_the_level_and_caps_C():
+    B, V, T = np.full(3, 100.0), np.array([2.0, 1.0, 1.0]), 20
+
+    def per_step(C, a):
+        return zb.icml_per_iteration(C, B, V, np.full(T, 0.5), np.full(T, a))
+    cal = calibrate.pure_schedule(per_step, 1.0, 1e-5, how="basic", floor_share=0.3, C_max=100.0)
+    assert not cal.C_capped and cal.floor == pytest.approx(0.3, rel=3e-3) and 0 <= cal.rel_gap <= 2e-3
+    # basic composition is a sum, so the noise-free share fixes C in closed form: T C 1.4 c_1 / (eta V_min B)
+    assert cal.C == pytest.approx(0.3 * 0.5 * 1.0 * 100.0 / (T * 1.4 * zb.C1), rel=3e-3)
+    capped = calibrate.pure_schedule(per_step, 1.0, 1e-5, how="basic", floor_share=0.3, C_max=1.0)
+    assert capped.C_capped and capped.C == 1.0 and capped.floor < 0.3 and 0 <= capped.rel_gap <= 2e-3
+    with pytest.raises(ValueError, match="floor_share"):
+        calibrate.pure_schedule(per_step, 1.0, 1e-5, how="basic", floor_share=1.0, C_max=1.0)
+
+
+def test_paper_bound_of_the_calibrated_noise_is_the_papers_sum():
+    ctx = fm.context(PARAMS)
+    cal = fm.calibrate_method("zhang_dvp", 0.3, ctx)
+    per_iter = zb.icml_per_iteration(cal["C"], ctx.zkl_B, ctx.zkl_V, np.full(ctx.T, 0.5), np.full(ctx.T, cal["alpha"]))
+    assert cal["paper_eps"] == pytest.approx(per_iter.sum(0).max())
+    assert calibrate.pure_total(per_iter, ctx.delta, "basic") == pytest.approx(cal["paper_eps"])
+
+
+def test_xu_paper_variant_claims_the_level_but_spends_more():
+    ctx = fm.context(PARAMS)
+    cal = fm.calibrate_method("xu_dpadmm_paper", 1.0, ctx)
+    assert cal["paper_eps"] == 1.0 and cal["calibrated"] is False
+    assert cal["tight_eps"] > 1.2  # sensitivity 2c/n under replace-one
+    # u_0's exact gradient raises the first step's sensitivity by lambda / (lambda + rho) only (l2 problem, A = I)
+    assert cal["u0_factor_max"] == pytest.approx(1 + ctx.lam / (ctx.lam + 1.0), rel=1e-12)
+    assert cal["tight_eps"] == pytest.approx(accounting.pld_epsilon(cal["z"], ctx.delta, steps=ctx.T), rel=1e-3)
+    corrected = fm.calibrate_method("xu_dpadmm", 1.0, ctx)
+    assert corrected["sigma"] > cal["sigma"]
+    assert corrected["paper_eps"] < 1.0  # Theorem 1 understates what the corrected noise spends
+
+
+# ------------------------------------------------------------------------------------------------- XU on l2
+def test_l2_problem_prox_and_xu_admm_reach_the_l2_optimum():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((300, 5))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    y = np.where(X @ np.array([2.0, -1.0, 0.5, 0.0, 1.0]) + 0.3 * rng.standard_normal(300) > 0, 1.0, -1.0)
+    p = L2Logistic(X=X, y=y, lam=0.05)
+    v = rng.standard_normal(5)
+    yy = p.prox_g(v, 2.0)  # argmin (lam/2)||y||^2 + (rho/2)||v - y||^2
+    assert np.allclose(0.05 * yy + 2.0 * (yy - v), 0.0)
+    from scipy.optimize import minimize
+
+    opt = minimize(lambda w: p.objective(w), np.zeros(5), jac=lambda w: p.grad(w) + 0.05 * w, tol=1e-12).x
+    run = lin.run(p, T=3000, eta=p.default_eta(1.0), rho=1.0, gamma=1.0, u0="zero", prox=p.prox_g)
+    assert np.allclose(run.x_T[0], opt, atol=1e-4)
+    acc = lin.run(p, T=3000, eta=p.default_eta(1.0), rho=1.0, gamma=1.0, u0="paper", prox=p.prox_g,
+                  accelerated=True, restart="goldstein")
+    assert np.allclose(acc.x_T[0], opt, atol=1e-4)
+
+
+@pytest.mark.mirror
+def test_huang_star_data_uses_the_shared_splits(processed_root):
+    p = tiny_params()
+    X, y, splits = bf.data(p, processed_root)
+    rngs = bf._rngs(p, "huang_dpadmm", "eps1", "huang")
+    data = fm.star_from_splits(X, y, splits, p["huang"]["agents"], rngs["agents"])
+    assert data.D == len(splits) and data.n == p["huang"]["agents"] and data.n * data.m == p["n_train"]
+    for r, (tr, te) in enumerate(splits):
+        np.testing.assert_array_equal(data.y_test[r], y[te])
+        assert sorted(data.b[r].ravel().tolist()) == sorted(y[tr].tolist())
+    Xs, _ = data.training_rows()
+    assert Xs.shape == (len(splits) * p["n_train"], X.shape[1])
+
+
+@pytest.mark.parametrize("accelerated", [False, True])
+def test_u0_sensitivity_factors_match_the_released_iterates(accelerated):
+    """From the released x_t alone, the part of each x-step's bracket that u_0 (the exact gradient) contributes is
+    (1 - s) c^_{t-1} grad f(x_0): its size relative to grad f(x_0) is factor_t - 1 (a large lambda makes it visible)."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((200, 4))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    y = np.where(X @ np.array([1.0, -2.0, 0.5, 1.0]) > 0, 1.0, -1.0)
+    lam, rho, eta, gamma, T = 0.5, 1.0, 0.3, 1.0, 8
+    p = L2Logistic(X=X, y=y, lam=lam)
+    x = lin.run(p, T=T, eta=eta, rho=rho, gamma=gamma, u0="paper", prox=p.prox_g, accelerated=accelerated).x[0]
+    s = rho / (lam + rho)
+    g0 = p.grad(x[0])
+    u_prev = u = u_hat = np.zeros(4)  # the public part of u: its recursion with u_0 = 0, from released x's only
+    x_hat, theta, ratios = x[0], 1.0, []
+    for t in range(1, T + 1):
+        bracket = (gamma / eta) * (x_hat - x[t])
+        residual = bracket - p.grad(x_hat) - rho * (1 - s) * (x_hat + u_hat)
+        ratios.append(np.linalg.norm(residual) / np.linalg.norm(g0))
+        u_prev, u = u, u_hat + x[t] - s * (x_hat + u_hat)
+        w = 0.0
+        if accelerated:
+            theta_next = 0.5 * (1 + np.sqrt(1 + 4 * theta * theta))
+            w, theta = (theta - 1) / theta_next, theta_next
+        u_hat = u + w * (u - u_prev)
+        x_hat = x[t] + w * (x[t] - x[t - 1])
+    np.testing.assert_allclose(ratios, fm.u0_sensitivity_factors(T, lam, rho, accelerated) - 1.0, rtol=1e-6,
+                               atol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------------- parameters
+@pytest.mark.parametrize("change, message", [
+    ({"levels": [0.1, -1.0]}, "levels must be positive"),
+    ({"methods": ["huang_dpadmm", "nope"]}, "unknown methods"),
+    ({"iterations": 7}, "even integer"),
+    ({"n_train": 40001}, "divide n_train"),
+    ({"delta": 1.5}, "delta must lie"),
+])
+def test_bad_parameters_fail_before_any_work(change, message):
+    with pytest.raises(ValueError, match=message):
+        bf.check_params({**PARAMS, **change})
+
+
+def test_level_names_and_job_grid():
+    assert [fm.level_key(v) for v in (0.1, 0.3, 1.0, 3.0)] == ["eps0.1", "eps0.3", "eps1", "eps3"]
+    jobs = bf.jobs_of(PARAMS)
+    assert len(jobs) == len(PARAMS["methods"]) * len(PARAMS["levels"]) + 1 and jobs[-1] == bf.FLOOR
+
+
+# ------------------------------------------------------------------------------------------------- metrics
+def _fake_jobs(params):
+    rng = np.random.default_rng(0)
+    jobs = {}
+    ctx_T = int(params["iterations"])
+    for method in params["methods"]:
+        m = fm.METHODS[method]
+        for v in params["levels"]:
+            cal = {"noise_name": m.noise_name, "noise": 1.0, "accounting": "x", "tight_eps": 0.999 * v,
+                   "paper_eps": 1.5 * v, "rdp_eps": 1.1 * v if m.kind == "gaussian" else None, "steps": ctx_T,
+                   "calibrated": m.calibrated, "rel_gap": 0.001}
+            if m.family == "zhang":
+                cal["C"] = 10.0
+            if m.kind == "xu_paper":
+                cal.update(tight_eps=1.6 * v, paper_eps=float(v), rel_gap=-0.6, u0_factor_max=1.000001)
+            jobs[(method, fm.level_key(v))] = {"calibration": cal, "test_error": list(0.2 + 0.01 * rng.random(3)),
+                                               "train_objective": [0.4] * 3, "wall_time_s": 1.0}
+    jobs[bf.FLOOR] = {"test_error": [0.15, 0.151, 0.149], "train_objective": [0.32] * 3, "wall_time_s": 1.0,
+                      "trivial_error": [0.25, 0.24, 0.245]}
+    return jobs
+
+
+@pytest.mark.parametrize("configfile", [None, "config/smoke.yaml"])
+def test_metric_keys_are_documented_and_cover_the_claims(configfile):
+    params = config.item_params("beyond", "frontier", *([ROOT / configfile] if configfile else []))
+    summary = bf.summarise(_fake_jobs(params), params)
+    m = bf.metrics(summary, params)
+    claims = yaml.safe_load((ROOT / "config/claims/beyond.yaml").read_text())
+    documented = set(claims["metrics"]["frontier"])
+    assert not set(m) - documented, sorted(set(m) - documented)[:10]
+    from repro_dpadmm.report.claims import check_keys
+
+    for claim in claims["claims"]:
+        if claim["item"] == "frontier":
+            for check in claim["checks"]:
+                assert set(check_keys(check)) <= set(m), (claim["id"], check)
+    text = bf.conclusions(m, summary, params)
+    assert f"{m['floor.test_error_mean']:.4f}" in text
+    note = bf.report_note(text)
+    assert "**" not in note and f"{m['winner_err.lowest']:.4f}" in note
+    assert "|" in bf.table_markdown(summary, params)
+
+
+# ------------------------------------------------------------------------------------------------- jobs
+TINY = {"levels": [1.0], "repeats": 2, "rows": 1500, "n_train": 1200, "iterations": 4, "huang": {**PARAMS["huang"],
+                                                                                                  "agents": 6}}
+
+
+def tiny_params(**over):
+    p = copy.deepcopy({**PARAMS, **TINY})
+    p.update(over)
+    return p
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("method", ["huang_dpadmm", "huang_dvp", "zhang_dvp", "xu_dpaccadmm_paper"])
+def test_jobs_are_deterministic_per_seed(processed_root, method):
+    p = tiny_params(seed=0)
+    a = bf.run_job(method, "eps1", p, processed_root)
+    b = bf.run_job(method, "eps1", p, processed_root)
+    assert a["test_error"] == b["test_error"] and a["train_objective"] == b["train_objective"]
+    c = bf.run_job(method, "eps1", tiny_params(seed=1), processed_root)
+    assert c["train_objective"] != a["train_objective"]
+    assert a["params_hash"] != c["params_hash"]
+
+
+@pytest.mark.mirror
+def test_load_jobs_reruns_a_stale_job_and_refuses_when_asked(processed_root, tmp_path):
+    p = tiny_params(methods=["xu_dpadmm"])
+    path = bf.job_path(tmp_path, "xu_dpadmm", "eps1")
+    bf.write_job({"params_hash": "stale", "test_error": [0.0]}, path)
+    with pytest.raises(FileNotFoundError, match="other parameters"):
+        bf.load_jobs(p, tmp_path, run_missing=False, root=processed_root)
+    jobs = bf.load_jobs(p, tmp_path, root=processed_root, log=lambda s: None)
+    assert json.loads(path.read_text())["params_hash"] == jobs[("xu_dpadmm", "eps1")]["params_hash"] != "stale"
+    assert bf.job_path(tmp_path, *bf.FLOOR).is_file()
+
+
+def test_cli_job_without_the_dataset_is_recorded_not_run(tmp_path, monkeypatch, capsys):
+    from repro_dpadmm import cli
+
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tmp_path))  # a project without resources/processed
+    out = tmp_path / "job.json"
+    assert cli.main(["frontier-job", "xu_dpadmm", "eps1", "--params", json.dumps(PARAMS), "--out", str(out)]) == 0
+    job = json.loads(out.read_text())
+    assert job["status"] == "not run" and "dataset unavailable" in job["reason"]
+    assert cli.main(["frontier-job", "nope", "eps1", "--params", json.dumps(PARAMS), "--out", str(out)]) == 2
+    assert "unknown method" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------------- workflow
+@pytest.mark.workflow
+def test_snakemake_job_files_are_the_grid(tmp_path):
+    proj = fresh_copy(tmp_path / "project")
+    proc = snakemake(["-n", "--cores", "1", "beyond_frontier"], proj)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    for method, level in bf.jobs_of(PARAMS):
+        assert f"results/beyond/frontier/jobs/{method}/{level}.json" in out, (method, level)
+
+
+def _cluster_profile(dst: Path) -> Path:
+    """The SLURM profile with the slurm executor swapped for cluster-generic submitting with `bash` (same resources
+    and options), so the cluster code path runs on this machine."""
+    prof = yaml.safe_load((ROOT / "workflow/profiles/slurm/config.yaml").read_text())
+    assert prof.pop("executor") == "slurm"
+    prof.update({"executor": "cluster-generic", "cluster-generic-submit-cmd": "bash", "jobs": 2})
+    dst.mkdir(parents=True)
+    (dst / "config.yaml").write_text(yaml.safe_dump(prof))
+    return dst
+
+
+@pytest.mark.workflow
+@pytest.mark.mirror
+def test_cluster_code_path_runs_a_slice(processed_root, tmp_path):
+    """Two methods at one level on smoke-sized data, submitted job by job through the generic cluster executor."""
+    proj = fresh_copy(tmp_path / "project")
+    (proj / "resources/processed").mkdir(parents=True)
+    for ext in ("json", "npz"):
+        shutil.copy2(processed_root / f"resources/processed/adult_huang2019.{ext}", proj / "resources/processed")
+    smoke = yaml.safe_load((ROOT / "config/smoke.yaml").read_text())
+    over = {"papers": {"beyond": {"frontier": {**smoke["papers"]["beyond"]["frontier"], "levels": [3.0],
+                                               "methods": ["zhang_radmm", "xu_dpadmm"]}}}}
+    (proj / "slice.yaml").write_text(yaml.safe_dump(over))
+    targets = [f"results/beyond/frontier/jobs/{m}/eps3.json" for m in ("zhang_radmm", "xu_dpadmm")]
+    proc = snakemake([*targets, "--workflow-profile", str(_cluster_profile(tmp_path / "profile")),
+                      "--configfile", "slice.yaml"], proj, {"REPRO_DPADMM_OFFLINE": "1"}, timeout=600)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-4000:]
+    # the outer Snakemake hands each job to the (remote) executor, whose job script runs Snakemake for that job alone
+    assert "Provided remote nodes: 2" in out and out.count("localrule frontier_job") == 2, out[-3000:]
+    for t in targets:
+        job = json.loads((proj / t).read_text())
+        assert job["calibration"]["target"] == 3.0 and 0 <= job["calibration"]["rel_gap"] <= 0.01
+        assert len(job["test_error"]) == smoke["papers"]["beyond"]["frontier"]["repeats"]
+        assert (proj / "logs/beyond/frontier" / job["method"] / "eps3.log").read_text().strip()
