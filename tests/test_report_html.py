@@ -128,6 +128,11 @@ def test_every_expected_item_is_listed_with_its_state(built):
     huang = summary["papers"]["huang2019_dpadmm"]
     assert huang["items"] == {"produced": 2, "not run": 1, "missing": 5}
     assert sum(summary["claims"].values()) == len(report.verdicts)
+    # the time of the jobs an item aggregates is shown beside its own and summed apart, never dropped
+    assert huang["item_states"]["extra_item"]["job_time_s"] == 125.0
+    assert huang["item_states"]["fig1"]["job_time_s"] is None
+    assert report.times["sum_job_time_s"] == 125.0
+    assert "1.0 s + 2.1 min in its jobs" in page and "+ 2.1 min in separate jobs" in page
 
 
 def test_privacy_and_provenance_sections(built):

@@ -39,6 +39,7 @@ class ItemResult:
     reason: str = ""
     metrics: dict | None = None
     wall_time_s: float | None = None
+    job_time_s: float | None = None     # summed wall time of the separate jobs the item aggregates (the frontier's)
     mtime: float | None = None
     params: dict | None = None          # the parameters the item ran with (or the config's, see params_source)
     params_source: str = ""             # "run" (papermill record), "config" (config/config.yaml) or ""
@@ -170,6 +171,8 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
     res.reason = str(metrics.get("reason") or "")
     wall = metrics.get("wall_time_s")
     res.wall_time_s = float(wall) if isinstance(wall, (int, float)) and not isinstance(wall, bool) else None
+    jobs = metrics.get("wall_time.jobs_sum_s")
+    res.job_time_s = float(jobs) if isinstance(jobs, (int, float)) and not isinstance(jobs, bool) else None
     res.figures = _figures(item_dir, item, spec.get("figure") or [])
     res.missing_figures = [n for n in spec.get("figure") or [] if not (item_dir / n).is_file()]
     nb = item_dir / f"{item}.html"
@@ -262,8 +265,8 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
                 papers.append(target)
             target.data_verdicts.append(v)
 
-    item_rows = [{"wall_time_s": it.wall_time_s, "mtime": it.mtime} for p in papers for it in p.items
-                 if it.metrics is not None]
+    item_rows = [{"wall_time_s": it.wall_time_s, "job_time_s": it.job_time_s, "mtime": it.mtime}
+                 for p in papers for it in p.items if it.metrics is not None]
     times = prov_mod.run_times(item_rows)
     return Report(papers, provenance, problems, warnings, _privacy_rows(papers, by_paper), times)
 
@@ -312,6 +315,7 @@ def summary(report: Report) -> dict:
         "papers": {p.id: {"items": p.item_counts(), "claims": p.counts(),
                           "item_states": {it.item: {"state": it.state, "reason": it.reason,
                                                     "wall_time_s": it.wall_time_s,
+                                                    "job_time_s": it.job_time_s,
                                                     "params_hash": prov_mod.canonical_hash(it.params)
                                                     if it.params is not None else None,
                                                     "params_from": it.params_source or None,

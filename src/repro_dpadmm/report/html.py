@@ -146,6 +146,20 @@ def state_badge(state: str) -> str:
     return f'<span class="badge {cls}">{e(state)}</span>'
 
 
+def item_time(it) -> str:
+    """An item's wall time, with the time of the separate jobs it aggregates when it has any."""
+    if it.job_time_s is None:
+        return secs(it.wall_time_s)
+    return f"{secs(it.wall_time_s)} + {secs(it.job_time_s)} in its jobs"
+
+
+def total_time(times: dict) -> str:
+    out = secs(times.get("sum_item_wall_time_s"))
+    if times.get("sum_job_time_s") is not None:
+        out += f" + {secs(times['sum_job_time_s'])} in separate jobs"
+    return out
+
+
 def secs(value) -> str:
     if value is None:
         return "—"
@@ -198,7 +212,7 @@ def header(report, any_differ: bool) -> str:
         "below are computed, never typed by hand.</p>",
         f'<p class="meta">Generated {e(prov["generated"])} · commit <span class="mono">{e(git["describe"])}</span> · '
         f"{produced} of {n_items} items produced · {len(report.verdicts)} claims · item time "
-        f"{secs(report.times.get('sum_item_wall_time_s'))}</p>",
+        f"{total_time(report.times)}</p>",
     ]
     if any_differ:
         out.append('<div class="notice">Some items ran with parameters that differ from '
@@ -334,7 +348,7 @@ def kv_table(mapping: dict, docs: dict | None = None) -> str:
 def item_card(it, links: dict) -> str:
     state_line = [f"<span>{e(it.title)}</span>", state_badge(it.state)]
     if it.wall_time_s is not None:
-        state_line.append(f'<span class="muted small">{secs(it.wall_time_s)}</span>')
+        state_line.append(f'<span class="muted small">{item_time(it)}</span>')
     if not it.expected:
         state_line.append('<span class="muted small">(not in the expected list)</span>')
     out = [f'<article class="item{"" if it.state == "produced" else " dim"}" id="{e(it.anchor)}">',
@@ -422,7 +436,7 @@ def paper_section(p, links: dict, anchor: str | None = None) -> str:
             name = f'<a href="#{e(it.anchor)}">{name}</a>'
         rows.append(f'<tr><td class="nowrap">{name}</td><td>{state_badge(it.state)}</td>'
                     f"<td>{bar(ivc)}</td><td class='small{'' if ivc_any else ' muted'}'>{e(cl)}</td>"
-                    f"<td class='num'>{secs(it.wall_time_s)}</td></tr>")
+                    f"<td class='num'>{item_time(it)}</td></tr>")
     out.append('<div class="tablewrap"><table><thead><tr><th>Item</th><th>State</th><th>Claims</th><th></th>'
                f'<th class="num">Time</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
     if p.data_verdicts:
@@ -497,7 +511,7 @@ def provenance_section(report) -> str:
         ("Config files (sha256, 16 hex)", cfg),
         ("Claims files (sha256, 16 hex)", cl),
         ("Item wall time, summed",
-         f"{secs(times.get('sum_item_wall_time_s'))} over {times.get('items_timed', 0)} items"),
+         f"{total_time(times)} over {times.get('items_timed', 0)} items"),
         ("Run span", (f"{secs(times['elapsed_s'])} from {e(times['first_start'])} to {e(times['last_end'])} "
                       "(first item start to last item end, from file times)") if times.get("elapsed_s") is not None
          else "—"),
@@ -537,7 +551,7 @@ def provenance_section(report) -> str:
             src = {"run": "run", "config": "config.yaml"}.get(it.params_source, "—")
             diff = " <span class='badge v-partly'>differs from config.yaml</span>" if it.params_differ else ""
             irows.append(f"<tr><td class='mono nowrap'>{e(it.paper)}/{e(it.item)}</td><td>{state_badge(it.state)}</td>"
-                         f"<td class='num'>{secs(it.wall_time_s)}</td><td class='mono'>{e(phash)}</td>"
+                         f"<td class='num'>{item_time(it)}</td><td class='mono'>{e(phash)}</td>"
                          f"<td>{e(src)}{diff}</td></tr>")
     out.append("<h3>Items</h3><div class='tablewrap'><table><thead><tr><th>Item</th><th>State</th>"
                "<th class='num'>Wall time</th><th>Parameters hash</th><th>Parameters from</th></tr></thead>"

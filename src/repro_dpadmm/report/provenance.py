@@ -95,13 +95,16 @@ def dataset_sidecars(processed: Path) -> dict[str, dict]:
 
 
 def run_times(items: list[dict]) -> dict:
-    """Sum of item wall times, and the elapsed span from the first item's start to the last item's end.
+    """Sum of item wall times (plus, apart, the summed time of the separate jobs an item aggregates, e.g. the
+    frontier's per-(method, level) jobs), and the elapsed span from the first item's start to the last item's end.
 
     Item start = metrics.json modification time minus its wall time; a rough span, labelled as such.
     """
     walls = [i["wall_time_s"] for i in items if isinstance(i.get("wall_time_s"), (int, float))]
+    jobs = [i["job_time_s"] for i in items if isinstance(i.get("job_time_s"), (int, float))]
     spans = [(i["mtime"] - (i.get("wall_time_s") or 0.0), i["mtime"]) for i in items if i.get("mtime")]
     out = {"items_timed": len(walls), "sum_item_wall_time_s": round(sum(walls), 3) if walls else None,
+           "sum_job_time_s": round(sum(jobs), 3) if jobs else None,
            "elapsed_s": None, "first_start": None, "last_end": None}
     if spans:
         start, end = min(s for s, _ in spans), max(e for _, e in spans)
