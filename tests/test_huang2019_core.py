@@ -318,3 +318,29 @@ def test_moments_accountant_closed_form_is_the_minimum():
     z, t, delta = hb.noise_multiplier(0.05, 1e-5), 100, 1e-5
     grid = accounting.moments_accountant_epsilon(z, t, delta, max_lambda=1e4)
     assert abs(grid - hb.eps_bar(0.05, 1e-5, t)) < 1e-6
+
+
+def test_star_from_rows_places_each_row_at_its_agent():
+    rng = np.random.default_rng(3)
+    X, y = rng.random((60, 4)) / 4, np.where(rng.random(60) > 0.5, 1.0, -1.0)
+    train = rng.permutation(60)[:48].reshape(2, 3, 8)  # 2 draws, 3 agents, 8 samples each
+    test = np.stack([np.arange(48, 60), np.arange(0, 12)])
+    data = cs.star_from_rows(X, y, train, test)
+    w = rng.standard_normal((2, 3, 4))
+    expected = y[train] * np.einsum("rimd,rid->rim", X[train], w)  # b_ij a_ij^T w_i from the rows directly
+    np.testing.assert_allclose(data.margins(w), expected, rtol=1e-12)
+    assert data.test_error(w).shape[0] == 2
+    # split_star is this constructor applied to its own random draws
+    from repro_dpadmm.datasets import partition
+    rows, tests = [], []
+    for g in repeat_generators(0, 2, "s"):
+        tr, te = partition.train_test(60, 40, g)
+        rows.append(tr[partition.even(40, 4, g)])
+        tests.append(te)
+    w4 = rng.standard_normal((2, 4, 4))
+    a = cs.split_star(X, y, 4, repeat_generators(0, 2, "s"), n_train=40)
+    b = cs.star_from_rows(X, y, np.stack(rows), np.stack(tests))
+    np.testing.assert_array_equal(a.margins(w4), b.margins(w4))
+    np.testing.assert_array_equal(a.test_error(w4), b.test_error(w4))
+    with pytest.raises(ValueError, match="draws, agents"):
+        cs.star_from_rows(X, y, train.reshape(2, -1))

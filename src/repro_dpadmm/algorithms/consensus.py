@@ -236,12 +236,24 @@ def split_star(X, y, n_agents: int, rngs: Sequence[np.random.Generator], n_train
     rows, tests = [], []
     for g in rngs:
         tr, te = partition.train_test(Xs.shape[0], n_train, g)
-        parts = partition.even(n_train, n_agents, g)
-        rows.append(tr[parts].reshape(-1))
+        rows.append(tr[partition.even(n_train, n_agents, g)])
         tests.append(te if n_test is None else te[:n_test])
-    rows = np.concatenate(rows)
-    b = y[rows].reshape(len(rngs), n_agents, -1)
-    te = np.stack(tests)
+    return star_from_rows(Xs, y, np.stack(rows), np.stack(tests))
+
+
+def star_from_rows(X, y, train_rows, test_rows=None) -> StarData:
+    """StarData from given row indices of (X, y): train_rows (D, n, m) puts rows train_rows[r, i] at agent i in draw
+    r; test_rows (D, N_t) are each draw's test rows (or None). X dense or sparse (N, d)."""
+    Xs = sp.csr_matrix(X)
+    y = np.asarray(y, dtype=float)
+    train_rows = np.asarray(train_rows)
+    if train_rows.ndim != 3:
+        raise ValueError(f"train_rows must be (draws, agents, samples per agent), got shape {train_rows.shape}")
+    rows = train_rows.reshape(-1)
+    b = y[rows].reshape(train_rows.shape)
+    if test_rows is None:
+        return _build(Xs[rows], b, None, None)
+    te = np.asarray(test_rows)
     return _build(Xs[rows], b, Xs[te.reshape(-1)], y[te])
 
 

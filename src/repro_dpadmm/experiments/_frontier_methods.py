@@ -309,21 +309,12 @@ def _csr(X):
 def star_from_splits(X, y, splits, n_agents: int, agent_rngs):
     """HUANG's StarData (one data draw per repeat) from the frontier's shared splits, each repeat's training rows
     partitioned evenly over n_agents by its own generator. (consensus.split_star draws its own split; this is the
-    same construction from given indices, through its constructor.)"""
-    import scipy.sparse as sp
-
+    same construction from given indices.)"""
     from ..algorithms import consensus
     from ..datasets import partition
 
-    Xs = sp.csr_matrix(X)
-    rows, tests = [], []
-    for (tr, te), g in zip(splits, agent_rngs):
-        rows.append(tr[partition.even(len(tr), n_agents, g)].reshape(-1))
-        tests.append(te)
-    rows = np.concatenate(rows)
-    te = np.stack(tests)
-    b = y[rows].reshape(len(splits), n_agents, -1)
-    return consensus._build(Xs[rows], b, Xs[te.reshape(-1)], y[te])
+    rows = [tr[partition.even(len(tr), n_agents, g)] for (tr, _), g in zip(splits, agent_rngs)]
+    return consensus.star_from_rows(X, y, np.stack(rows), np.stack([te for _, te in splits]))
 
 
 def run_huang(method_id: str, cal: dict, splits, X, y, ctx: Context, rngs) -> np.ndarray:
