@@ -133,6 +133,8 @@ def test_every_expected_item_is_listed_with_its_state(built):
     assert huang["item_states"]["fig1"]["job_time_s"] is None
     assert report.times["sum_job_time_s"] == 125.0
     assert "1.0 s + 2.1 min in its jobs" in page and "+ 2.1 min in separate jobs" in page
+    assert states[("huang2019_dpadmm", "extra_item")].note == "Winner at every level: method X."
+    assert "Winner at every level: method X." in page
 
 
 def test_privacy_and_provenance_sections(built):

@@ -53,3 +53,13 @@ def test_a_failing_notebook_leaves_no_metrics(project):
     with pytest.raises(Exception):
         run_item("demo", "item", {"seed": 0}, "results/demo/item", root=project)  # params['x'] missing
     assert not (project / "results/demo/item/metrics.json").exists()
+
+
+def test_write_metrics_keeps_a_note_apart_from_the_reason(tmp_path):
+    import json
+
+    from repro_dpadmm.experiments.common import write_metrics
+
+    m = json.loads(write_metrics(tmp_path, {"x": 1.0}, note="a finding").read_text())
+    assert m == {"status": "ok", "reason": "", "note": "a finding", "x": 1.0}
+    assert "note" not in json.loads(write_metrics(tmp_path, {"x": 1.0}).read_text())

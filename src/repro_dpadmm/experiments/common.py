@@ -40,9 +40,14 @@ def _clean(value):
     raise TypeError(f"metrics must be flat scalars (number, string, bool, null); got {type(value).__name__}")
 
 
-def write_metrics(out_dir: str | Path, metrics: dict, *, status: str = "ok", reason: str = "") -> Path:
-    """Write the flat `metrics.json` the report reads. Keys are documented in config/claims/<paper>.yaml."""
+def write_metrics(out_dir: str | Path, metrics: dict, *, status: str = "ok", reason: str = "",
+                  note: str = "") -> Path:
+    """Write the flat `metrics.json` the report reads. Keys are documented in config/claims/<paper>.yaml.
+
+    `reason` says why an item did not run; `note` is a short plain-text finding the report shows with the item."""
     flat = {"status": status, "reason": reason}
+    if note:
+        flat["note"] = note
     for key, value in metrics.items():
         if not isinstance(key, str):
             raise TypeError(f"metric names must be strings, got {key!r}")

@@ -37,6 +37,7 @@ class ItemResult:
     expected: bool                      # in the expected list (report.expected)
     state: str                          # produced | not run | missing | <other status the item wrote>
     reason: str = ""
+    note: str = ""                      # the item's own short finding (metrics `note`), shown with it
     metrics: dict | None = None
     wall_time_s: float | None = None
     job_time_s: float | None = None     # summed wall time of the separate jobs the item aggregates (the frontier's)
@@ -169,6 +170,7 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
     status = str(metrics.get("status", "ok"))
     res.state = "produced" if status == "ok" else status
     res.reason = str(metrics.get("reason") or "")
+    res.note = str(metrics.get("note") or "")
     wall = metrics.get("wall_time_s")
     res.wall_time_s = float(wall) if isinstance(wall, (int, float)) and not isinstance(wall, bool) else None
     jobs = metrics.get("wall_time.jobs_sum_s")

@@ -14,7 +14,7 @@ from pathlib import Path
 from .claims import flatten, load_all
 from .expected import EXPECTED_ITEMS
 
-ALWAYS_PRESENT = frozenset({"status", "reason", "wall_time_s"})
+ALWAYS_PRESENT = frozenset({"status", "reason", "note", "wall_time_s"})
 
 
 @dataclass

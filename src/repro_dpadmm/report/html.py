@@ -370,6 +370,8 @@ def item_card(it, links: dict) -> str:
         out.append(f'<div class="notice">{e(it.state.capitalize())}: {e(it.reason or "no reason given")}</div>')
     elif it.reason:
         out.append(f'<div class="notice info">{e(it.reason)}</div>')
+    if it.note:
+        out.append(f'<div class="notice info">{e(it.note)}</div>')
     if it.params_differ:
         out.append('<div class="notice">Ran with parameters that differ from <code>config/config.yaml</code>: '
                    "these are not the paper-faithful numbers.</div>")
