@@ -70,3 +70,28 @@ def test_claim_evaluation():
     rows = {r["id"]: r["outcome"] for r in xu.evaluate_claims("fig2", m)}
     assert rows["xu2020_dpaccadmm.fig2.dpacc_better_eps0.07_bio_train"].startswith("not run")
     assert rows["xu2020_dpaccadmm.fig2.theorem2_utility_bound"] == "not checkable"
+
+
+def test_long_run_params_metrics_and_noise_stream(tiny_setup):
+    assert xu.fig2_long_params(PARAMS) is None  # no long run unless asked
+    long = xu.fig2_long_params({**PARAMS, "long_run": {"iterations": 12, "repeats": 3, "epsilons": [0.01, 0.08]}})
+    assert (long["iterations"], long["repeats"], long["epsilons"]) == (12, 3, [0.01, 0.08])
+    assert long["seed"] == PARAMS["seed"] and "long_run" in long  # everything else as fig2
+    r = xu.fig2_dataset(tiny_setup, long, stream="fig2_long")
+    m = xu.fig2_long_metrics("ijcnn1", r)
+    assert m and all(k.startswith("long.") for k in m)
+    assert m["long.F_T.dp_admm.ijcnn1.eps0.08"] == r["F_T"]["dp_admm"][1]
+    assert "long.sigma.ijcnn1.eps0.01" not in m  # privacy keys are reported by the main run only
+    documented = xu.load_claims()["metrics"]["fig2"]
+    assert set(m) <= set(documented), set(m) - set(documented)
+    # its own noise: the same settings under the main stream give other draws
+    main = xu.fig2_dataset(tiny_setup, long)
+    assert not np.array_equal(main["F_T"]["dp_admm"], r["F_T"]["dp_admm"])
+    # every long claim reads long.* keys only and names its T = 100 counterpart
+    ids = {c["id"] for c in xu.load_claims()["claims"]}
+    for c in xu.load_claims()["claims"]:
+        if ".fig2.long." in c["id"]:
+            assert c["id"].replace(".long.", ".", 1) in ids
+            for ch in c["checks"]:
+                for key in [ch.get("metric"), ch.get("left"), ch.get("right"), *ch.get("metrics", [])]:
+                    assert not isinstance(key, str) or key.startswith("long."), (c["id"], key)
