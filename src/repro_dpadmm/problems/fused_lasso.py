@@ -17,11 +17,9 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit
 
 from . import logistic
 
@@ -145,7 +143,7 @@ def constraint_matrix(W: sp.spmatrix) -> sp.csr_matrix:
 
 
 @dataclass(frozen=True)
-class FusedLasso:
+class FusedLasso(logistic.MeanLogisticTerm):
     """One instance of problem (11): data, constraint matrix A = [W; I] and the l1 weight lambda."""
 
     X: np.ndarray  # (n, d) training samples, rows of norm <= 1 (ndarray or scipy CSR)
@@ -154,32 +152,14 @@ class FusedLasso:
     lam: float
 
     def __post_init__(self):
-        n, d = self.X.shape
-        if self.y.shape != (n,):
-            raise ValueError(f"y must have shape ({n},), got {self.y.shape}")
-        if self.A.shape[1] != d:
-            raise ValueError(f"A must have {d} columns, got {self.A.shape}")
-        if not self.lam >= 0:
-            raise ValueError(f"lambda must be >= 0, got {self.lam}")
-
-    @property
-    def n(self) -> int:
-        return self.X.shape[0]
-
-    @property
-    def d(self) -> int:
-        return self.X.shape[1]
+        self._check_data()
+        if self.A.shape[1] != self.d:
+            raise ValueError(f"A must have {self.d} columns, got {self.A.shape}")
 
     @property
     def AtA(self) -> np.ndarray:
         """A^T A = W^T W + I (dense d x d: d <= 123 here)."""
         return (self.A.T @ self.A).toarray()
-
-    @property
-    def L_f(self) -> float:
-        """Lipschitz constant of grad f: 0.25 max_i ||l_i||^2 (SPEC §6.6)."""
-        sq = self.X.multiply(self.X).sum(axis=1) if sp.issparse(self.X) else np.einsum("nd,nd->n", self.X, self.X)
-        return 0.25 * float(np.max(sq))
 
     @property
     def norm_AtA(self) -> float:
@@ -190,22 +170,6 @@ class FusedLasso:
         """eta = 1 / (L_f + rho ||A^T A||_2) (SPEC §6.6 [D])."""
         return 1.0 / (self.L_f + rho * self.norm_AtA)
 
-    @cached_property
-    def Xm(self):
-        """Rows m_i l_i (labels folded in), so that margins are Xm x and grad f = -(1/n) Xm^T sigma(-Xm x)."""
-        return self.X.multiply(self.y[:, None]).tocsr() if sp.issparse(self.X) else self.X * self.y[:, None]
-
-    def grad(self, x: np.ndarray) -> np.ndarray:
-        """grad f(x) = -(1/n) sum_i m_i l_i sigma(-m_i l_i^T x), for x of shape (..., d)."""
-        x = np.asarray(x)
-        xs = x.reshape(-1, self.d)
-        s = expit(-np.asarray(self.Xm @ xs.T))  # sigma(-margins), (n, R)
-        return (-(s.T @ self.Xm) / self.n).reshape(x.shape)
-
-    def loss(self, x: np.ndarray, chunk: int = 64) -> np.ndarray:
-        """f(x) = mean logistic loss on the training data, for x of shape (..., d)."""
-        return _mean_logistic(self.X, self.y, x, chunk)
-
     def penalty(self, x: np.ndarray) -> np.ndarray:
         """lambda ||A x||_1 for x of shape (..., d)."""
         x = np.asarray(x)
@@ -215,16 +179,6 @@ class FusedLasso:
     def objective(self, x: np.ndarray, chunk: int = 64) -> np.ndarray:
         """F(x) = f(x) + lambda ||A x||_1 (SPEC §6.7 [D]), for x of shape (..., d)."""
         return self.loss(x, chunk) + self.penalty(x)
-
-
-def _mean_logistic(X, y, x, chunk):
-    x = np.asarray(x)
-    xs = x.reshape(-1, X.shape[1])
-    out = np.empty(len(xs))
-    for k in range(0, len(xs), chunk):  # chunks bound the (n, chunk) margin matrix
-        z = np.asarray(X @ xs[k:k + chunk].T) * y[:, None]
-        out[k:k + chunk] = logistic.loss(z).mean(axis=0)
-    return out.reshape(x.shape[:-1])
 
 
 def accuracy(X: np.ndarray, y: np.ndarray, x: np.ndarray) -> np.ndarray:

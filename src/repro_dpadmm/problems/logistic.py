@@ -6,7 +6,10 @@ one call evaluates every agent and every repeat at once (e.g. A: (n, m, d), w: (
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit
 
 
@@ -46,3 +49,53 @@ def error_rate(A, b, w):
     """Fraction misclassified by sign(w^T a), a tie counting as -1 (SPEC §0.4): (...)."""
     pred = np.where(np.einsum("...md,...d->...m", A, w) > 0, 1.0, -1.0)
     return (pred != b).mean(axis=-1)
+
+
+class MeanLogisticTerm:
+    """f(x) = (1/n) sum_i ln(1 + exp(-m_i l_i^T x)) on training rows l_i (norm <= 1) and labels m_i in {-1, +1}: the
+    smooth part of XU's problems (problems/fused_lasso.py, and its l2 form problems/l2_logistic.py).
+
+    A base for frozen dataclasses with the fields X (n, d) (ndarray or CSR), y (n,) and lam; iterates x (..., d) with
+    any leading (repeat) axes.
+    """
+
+    def _check_data(self) -> None:
+        n = self.X.shape[0]
+        if np.shape(self.y) != (n,):
+            raise ValueError(f"y must have shape ({n},), got {np.shape(self.y)}")
+        if not self.lam >= 0:
+            raise ValueError(f"lambda must be >= 0, got {self.lam}")
+
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def d(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def L_f(self) -> float:
+        """Lipschitz constant of grad f: 0.25 max_i ||l_i||^2 (SPEC §6.6)."""
+        sq = self.X.multiply(self.X).sum(axis=1) if sp.issparse(self.X) else np.einsum("nd,nd->n", self.X, self.X)
+        return 0.25 * float(np.max(sq))
+
+    @cached_property
+    def Xm(self):
+        """Rows m_i l_i (labels folded in), so that margins are Xm x and grad f = -(1/n) Xm^T sigma(-Xm x)."""
+        return self.X.multiply(self.y[:, None]).tocsr() if sp.issparse(self.X) else self.X * self.y[:, None]
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        """grad f(x) = -(1/n) sum_i m_i l_i sigma(-m_i l_i^T x), for x of shape (..., d)."""
+        x = np.asarray(x)
+        s = expit(-np.asarray(self.Xm @ x.reshape(-1, self.d).T))  # sigma(-margins), (n, R)
+        return (-(s.T @ self.Xm) / self.n).reshape(x.shape)
+
+    def loss(self, x: np.ndarray, chunk: int = 64) -> np.ndarray:
+        """f(x), for x of shape (..., d); chunks of `chunk` iterates bound the (n, chunk) margin matrix."""
+        x = np.asarray(x)
+        xs = x.reshape(-1, self.d)
+        out = np.empty(len(xs))
+        for k in range(0, len(xs), chunk):
+            out[k:k + chunk] = loss(np.asarray(self.X @ xs[k:k + chunk].T) * self.y[:, None]).mean(axis=0)
+        return out.reshape(x.shape[:-1])
