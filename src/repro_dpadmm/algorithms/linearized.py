@@ -33,12 +33,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..problems import regularizers
 from ..problems.fused_lasso import FusedLasso
 
 
-def soft_threshold(v: np.ndarray, kappa: float) -> np.ndarray:
-    """S_kappa(v) = sign(v) max(|v| - kappa, 0), the prox of kappa ||.||_1 (the closed-form y-update (3))."""
-    return np.sign(v) * np.maximum(np.abs(v) - kappa, 0.0)
+soft_threshold = regularizers.prox_l1  # S_kappa(v) = sign(v) max(|v| - kappa, 0): XU's closed-form y-update (3)
 
 
 def x_update(x_prev: np.ndarray, grad_plus_noise: np.ndarray, Ax_prev_minus_y_plus_u: np.ndarray,
@@ -98,14 +97,14 @@ def initial_dual(problem: FusedLasso, x0: np.ndarray, rho: float) -> np.ndarray:
 def run(problem: FusedLasso, *, T: int, eta: float, rho: float = 1.0, gamma: float = 1.0, sigma=0.0,
         accelerated: bool = False, repeats: int = 1, rngs: Sequence[np.random.Generator] | None = None,
         x0: np.ndarray | None = None, u0: str = "paper", restart: str = "none",
-        restart_eta: float = 0.999, prox=None) -> LinearizedRun:
+        restart_eta: float = 0.999) -> LinearizedRun:
     """Algorithm 2 (accelerated=False) or Algorithm 3 (accelerated=True) for `repeats` runs at once.
 
     sigma: scalar or (repeats,) noise std (0 gives the non-private ADMM / AccADMM); rngs: one Generator per repeat
     (needed when sigma > 0); x0: (d,) or (repeats, d), default 0 (SPEC §6.2 [D]); u0: "paper" or "zero".
     Algorithm 3's input alpha_0 is never used by the paper and is omitted.
-    prox: the y-step (3) for another g, y_t = prox(A x + u, rho) = argmin_y g(y) + (rho/2)||v - y||^2; default the
-    soft-threshold at lambda/rho of problem (11) (beyond/frontier passes the l2 one of problems/l2_logistic.py).
+    The y-step (3) is the problem's own prox, y_t = problem.prox_g(A x + u, rho) = argmin_y g(y) + (rho/2)||v - y||^2:
+    the soft-threshold at lambda/rho for problem (11), the l2 shrinkage for problems/l2_logistic.py.
 
     restart (Algorithm 3 only): "none" as in the paper (SPEC §6.3 [D]), or "goldstein": the restart rule of
     Goldstein et al. (2014, Alg. 8), which the paper cites for its acceleration but does not use. It tracks the
@@ -122,10 +121,6 @@ def run(problem: FusedLasso, *, T: int, eta: float, rho: float = 1.0, gamma: flo
     T, R, d = int(T), int(repeats), problem.d
     A = problem.A
     At = A.T.tocsr()
-    kappa = problem.lam / rho
-    if prox is None:
-        def prox(v, _rho):
-            return soft_threshold(v, kappa)
     x = np.zeros((d, R)) if x0 is None else np.broadcast_to(np.asarray(x0, float).reshape(-1, d), (R, d)).T.copy()
     # Noise for all T iterations, drawn per repeat up front: P[t] is (d, R).
     P = np.zeros((T, d, R))
@@ -144,7 +139,7 @@ def run(problem: FusedLasso, *, T: int, eta: float, rho: float = 1.0, gamma: flo
     for t in range(1, T + 1):
         xb, ub = (x_hat, u_hat) if accelerated else (x, u)
         Axb = A @ xb
-        y = prox(Axb + ub, rho)                                               # step 2
+        y = problem.prox_g(Axb + ub, rho)                                     # step 2
         x_new = x_update(xb, problem.grad(xb.T).T + P[t - 1], Axb - y + ub, At, eta, rho, gamma)  # step 3
         Ax_new = A @ x_new
         u_new = ub + Ax_new - y                                               # step 4

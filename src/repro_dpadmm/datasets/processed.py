@@ -35,7 +35,8 @@ class DatasetUnavailable(RuntimeError):
         self.name, self.reason = name, reason
 
 
-def _atomic_write(path: Path, write) -> None:
+def atomic_write(path: Path, write) -> None:
+    """Call write(tmp) on a unique temporary file beside `path`, then move it into place: never a partial file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     os.close(fd)
@@ -52,7 +53,7 @@ def _write_json(path: Path, obj: dict) -> None:
         with open(tmp, "w") as fh:
             json.dump(obj, fh, indent=2, sort_keys=True)
             fh.write("\n")
-    _atomic_write(path, w)
+    atomic_write(path, w)
 
 
 def _preprocess(name: str, paths: dict[str, Path], options: dict) -> tuple[dict[str, np.ndarray], dict]:
@@ -111,7 +112,7 @@ def build(name: str, *, mirror: str | None = None, options: dict | None = None, 
                 return sidecar
             raise ValueError(f"{name}: {msg} although its files passed the checksum; preprocessing bug")
 
-    _atomic_write(npz_path, lambda tmp: np.savez(open(tmp, "wb"), **arrays))
+    atomic_write(npz_path, lambda tmp: np.savez(open(tmp, "wb"), **arrays))
     sidecar = {
         **base, "available": True,
         "arrays": {k: list(v.shape) for k, v in arrays.items()},

@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import brentq
 
 from .. import graphs
@@ -35,6 +36,7 @@ from ..privacy import accounting, calibrate
 from ..privacy.bounds import huang2019, xu2020
 from ..privacy.bounds import zhang2018 as zb
 from ..problems.l2_logistic import L2Logistic
+from . import xu2020_dpaccadmm as xu_items
 
 
 @dataclass(frozen=True)
@@ -176,7 +178,7 @@ def xu_sensitivity(ctx: Context) -> float:
 
     (HUANG's releases have sensitivities 2 c_1 / (m (rho + 1/eta_k)) (DP-ADMM), 2 c_1 / (m (lam + rho)) (PVP) and
     2 c_1 / m (DPSGD); their algorithms scale the noise themselves from the multiplier z.)"""
-    return 2.0 * float(ctx.params["xu"]["c"]) / ctx.n_train
+    return xu2020.sensitivity(ctx.n_train, float(ctx.params["xu"]["c"]), sensitivity_factor=2.0)
 
 
 def u0_sensitivity_factors(T: int, lam: float, rho: float, accelerated: bool) -> np.ndarray:
@@ -214,12 +216,11 @@ def calibrate_method(method_id: str, target: float, ctx: Context) -> dict:
     how = ctx.params.get("pure_composition", "optimal")
     out = {"method": m.id, "target": float(target), "delta": delta, "steps": T, "noise_name": m.noise_name}
     if m.kind == "gaussian":
-        cal = calibrate.gaussian_multiplier(target, delta, T, accountant="pld", rtol=ctx.rtol)
+        cal = calibrate.gaussian_multiplier(target, delta, T, rtol=ctx.rtol)
         z = cal.value
         out.update(noise=z, z=z, tight_eps=cal.epsilon, evaluations=cal.evaluations,
                    accounting="dp-accounting PLD of T Gaussian steps (replace-one sensitivity)",
-                   rdp_eps=accounting.rdp_epsilon(z, delta, steps=T),
-                   exact_eps=accounting.analytic_gaussian_epsilon(z, delta, steps=T))
+                   rdp_eps=accounting.rdp_epsilon(z, delta, steps=T))
         if m.family == "xu":
             sig = z * xu_sensitivity(ctx)
             out.update(sigma=sig, paper_eps=_xu_paper_eps(sig, ctx))
@@ -233,7 +234,7 @@ def calibrate_method(method_id: str, target: float, ctx: Context) -> dict:
         out.update(noise=sig, sigma=sig, z=z, paper_eps=float(target), evaluations=0, u0_factor_max=factors.max(),
                    accounting="none: XU Theorem 1 as published (sensitivity c/n; u_0 from the exact gradient); the "
                               "true epsilon is the PLD of its T steps under replace-one, u_0 included",
-                   tight_eps=accounting.pld_epsilon(z / factors, delta, discretization=min(1e-4, 2e-4 * target)),
+                   tight_eps=accounting.pld_epsilon(z / factors, delta, discretization=accounting.pld_grid(target)),
                    rdp_eps=accounting.rdp_epsilon(z / factors, delta))
     elif m.id == "huang_dvp":
         cal = calibrate.pure_epsilon_step(target, delta, T, how=how, rtol=ctx.rtol)
@@ -291,19 +292,13 @@ def run_xu(method_id: str, cal: dict, splits, X, y, ctx: Context, rngs) -> np.nd
     u0 = "paper" if METHODS[method_id].kind == "xu_paper" else "zero"
     out = []
     for r, (tr, _) in enumerate(splits):
-        problem = L2Logistic(X=_csr(X[tr]), y=y[tr], lam=ctx.lam)
+        problem = L2Logistic(X=sp.csr_matrix(X[tr]), y=y[tr], lam=ctx.lam)
         rho = float(x["rho"])
-        eta = problem.default_eta(rho) if x["eta"] == "auto" else float(x["eta"])
+        eta, _ = xu_items.step_size(x, "adult_huang2019", problem)  # "auto": 1/(L_f + rho), XU's rule (SPEC §6.6)
         res = lin.run(problem, T=ctx.T, eta=eta, rho=rho, gamma=float(x["gamma"]), sigma=float(cal["sigma"]),
-                      accelerated=accelerated, repeats=1, rngs=[rngs["noise"][r]], u0=u0, prox=problem.prox_g)
+                      accelerated=accelerated, repeats=1, rngs=[rngs["noise"][r]], u0=u0)
         out.append(res.x_T)
     return np.stack(out)
-
-
-def _csr(X):
-    import scipy.sparse as sp
-
-    return sp.csr_matrix(X)
 
 
 def star_from_splits(X, y, splits, n_agents: int, agent_rngs):

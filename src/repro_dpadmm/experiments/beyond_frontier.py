@@ -24,7 +24,9 @@ from threadpoolctl import threadpool_limits
 
 from ..datasets import load
 from ..datasets.partition import train_test
+from ..datasets.processed import atomic_write
 from ..problems import logistic
+from ..problems.l2_logistic import L2Logistic
 from ..report.provenance import canonical_hash
 from ..rng import repeat_generators
 from . import _frontier_methods as fm
@@ -120,9 +122,7 @@ def _evaluate(models: np.ndarray, X, y, splits, lam: float) -> dict:
     err, obj = [], []
     for w, (tr, te) in zip(models, splits):  # w: (agents, d)
         err.append(float(logistic.error_rate(X[te], y[te], w).mean()))
-        Xs = sp.csr_matrix(X[tr])
-        z = y[tr][:, None] * np.asarray(Xs @ w.T)
-        obj.append(float((logistic.loss(z).mean(axis=0) + 0.5 * lam * (w ** 2).sum(1)).mean()))
+        obj.append(float(L2Logistic(X=sp.csr_matrix(X[tr]), y=y[tr], lam=lam).objective(w).mean()))
     return {"test_error": err, "train_objective": obj}
 
 
@@ -161,10 +161,8 @@ def run_job(method: str, level: str, params: dict, root: Path | None = None) -> 
 
 def write_job(result: dict, path: str | Path) -> Path:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(result, indent=1, sort_keys=True, default=_json_default) + "\n")
-    tmp.replace(path)
+    text = json.dumps(result, indent=1, sort_keys=True, default=_json_default) + "\n"
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text))
     return path
 
 
@@ -385,9 +383,11 @@ def conclusions(m: dict, summary: dict, params: dict) -> str:
              f"{m['trivial.test_error_mean']:.4f}."]
     dist = [w for w in (win("distributed.", lv) for lv in levels) if w]
     if dist:
-        parts.append("XU's algorithms are centralised (one curator holds all the records, so a record moves the "
-                     "gradient 100x less than it moves an agent's 400-record average); **among the distributed "
-                     "methods**, where every agent protects its own records: " + "; ".join(dist) + ".")
+        agents = int(params["huang"]["agents"])
+        parts.append(f"XU's algorithms are centralised (one curator holds all the records, so a record moves the "
+                     f"gradient {agents}x less than it moves an agent's {int(params['n_train']) // agents}-record "
+                     "average); **among the distributed methods**, where every agent protects its own records: "
+                     + "; ".join(dist) + ".")
     if "gaussian_beats_pure.levels" in m:
         parts.append(f"Among the distributed methods, the best Gaussian-mechanism one (HUANG DP-ADMM, PVP, DPSGD) "
                      f"beats the best pure-ε one (HUANG DVP, ZKL PP, DVP, R-ADMM) at "

@@ -38,6 +38,12 @@ def rdp_epsilon(noise_multipliers, delta: float, steps: int | None = None) -> fl
     return float(acc.get_epsilon(delta))
 
 
+def pld_grid(target_epsilon: float) -> float:
+    """PLD discretisation interval for a total near `target_epsilon`: a small fraction of it (the PLD rounds each
+    step's privacy loss up by at most one cell), at most 1e-4."""
+    return min(1e-4, 2e-4 * target_epsilon)
+
+
 def pld_epsilon(noise_multipliers, delta: float, steps: int | None = None,
                 discretization: float = 1e-4) -> float:
     """Total epsilon at `delta` for composed Gaussian mechanisms via privacy loss distributions (tight)."""

@@ -7,7 +7,7 @@ eps(x) >= (1 - rtol) target (no noise wasted); rtol defaults to 0.2%, inside the
 * `solve`: the root finder (Illinois regula falsi on log x / log eps, keeping a bracket, so it always converges;
   total epsilon is close to a power of the noise parameter, so it needs a handful of evaluations).
 * `gaussian_multiplier`: the noise multiplier z of `steps` composed Gaussian mechanisms, by dp-accounting's PLD
-  (or RDP) accountant, started from the exact analytic-Gaussian value.
+  accountant, started from the exact analytic-Gaussian value.
 * `pure_epsilon_step`: the per-step epsilon of `steps` equal pure-DP steps whose composition meets the target.
 * `pure_schedule`: two-stage calibration for bounds with a noise-free part (ZKL's Theorems): first the scale C
   so that the noise-free part of the bound uses `floor_share` of the target, then the noise parameter alpha.
@@ -124,35 +124,23 @@ def solve(eps_of: Callable[[float], float], target: float, *, lo: float, hi: flo
     return Calibration(safe_x, safe_f, float(target), n)
 
 
-def gaussian_multiplier(target: float, delta: float, steps: int, *, accountant: str = "pld",
-                        rtol: float = 2e-3) -> Calibration:
+def gaussian_multiplier(target: float, delta: float, steps: int, *, rtol: float = 2e-3) -> Calibration:
     """Noise multiplier z (sigma / l2-sensitivity) of `steps` full-batch Gaussian mechanisms whose composition has
-    total epsilon `target` at `delta`, by dp-accounting's PLD (tight) or RDP accountant.
+    total epsilon `target` at `delta`, by dp-accounting's PLD (tight) accountant.
 
     Starts from the exact value (analytic Gaussian of the composition, `accounting.analytic_gaussian_epsilon`); the
-    accountants can only overstate epsilon, so their z is at least that.
+    accountant can only overstate epsilon, so its z is at least that.
     """
     _check_target(target, delta)
     if int(steps) != steps or steps < 1:
         raise ValueError(f"steps must be an integer >= 1, got {steps!r}")
-    if accountant == "pld":
-        # grid: a small fraction of the target (the PLD rounds each step's privacy loss up by at most one cell)
-        disc = min(1e-4, 2e-4 * target)
+    disc = accounting.pld_grid(target)
 
-        def eps_of(z):
-            return accounting.pld_epsilon(z, delta, steps=int(steps), discretization=disc)
-    elif accountant == "rdp":
-        def eps_of(z):
-            return accounting.rdp_epsilon(z, delta, steps=int(steps))
-    elif accountant == "exact":
-        def eps_of(z):
-            return accounting.analytic_gaussian_epsilon(z, delta, steps=int(steps))
-    else:
-        raise ValueError(f"accountant must be 'pld', 'rdp' or 'exact', got {accountant!r}")
+    def eps_of(z):
+        return accounting.pld_epsilon(z, delta, steps=int(steps), discretization=disc)
+
     z0 = solve(lambda z: accounting.analytic_gaussian_epsilon(z, delta, steps=int(steps)), target,
                lo=1.0, hi=2.0, increasing=False, rtol=1e-6).value
-    if accountant == "exact":
-        return solve(eps_of, target, lo=z0 * 0.999, hi=z0 * 1.001, increasing=False, rtol=rtol)
     return solve(eps_of, target, lo=z0, hi=z0 * 1.05, increasing=False, rtol=rtol)
 
 
@@ -214,13 +202,12 @@ def pure_schedule(per_step: Callable[[float, float], np.ndarray], target: float,
     floor_at_max = pure_total(per_step(C_max, 0.0), delta, how)
     n += 1
     if floor_at_max <= floor_share * target:
-        C, capped = float(C_max), True
+        C, capped, floor = float(C_max), True, floor_at_max
     else:
         cal_C = solve(lambda c: pure_total(per_step(c, 0.0), delta, how), floor_share * target,
                       lo=C_max * floor_share * target / floor_at_max, hi=C_max, increasing=True, rtol=rtol)
-        C, capped, n = cal_C.value, False, n + cal_C.evaluations
-    floor = pure_total(per_step(C, 0.0), delta, how)
+        C, capped, floor, n = cal_C.value, False, cal_C.epsilon, n + cal_C.evaluations
     cal_a = solve(lambda a: pure_total(per_step(C, a), delta, how), target, lo=1e-3, hi=1.0, increasing=True,
                   rtol=rtol)
     return ScheduleCalibration(C=C, alpha=cal_a.value, epsilon=cal_a.epsilon, target=float(target), floor=floor,
-                               C_capped=capped, evaluations=n + 1 + cal_a.evaluations)
+                               C_capped=capped, evaluations=n + cal_a.evaluations)

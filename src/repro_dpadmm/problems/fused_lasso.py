@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from . import logistic
+from . import logistic, regularizers
 
 ALPHA_GRID = (0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01)  # SPEC §6.6 [D]
 EDGE_TOL = 1e-8  # |Theta_ij| above this is an edge (SPEC §6.6 [D])
@@ -169,6 +169,10 @@ class FusedLasso(logistic.MeanLogisticTerm):
     def default_eta(self, rho: float) -> float:
         """eta = 1 / (L_f + rho ||A^T A||_2) (SPEC §6.6 [D])."""
         return 1.0 / (self.L_f + rho * self.norm_AtA)
+
+    def prox_g(self, v: np.ndarray, rho: float) -> np.ndarray:
+        """argmin_y lambda ||y||_1 + (rho/2)||v - y||^2: the soft-threshold at lambda/rho (the y-update (3))."""
+        return regularizers.prox_l1(v, self.lam / rho)
 
     def penalty(self, x: np.ndarray) -> np.ndarray:
         """lambda ||A x||_1 for x of shape (..., d)."""

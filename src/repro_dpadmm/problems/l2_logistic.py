@@ -7,7 +7,7 @@ Its minimiser is that of HUANG's l2 objective, mean loss + (lambda/2)||w||^2 wit
 XU algorithms (algorithms/linearized.py) solve the same problem as every other method of the frontier. The y-step
 (3) becomes the prox of g: y_t = rho (x_{t-1} + u_{t-1}) / (lambda + rho).
 
-Duck-types `FusedLasso` where `linearized.run` needs it (A, AtA, grad, lam, n, d) and adds `prox_g`; the logistic
+Duck-types `FusedLasso` where `linearized.run` needs it (A, AtA, grad, lam, n, d, prox_g); the logistic
 term (n, d, L_f, grad, loss) is the one both share, logistic.MeanLogisticTerm.
 """
 
