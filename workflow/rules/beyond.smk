@@ -14,9 +14,7 @@ rule frontier_job:
     output:
         "results/beyond/frontier/jobs/{method}/{level}.json",
     params:
-        item=lambda w: json.dumps(
-            {**item_config("beyond", "frontier"), "seed": config["seed"]}, sort_keys=True
-        ),
+        item=frontier_job_params,
     log:
         "logs/beyond/frontier/{method}/{level}.log",
     threads: 1

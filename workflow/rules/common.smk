@@ -38,6 +38,19 @@ def frontier_jobs():
     return jobs + [("floor", "nonprivate")]
 
 
+def frontier_job_params(wildcards):
+    """The frontier config as one job sees it: its own method and level only (the floor: no method, every level),
+    so that adding a level or a method re-runs only the new jobs (params changes trigger re-runs)."""
+    p = {**item_config("beyond", "frontier"), "seed": config["seed"]}
+    p.pop("datasets", None)
+    if wildcards.method != "floor":
+        p["methods"] = [wildcards.method]
+        p["levels"] = [v for v in p["levels"] if f"eps{float(v):g}" == wildcards.level]
+    else:
+        p["methods"] = []
+    return json.dumps(p, sort_keys=True)
+
+
 def frontier_job_files():
     return [f"results/beyond/frontier/jobs/{m}/{lev}.json" for m, lev in frontier_jobs()]
 
