@@ -37,8 +37,6 @@ def test_n_sweep_l2_metrics_and_checks(adult):
     assert m["eta_plugin_rel_diff.n10"] < 1e-12
     z = np.sqrt(2 * np.log(1.25e4)) / 0.1  # eps-bar of t = 3 steps: t/(2z^2) + sqrt(2 t ln(1/delta))/z
     assert m["privacy.dpadmm.eps0.1_delta1e-4.paper_eps"] == pytest.approx(3 / (2 * z * z) + np.sqrt(6 * np.log(1e4)) / z)
-    rows = ex.checks_n_sweep(m, res)
-    assert all(set(r) == {"claim", "held", "numbers"} for r in rows) and len(rows) >= 5
 
 
 def test_sweep_and_comparison_share_dpadmm_runs(adult):
@@ -54,7 +52,6 @@ def test_sweep_and_comparison_share_dpadmm_runs(adult):
         for meth in ("pvp", "dvp", "dpsgd_avg", "dpsgd_sum"):
             assert f"err_final.{meth}.{k}" in mc
     assert mc["privacy.dvp.eps0.2.paper_eps"] == pytest.approx(0.6)
-    assert ex.checks_privacy_sweep(ms, s) and ex.checks_comparison(mc, c)
 
 
 def test_timing_table(adult):
@@ -76,8 +73,13 @@ def test_running_averages_for_theorems():
     h1 = cs.dpadmm(data, reg="l2", T=1, rngs=repeat_generators(0, 1, "a"), epsilon=0.1, delta=1e-4, record=False)
     assert np.allclose(h1.meta["w_tilde_mean"], h1.meta["w_tilde"])  # (1/t) sum_{k=1}^t with t = 1
     assert np.allclose(h1.meta["w_tilde_mean_prev"], 0.0)  # (1/t) sum_{k=0}^{t-1}: the zero start
-    h3 = cs.dpadmm(data, reg="l2", T=3, rngs=repeat_generators(0, 1, "a"), epsilon=0.1, delta=1e-4, record=False)
-    assert np.allclose(3 * h3.meta["w_tilde_mean"] - 3 * h3.meta["w_tilde_mean_prev"], h3.meta["w_tilde"])
+    # the running means against the iterates themselves: w-tilde^k is the final iterate of a run of length k (the
+    # step size and the noise of iteration k do not depend on T), so the means are plain averages of those
+    runs = [cs.dpadmm(data, reg="l2", T=t, rngs=repeat_generators(0, 1, "a"), epsilon=0.1, delta=1e-4,
+                      record=False).meta for t in (1, 2, 3)]
+    w = [r["w_tilde"] for r in runs]
+    np.testing.assert_allclose(runs[2]["w_tilde_mean"], (w[0] + w[1] + w[2]) / 3, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(runs[2]["w_tilde_mean_prev"], (0.0 + w[0] + w[1]) / 3, rtol=1e-12, atol=1e-15)
 
 
 def test_setting_keys():

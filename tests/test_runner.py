@@ -63,3 +63,13 @@ def test_write_metrics_keeps_a_note_apart_from_the_reason(tmp_path):
     m = json.loads(write_metrics(tmp_path, {"x": 1.0}, note="a finding").read_text())
     assert m == {"status": "ok", "reason": "", "note": "a finding", "x": 1.0}
     assert "note" not in json.loads(write_metrics(tmp_path, {"x": 1.0}).read_text())
+
+
+def test_claims_table_judges_an_items_claims_as_the_report_does():
+    from repro_dpadmm.experiments.common import claims_table
+
+    held = claims_table("huang2019_dpadmm", "fig1", {"central.w_norm": 23.5})
+    missed = claims_table("huang2019_dpadmm", "fig1", {"central.w_norm": 104.7})
+    assert "(`c_w_l1`) | **reproduced**" in held and "(`c_w_l1`) | **not reproduced**" in missed
+    assert "**not checkable**" in held  # claims whose metrics are absent are said to be so, not dropped
+    assert "`theorem3_bound`" in missed and "`theorem3_rate`" not in missed  # fig1's claims only, not fig2's

@@ -93,10 +93,10 @@ def lbfgsb_l1(X, y, mu: float, *, tol: float = 1e-10, max_iter: int = 50_000, w0
         g = XT @ (-y * s) / N
         return (np.log1p(e) + np.maximum(-z, 0)).mean() + mu * uv.sum(), np.concatenate([g + mu, -g + mu])
 
-    return _lbfgsb_split(fg, w0, mu, tol, max_iter)
+    return _lbfgsb_split(fg, w0, tol, max_iter)
 
 
-def _lbfgsb_split(fg, w0, mu, tol, max_iter, strict=True):
+def _lbfgsb_split(fg, w0, tol, max_iter, strict=True):
     d = w0.size
     res = scipy.optimize.minimize(fg, np.concatenate([np.maximum(w0, 0), np.maximum(-w0, 0)]), jac=True,
                                   method="L-BFGS-B", bounds=[(0, None)] * (2 * d),
@@ -134,7 +134,7 @@ def prox_newton_l1(X, y, mu: float, *, tol: float = 1e-13, max_outer: int = 50, 
 
         # the model is minimised to machine precision; an "ABNORMAL" line-search stop there is fine, the outer
         # Armijo step and stopping rule judge the result
-        z = _lbfgsb_split(model, w, mu, 1e-14, 100_000, strict=False)
+        z = _lbfgsb_split(model, w, 1e-14, 100_000, strict=False)
         step = z - w
         decrease = g @ step + mu * (np.abs(z).sum() - np.abs(w).sum())  # the model's predicted change (<= 0)
         if decrease > -tol:

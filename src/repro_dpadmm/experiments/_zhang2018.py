@@ -7,6 +7,7 @@ import numpy as np
 from .. import graphs
 from ..algorithms import decentralized as dz
 from ..rng import repeat_generators, seed_sequence
+from .common import show_params  # noqa: F401  (the ZKL notebooks import it from here)
 
 
 def network(X, y, params: dict, seed: int, *labels: str):
@@ -58,9 +59,4 @@ def claims_markdown(rows) -> str:
     return f"{n} of {len(rows)} checks held.\n\n" + "\n".join(lines)
 
 
-def show_params(params: dict, defaults: dict) -> str:
-    """Markdown list of every parameter, marking the [D] defaults (SPEC) with their reason."""
-    lines = ["| parameter | value | source |", "|---|---|---|"]
-    for k, v in params.items():
-        lines.append(f"| `{k}` | `{v}` | {('[D] ' + defaults[k]) if k in defaults else 'paper / workflow'} |")
-    return "\n".join(lines)
+

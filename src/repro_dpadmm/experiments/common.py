@@ -63,3 +63,28 @@ def save_figure(fig, out_dir: str | Path, name: str) -> Path:
     fig.savefig(out_dir / f"{name}.png", dpi=130, bbox_inches="tight")
     fig.savefig(out_dir / f"{name}.pdf", bbox_inches="tight")
     return out_dir / f"{name}.png"
+
+
+def show_params(params: dict, defaults: dict) -> str:
+    """Markdown list of every parameter, marking the [D] defaults (SPEC) with their reason."""
+    lines = ["| parameter | value | source |", "|---|---|---|"]
+    for k, v in params.items():
+        lines.append(f"| `{k}` | `{v}` | {('[D] ' + defaults[k]) if k in defaults else 'paper / workflow'} |")
+    return "\n".join(lines)
+
+
+def claims_table(paper: str, item: str, metrics: dict) -> str:
+    """Markdown table of the item's claims in config/claims/<paper>.yaml, judged on `metrics` by the report's own
+    evaluate_claim, so that a notebook's "what we see" and the reproduction report never disagree."""
+    from ..report.claims import evaluate_claim, load_claims_file
+
+    cf = load_claims_file(project_root() / "config" / "claims" / f"{paper}.yaml")
+    flat = {k: _clean(v) for k, v in metrics.items()}
+    verdicts = [evaluate_claim(c, flat) for c in cf.claims if c.item == item]
+    lines = ["| claim | verdict | measured |", "|---|---|---|"]
+    for v in verdicts:
+        quote = v.claim.quote.replace("|", "/").replace("\n", " ")
+        lines.append(f"| {quote} (`{v.claim.id.rsplit('.', 1)[-1]}`) | **{v.verdict}** | "
+                     f"{v.reason.replace('|', '/')} |")
+    held = sum(v.verdict == "reproduced" for v in verdicts)
+    return f"{held} of {len(verdicts)} claims reproduced (as the report judges them).\n\n" + "\n".join(lines)

@@ -29,6 +29,7 @@ from ..algorithms import centralized as ce
 from ..algorithms import consensus as cs
 from ..algorithms import sgd
 from ..privacy.bounds import huang2019 as hb
+from ..problems import regularizers
 from ..rng import repeat_generators
 
 PAPER = "huang2019_dpadmm"
@@ -110,12 +111,6 @@ def _curves(h) -> dict:
     return {k: summarise(v) for k, v in h.traces.items()}
 
 
-def privacy_numbers(eps: float, delta: float, T: int) -> dict:
-    """eps-bar of T DP-ADMM (= PVP = DPSGD) iterations: the paper's moments accountant (continuous and integer
-    orders <= 32) beside dp-accounting's RDP and PLD, at delta-bar = delta [D]."""
-    return hb.accountant_table(eps, delta, T)
-
-
 def _dpadmm_run(data, reg, eps, delta, params, seed, n):
     c = _common(params)
     T, R = int(params["iterations"]), int(params["repeats"])
@@ -123,7 +118,7 @@ def _dpadmm_run(data, reg, eps, delta, params, seed, n):
                      epsilon=eps, delta=delta, err_every=int(params.get("err_every", 1)), **c)
 
 
-def _central_summary(data, reg, lam_n, w_star) -> dict:
+def _central_summary(data, w_star) -> dict:
     R = w_star.shape[0]
     W = np.broadcast_to(w_star[:, None, :], (R, data.n, data.d))
     return {"el": data.mean_loss(W).mean(-1), "err": data.test_error(w_star),
@@ -134,7 +129,9 @@ def _objective_gap(data, reg, lam_n, w_bar, w_star) -> np.ndarray:
     """sum_i (f_i(w-bar_i) - f_i(w*)) per repeat (Theorems 3/4 with beta = 0)."""
     R = w_star.shape[0]
     W = np.broadcast_to(w_star[:, None, :], (R, data.n, data.d))
-    f = lambda v: data.mean_loss(v) + lam_n * (np.abs(v).sum(-1) if reg == "l1" else 0.5 * (v * v).sum(-1))  # noqa
+    def f(v):
+        return data.mean_loss(v) + lam_n * regularizers.value(reg, v)
+
     return (f(w_bar) - f(W)).sum(-1)
 
 
@@ -157,7 +154,7 @@ def n_sweep(X, y, params: dict, seed: int) -> dict:
     reg, eps, delta = params["reg"], float(params["epsilon"]), float(params["delta"])
     c = _common(params)
     T = int(params["iterations"])
-    out = {"reg": reg, "eps": eps, "delta": delta, "T": T, "runs": {}, "privacy": privacy_numbers(eps, delta, T)}
+    out = {"reg": reg, "eps": eps, "delta": delta, "T": T, "runs": {}, "privacy": hb.accountant_table(eps, delta, T)}
     for n in params["agents"]:
         n = int(n)
         data = _data(X, y, params, seed, n)
@@ -167,7 +164,7 @@ def n_sweep(X, y, params: dict, seed: int) -> dict:
         if "central" not in out:
             t0 = time.perf_counter()
             w_star = ce.star_optimum(data, reg, c["lam_n"])
-            out["central"] = {**_central_summary(data, reg, c["lam_n"], w_star), "time_s": time.perf_counter() - t0}
+            out["central"] = {**_central_summary(data, w_star), "time_s": time.perf_counter() - t0}
             out["n_train"], out["n_test"] = data.n * data.m, data.y_test.shape[1]
             out["max_row_norm"] = data.row_norm_max
         w_bar = h.meta["w_tilde_mean_prev" if reg == "l1" else "w_tilde_mean"]
@@ -216,7 +213,7 @@ def privacy_sweep(X, y, params: dict, seed: int) -> dict:
     out = {"reg": reg, "n": n, "T": T, "sweeps": settings(params), "runs": {}}
     for eps, delta in unique_settings(params):
         h = _dpadmm_run(data, reg, eps, delta, params, seed, n)
-        out["runs"][(eps, delta)] = {"curves": _curves(h), "privacy": privacy_numbers(eps, delta, T),
+        out["runs"][(eps, delta)] = {"curves": _curves(h), "privacy": hb.accountant_table(eps, delta, T),
                                      "sigma": h.meta["sigma"], "eta": h.meta["eta"]}
     return out
 
@@ -284,7 +281,7 @@ def comparison(X, y, params: dict, seed: int) -> dict:
                 dvp_done[eps] = {"curves": _curves(h), "Delta": h.meta["Delta"], "eps_prime": h.meta["eps_prime"]}
                 out["times"]["dvp"] = out["times"].get("dvp", 0.0) + time.perf_counter() - t0
             runs["dvp"] = dvp_done[eps]["curves"]
-        out["runs"][(eps, delta)] = {"curves": runs, "privacy": privacy_numbers(eps, delta, T)}
+        out["runs"][(eps, delta)] = {"curves": runs, "privacy": hb.accountant_table(eps, delta, T)}
     out["dvp"] = dvp_done
     return out
 
@@ -309,7 +306,7 @@ def comparison_metrics(res: dict) -> dict:
             if name == "pvp" and "pvp" not in r["curves"]:
                 continue
             _privacy_keys(m, name, eps, delta, r["privacy"])
-    for eps, dv in res.get("dvp", {}).items():
+    for eps in res.get("dvp", {}):
         base = f"privacy.dvp.eps{eps:g}"
         tot = hb.dvp_totals(eps, T, float(res["sweeps"]["eps"][0][1]))
         m[f"{base}.paper_eps"], m[f"{base}.pld_eps"], m[f"{base}.rdp_eps"] = tot["paper_eps"], tot["pld_eps"], None
@@ -358,21 +355,21 @@ def timing(X, y, params: dict, seed: int) -> dict:
     gens = repeat_generators(seed, runs, PAPER, "split")
     datas = [cs.split_star(X, y, n, [g], int(params.get("n_train", 40_000)), params.get("n_test")) for g in gens]
     times = {"admm": [], **{(meth, float(e)): [] for e in params["epsilons"] for meth in ("pvp", "dvp", "dpadmm")}}
-    inner = {}
+    inner = {}  # mean exact-solve steps per iteration, one value per run
     for r, data in enumerate(datas):
         h = cs.admm(data, reg="l2", T=T, repeats=1, tol=tol, record=False, **c)
         times["admm"].append(h.meta["wall_time_s"])
-        inner["admm"] = h.meta["inner_steps_mean"]
+        inner.setdefault("admm", []).append(h.meta["inner_steps_mean"])
         for eps in map(float, params["epsilons"]):
             lab = (f"run{r}", skey(eps, delta))
             h = cs.pvp(data, T=T, rngs=_noise(seed, 1, "timing", "pvp", *lab), epsilon=eps, delta=delta, tol=tol,
                        record=False, **c)
             times[("pvp", eps)].append(h.meta["wall_time_s"])
-            inner[("pvp", eps)] = h.meta["inner_steps_mean"]
+            inner.setdefault(("pvp", eps), []).append(h.meta["inner_steps_mean"])
             h = cs.dvp(data, T=T, rngs=_noise(seed, 1, "timing", "dvp", *lab), epsilon=eps, tol=tol, record=False,
                        **c)
             times[("dvp", eps)].append(h.meta["wall_time_s"])
-            inner[("dvp", eps)] = h.meta["inner_steps_mean"]
+            inner.setdefault(("dvp", eps), []).append(h.meta["inner_steps_mean"])
             h = cs.dpadmm(data, reg="l2", T=T, rngs=_noise(seed, 1, "timing", "dpadmm", *lab), epsilon=eps,
                           delta=delta, record=False, **c)
             times[("dpadmm", eps)].append(h.meta["train_time_s"])
@@ -381,6 +378,7 @@ def timing(X, y, params: dict, seed: int) -> dict:
     for eps in map(float, params["epsilons"]):
         rows[eps] = {"admm": med["admm"], "pvp": med[("pvp", eps)], "dvp": med[("dvp", eps)],
                      "dpadmm": med[("dpadmm", eps)]}
+    inner = {k: statistics.median(v) for k, v in inner.items()}
     return {"rows": rows, "raw": times, "inner_steps": inner, "machine": machine_info(), "n": n, "T": T,
             "delta": delta, "runs": runs}
 
@@ -403,7 +401,7 @@ def timing_metrics(res: dict) -> dict:
 
 
 # --------------------------------------------------------------------------------------------------- figures
-def _band(ax, k, s, color, label, ls="-", every=None):
+def _band(ax, k, s, color, label, ls="-"):
     mean = s["mean"]
     ok = np.isfinite(mean)
     ax.plot(k[ok], mean[ok], color=color, ls=ls, label=label, lw=1.4)
@@ -525,134 +523,3 @@ def table2_markdown(res: dict) -> str:
         pr = f"{p['admm'] / p['dpadmm']:.1f}x" if p else "-"
         lines.append(f"| {eps:g} | {ours} | {row['admm'] / row['dpadmm']:.1f}x | {pr} |")
     return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------------------------------- claim checks
-def _check(claim: str, held: bool, numbers: str) -> dict:
-    return {"claim": claim, "held": bool(held), "numbers": numbers}
-
-
-def _monotone(vals, increasing: bool) -> bool:
-    d = np.diff(np.asarray(vals, dtype=float))
-    return bool(np.all(d > 0) if increasing else np.all(d < 0))
-
-
-def _fmt(xs, f="{:.4f}"):
-    return ", ".join(f.format(x) for x in xs)
-
-
-def checks_n_sweep(m: dict, res: dict) -> list[dict]:
-    """The claims of Figs. 1 / 4 (and the l1/l2 constants of §VI-E/F), checked on the metrics."""
-    ns = list(res["runs"])
-    el = [m[f"el_final.n{n}"] for n in ns]
-    err = [m[f"err_final.n{n}"] for n in ns]
-    sig = [m[f"sigma_k1.n{n}"] for n in ns]
-    cw = hb.CW_L1 if res["reg"] == "l1" else hb.CW_L2
-    rows = [
-        _check("accuracy decreases with the number of agents: EL at k = t grows with n", _monotone(el, True),
-               "n = " + ", ".join(map(str, ns)) + ": EL " + _fmt(el)),
-        _check("... and the test error grows with n", _monotone(err, True), "error " + _fmt(err)),
-        _check("the noise grows as m_i shrinks: sigma_{i,1} increases with n (Theorem 1)", _monotone(sig, True),
-               "sigma_{i,1} " + _fmt(sig)),
-        _check("the centralised optimum has a lower EL than DP-ADMM at every n", m["central.el"] < min(el),
-               f"centralised EL {m['central.el']:.4f} (error {m['central.err']:.4f}); best DP-ADMM EL {min(el):.4f}"),
-        _check(f"c_w = {cw:g} is ||w*|| (\"obtain w* by pre-training\", within 15%)",
-               abs(m["central.w_norm"] / cw - 1) < 0.15,
-               f"measured ||w*|| = {m['central.w_norm']:.2f} (range {m['central.w_norm_min']:.2f}-"
-               f"{m['central.w_norm_max']:.2f}) against c_w = {cw:g}"),
-    ]
-    if 100 in res["runs"]:
-        thm = "Theorem 3 (eq. (32))" if res["reg"] == "l1" else "Theorem 4 (eq. (37))"
-        rows.append(_check(f"{thm} at n = 100, beta = 0: the measured gap is below the bound",
-                           m["thm_gap.n100"] <= m["thm_bound.n100"],
-                           f"sum_i f_i(w-bar_i) - f_i(w*) = {m['thm_gap.n100']:.4g}, bound {m['thm_bound.n100']:.4g}"))
-    worst = max(m[f"eta_plugin_rel_diff.n{n}"] for n in ns)
-    rows.append(_check("the paper's plugged-in eta equals eq. (29)/(34) (relative difference < 1e-5)", worst < 1e-5,
-                       f"largest relative difference {worst:.2g}"))
-    return rows
-
-
-def checks_privacy_sweep(m: dict, res: dict) -> list[dict]:
-    """The claims of Figs. 2 / 5: larger eps and larger delta converge better (lower AOV at k = t)."""
-    rows = []
-    for name, sweep in res["sweeps"].items():
-        keys = [skey(e, d) for e, d in sweep]
-        aov = [m[f"aov_final.{k}"] for k in keys]
-        if name == "eps":
-            rows.append(_check(f"larger eps converges better: AOV at k = t falls as eps grows (delta {sweep[0][1]:g})",
-                               _monotone(aov, False),
-                               "eps " + ", ".join(f"{e:g}" for e, _ in sweep) + ": AOV " + _fmt(aov, "{:.2f}")))
-        else:
-            order = np.argsort([d for _, d in sweep])
-            a = [aov[i] for i in order]
-            rows.append(_check(f"larger delta converges better: AOV at k = t falls as delta grows (eps {sweep[0][0]:g})",
-                               _monotone(a, False), "delta " + ", ".join(f"{sweep[i][1]:g}" for i in order)
-                               + ": AOV " + _fmt(a, "{:.2f}")))
-    c0 = [m[k] for k in m if k.startswith("c0.")]
-    rows.append(_check("Theorem 2: eps-bar = c_0 sqrt(t) eps with one constant c_0 (moments accountant; within 0.9-1.1)",
-                       min(c0) > 0.9 and max(c0) < 1.1, f"c_0 from {min(c0):.4f} to {max(c0):.4f}"))
-    return rows
-
-
-def checks_comparison(m: dict, res: dict) -> list[dict]:
-    """The claims of Figs. 3 / 6, per setting and per baseline."""
-    rows = []
-    keys = [skey(e, d) for e, d in unique_settings_from(res)]
-    methods = [x for x in ("dpsgd_avg", "dpsgd_sum", "pvp", "dvp") if f"el_final.{x}.{keys[0]}" in m]
-    for meth in methods:
-        for metric in ("el", "err"):
-            wins = [m[f"{metric}_final.dpadmm.{k}"] < m[f"{metric}_final.{meth}.{k}"] for k in keys]
-            nums = "; ".join(f"{k}: {m[f'{metric}_final.dpadmm.{k}']:.4f} vs {m[f'{metric}_final.{meth}.{k}']:.4f}"
-                             for k in keys)
-            rows.append(_check(f"DP-ADMM beats {LABELS[meth]} in {'EL' if metric == 'el' else 'test error'} "
-                               f"at every setting ({sum(wins)} of {len(wins)})", all(wins), nums))
-    for meth in [x for x in methods if x.startswith("dpsgd")]:
-        wins = [m[f"errw_final.dpadmm.{k}"] < m[f"errw_final.{meth}.{k}"] for k in keys]
-        rows.append(_check(f"[D-alt reading: error of the aggregated w^k] DP-ADMM beats {LABELS[meth]} in test error "
-                           f"({sum(wins)} of {len(wins)})", all(wins),
-                           "; ".join(f"{k}: {m[f'errw_final.dpadmm.{k}']:.4f} vs {m[f'errw_final.{meth}.{k}']:.4f}"
-                                     for k in keys)))
-    for name, sweep in res["sweeps"].items():
-        ordered = sorted(sweep, key=lambda s: s[0] if name == "eps" else s[1])
-        el = [m[f"el_final.dpadmm.{skey(*s)}"] for s in ordered]
-        rows.append(_check(f"utility-privacy trade-off: DP-ADMM's EL falls as {name} grows", _monotone(el, False),
-                           f"{name} " + ", ".join(f"{s[0] if name == 'eps' else s[1]:g}" for s in ordered)
-                           + ": EL " + _fmt(el)))
-    if res["reg"] != "l2":  # the remaining statements are made for Fig. 6 (§VI-F) only
-        return rows
-    rows.append(_check("ADMM (non-private) converges fast: EL at k = 10 within 5% of its EL at k = t",
-                       m["admm.el_k10_rel"] < 0.05, f"relative excess {m['admm.el_k10_rel']:.4f}"))
-    if "dpsgd_avg" in methods:
-        rows.append(_check("DPSGD is noise-resilient: its final EL varies by < 0.01 across eps (average convention)",
-                           m["dpsgd_avg.el_spread_eps"] < 0.01, f"spread {m['dpsgd_avg.el_spread_eps']:.4f} "
-                           f"(DP-ADMM {m['dpadmm.el_spread_eps']:.4f})"))
-        k = skey(res["sweeps"]["eps"][0][0], res["sweeps"]["eps"][0][1])
-        rows.append(_check("DPSGD converges slowly: its EL at k = t stays > 0.05 above ADMM's (average convention)",
-                           m[f"el_final.dpsgd_avg.{k}"] - m["el_final.admm"] > 0.05,
-                           f"DPSGD {m[f'el_final.dpsgd_avg.{k}']:.4f} vs ADMM {m['el_final.admm']:.4f} at {k}"))
-    for meth in ("pvp", "dvp"):
-        if meth in methods:
-            gap = [m[f"err_final.{meth}.{k}"] - m["err_final.admm"] for k in keys]
-            rows.append(_check(f"ADMM is sensitive to noise: {LABELS[meth]}'s test error is > 0.02 above ADMM's at "
-                               "every setting", min(gap) > 0.02, f"excess error from {min(gap):.4f} to {max(gap):.4f}"))
-    return rows
-
-
-def unique_settings_from(res: dict) -> list[tuple[float, float]]:
-    out = []
-    for sweep in res["sweeps"].values():
-        out += [s for s in sweep if s not in out]
-    return out
-
-
-def checks_timing(m: dict, res: dict) -> list[dict]:
-    rows = []
-    for eps in res["rows"]:
-        e = f"eps{eps:g}"
-        r = {k: m[f"ratio.{k}_over_dpadmm.{e}"] for k in ("admm", "pvp", "dvp")}
-        rows.append(_check(f"eps = {eps:g}: DP-ADMM is much cheaper than ADMM, PVP and DVP (each >= 5x)",
-                           min(r.values()) >= 5, ", ".join(f"{k} / DP-ADMM = {v:.1f}x" for k, v in r.items())
-                           + f" (paper ADMM / DP-ADMM {m[f'paper_ratio.admm_over_dpadmm.{e}']:.1f}x)"))
-        rows.append(_check(f"eps = {eps:g}: PVP is slower than ADMM (paper: 1.2-1.5x)",
-                           m[f"ratio.pvp_over_admm.{e}"] > 1, f"PVP / ADMM = {m[f'ratio.pvp_over_admm.{e}']:.2f}"))
-    return rows

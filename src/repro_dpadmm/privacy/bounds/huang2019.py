@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..accounting import moments_accountant_epsilon, pld_epsilon, rdp_epsilon
+from ..accounting import moments_accountant_epsilon, pld_epsilon, pure_composed_epsilon, rdp_epsilon
 from ..mechanisms import check_epsilon_delta, gaussian_multiplier
 
 # Constants of §VI-E (l1) and §VI-F (l2); d = 104, p = 1 for Adult.
 C1 = 1.0           # ||l'|| <= c_1: rows normalised to ||a|| <= 1
-C2_L1 = np.sqrt(104.0)  # ||R'|| <= sqrt(dp) for R = ||.||_1
 C3 = 0.25          # ||grad^2 l|| <= 1/4 ||a||^2 <= 1/4
 C4 = 1.0           # ||grad^2 R|| <= 1 for R = ||.||^2 / 2
 CW_L1 = 23.0       # "we obtain w* by pre-training and set c_w to be 23" [!] SPEC §2.10: ||w*_l1|| is ~104
@@ -176,11 +175,8 @@ def accountant_table(epsilon: float, delta: float, T: int = 100) -> dict:
 def dvp_totals(epsilon: float, T: int, delta: float) -> dict:
     """Totals for T pure epsilon-DP iterations (DVP, SPEC §2.4): basic composition T eps (delta = 0), and the tight
     (eps, delta) of the T-fold composition from dp-accounting's privacy loss distributions at `delta`."""
-    from dp_accounting.pld import common, privacy_loss_distribution as pldm
-
     check_epsilon_delta(epsilon, delta)
-    pld = pldm.from_privacy_parameters(common.DifferentialPrivacyParameters(epsilon, 0.0)).self_compose(T)
-    return {"paper_eps": T * epsilon, "pld_eps": float(pld.get_epsilon_for_delta(delta)), "rdp_eps": None,
+    return {"paper_eps": T * epsilon, "pld_eps": pure_composed_epsilon(np.full(T, epsilon), delta), "rdp_eps": None,
             "delta": delta, "steps": T}
 
 
