@@ -41,7 +41,7 @@ def _clean(value):
 
 
 def write_metrics(out_dir: str | Path, metrics: dict, *, status: str = "ok", reason: str = "",
-                  note: str = "") -> Path:
+                  note: str = "", repeats: dict | None = None) -> Path:
     """Write the flat `metrics.json` the report reads. Keys are documented in config/claims/<paper>.yaml.
 
     `reason` says why an item did not run; `note` is a short plain-text finding the report shows with the item."""
@@ -52,6 +52,11 @@ def write_metrics(out_dir: str | Path, metrics: dict, *, status: str = "ok", rea
         if not isinstance(key, str):
             raise TypeError(f"metric names must be strings, got {key!r}")
         flat[key] = _clean(value)
+    if repeats:  # per-repeat values of flat keys (the claims engine's noise convention)
+        missing = [k for k in repeats if k not in flat]
+        if missing:
+            raise KeyError(f"repeats keys must also be flat metrics (their mean): {missing[:5]}")
+        flat["repeats"] = {k: [_clean(x) for x in np.asarray(v, dtype=float).ravel()] for k, v in repeats.items()}
     path = Path(out_dir) / "metrics.json"
     path.write_text(json.dumps(flat, indent=2, sort_keys=True) + "\n")
     return path
@@ -79,7 +84,7 @@ def claims_table(paper: str, item: str, metrics: dict) -> str:
     from ..report.claims import evaluate_claim, load_claims_file
 
     cf = load_claims_file(project_root() / "config" / "claims" / f"{paper}.yaml")
-    flat = {k: _clean(v) for k, v in metrics.items()}
+    flat = {k: _clean(v) for k, v in metrics.items() if k != "repeats"}
     verdicts = [evaluate_claim(c, flat) for c in cf.claims if c.item == item]
     lines = ["| claim | verdict | measured |", "|---|---|---|"]
     for v in verdicts:
