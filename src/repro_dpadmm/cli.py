@@ -168,7 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     fj = sub.add_parser("frontier-job", help="run one (method, level) job of beyond/frontier and write its JSON")
     fj.add_argument("method", help="a method of the frontier (e.g. huang_dpadmm) or 'floor'")
-    fj.add_argument("level", help="a level such as eps0.1 (or 'nonprivate' for the floor)")
+    fj.add_argument("level", help="a level such as eps0.1, a noiseless run (eps0.1-noiseless or noiseless) or "
+                    "'nonprivate' for the floor")
     fj.add_argument("--params", default=None, help="item parameters as JSON (default: from the config)")
     fj.add_argument("--configfile", action="append", default=[], help="config override, e.g. config/smoke.yaml")
     fj.add_argument("--out", default=None, help="default results/beyond/frontier/jobs/<method>/<level>.json")

@@ -1,6 +1,7 @@
 # Beyond the papers: equal-privacy frontier and empirical privacy audit (issue "Beyond the papers").
 #
-# The frontier grid runs as one job per (method, level) plus one for the non-private floor, so that a cluster runs
+# The frontier grid runs as one job per (method, level), per method's noiseless run (its optimiser floor: per level
+# where the noise-free run depends on it) and one for the non-private floor, so that a cluster runs
 # it in parallel (workflow/profiles/README.md); the item's notebook (rule item_notebook) only aggregates the job
 # files, which item_extra_inputs (common.smk) adds to its inputs (frontier_job_files, also in common.smk).
 
@@ -23,7 +24,7 @@ rule frontier_job:
         runtime=30,
     wildcard_constraints:
         method=r"[a-z0-9_]+",
-        level=r"eps[0-9.e+-]+|nonprivate",
+        level=r"eps[0-9.e+-]+|eps[0-9.e+-]+-noiseless|noiseless|nonprivate",
     conda:
         "../../envs/repro-dpadmm.yaml"
     shell:

@@ -33,9 +33,9 @@ def frontier_jobs():
     """(method, level) of every job of beyond/frontier; levels named as repro_dpadmm's level_key (0.1 -> eps0.1)."""
     if "frontier" not in config["papers"].get("beyond", {}):
         return []
-    p = item_config("beyond", "frontier")
-    jobs = [(m, f"eps{float(v):g}") for m in p["methods"] for v in p["levels"]]
-    return jobs + [("floor", "nonprivate")]
+    from repro_dpadmm.experiments.beyond_frontier import jobs_of  # the grid, noiseless runs and floor, as the item reads them
+
+    return jobs_of(item_config("beyond", "frontier"))
 
 
 def frontier_job_params(wildcards):
@@ -45,7 +45,9 @@ def frontier_job_params(wildcards):
     p.pop("datasets", None)
     if wildcards.method != "floor":
         p["methods"] = [wildcards.method]
-        p["levels"] = [v for v in p["levels"] if f"eps{float(v):g}" == wildcards.level]
+        base = wildcards.level.removesuffix("-noiseless")  # a method's noiseless run at one level ...
+        if base != "noiseless":  # ... or at every level (its noise-free run does not depend on the level)
+            p["levels"] = [v for v in p["levels"] if f"eps{float(v):g}" == base]
     else:
         p["methods"] = []
     return json.dumps(p, sort_keys=True)
