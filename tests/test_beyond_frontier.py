@@ -447,3 +447,41 @@ def test_cluster_code_path_runs_a_slice(processed_root, tmp_path):
         assert job["calibration"]["target"] == 3.0 and 0 <= job["calibration"]["rel_gap"] <= 0.01
         assert len(job["test_error"]) == smoke["papers"]["beyond"]["frontier"]["repeats"]
         assert (proj / "logs/beyond/frontier" / job["method"] / "eps3.log").read_text().strip()
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("method", ["huang_dpsgd", "huang_pvp", "xu_dpadmm"])
+def test_optimiser_floor_is_the_method_with_zero_noise(processed_root, method):
+    """The noiseless job is the method's own run with its noise switched off: the same as the noisy runner with a
+    vanishing noise multiplier (same splits, agents and T), and different from the noisy run itself."""
+    p = tiny_params(seed=0)
+    floor = bf.run_job(method, bf.noiseless_level(method, "eps1"), p, processed_root)
+    assert floor["noiseless"] and floor["calibration"] is None  # no level enters its noise-free run
+    ctx = fm.context(p)
+    X, y, splits = bf.data(p, processed_root)
+    fam = fm.METHODS[method].family
+    rngs = bf._rngs(p, method, "eps1", fam)
+    cal = {"z": 1e-12, "sigma": 1e-12}
+    models = getattr(fm, f"run_{fam}")(method, cal, splits, X, y, ctx, rngs)
+    np.testing.assert_allclose(floor["test_error"], bf._evaluate(models, X, y, splits, ctx.lam)["test_error"])
+    np.testing.assert_allclose(floor["train_objective"],
+                               bf._evaluate(models, X, y, splits, ctx.lam)["train_objective"], rtol=1e-9)
+    noisy = bf.run_job(method, "eps1", p, processed_root)
+    assert noisy["train_objective"] != floor["train_objective"]
+
+
+@pytest.mark.mirror
+def test_dpadmm_floor_keeps_the_levels_step_sizes(processed_root):
+    """DP-ADMM's noiseless run at a level is Algorithm 3 with that level's z in its step sizes and no noise."""
+    from repro_dpadmm.algorithms import consensus
+
+    p = tiny_params(seed=0)
+    floor = bf.run_job("huang_dpadmm", "eps1-noiseless", p, processed_root)
+    cal = floor["calibration"]
+    X, y, splits = bf.data(p, processed_root)
+    rngs = bf._rngs(p, "huang_dpadmm", "eps1-noiseless", "huang")
+    data = fm.star_from_splits(X, y, splits, p["huang"]["agents"], rngs["agents"])
+    w = consensus.dpadmm(data, reg="l2", T=p["iterations"], noise_multiplier=cal["z"], add_noise=False,
+                         rho=p["huang"]["rho"], lam_n=p["lam"], record=False).meta["w_tilde"]
+    ctx = fm.context(p)
+    np.testing.assert_allclose(floor["test_error"], bf._evaluate(w, X, y, splits, ctx.lam)["test_error"])
