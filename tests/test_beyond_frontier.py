@@ -327,7 +327,7 @@ def test_limited_by_noise_or_optimiser_and_accounting_read_from_the_numbers():
     # sqrt(n): same z for DPSGD and XU, agent sensitivity n times XU's, divided by sqrt(n) by the averaging
     n = params["huang"]["agents"]
     assert m["averaging.aggregate_over_xu.eps1"] == pytest.approx(np.sqrt(n))
-    assert f"√{n} = {np.sqrt(n):g}" in text
+    assert f"√{n} = {np.sqrt(n):.3g}" in text and f"is {np.sqrt(n):.1f}x XU's" in text and f"not {n}x" in text
 
 
 @pytest.mark.parametrize("configfile", [None, "config/smoke.yaml"])

@@ -296,9 +296,15 @@ def winners(summary: dict, params: dict) -> dict:
     return {level_key(v): ranked(summary, level_key(v)) for v in params["levels"]}
 
 
+def _span(lo: float, hi: float, digits: int = 2) -> str:
+    """'1.20x', or '1.20-1.50x' when the two differ at that precision."""
+    a, b = f"{lo:.{digits}f}", f"{hi:.{digits}f}"
+    return f"{a}x" if a == b else f"{a}-{b}x"
+
+
 def _ratio_phrase(lo: float, hi: float) -> str:
     """How a paper's own total compares with the tight one, read from the ratio range paper / tight."""
-    span = f"{lo:.2f}x" if abs(hi - lo) < 0.005 else f"{lo:.2f}-{hi:.2f}x"
+    span = _span(lo, hi)
     if lo >= 1.0:
         return f"states {span} the tight total of the same noise: loose by that factor, and sound"
     if hi < 1.0:
@@ -525,9 +531,9 @@ def conclusions(m: dict, summary: dict, params: dict) -> str:
                      f"{n_train // agents}-record mean gradient {m['averaging.sensitivity_ratio']:g}x more than the "
                      f"curator's {n_train}-record mean, so each agent's noise is {m['averaging.sensitivity_ratio']:g}x "
                      f"XU's at the same multiplier; but the aggregator averages {agents} independently noised agents, "
-                     f"which divides the noise by √{agents} = {m['averaging.sqrt_n']:g}: DPSGD's noise on the "
-                     f"aggregated gradient is {min(ratios):.1f}-{max(ratios):.1f}x XU's (measured from the calibrated "
-                     "noise), not 100x.")
+                     f"which divides the noise by √{agents} = {m['averaging.sqrt_n']:.3g}: DPSGD's noise on the "
+                     f"aggregated gradient is {_span(min(ratios), max(ratios), 1)} XU's (from the calibrated noise), "
+                     f"not {m['averaging.sensitivity_ratio']:g}x.")
     if m["gaussian_beats_pure.levels_compared"]:
         parts.append(f"Where both a Gaussian-mechanism method (HUANG DP-ADMM, PVP, DPSGD) and a pure-ε one (HUANG DVP, "
                      f"ZKL PP, DVP, R-ADMM) beat the constant classifier ({m['gaussian_beats_pure.levels_compared']} of "
@@ -537,7 +543,7 @@ def conclusions(m: dict, summary: dict, params: dict) -> str:
         parts.append("At no level do both a Gaussian-mechanism and a pure-ε distributed method beat the constant "
                      "classifier, so the two kinds of mechanism are not compared.")
     acc = []
-    for fam, what in (("huang", "HUANG's totals (classic moments accountant; T ε for DVP)"),
+    for fam, what in (("huang", "HUANG's total (classic moments accountant; T ε for DVP)"),
                       ("zhang", "ZKL's P(T), a sum over iterations,"),
                       ("xu", "XU's Theorem 1 (sensitivity c/n, one RDP order)")):
         if f"paper_over_tight.{fam}.min" in m:
@@ -594,8 +600,11 @@ def figure(summary: dict, params: dict):
                 mfc="white" if paper else c, label=rows[0]["label"])
     cx.plot([], [], color="0.3", ls=":", lw=0.8, marker="o", ms=3, mfc="white", label="thin dotted: the same method "
             "without noise (optimiser floor)")
+    from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
+
     for a in (ax, cx):
         a.set_xscale("log")
+        a.xaxis.set_minor_formatter(NullFormatter())
         a.set_xlabel(f"total ε at δ = {float(params['delta']):g} (tight accounting)")
         a.set_xticks([float(v) for v in params["levels"]], [f"{float(v):g}" for v in params["levels"]])
         a.legend(fontsize=7, loc="upper right")
@@ -611,8 +620,7 @@ def figure(summary: dict, params: dict):
     bx.set_xticks([float(v) for v in params["levels"]], [f"{float(v):g}" for v in params["levels"]])
     bx.set_xlabel("level ε")
     bx.set_ylabel("paper's own ε / tight ε, same noise")
-    from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
-
+    bx.xaxis.set_minor_formatter(NullFormatter())
     lo_y, hi_y = bx.get_ylim()
     ticks = [t for t in (0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0) if lo_y <= t <= hi_y] or [1.0]
     bx.yaxis.set_major_locator(FixedLocator(ticks))
