@@ -78,10 +78,7 @@ class PaperResult:
         return self.data_verdicts + [v for it in self.items for v in it.verdicts]
 
     def counts(self) -> dict[str, int]:
-        out = {v: 0 for v in VERDICTS}
-        for v in self.verdicts:
-            out[v.verdict] += 1
-        return out
+        return verdict_counts(self.verdicts)
 
     def item_counts(self) -> dict[str, int]:
         out = {s: 0 for s in ITEM_STATES}
@@ -105,10 +102,16 @@ class Report:
         return [v for p in self.papers for v in p.verdicts]
 
     def counts(self) -> dict[str, int]:
-        out = {v: 0 for v in VERDICTS}
-        for v in self.verdicts:
+        return verdict_counts(self.verdicts)
+
+
+def verdict_counts(verdicts: list[Verdict]) -> dict[str, int]:
+    """Claims by verdict; setup checks (our own construction) are never counted."""
+    out = {v: 0 for v in VERDICTS}
+    for v in verdicts:
+        if not v.setup:
             out[v.verdict] += 1
-        return out
+    return out
 
 
 def _read_metrics(path: Path) -> tuple[dict | None, str]:

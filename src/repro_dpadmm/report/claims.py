@@ -1,18 +1,31 @@
 """Claims files: load and validate `config/claims/*.yaml`, and evaluate each claim against the measured numbers.
 
-The format is documented in `config/claims/README.md`. A claim is a quote from a paper plus checks on the flat
-metrics an item writes (`results/<paper>/<item>/metrics.json`) or on a dataset sidecar
-(`resources/processed/<name>.json`, for `source: dataset:<name>`). Its verdict:
+This is the one claims path: the report and every notebook's "what we see" (`experiments.common.claims_table`) judge
+claims here and nowhere else. The format is documented in `config/claims/README.md`. A claim is a quote from a paper
+plus checks on the flat metrics an item writes (`results/<paper>/<item>/metrics.json`) or on a dataset sidecar
+(`resources/processed/<name>.json`, for `source: dataset:<name>`).
+
+Noise: beside a mean an item may write per-repeat values (`metrics["repeats"][key]`) or a standard error (`<key>.se`).
+A comparison of noisy quantities is decided only beyond `z` standard errors of the difference (paired when both
+operands have per-repeat values of the same length); inside that band its check is *inconclusive*. Quantities without
+noise information are compared exactly.
+
+A claim's verdict from its checks (each pass / fail / inconclusive):
 
 * `reproduced`: every check passes;
+* `inconclusive`: no check fails and at least one is inside the noise;
 * `partly`: some checks pass, some fail;
-* `not reproduced`: every check fails;
-* `not run`: the item (or dataset) it needs was not run or is missing;
+* `not reproduced`: checks fail and none passes;
+* `not run`: the item (or dataset) it needs was not run or is missing (or, under a variant, the variant's metrics);
 * `not checkable`: the paper gives nothing to check (`not_checkable:`), or a metric a check needs is missing,
   null or not a number, or the claim itself is malformed.
 
-Loading never raises on a bad claim: problems are collected (`ClaimsFile.problems`) so the report still shows
-everything else; `validate_claims_file` is the strict form (raises `ClaimsError` listing every problem).
+A claim with `setup: true` checks our own construction: its verdict is `setup ok` / `setup failed` (never counted as
+a reproduction). `variants:` re-evaluate a claim on the `<key>@<variant>` metrics of a choice the paper leaves open;
+`finding:` entries explain a verdict and its cause.
+
+Loading never raises on a bad claim: problems are collected (`ClaimsFile.problems`) so that a caller can list them
+all; `validate_claims_file` is the strict form (raises `ClaimsError` listing every problem).
 """
 
 from __future__ import annotations
@@ -23,9 +36,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
-VERDICTS = ("reproduced", "partly", "not reproduced", "not run", "not checkable")
+# The verdicts a claim can get, in the order the report lists them; setup claims get one of SETUP_VERDICTS instead.
+VERDICTS = ("reproduced", "partly", "inconclusive", "not reproduced", "not run", "not checkable")
+SETUP_VERDICTS = ("setup ok", "setup failed")
+ALL_VERDICTS = VERDICTS + SETUP_VERDICTS
+# A claim with one of these verdicts and no matching `finding:` is flagged "unexplained".
+FAILING = ("partly", "inconclusive", "not reproduced", "setup failed")
+# Verdicts that judged the numbers (a finding can only be stale against one of these).
+JUDGED = ("reproduced", "partly", "inconclusive", "not reproduced", "setup ok", "setup failed")
+CAUSES = ("paper", "paper-inconsistency", "choice", "bug-fixed-since")
+DEFAULT_NOISE_Z = 2.0
+REPEATS_KEY = "repeats"     # the one reserved non-flat key of metrics.json: {key: [per-repeat values]}
+NOISY_KINDS = frozenset({"less", "greater", "monotone", "range", "approx", "ratio_range"})
+PAIRED_KINDS = frozenset({"less", "greater", "monotone", "ratio_range"})
 
 # kind -> (required fields, optional fields); every check may also carry `label` and `note`.
 CHECK_KINDS: dict[str, tuple[frozenset, frozenset]] = {
@@ -41,10 +67,14 @@ CHECK_KINDS: dict[str, tuple[frozenset, frozenset]] = {
 }
 COMMON_CHECK_FIELDS = frozenset({"kind", "label", "note"})
 CLAIM_FIELDS = frozenset({"id", "item", "source", "quote", "where", "paper_value", "checks", "depends_on", "note",
-                          "not_checkable", "datasets"})
+                          "not_checkable", "datasets", "setup", "variants", "finding"})
 ITEM_FIELDS = frozenset({"title", "caption", "figure", "choices", "inconsistencies"})
 PRIVACY_FIELDS = frozenset({"label", "mechanism", "bound", "note"})
-TOP_FIELDS = frozenset({"metrics", "claims", "items", "privacy"})
+VARIANT_FIELDS = frozenset({"choice", "label", "item", "note"})
+FINDING_FIELDS = frozenset({"when", "cause", "text"})
+SETTINGS_FIELDS = frozenset({"noise_z"})
+TOP_FIELDS = frozenset({"metrics", "claims", "items", "privacy", "variants", "settings"})
+VARIANT_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
 ID_RE = re.compile(r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+\.[A-Za-z0-9_][A-Za-z0-9_.]*$")  # the slug may hold dots (e.g. a dataset)
 SOURCE_RE = re.compile(r"^dataset:[A-Za-z0-9_]+$")
 
@@ -67,7 +97,13 @@ class Claim:
     note: str = ""
     not_checkable: str = ""
     datasets: list[str] = field(default_factory=list)
+    setup: bool = False         # checks our own construction: shown with the item, never counted as reproduced
+    variants: list[str] = field(default_factory=list)            # names declared under the file's `variants:`
+    variant_specs: dict[str, dict] = field(default_factory=dict)  # name -> {choice, label, item?, note?}
+    findings: list[dict] = field(default_factory=list)           # [{when: [verdicts], cause, text}]
+    noise_z: float = DEFAULT_NOISE_Z                              # the file's `settings.noise_z`
     file: str = ""
+    line: int | None = None     # where the claim starts in its file
     invalid: str = ""           # why the claim cannot be evaluated (malformed), empty when valid
 
     @property
@@ -86,6 +122,8 @@ class ClaimsFile:
     claims: list[Claim] = field(default_factory=list)
     items: dict[str, dict] = field(default_factory=dict)
     privacy: dict[str, dict] = field(default_factory=dict)
+    variants: dict[str, dict] = field(default_factory=dict)     # name -> {choice, label, item?, note?}
+    noise_z: float = DEFAULT_NOISE_Z
     problems: list[str] = field(default_factory=list)   # errors: the affected claims cannot be evaluated
     warnings: list[str] = field(default_factory=list)   # documentation gaps (e.g. an undocumented metric key)
 
@@ -117,7 +155,9 @@ def _check_problems(check, where: str, warnings: list[str] | None = None) -> lis
     if kind not in CHECK_KINDS:
         return [f"{where}: unknown check kind {kind!r}; use one of {', '.join(CHECK_KINDS)}"]
     required, optional = CHECK_KINDS[kind]
-    out = []
+    optional = optional | (frozenset({"z"}) if kind in NOISY_KINDS else frozenset()) \
+        | (frozenset({"paired"}) if kind in PAIRED_KINDS else frozenset())
+    out = _noise_field_problems(check, where)
     missing = sorted(required - set(check))
     if missing:
         out.append(f"{where}: check kind {kind!r} needs field(s) {', '.join(missing)}")
@@ -161,6 +201,16 @@ def _check_problems(check, where: str, warnings: list[str] | None = None) -> lis
     for name in ("label", "note"):
         if name in check and not isinstance(check[name], str):
             out.append(f"{where}: {name} must be a string")
+    return out
+
+
+def _noise_field_problems(check: dict, where: str) -> list[str]:
+    """`z` (noise factor override) and `paired` (false: never pair the repeats) of a noise-aware check."""
+    out = []
+    if "z" in check and not (_is_number(check["z"]) and check["z"] > 0):
+        out.append(f"{where}: z must be a number > 0 (how many standard errors decide), got {check['z']!r}")
+    if "paired" in check and not isinstance(check["paired"], bool):
+        out.append(f"{where}: paired must be true or false, got {check['paired']!r}")
     return out
 
 
@@ -234,6 +284,40 @@ def parse_claims(data, path: Path | str = "<claims>") -> ClaimsFile:
             continue
         cf.privacy[str(method)] = {k: str(v) for k, v in spec.items() if v is not None}
 
+    settings = data.get("settings") or {}
+    if not isinstance(settings, dict) or set(settings) - SETTINGS_FIELDS:
+        cf.problems.append(f"{fname}: settings must be a mapping with keys among {', '.join(sorted(SETTINGS_FIELDS))}")
+    elif "noise_z" in settings:
+        if _is_number(settings["noise_z"]) and settings["noise_z"] > 0:
+            cf.noise_z = float(settings["noise_z"])
+        else:
+            cf.problems.append(f"{fname}: settings.noise_z must be a number > 0, got {settings['noise_z']!r}")
+
+    variants = data.get("variants") or {}
+    if not isinstance(variants, dict):
+        cf.problems.append(f"{fname}: variants must map variant name -> {{choice, label, item}}")
+        variants = {}
+    for name, spec in variants.items():
+        where = f"{fname}: variants.{name}"
+        if not (isinstance(name, str) and VARIANT_RE.match(name)):
+            cf.problems.append(f"{where}: a variant name is letters, digits, _, . and - (it is the suffix of "
+                               f"<key>@<variant> metric keys)")
+            continue
+        if not isinstance(spec, dict):
+            cf.problems.append(f"{where} must be a mapping {{choice, label, item}}")
+            continue
+        bad = sorted(set(spec) - VARIANT_FIELDS)
+        if bad:
+            cf.problems.append(f"{where}: unknown field(s) {', '.join(bad)} "
+                               f"(allowed: {', '.join(sorted(VARIANT_FIELDS))})")
+        for key in ("choice", "label"):
+            if not (isinstance(spec.get(key), str) and spec[key].strip()):
+                cf.problems.append(f"{where}: {key} is required (a non-empty string)")
+        for key in ("item", "note"):
+            if key in spec and not isinstance(spec[key], str):
+                cf.problems.append(f"{where}: {key} must be a string")
+        cf.variants[name] = {k: str(v) for k, v in spec.items() if k in VARIANT_FIELDS and v is not None}
+
     claims = data.get("claims") or []
     if not isinstance(claims, list):
         cf.problems.append(f"{fname}: claims must be a list of claims")
@@ -305,6 +389,20 @@ def _parse_claim(raw, cf: ClaimsFile, n: int) -> tuple[Claim | None, list[str], 
     errors += probs
     if "note" in raw and not isinstance(raw["note"], str):
         errors.append(f"{where}: note must be a string")
+    setup = raw.get("setup", False)
+    if not isinstance(setup, bool):
+        errors.append(f"{where}: setup must be true or false, got {setup!r}")
+    variants, probs = _str_list(raw.get("variants"), where, "variants")
+    errors += probs
+    for name in variants:
+        spec = cf.variants.get(name)
+        if spec is None:
+            errors.append(f"{where}: variant {name!r} is not declared under the file's top-level variants: "
+                          f"(declared: {', '.join(sorted(cf.variants)) or 'none'})")
+        elif spec.get("item") and spec["item"] != item:
+            errors.append(f"{where}: variant {name!r} belongs to item {spec['item']!r}, not {item!r}")
+    findings, probs = _findings(raw.get("finding"), where)
+    errors += probs
 
     claim = Claim(
         id=cid, paper=paper, item=item if isinstance(item, str) and source is None else None,
@@ -312,7 +410,9 @@ def _parse_claim(raw, cf: ClaimsFile, n: int) -> tuple[Claim | None, list[str], 
         where=str(raw.get("where") or ""), paper_value=pv,
         checks=[c for c in checks if isinstance(c, dict)], depends_on=depends_on,
         note=str(raw.get("note") or ""), not_checkable=str(nc or ""), datasets=datasets, file=cf.path.name,
-        invalid="; ".join(e.split(": ", 2)[-1] for e in errors),
+        setup=setup is True, variants=variants,
+        variant_specs={n: cf.variants[n] for n in variants if n in cf.variants}, findings=findings,
+        noise_z=cf.noise_z, invalid="; ".join(e.split(": ", 2)[-1] for e in errors),
     )
     # Documentation check: every key a claim reads should be documented under metrics.<item>.
     if not errors and claim.item is not None and cf.metrics:
@@ -324,6 +424,36 @@ def _parse_claim(raw, cf: ClaimsFile, n: int) -> tuple[Claim | None, list[str], 
                 if key not in documented:
                     warnings.append(f"{where}: metric {key!r} is not documented under metrics.{claim.item}")
     return claim, errors, warnings
+
+
+def _findings(value, where: str) -> tuple[list[dict], list[str]]:
+    """`finding:` as a list of {when: [verdicts], cause, text} (one mapping or a list of them)."""
+    if value is None:
+        return [], []
+    raw = [value] if isinstance(value, dict) else value
+    if not isinstance(raw, list):
+        return [], [f"{where}: finding must be a mapping {{when, cause, text}} or a list of them"]
+    out, errors = [], []
+    for k, f in enumerate(raw):
+        at = f"{where} finding[{k}]"
+        if not isinstance(f, dict):
+            errors.append(f"{at}: must be a mapping {{when, cause, text}}, got {f!r}")
+            continue
+        bad = sorted(set(f) - FINDING_FIELDS)
+        if bad:
+            errors.append(f"{at}: unknown field(s) {', '.join(bad)} (allowed: when, cause, text)")
+        when = f.get("when")
+        when = [when] if isinstance(when, str) else when
+        if not (isinstance(when, list) and when and all(w in ALL_VERDICTS for w in when)):
+            errors.append(f"{at}: when must be a verdict or a list of verdicts among {', '.join(ALL_VERDICTS)}, "
+                          f"got {f.get('when')!r}")
+            continue
+        if f.get("cause") not in CAUSES:
+            errors.append(f"{at}: cause must be one of {', '.join(CAUSES)}, got {f.get('cause')!r}")
+        if not (isinstance(f.get("text"), str) and f["text"].strip()):
+            errors.append(f"{at}: text is required (what was found, in a sentence or two)")
+        out.append({"when": list(when), "cause": str(f.get("cause")), "text": str(f.get("text") or "")})
+    return out, errors
 
 
 def load_claims_file(path: str | Path) -> ClaimsFile:
@@ -338,10 +468,10 @@ def load_claims_file(path: str | Path) -> ClaimsFile:
     return parse_claims(data, path)
 
 
-def validate_claims_file(path: str | Path) -> ClaimsFile:
-    """Strict load: raise ClaimsError listing every problem (errors and warnings) of the file."""
+def validate_claims_file(path: str | Path, *, warnings: bool = True) -> ClaimsFile:
+    """Strict load: raise ClaimsError listing every problem of the file (and its warnings, unless warnings=False)."""
     cf = load_claims_file(path)
-    problems = cf.problems + cf.warnings
+    problems = cf.problems + (cf.warnings if warnings else [])
     if problems:
         raise ClaimsError(f"{len(problems)} problem(s) in {Path(path).name}:\n  " + "\n  ".join(problems))
     return cf
@@ -380,42 +510,38 @@ def fmt(value) -> str:
     return str(value)
 
 
+PASS, FAIL, INCONCLUSIVE, MISSING = "pass", "fail", "inconclusive", "not evaluated"
+
+
 @dataclass
 class CheckResult:
     kind: str
     check: str            # what is checked, short (keys and operator)
     expected: str         # what would pass, short
     measured: str         # the measured numbers, short ("—" when not evaluated)
-    passed: bool | None   # None: could not be evaluated (see reason)
+    passed: bool | None   # True: pass; False: fail; None: inconclusive or not evaluated (see outcome)
     reason: str = ""
     label: str = ""
     observed: str = ""    # the measured numbers with their keys, for claims.json
+    outcome: str = ""     # pass | fail | inconclusive | not evaluated
+    se: float | None = None       # standard error the decision used (None: exact)
+    z: float | None = None        # the noise factor it used (None: exact)
+    paired: bool = False          # the SE is that of paired per-repeat differences
+
+    def __post_init__(self):
+        if not self.outcome:
+            self.outcome = MISSING if self.passed is None else PASS if self.passed else FAIL
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "check": self.check, "expected": self.expected, "measured": self.measured,
-                "passed": self.passed, "reason": self.reason, "label": self.label}
+                "passed": self.passed, "outcome": self.outcome, "se": self.se, "z": self.z, "paired": self.paired,
+                "reason": self.reason, "label": self.label}
 
 
 class _Missing(Exception):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
-
-
-def _number(metrics: dict, key) -> float:
-    """The numeric value of `key` (a number given in place of a key is itself)."""
-    if _is_number(key):
-        return float(key)
-    if key not in metrics:
-        raise _Missing(f"metric {key!r} is missing")
-    v = metrics[key]
-    if v is None:
-        raise _Missing(f"metric {key!r} is null (not computed, NaN or infinite)")
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise _Missing(f"metric {key!r} is not a number ({v!r})")
-    if math.isnan(v) or math.isinf(v):
-        raise _Missing(f"metric {key!r} is {v}")
-    return float(v)
 
 
 def _name(key) -> str:
@@ -429,14 +555,114 @@ def _bounds(check) -> str:
     return f"≥ {fmt(lo)}" if lo is not None else f"≤ {fmt(hi)}"
 
 
-def _in_bounds(v: float, check) -> bool:
-    lo, hi = check.get("min"), check.get("max")
-    return (lo is None or v >= lo) and (hi is None or v <= hi)
-
-
 def _tolerance(check) -> float:
     exp = float(check["expected"])
     return max(float(check.get("abs_tol", 0.0)), float(check.get("rel_tol", 0.0)) * abs(exp))
+
+
+@dataclass
+class _Operand:
+    """One number a check reads, with what is known of its noise."""
+    key: str | None               # the key actually read (`<key>@<variant>` when the variant overrides it)
+    value: float
+    reps: np.ndarray | None = None    # per-repeat values (at least two, all finite)
+    se: float | None = None           # its standard error (None: exact)
+
+
+class _Metrics:
+    """Flat metrics read under a variant: `<key>@<variant>` where it exists, else `<key>`; plus their noise."""
+
+    def __init__(self, metrics: dict, variant: str | None = None):
+        self.metrics = metrics
+        self.variant = variant
+        reps = metrics.get(REPEATS_KEY)
+        self.repeats = reps if isinstance(reps, dict) else {}
+
+    def key(self, key: str) -> str:
+        if self.variant and f"{key}@{self.variant}" in self.metrics:
+            return f"{key}@{self.variant}"
+        return key
+
+    def raw(self, key: str):
+        k = self.key(key)
+        if k not in self.metrics:
+            raise _Missing(f"metric {k!r} is missing")
+        return self.metrics[k]
+
+    def number(self, key) -> float:
+        """The numeric value of `key` (a number given in place of a key is itself)."""
+        if _is_number(key):
+            return float(key)
+        v = self.raw(key)
+        k = self.key(key)
+        if v is None:
+            raise _Missing(f"metric {k!r} is null (not computed, NaN or infinite)")
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise _Missing(f"metric {k!r} is not a number ({v!r})")
+        if math.isnan(v) or math.isinf(v):
+            raise _Missing(f"metric {k!r} is {v}")
+        return float(v)
+
+    def operand(self, key) -> _Operand:
+        value = self.number(key)
+        if _is_number(key):
+            return _Operand(None, value)
+        k = self.key(key)
+        reps = self.repeats.get(k)
+        if isinstance(reps, list) and len(reps) >= 2 and all(_is_number(x) and math.isfinite(x) for x in reps):
+            arr = np.asarray(reps, dtype=float)
+            return _Operand(k, value, arr, float(arr.std(ddof=1) / math.sqrt(arr.size)))
+        for se_key in (f"{k}.se",) + ((f"{key}.se@{self.variant}",) if k != key else ()):
+            se = self.metrics.get(se_key)
+            if _is_number(se) and math.isfinite(se) and se >= 0:
+                return _Operand(k, value, None, float(se))
+        return _Operand(k, value)
+
+
+def _pair(a: _Operand, b: _Operand, check: dict) -> bool:
+    return (check.get("paired", True) is not False and a.reps is not None and b.reps is not None
+            and a.reps.size == b.reps.size)
+
+
+def _diff_se(a: _Operand, b: _Operand, check: dict) -> tuple[float | None, bool, int | None]:
+    """(SE of a - b, paired?, n): paired per-repeat differences when both have repeats of one length; else the
+    independent sqrt(se_a^2 + se_b^2) over the operands that have an SE; None when neither is noisy."""
+    if _pair(a, b, check):
+        d = a.reps - b.reps
+        return float(d.std(ddof=1) / math.sqrt(d.size)), True, int(d.size)
+    ses = [x.se for x in (a, b) if x.se is not None]
+    if not ses:
+        return None, False, None
+    ns = [x.reps.size for x in (a, b) if x.reps is not None]
+    return float(math.sqrt(sum(s * s for s in ses))), False, (min(ns) if ns else None)
+
+
+def _decide(d: float, se: float | None, z: float, strict: bool = True) -> str:
+    """A signed margin d (> 0 is the claim's side) against z standard errors; exact when there is no noise."""
+    if not se:
+        return PASS if (d > 0 if strict else d >= 0) else FAIL
+    if d > z * se:
+        return PASS
+    if d < -z * se:
+        return FAIL
+    return INCONCLUSIVE
+
+
+def _decide_interval(v: float, se: float | None, z: float, lo: float | None, hi: float | None) -> str:
+    """v ± z·SE against [lo, hi]: pass if inside, fail if entirely outside, else inconclusive (exact: lo <= v <= hi)."""
+    half = z * se if se else 0.0
+    a, b = v - half, v + half
+    if (lo is None or a >= lo) and (hi is None or b <= hi):
+        return PASS
+    if (lo is not None and b < lo) or (hi is not None and a > hi):
+        return FAIL
+    return INCONCLUSIVE
+
+
+def _noise_text(se: float | None, paired: bool, n: int | None) -> str:
+    if not se:
+        return ""
+    return f" ± {fmt(se)} SE" + (f", paired over {n} repeats" if paired else f", n = {n}" if n else "")
 
 
 def describe_check(check: dict) -> tuple[str, str]:
@@ -466,71 +692,138 @@ def describe_check(check: dict) -> tuple[str, str]:
     raise ValueError(f"unknown check kind {kind!r}")
 
 
-def _measure(check: dict, metrics: dict) -> tuple[bool, str, str]:
-    """(passed, measured short, measured with keys); raises _Missing when a value is unusable."""
+@dataclass
+class _Measured:
+    outcome: str
+    measured: str
+    observed: str
+    se: float | None = None
+    paired: bool = False
+    reason: str = ""
+
+
+def _within(what: str, d: float, se: float, z: float) -> str:
+    return f"{what} {fmt(d)} is within {fmt(z)} SE ({fmt(abs(d) / se)} SE) of the noise"
+
+
+def _measure(check: dict, m: _Metrics, z: float) -> _Measured:
+    """Evaluate one check; raises _Missing when a value it needs is unusable."""
     kind = check["kind"]
-    if kind == "approx":
-        key, exp = check["metric"], float(check["expected"])
-        v = _number(metrics, key)
-        diff = v - exp
-        rel = f", {diff / exp:+.1%}" if exp else ""
-        return abs(diff) <= _tolerance(check), f"{fmt(v)} (off by {fmt(diff)}{rel})", f"{key} = {fmt(v)}"
+    if kind in ("approx", "range"):
+        key = check["metric"]
+        op = m.operand(key)
+        noise = _noise_text(op.se, False, op.reps.size if op.reps is not None else None)
+        if kind == "approx":
+            exp, tol = float(check["expected"]), _tolerance(check)
+            lo, hi = exp - tol, exp + tol
+            diff = op.value - exp
+            rel = f", {diff / exp:+.1%}" if exp else ""
+            short = f"{fmt(op.value)}{noise} (off by {fmt(diff)}{rel})"
+        else:
+            lo, hi = check.get("min"), check.get("max")
+            short = f"{fmt(op.value)}{noise}"
+        out = _decide_interval(op.value, op.se, z, lo, hi)
+        reason = (f"{op.key} = {fmt(op.value)} ± {fmt(z)}·{fmt(op.se)} straddles the bound"
+                  if out == INCONCLUSIVE else "")
+        return _Measured(out, short, f"{op.key} = {fmt(op.value)}", op.se, False, reason)
     if kind == "equal":
         key, exp = check["metric"], check["expected"]
-        if key not in metrics:
-            raise _Missing(f"metric {key!r} is missing")
-        v = metrics[key]
-        if _is_number(v) and _is_number(exp):
-            same = float(v) == float(exp)
-        else:
-            same = v == exp and type(v) is type(exp)
-        return same, fmt(v), f"{key} = {fmt(v)}"
+        v = m.raw(key)
+        same = float(v) == float(exp) if _is_number(v) and _is_number(exp) else (v == exp and type(v) is type(exp))
+        return _Measured(PASS if same else FAIL, fmt(v), f"{m.key(key)} = {fmt(v)}")
+    if kind in ("true", "false"):
+        key = check["metric"]
+        v = m.raw(key)
+        if not isinstance(v, bool):
+            raise _Missing(f"metric {m.key(key)!r} is not a boolean ({v!r})")
+        return _Measured(PASS if v == (kind == "true") else FAIL, fmt(v), f"{m.key(key)} = {fmt(v)}")
     if kind in ("less", "greater"):
         left, right, margin = check["left"], check["right"], float(check.get("margin", 0.0))
-        a, b = _number(metrics, left), _number(metrics, right)
-        ok = a < b - margin if kind == "less" else a > b + margin
-        observed = ", ".join(f"{k} = {fmt(x)}" for k, x in ((left, a), (right, b)) if isinstance(k, str))
-        fa, fb = (fmt(a), fmt(b)) if fmt(a) != fmt(b) else (f"{a:.10g}", f"{b:.10g}")  # show the difference
-        return ok, f"{fa} vs {fb}", observed
+        a, b = m.operand(left), m.operand(right)
+        # d > 0 is the claim's side: less: (right - margin) - left; greater: left - (right + margin)
+        d = (b.value - margin) - a.value if kind == "less" else a.value - (b.value + margin)
+        se, paired, n = _diff_se(a, b, check)
+        out = _decide(d, se, z)
+        observed = ", ".join(f"{o.key} = {fmt(o.value)}" for o in (a, b) if o.key)
+        fa, fb = (fmt(a.value), fmt(b.value)) if fmt(a.value) != fmt(b.value) else (f"{a.value:.10g}",
+                                                                                  f"{b.value:.10g}")
+        short = f"{fa} vs {fb}" + (f" (difference {fmt(a.value - b.value)}{_noise_text(se, paired, n)})" if se else "")
+        reason = _within("the difference", a.value - b.value, se, z) if out == INCONCLUSIVE else ""
+        return _Measured(out, short, observed, se, paired, reason)
     if kind == "monotone":
         keys = check["metrics"]
         strict, tol = bool(check.get("strict", False)), float(check.get("tol", 0.0))
-        values = [_number(metrics, k) for k in keys]
+        ops = [m.operand(k) for k in keys]
         sign = 1.0 if check["direction"] == "increasing" else -1.0
-        steps = [sign * (b - a) for a, b in zip(values, values[1:], strict=False)]
-        ok = all((s > -tol if tol else s > 0) if strict else s >= -tol for s in steps)
-        observed = ", ".join(f"{k} = {fmt(v)}" for k, v in zip(keys, values, strict=True))
-        return ok, ", ".join(fmt(v) for v in values), observed
-    if kind == "range":
-        v = _number(metrics, check["metric"])
-        return _in_bounds(v, check), fmt(v), f"{check['metric']} = {fmt(v)}"
-    if kind in ("true", "false"):
-        key = check["metric"]
-        if key not in metrics:
-            raise _Missing(f"metric {key!r} is missing")
-        v = metrics[key]
-        if not isinstance(v, bool):
-            raise _Missing(f"metric {key!r} is not a boolean ({v!r})")
-        return v == (kind == "true"), fmt(v), f"{key} = {fmt(v)}"
+        outs, steps, ses, paired_any = [], [], [], False
+        for a, b in zip(ops, ops[1:], strict=False):
+            d = sign * (b.value - a.value) + tol        # each step as a greater/less with margin -tol
+            se, paired, _ = _diff_se(b, a, check)
+            outs.append(_decide(d, se, z, strict=strict))
+            steps.append(f"{fmt(b.value - a.value)}" + (f" ± {fmt(se)}" if se else ""))
+            ses.append(se)
+            paired_any |= paired
+        out = FAIL if FAIL in outs else INCONCLUSIVE if INCONCLUSIVE in outs else PASS
+        noisy = any(ses)
+        short = ", ".join(fmt(o.value) for o in ops) + (f" (steps {', '.join(steps)} SE)" if noisy else "")
+        reason = ""
+        if out == INCONCLUSIVE:
+            bad = [f"{keys[i]} → {keys[i + 1]}" for i, o in enumerate(outs) if o == INCONCLUSIVE]
+            reason = f"step(s) {'; '.join(bad)} within {fmt(z)} SE of the noise"
+        big = max((s for s in ses if s), default=None)
+        return _Measured(out, short, ", ".join(f"{o.key} = {fmt(o.value)}" for o in ops), big, paired_any, reason)
     if kind == "ratio_range":
         left, right = check["left"], check["right"]
-        a, b = _number(metrics, left), _number(metrics, right)
-        if b == 0:
+        a, b = m.operand(left), m.operand(right)
+        if b.value == 0:
             raise _Missing(f"the ratio {_name(left)} / {_name(right)} is undefined: the denominator is 0")
-        r = a / b
-        return _in_bounds(r, check), f"{fmt(r)} (= {fmt(a)} / {fmt(b)})", f"{_name(left)} / {_name(right)} = {fmt(r)}"
+        r = a.value / b.value
+        grad = np.array([1.0 / b.value, -a.value / b.value ** 2])     # delta method for a / b
+        paired = _pair(a, b, check)
+        if paired:
+            cov = np.cov(np.vstack([a.reps, b.reps]), ddof=1) / a.reps.size
+            se = float(math.sqrt(max(grad @ cov @ grad, 0.0)))
+        elif a.se is not None or b.se is not None:
+            se = float(math.hypot(grad[0] * (a.se or 0.0), grad[1] * (b.se or 0.0)))
+        else:
+            se = None
+        out = _decide_interval(r, se, z, check.get("min"), check.get("max"))
+        noise = _noise_text(se, paired, a.reps.size if paired else None)
+        reason = f"the ratio {fmt(r)} ± {fmt(z)}·{fmt(se)} straddles the bound" if out == INCONCLUSIVE else ""
+        return _Measured(out, f"{fmt(r)}{noise} (= {fmt(a.value)} / {fmt(b.value)})",
+                         f"{_name(a.key or left)} / {_name(b.key or right)} = {fmt(r)}", se, paired, reason)
     raise ValueError(f"unknown check kind {kind!r}")
 
 
-def evaluate_check(check: dict, metrics: dict) -> CheckResult:
-    """Evaluate one well-formed check on flat metrics. A missing, null or non-numeric value gives passed=None."""
+def evaluate_check(check: dict, metrics: dict, *, z: float | None = None, variant: str | None = None) -> CheckResult:
+    """Evaluate one well-formed check on flat metrics (with their optional `repeats` and `.se` keys).
+
+    `z`: noise factor (the check's own `z:` wins; default DEFAULT_NOISE_Z); `variant`: read `<key>@<variant>` where
+    it exists. A missing, null or non-numeric value gives outcome "not evaluated" (passed None) with the reason."""
     what, expected = describe_check(check)
     label = str(check.get("label") or "")
+    zz = float(check.get("z", z if z is not None else DEFAULT_NOISE_Z))
     try:
-        ok, measured, observed = _measure(check, metrics)
+        r = _measure(check, _Metrics(metrics, variant), zz)
     except _Missing as exc:
-        return CheckResult(check["kind"], what, expected, "—", None, reason=exc.reason, label=label)
-    return CheckResult(check["kind"], what, expected, measured, bool(ok), label=label, observed=observed)
+        return CheckResult(check["kind"], what, expected, "—", None, reason=exc.reason, label=label, outcome=MISSING)
+    passed = True if r.outcome == PASS else False if r.outcome == FAIL else None
+    return CheckResult(check["kind"], what, expected, r.measured, passed, reason=r.reason, label=label,
+                       observed=r.observed, outcome=r.outcome, se=r.se, z=zz if r.se else None, paired=r.paired)
+
+
+@dataclass
+class VariantVerdict:
+    name: str
+    choice: str
+    label: str
+    verdict: str
+    reason: str
+    checks: list[CheckResult] = field(default_factory=list)
+
+    def record(self) -> dict:
+        return {"name": self.name, "choice": self.choice, "label": self.label, "verdict": self.verdict,
+                "reason": self.reason, "checks": [r.as_dict() for r in self.checks]}
 
 
 @dataclass
@@ -539,6 +832,7 @@ class Verdict:
     verdict: str
     reason: str
     checks: list[CheckResult] = field(default_factory=list)
+    variants: list[VariantVerdict] = field(default_factory=list)
 
     @property
     def expected(self) -> str:
@@ -552,7 +846,38 @@ class Verdict:
 
     @property
     def measured(self) -> str:
-        return "; ".join(c.observed for c in self.checks if c.passed is not None) or "—"
+        return "; ".join(c.observed for c in self.checks if c.outcome != MISSING) or "—"
+
+    @property
+    def setup(self) -> bool:
+        return self.claim.setup
+
+    @property
+    def depends_on_choice(self) -> list[str]:
+        """The choices under whose variants the verdict differs from the headline (variants that could not be
+        judged, "not run" / "not checkable", show nothing about the choice and are left out)."""
+        if self.verdict not in JUDGED:
+            return []
+        return list(dict.fromkeys(v.choice for v in self.variants
+                                  if v.verdict in JUDGED and v.verdict != self.verdict))
+
+    @property
+    def finding(self) -> dict | None:
+        """The first finding whose `when` matches the headline verdict."""
+        return next((f for f in self.claim.findings if self.verdict in f["when"]), None)
+
+    @property
+    def unexplained(self) -> bool:
+        """A failing verdict (partly, inconclusive, not reproduced, setup failed) with no matching finding."""
+        return self.verdict in FAILING and self.finding is None
+
+    @property
+    def stale(self) -> list[dict]:
+        """Findings whose `when` no longer matches the headline verdict (only once the numbers were judged: a claim
+        that was not run says nothing about its findings)."""
+        if self.verdict not in JUDGED:
+            return []
+        return [f for f in self.claim.findings if self.verdict not in f["when"]]
 
     def record(self) -> dict:
         c = self.claim
@@ -560,12 +885,63 @@ class Verdict:
                 "where": c.where, "paper_value": c.paper_value, "expected": self.expected,
                 "measured": self.measured, "verdict": self.verdict, "reason": self.reason,
                 "checks": [r.as_dict() for r in self.checks], "depends_on": c.depends_on, "note": c.note,
-                "source": c.source or f"results/{c.paper}/{c.item}/metrics.json", "file": c.file}
+                "setup": c.setup, "variants": [v.record() for v in self.variants],
+                "depends_on_choice": self.depends_on_choice, "finding": self.finding,
+                "unexplained": self.unexplained, "stale": self.stale, "noise_z": c.noise_z,
+                "source": c.source or f"results/{c.paper}/{c.item}/metrics.json", "file": c.file, "line": c.line}
+
+
+def _judge(claim: Claim, metrics: dict, status: str, unavailable: dict, variant: str | None
+           ) -> tuple[str, str, list[CheckResult]]:
+    """(verdict, reason, check results) of a claim's checks on usable metrics, under `variant` if given."""
+    results = [evaluate_check(c, metrics, z=claim.noise_z, variant=variant) for c in claim.checks]
+    undecided = [r for r in results if r.outcome == MISSING]
+    if undecided:
+        reason = "; ".join(dict.fromkeys(r.reason for r in undecided))
+        if unavailable and any(r.reason.endswith("is missing") for r in undecided):
+            return "not run", f"{reason}, and the item lacks dataset(s) " + ", ".join(sorted(unavailable)), results
+        if status != "ok" and metrics.get("reason"):
+            reason += f" (item status {status!r}: {metrics['reason']})"
+        return "not checkable", reason, results
+    failed = [r for r in results if r.outcome == FAIL]
+    unsure = [r for r in results if r.outcome == INCONCLUSIVE]
+    passed = [r for r in results if r.outcome == PASS]
+    n = len(results)
+
+    def listing(rs):
+        return "; ".join(f"{r.check} (measured {r.measured})" for r in rs)
+
+    if not failed and not unsure:
+        if n == 1:
+            return "reproduced", f"{results[0].check}: measured {results[0].measured}", results
+        return "reproduced", f"all {n} checks pass", results
+    if not failed:
+        return ("inconclusive", f"{len(unsure)} of {n} check(s) inside the noise: "
+                + "; ".join(f"{r.check} ({r.reason})" for r in unsure), results)
+    if passed:
+        return "partly", f"{len(passed)} of {n} checks pass; fails: {listing(failed)}" + (
+            f"; inside the noise: {listing(unsure)}" if unsure else ""), results
+    head = "fails: " if n == 1 else f"{len(failed)} of {n} checks fail, none passes: "
+    return "not reproduced", head + listing(failed) + (f"; inside the noise: {listing(unsure)}" if unsure else ""), \
+        results
+
+
+def _setup_verdict(verdict: str) -> str:
+    if verdict == "reproduced":
+        return "setup ok"
+    if verdict in ("partly", "inconclusive", "not reproduced"):
+        return "setup failed"
+    return verdict
+
+
+def _variant_has_metrics(claim: Claim, metrics: dict, variant: str) -> bool:
+    return any(f"{k}@{variant}" in metrics for k in claim.metric_keys())
 
 
 def evaluate_claim(claim: Claim, metrics: dict | None, *, missing_reason: str = "",
                    unavailable: dict[str, str] | None = None) -> Verdict:
-    """The verdict of one claim on the metrics of its item (or the flattened dataset sidecar).
+    """The verdict of one claim on the metrics of its item (or the flattened dataset sidecar), with the verdict
+    under each of its variants.
 
     metrics None: the item or dataset produced no numbers; `missing_reason` says why (verdict "not run").
     A metrics dict whose `status` is "not run" gives "not run" with its `reason`.
@@ -573,40 +949,38 @@ def evaluate_claim(claim: Claim, metrics: dict | None, *, missing_reason: str = 
     its `datasets:` is "not run"; a missing metric in an item that lacks a dataset is "not run" too, saying so.
     """
     unavailable = unavailable or {}
+
+    def done(verdict, reason, checks=None, variants=None):
+        if claim.setup:
+            verdict = _setup_verdict(verdict)
+        return Verdict(claim, verdict, reason, checks or [], variants or [])
+
     if claim.invalid:
-        return Verdict(claim, "not checkable", f"malformed claim: {claim.invalid}")
+        return done("not checkable", f"malformed claim: {claim.invalid}")
     if claim.not_checkable:
-        return Verdict(claim, "not checkable", claim.not_checkable)
+        return done("not checkable", claim.not_checkable)
     if metrics is None:
-        return Verdict(claim, "not run", missing_reason or "no results")
+        return done("not run", missing_reason or "no results")
     status = metrics.get("status", "ok")
     if status == "not run":
-        return Verdict(claim, "not run", str(metrics.get("reason") or "the item was not run"))
+        return done("not run", str(metrics.get("reason") or "the item was not run"))
     blocked = [d for d in claim.datasets if d in unavailable]
     if blocked:
-        return Verdict(claim, "not run",
-                       "dataset unavailable: " + "; ".join(f"{d} ({_first_line(unavailable[d])})" for d in blocked))
-    results = [evaluate_check(c, metrics) for c in claim.checks]
-    undecided = [r for r in results if r.passed is None]
-    if undecided:
-        reason = "; ".join(dict.fromkeys(r.reason for r in undecided))
-        if unavailable and any(r.reason.endswith("is missing") for r in undecided):
-            return Verdict(claim, "not run", f"{reason}, and the item lacks dataset(s) "
-                           + ", ".join(sorted(unavailable)), results)
-        if status != "ok" and metrics.get("reason"):
-            reason += f" (item status {status!r}: {metrics['reason']})"
-        return Verdict(claim, "not checkable", reason, results)
-    failed = [r for r in results if not r.passed]
-    if not failed:
-        if len(results) == 1:
-            return Verdict(claim, "reproduced", f"{results[0].check}: measured {results[0].measured}", results)
-        return Verdict(claim, "reproduced", f"all {len(results)} checks pass", results)
-    fails = "; ".join(f"{r.check} (measured {r.measured})" for r in failed)
-    if len(failed) < len(results):
-        return Verdict(claim, "partly", f"{len(results) - len(failed)} of {len(results)} checks pass; fails: {fails}",
-                       results)
-    return Verdict(claim, "not reproduced", ("fails: " if len(results) == 1 else f"all {len(results)} checks fail: ")
-                   + fails, results)
+        return done("not run",
+                    "dataset unavailable: " + "; ".join(f"{d} ({_first_line(unavailable[d])})" for d in blocked))
+    verdict, reason, results = _judge(claim, metrics, status, unavailable, None)
+    variants = []
+    for name in claim.variants:
+        spec = claim.variant_specs.get(name, {})
+        choice, label = spec.get("choice", name), spec.get("label", name)
+        if not _variant_has_metrics(claim, metrics, name):
+            keys = ", ".join(f"{k}@{name}" for k in dict.fromkeys(claim.metric_keys()))
+            variants.append(VariantVerdict(name, choice, label, "not run",
+                                           f"variant metrics missing (none of {keys})"))
+            continue
+        v, r, res = _judge(claim, metrics, status, unavailable, name)
+        variants.append(VariantVerdict(name, choice, label, _setup_verdict(v) if claim.setup else v, r, res))
+    return done(verdict, reason, results, variants)
 
 
 def _first_line(text: str) -> str:
@@ -626,4 +1000,3 @@ def flatten(obj, prefix: str = "") -> dict:
     else:
         out[prefix[:-1]] = obj
     return out
-

@@ -14,6 +14,7 @@ CSS = """
   --fg: #1f2328; --muted: #59636e; --border: #d8dee4; --soft: #f6f8fa; --accent: #0b5cad;
   --ok: #1a7f37; --ok-bg: #dafbe1; --partly: #9a6700; --partly-bg: #fff4c2;
   --bad: #cf222e; --bad-bg: #ffebe9; --nr: #57606a; --nr-bg: #eaeef2; --nc: #7a3fc8; --nc-bg: #f3e8ff;
+  --inc: #0a6e80; --inc-bg: #dcf4f8;
 }
 * { box-sizing: border-box; }
 html { -webkit-text-size-adjust: 100%; }
@@ -49,6 +50,9 @@ tr.total td { font-weight: 600; border-top: 2px solid var(--border); }
   white-space: nowrap; line-height: 1.5; border: 1px solid transparent; }
 .v-reproduced { color: var(--ok); background: var(--ok-bg); }
 .v-partly { color: var(--partly); background: var(--partly-bg); }
+.v-inconclusive { color: var(--inc); background: var(--inc-bg); }
+.v-setup-ok { color: var(--ok); background: #fff; border-color: #9bd3a9; }
+.v-setup-failed { color: var(--bad); background: #fff; border-color: #f0a8a3; }
 .v-not-reproduced { color: var(--bad); background: var(--bad-bg); }
 .v-not-run { color: var(--nr); background: var(--nr-bg); }
 .v-not-checkable { color: var(--nc); background: var(--nc-bg); }
@@ -63,6 +67,7 @@ tr.total td { font-weight: 600; border-top: 2px solid var(--border); }
 .bar { display: flex; height: .7rem; width: 9rem; border-radius: 3px; overflow: hidden; background: var(--nr-bg); }
 .bar span { display: block; height: 100%; }
 .bar .b-reproduced { background: #2da44e; } .bar .b-partly { background: #d4a72c; }
+.bar .b-inconclusive { background: #3fb0c4; }
 .bar .b-not-reproduced { background: #e5534b; } .bar .b-not-run { background: #afb8c1; }
 .bar .b-not-checkable { background: #a371f7; }
 dl.legend { display: grid; grid-template-columns: max-content 1fr; gap: .3rem .8rem; font-size: .9rem;
@@ -81,6 +86,7 @@ figcaption { font-size: .82rem; color: var(--muted); margin-top: .25rem; }
 .claim { border-left: 4px solid var(--nr); background: var(--soft); border-radius: 0 8px 8px 0; padding: .65rem .9rem;
   margin: .75rem 0; }
 .claim.c-reproduced { border-color: #2da44e; } .claim.c-partly { border-color: #d4a72c; }
+.claim.c-inconclusive { border-color: #3fb0c4; }
 .claim.c-not-reproduced { border-color: #e5534b; } .claim.c-not-checkable { border-color: #a371f7; }
 .claim-head { display: flex; flex-wrap: wrap; gap: .35rem .7rem; align-items: center; font-size: .85rem; }
 .claim-head .where { color: var(--muted); }
@@ -123,6 +129,7 @@ footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; border-top: 1
 VERDICT_HELP = {
     "reproduced": "every check of the claim passes on the measured numbers",
     "partly": "some of the claim's checks pass and some fail",
+    "inconclusive": "no check fails, but at least one difference is within the run-to-run noise (z standard errors)",
     "not reproduced": "the measured numbers contradict the claim (every check fails)",
     "not run": "the item or dataset the claim needs was not run (the reason is given)",
     "not checkable": "the paper gives nothing measurable (e.g. a theorem's rate), or a needed number is missing",
@@ -425,7 +432,8 @@ def paper_section(p, links: dict, anchor: str | None = None) -> str:
     for it in p.items:
         ivc = {v: 0 for v in VERDICTS}
         for v in it.verdicts:
-            ivc[v.verdict] += 1
+            if not v.setup:
+                ivc[v.verdict] += 1
         cl = ", ".join(f"{n} {v}" for v, n in ivc.items() if n)
         ivc_any = bool(cl)
         if not cl:
