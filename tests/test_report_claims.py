@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from repro_dpadmm.paths import project_root
-from repro_dpadmm.report.claims import (ClaimsError, evaluate_check, evaluate_claim, flatten, fmt, parse_claims,
+from repro_dpadmm.report.claims import (ClaimsError, claims_paths, evaluate_check, evaluate_claim, flatten, fmt, parse_claims,
                                         validate_claims_file)
 
 ROOT = project_root(Path(__file__).parent)
@@ -161,26 +161,26 @@ def test_fmt_and_flatten():
 # ---------------------------------------------------------------------------------------------------- validator
 
 BAD = [
-    ({"claims": [{"id": "nodots", "item": "fig1", "quote": "q", "checks": []}]}, "id must look like"),
+    ({"claims": [{"id": "nodots", "item": "fig1", "quote": "q", "checks": []}]}, "'nodots' does not match"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "checks": [{"kind": "true", "metric": "x"}]}]},
-     "quote is required"),
+     "'quote' is a required property"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig2", "quote": "q",
                   "checks": [{"kind": "true", "metric": "x"}]}]}, "middle part 'fig1' must be the item 'fig2'"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
-                  "checks": [{"kind": "nearly", "metric": "x"}]}]}, "unknown check kind 'nearly'"),
+                  "checks": [{"kind": "nearly", "metric": "x"}]}]}, "'nearly' is not one of"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
                   "checks": [{"kind": "approx", "metric": "x", "expected": 1}]}]},
      "approx needs rel_tol and/or abs_tol"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
-                  "checks": [{"kind": "less", "left": "x"}]}]}, "needs field(s) right"),
+                  "checks": [{"kind": "less", "left": "x"}]}]}, "checks[0]: 'right' is a required property"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
-                  "checks": [{"kind": "monotone", "metrics": ["x"], "direction": "up"}]}]}, "at least two metric keys"),
+                  "checks": [{"kind": "monotone", "metrics": ["x"], "direction": "up"}]}]}, "['x'] is too short"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
                   "checks": [{"kind": "range", "metric": "x", "min": 2, "max": 1}]}]}, "greater than max"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q", "checks": []}]},
-     "checks: [] with not_checkable"),
+     "or checks: [] with not_checkable saying why"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q", "chekcs": []}]},
-     "unknown field(s) chekcs"),
+     "Unknown fields are not allowed ('chekcs' was unexpected)"),
     ({"claims": [{"id": "hu2020_sharing.fig1.a", "item": "fig1", "quote": "q",
                   "checks": [{"kind": "true", "metric": "x"}]}]}, "must start with the paper of its file"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
@@ -188,8 +188,8 @@ BAD = [
     ({"metrics": {"fig1": {"a": "doc"}}, "claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
                                                      "checks": [{"kind": "true", "metric": "b"}]}]},
      "metric 'b' is not documented under metrics.fig1"),
-    ({"clams": []}, "unknown top-level key(s) clams"),
-    ([1, 2], "the top level must be a mapping"),
+    ({"clams": []}, "top level: Unknown fields are not allowed ('clams'"),
+    ([1, 2], "[1, 2] is not of type 'object'"),
 ]
 
 
@@ -203,19 +203,54 @@ def test_validator_rejects_malformed_claims_with_a_clear_message(tmp_path, data,
     assert "huang2019_dpadmm.yaml" in str(exc.value)
 
 
-def test_validator_rejects_bad_yaml(tmp_path):
+def test_validator_rejects_bad_yaml_naming_file_and_line(tmp_path):
     path = tmp_path / "x.yaml"
-    path.write_text("claims: [unclosed")
-    with pytest.raises(ClaimsError, match="not valid YAML"):
+    path.write_text("claims:\n  - id: x.y.z\n    quote: [unclosed\n")
+    with pytest.raises(ClaimsError, match=r"x\.yaml:4: not valid YAML"):
         validate_claims_file(path)
 
 
-def test_malformed_claim_is_reported_not_checkable_not_a_crash():
+def test_schema_violations_name_the_line_of_the_offending_node(tmp_path):
+    path = tmp_path / "huang2019_dpadmm.yaml"
+    path.write_text("""metrics:
+  fig1: {a: "doc"}
+claims:
+  - id: huang2019_dpadmm.fig1.ok
+    item: fig1
+    quote: q
+    checks: [{kind: less, left: a, right: 1}]
+  - id: huang2019_dpadmm.fig1.bad
+    item: fig1
+    quote: q
+    checks:
+      - {kind: less, left: a, right: 1}
+      - kind: range
+        metric: a
+        mni: 0
+    finding: {when: partly, cause: luck, text: t}
+""")
+    with pytest.raises(ClaimsError) as exc:
+        validate_claims_file(path)
+    text = str(exc.value)
+    assert "huang2019_dpadmm.yaml:13: claims[1] (id 'huang2019_dpadmm.fig1.bad').checks[1]" in text
+    assert "range and ratio_range need min and/or max" in text
+    assert "'mni' was unexpected" in text
+    assert "huang2019_dpadmm.yaml:16: claims[1] (id 'huang2019_dpadmm.fig1.bad').finding" in text
+
+
+def test_duplicate_yaml_keys_are_errors(tmp_path):
+    path = tmp_path / "huang2019_dpadmm.yaml"
+    path.write_text("claims:\n  - id: huang2019_dpadmm.fig1.a\n    item: fig1\n    quote: q\n    quote: r\n"
+                    "    checks: [{kind: true, metric: x}]\n")
+    with pytest.raises(ClaimsError, match=r"huang2019_dpadmm\.yaml:5: claims\[0\].*key 'quote' is given more than once"):
+        validate_claims_file(path)
+
+
+def test_a_malformed_claims_file_has_no_claims_only_problems():
     cf = parse_claims({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
                                    "checks": [{"kind": "less", "left": "x"}]}]}, "huang2019_dpadmm.yaml")
-    assert cf.problems and cf.claims
-    v = evaluate_claim(cf.claims[0], {"x": 1})
-    assert v.verdict == "not checkable" and "malformed claim" in v.reason and "right" in v.reason
+    assert cf.problems and not cf.claims
+    assert "'right' is a required property" in cf.problems[0]
 
 
 def test_dataset_claim_format():
@@ -230,27 +265,47 @@ def test_dataset_claim_format():
     assert v.verdict == "not reproduced" and "45,222" in v.reason
     bad = parse_claims({"claims": [{"id": "zhang2018_madmm.data.size", "source": "adult", "quote": "q",
                                     "checks": [{"kind": "true", "metric": "x"}]}]}, "datasets.yaml")
-    assert any("source must be 'dataset:<name>'" in p for p in bad.problems)
+    assert any("'adult' does not match '^dataset:" in p for p in bad.problems)
 
 
 def test_every_claims_file_in_the_repository_is_valid():
-    files = sorted((ROOT / "config" / "claims").glob("*.yaml"))
+    files = claims_paths(ROOT / "config" / "claims")
     assert files, "config/claims/ has no claims files"
     for path in files:
         validate_claims_file(path)  # raises ClaimsError listing every problem
 
 
-def test_unknown_fields_warn_but_the_claim_is_still_evaluated(tmp_path):
+def test_unknown_fields_are_errors_at_every_level():
     data = {"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q", "comment": "x",
                         "paper_value": [0.08, 0.1],
-                        "checks": [{"kind": "less", "left": "a", "right": 1, "strict": True}]}]}
+                        "checks": [{"kind": "less", "left": "a", "right": 1, "strict": True}]}],
+            "variants": {"v": {"choice": "c", "label": "l", "colour": "red"}},
+            "items": {"fig1": {"title": "t", "captoin": "c"}}}
     cf = parse_claims(data, "huang2019_dpadmm.yaml")
-    assert not cf.problems and len(cf.warnings) == 2
-    assert evaluate_claim(cf.claims[0], {"a": 0.5}).verdict == "reproduced"
-    path = tmp_path / "huang2019_dpadmm.yaml"
-    path.write_text(yaml.safe_dump(data))
-    with pytest.raises(ClaimsError, match="unknown field"):
-        validate_claims_file(path)
+    text = "\n".join(cf.problems)
+    assert not cf.claims and len(cf.problems) == 4, text
+    for name in ("comment", "strict", "colour", "captoin"):
+        assert f"'{name}' was unexpected" in text
+
+
+def test_every_field_of_the_schema_is_described():
+    schema = yaml.safe_load((ROOT / "config" / "claims" / "claims.schema.yaml").read_text())
+    missing = []
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            for name, sub in (node.get("properties") or {}).items():
+                if isinstance(sub, dict) and "description" not in sub and "$ref" not in sub:
+                    missing.append(f"{path}.properties.{name}")
+            for key, sub in node.items():
+                if key not in ("if", "then", "else"):   # constraints on fields described elsewhere
+                    walk(sub, f"{path}.{key}")
+        elif isinstance(node, list):
+            for i, sub in enumerate(node):
+                walk(sub, f"{path}[{i}]")
+
+    walk(schema, "schema")
+    assert schema["$schema"].endswith("2020-12/schema") and missing == []
 
 
 # --------------------------------------------------------------------------------------- noise: SE-aware checks
@@ -519,8 +574,7 @@ def test_one_finding_mapping_and_bad_findings():
     assert c.findings == [{"when": ["partly"], "cause": "paper", "text": "t"}]
     cf = parse_claims({"claims": [{**FINDING_CLAIM, "finding": {"when": "failed", "cause": "luck", "text": ""}}]},
                       "huang2019_dpadmm.yaml")
-    text = "\n".join(cf.problems)
-    assert "when must be a verdict" in text
+    assert not cf.claims and cf.problems and "finding" in cf.problems[0]
 
 
 # ------------------------------------------------------------------------------------ metrics.json: repeats

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -165,17 +166,34 @@ def test_report_on_an_empty_project_lists_everything_as_missing(tmp_path):
     assert broken_links(tmp_path / "out" / "index.html") == []
 
 
-def test_malformed_inputs_do_not_crash_the_report(tmp_path):
+def test_unreadable_metrics_do_not_crash_the_report(tmp_path):
     root = make_project(tmp_path / "p")
-    (root / "config" / "claims" / "zhang2018_madmm.yaml").write_text("claims: [unclosed")
     (root / "results" / "zhang2018_madmm" / "fig1").mkdir(parents=True)
     (root / "results" / "zhang2018_madmm" / "fig1" / "metrics.json").write_text("{not json")
     report = build_report("results/report", root=root)
-    assert any("not valid YAML" in p for p in report.problems)
     it = next(i for p in report.papers for i in p.items if (p.id, i.item) == ("zhang2018_madmm", "fig1"))
     assert it.state == "missing" and "unreadable metrics.json" in it.reason
-    page = (root / "results" / "report" / "index.html").read_text()
-    assert "not valid YAML" in page
+
+
+@pytest.mark.parametrize("text, where", [
+    ("claims:\n  - id: zhang2018_madmm.fig1.a\n    quote: [unclosed\n", "zhang2018_madmm.yaml:4: not valid YAML"),
+    ("claims:\n  - id: zhang2018_madmm.fig1.a\n    item: fig1\n    quote: q\n    checks:\n"
+     "      - {kind: less, left: a}\n", "zhang2018_madmm.yaml:6: claims[0] (id 'zhang2018_madmm.fig1.a').checks[0]: "
+                                      "'right' is a required property"),
+])
+def test_a_broken_claims_file_fails_the_report_loudly_with_file_and_line(tmp_path, monkeypatch, capsys, text, where):
+    from repro_dpadmm.cli import main
+    from repro_dpadmm.report.claims import ClaimsError
+
+    root = make_project(tmp_path / "p")
+    (root / "config" / "claims" / "zhang2018_madmm.yaml").write_text(text)
+    with pytest.raises(ClaimsError, match=re.escape(where)):
+        build_report("results/report", root=root)
+    assert not (root / "results" / "report" / "index.html").exists()
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(root))
+    monkeypatch.chdir(root)
+    assert main(["report", "--out-dir", "results/report"]) == 1
+    assert where in capsys.readouterr().err
 
 
 def test_cli_report_command(tmp_path, monkeypatch):

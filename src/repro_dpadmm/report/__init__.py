@@ -215,13 +215,15 @@ def _privacy_rows(papers: list[PaperResult], cfs: dict[str, ClaimsFile]) -> list
 
 def collect(*, root: Path | None = None, results: Path | None = None, claims_dir: Path | None = None,
             processed: Path | None = None) -> Report:
-    """Read everything the report shows; never raises on missing or malformed inputs (they become problems)."""
+    """Read everything the report shows. Missing or unreadable results become item states; a claims file with a YAML
+    syntax error or a schema violation raises ClaimsError naming the file and line (a report must never silently
+    drop claims)."""
     root = Path(root) if root else project_root()
     results = Path(results) if results else root / "results"
     claims_dir = Path(claims_dir) if claims_dir else root / "config" / "claims"
     processed = Path(processed) if processed else root / "resources" / "processed"
 
-    cfiles = claims_mod.load_all(claims_dir) if claims_dir.is_dir() else []
+    cfiles = claims_mod.load_all_strict(claims_dir) if claims_dir.is_dir() else []
     problems = [p for cf in cfiles for p in cf.problems]
     warnings = [w for cf in cfiles for w in cf.warnings]
     by_paper = {cf.name: cf for cf in cfiles}

@@ -30,12 +30,14 @@ all; `validate_claims_file` is the strict form (raises `ClaimsError` listing eve
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import numpy as np
 import yaml
 
@@ -50,33 +52,11 @@ JUDGED = ("reproduced", "partly", "inconclusive", "not reproduced", "setup ok", 
 CAUSES = ("paper", "paper-inconsistency", "choice", "bug-fixed-since")
 DEFAULT_NOISE_Z = 2.0
 REPEATS_KEY = "repeats"     # the one reserved non-flat key of metrics.json: {key: [per-repeat values]}
-NOISY_KINDS = frozenset({"less", "greater", "monotone", "range", "approx", "ratio_range"})
-PAIRED_KINDS = frozenset({"less", "greater", "monotone", "ratio_range"})
 
-# kind -> (required fields, optional fields); every check may also carry `label` and `note`.
-CHECK_KINDS: dict[str, tuple[frozenset, frozenset]] = {
-    "approx": (frozenset({"metric", "expected"}), frozenset({"rel_tol", "abs_tol"})),
-    "equal": (frozenset({"metric", "expected"}), frozenset()),
-    "less": (frozenset({"left", "right"}), frozenset({"margin"})),
-    "greater": (frozenset({"left", "right"}), frozenset({"margin"})),
-    "monotone": (frozenset({"metrics", "direction"}), frozenset({"strict", "tol"})),
-    "range": (frozenset({"metric"}), frozenset({"min", "max"})),
-    "true": (frozenset({"metric"}), frozenset()),
-    "false": (frozenset({"metric"}), frozenset()),
-    "ratio_range": (frozenset({"left", "right"}), frozenset({"min", "max"})),
-}
-COMMON_CHECK_FIELDS = frozenset({"kind", "label", "note"})
-CLAIM_FIELDS = frozenset({"id", "item", "source", "quote", "where", "paper_value", "checks", "depends_on", "note",
-                          "not_checkable", "datasets", "setup", "variants", "finding"})
-ITEM_FIELDS = frozenset({"title", "caption", "figure", "choices", "inconsistencies"})
-PRIVACY_FIELDS = frozenset({"label", "mechanism", "bound", "note"})
-VARIANT_FIELDS = frozenset({"choice", "label", "item", "note"})
-FINDING_FIELDS = frozenset({"when", "cause", "text"})
-SETTINGS_FIELDS = frozenset({"noise_z"})
-TOP_FIELDS = frozenset({"metrics", "claims", "items", "privacy", "variants", "settings"})
-VARIANT_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
-ID_RE = re.compile(r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+\.[A-Za-z0-9_][A-Za-z0-9_.]*$")  # the slug may hold dots (e.g. a dataset)
-SOURCE_RE = re.compile(r"^dataset:[A-Za-z0-9_]+$")
+CHECK_KINDS = ("approx", "equal", "less", "greater", "monotone", "range", "true", "false", "ratio_range")
+# The schema of a claims file (JSON Schema 2020-12): the one structural definition of the format.
+SCHEMA_NAME = "claims.schema.yaml"
+SOURCE_SCHEMA = Path(__file__).resolve().parents[3] / "config" / "claims" / SCHEMA_NAME
 
 
 class ClaimsError(ValueError):
@@ -143,257 +123,209 @@ def _is_number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def _check_problems(check, where: str, warnings: list[str] | None = None) -> list[str]:
-    """Structural problems of one check (empty list when it is well formed).
+# ------------------------------------------------------------------------------------------------------ loading
 
-    Unknown fields go to `warnings` (they do not change what is checked) when a list is given.
-    """
-    if not isinstance(check, dict):
-        return [f"{where}: a check must be a mapping like {{kind: approx, metric: ..., expected: ...}}, "
-                f"got {check!r}"]
-    kind = check.get("kind")
-    if kind not in CHECK_KINDS:
-        return [f"{where}: unknown check kind {kind!r}; use one of {', '.join(CHECK_KINDS)}"]
-    required, optional = CHECK_KINDS[kind]
-    optional = optional | (frozenset({"z"}) if kind in NOISY_KINDS else frozenset()) \
-        | (frozenset({"paired"}) if kind in PAIRED_KINDS else frozenset())
-    out = _noise_field_problems(check, where)
-    missing = sorted(required - set(check))
-    if missing:
-        out.append(f"{where}: check kind {kind!r} needs field(s) {', '.join(missing)}")
-    unknown = sorted(set(check) - required - optional - COMMON_CHECK_FIELDS)
-    if unknown:
-        (warnings if warnings is not None else out).append(
-            f"{where}: check kind {kind!r} has unknown field(s) {', '.join(unknown)} "
-                   f"(allowed: {', '.join(sorted(required | optional | COMMON_CHECK_FIELDS))})")
-    for name in ("metric", "left"):
-        if name in check and not (isinstance(check[name], str) and check[name]):
-            out.append(f"{where}: {name} must be a metric key (a non-empty string), got {check[name]!r}")
-    if "right" in check and not (isinstance(check["right"], str) and check["right"]) \
-            and not _is_number(check["right"]):
-        out.append(f"{where}: right must be a metric key or a number, got {check['right']!r}")
-    for name in ("rel_tol", "abs_tol", "margin", "min", "max", "tol"):
-        if name in check and not _is_number(check[name]):
-            out.append(f"{where}: {name} must be a number, got {check[name]!r}")
-    for name in ("rel_tol", "abs_tol", "tol"):
-        if _is_number(check.get(name)) and check[name] < 0:
-            out.append(f"{where}: {name} must be >= 0, got {check[name]}")
-    if kind == "approx":
-        if "rel_tol" not in check and "abs_tol" not in check:
-            out.append(f"{where}: approx needs rel_tol and/or abs_tol (how close counts as reproduced)")
-        if "expected" in check and not _is_number(check["expected"]):
-            out.append(f"{where}: approx expected must be a number, got {check['expected']!r}")
-    if kind == "equal" and "expected" in check and isinstance(check["expected"], (dict, list)):
-        out.append(f"{where}: equal expected must be a number, string, boolean or null")
-    if kind in ("range", "ratio_range") and "min" not in check and "max" not in check:
-        out.append(f"{where}: {kind} needs min and/or max")
-    if _is_number(check.get("min")) and _is_number(check.get("max")) and check["min"] > check["max"]:
-        out.append(f"{where}: min {check['min']} is greater than max {check['max']}")
-    if kind == "monotone":
-        ms = check.get("metrics")
-        if not (isinstance(ms, list) and len(ms) >= 2 and all(isinstance(m, str) and m for m in ms)):
-            out.append(f"{where}: monotone needs metrics: a list of at least two metric keys, got {ms!r}")
-        if check.get("direction") not in ("increasing", "decreasing"):
-            out.append(f"{where}: monotone direction must be 'increasing' or 'decreasing', "
-                       f"got {check.get('direction')!r}")
-        if "strict" in check and not isinstance(check["strict"], bool):
-            out.append(f"{where}: strict must be true or false, got {check['strict']!r}")
-    for name in ("label", "note"):
-        if name in check and not isinstance(check[name], str):
-            out.append(f"{where}: {name} must be a string")
-    return out
+def schema_path(claims_dir: str | Path | None = None) -> Path:
+    """The claims schema: `<claims_dir>/claims.schema.yaml` when there is one, else the source checkout's."""
+    if claims_dir is not None and (Path(claims_dir) / SCHEMA_NAME).is_file():
+        return Path(claims_dir) / SCHEMA_NAME
+    return SOURCE_SCHEMA
 
 
-def _noise_field_problems(check: dict, where: str) -> list[str]:
-    """`z` (noise factor override) and `paired` (false: never pair the repeats) of a noise-aware check."""
+@functools.lru_cache(maxsize=4)
+def _validator(path: Path):
+    schema = yaml.safe_load(path.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def claims_paths(claims_dir: str | Path) -> list[Path]:
+    """The claims files of a folder: every `*.yaml` but the schema, sorted."""
+    return sorted(p for p in Path(claims_dir).glob("*.yaml") if p.name != SCHEMA_NAME)
+
+
+class _Lines:
+    """Line numbers of the nodes of a YAML document, by path (keys and list positions), and its duplicate keys."""
+
+    def __init__(self, text: str):
+        self.lines: dict[tuple, int] = {}
+        self.duplicates: list[tuple[tuple, str, int]] = []
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        if root is not None:
+            self._walk(root, ())
+
+    def _walk(self, node, path: tuple) -> None:
+        self.lines[path] = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for key, value in node.value:
+                name = key.value if isinstance(key, yaml.ScalarNode) else None
+                if name in seen:
+                    self.duplicates.append((path, str(name), key.start_mark.line + 1))
+                seen.add(name)
+                self._walk(value, path + (name,))
+                self.lines[path + (name,)] = key.start_mark.line + 1   # a key's line, not its value's
+        elif isinstance(node, yaml.SequenceNode):
+            for i, value in enumerate(node.value):
+                self._walk(value, path + (i,))
+
+    def line(self, path) -> int | None:
+        path = tuple(path)
+        while path not in self.lines and path:
+            path = path[:-1]
+        return self.lines.get(path)
+
+
+def _at(fname: str, lines: _Lines | None, path) -> str:
+    line = lines.line(path) if lines else None
+    return f"{fname}:{line}" if line else fname
+
+
+def _path_text(data, path) -> str:
+    """claims[3] (id 'x.y.z').checks[0].right, from a schema error's path."""
+    out, node = "", data
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+            if out.startswith("claims[") and out.count("[") == 1 and isinstance(node, list) \
+                    and isinstance(node[part], dict) and isinstance(node[part].get("id"), str):
+                out += f" (id {node[part]['id']!r})"
+        else:
+            out += f".{part}" if out else str(part)
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            node = None
+    return out or "top level"
+
+
+def schema_problems(data, fname: str, lines: _Lines | None = None, schema: Path | None = None) -> list[str]:
+    """Every violation of the claims schema, as '<file>:<line>: <where>: <message>'."""
+    errors = sorted(_validator(schema or SOURCE_SCHEMA).iter_errors(data),
+                    key=lambda e: (lines.line(e.absolute_path) or 0) if lines else 0)
+    # A check whose kind-specific part fails also reports its fields as unevaluated; keep only the real error.
+    failing = [tuple(e.absolute_path) for e in errors if e.validator != "unevaluatedProperties"]
+    root = _validator(schema or SOURCE_SCHEMA).schema
     out = []
-    if "z" in check and not (_is_number(check["z"]) and check["z"] > 0):
-        out.append(f"{where}: z must be a number > 0 (how many standard errors decide), got {check['z']!r}")
-    if "paired" in check and not isinstance(check["paired"], bool):
-        out.append(f"{where}: paired must be true or false, got {check['paired']!r}")
+    for err in errors:
+        path = tuple(err.absolute_path)
+        if err.validator == "unevaluatedProperties" and any(f[:len(path)] == path for f in failing):
+            unknown = _unknown_check_fields(root, err.instance)
+            if not unknown:
+                continue
+            msg = f"Unknown fields are not allowed ({', '.join(map(repr, unknown))} was unexpected)"
+            out.append(f"{_at(fname, lines, path)}: {_path_text(data, path)}: {msg}")
+            continue
+        msg = err.message
+        rule = _rule(root, err.absolute_schema_path)
+        if err.validator == "oneOf" and not rule and err.context:
+            # the alternative of the instance's own type that came closest, e.g. a finding's bad cause
+            fits = [e for e in err.context if not (e.validator == "type" and not e.relative_path)] or err.context
+            best = max(fits, key=lambda e: len(e.relative_path))
+            path = path + tuple(best.relative_path)
+            msg = best.message
+        elif err.validator in ("anyOf", "oneOf", "not") and (err.schema.get("description") or rule):
+            msg = rule or err.schema["description"]      # the rule in words, not the failing sub-schemas
+        elif err.validator in ("pattern", "enum", "type") and isinstance(err.schema, dict) \
+                and err.schema.get("description"):
+            msg += f" ({err.schema['description'].rstrip('.')})"
+        elif rule:
+            msg += f" ({rule.rstrip('.')})"
+        msg = msg.replace("Unevaluated properties are", "Unknown fields are").replace(
+            "Additional properties are", "Unknown fields are")
+        out.append(f"{_at(fname, lines, path)}: {_path_text(data, path)}: {msg}")
     return out
 
 
-def _str_list(value, where: str, name: str) -> tuple[list[str], list[str]]:
+def _unknown_check_fields(schema: dict, check) -> list[str]:
+    """The fields of a check that its kind does not allow (from the schema's check and check_<kind> definitions)."""
+    if not isinstance(check, dict):
+        return []
+    defs = schema["$defs"]
+    allowed = set(defs["check"]["properties"])
+    for branch in defs["check"]["allOf"]:
+        kind = branch["if"]["properties"]["kind"]
+        if check.get("kind") == kind.get("const") or check.get("kind") in kind.get("enum", ()):
+            allowed |= set(defs[branch["then"]["$ref"].rsplit("/", 1)[1]].get("properties", {}))
+    return sorted(set(check) - allowed)
+
+
+def _rule(schema: dict, schema_path) -> str:
+    """The description of the innermost `allOf` entry a schema error comes from (a rule spanning fields, in words)."""
+    node, rule, parts = schema, "", list(schema_path)
+    for i, part in enumerate(parts):
+        while isinstance(node, dict) and part not in node and str(node.get("$ref", "")).startswith("#/"):
+            ref, node = node["$ref"], schema      # the path steps through a local $ref: #/$defs/<name>
+            for name in ref[2:].split("/"):
+                node = node[name]
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return rule
+        if i >= 1 and parts[i - 1] == "allOf" and isinstance(node, dict) and node.get("description"):
+            rule = node["description"]
+    return rule
+
+
+def _str_list(value) -> list[str]:
     if value is None:
-        return [], []
-    if isinstance(value, str):
-        return [value], []
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return list(value), []
-    return [], [f"{where}: {name} must be a list of strings, got {value!r}"]
+        return []
+    return [value] if isinstance(value, str) else list(value)
 
 
-def parse_claims(data, path: Path | str = "<claims>") -> ClaimsFile:
-    """Parse an already-loaded claims mapping; problems are collected, never raised."""
+def parse_claims(data, path: Path | str = "<claims>", lines: _Lines | None = None,
+                 schema: Path | None = None) -> ClaimsFile:
+    """Parse an already-loaded claims mapping; problems are collected, never raised.
+
+    The schema decides the structure; a file that violates it has only problems (no claims). The rules that span
+    fields are checked here (id vs item and file, unique ids, min <= max, declared variants)."""
     path = Path(path)
     cf = ClaimsFile(path=path, name=path.stem)
     fname = path.name
     if data is None:
         data = {}
-    if not isinstance(data, dict):
-        cf.problems.append(f"{fname}: the top level must be a mapping with keys metrics, claims, items, privacy; "
-                           f"got {type(data).__name__}")
+    cf.problems = schema_problems(data, fname, lines, schema)
+    if lines:
+        cf.problems += [f"{fname}:{ln}: {_path_text(data, p) if p else 'top level'}: key {k!r} is given more "
+                        "than once (YAML keeps only the last)" for p, k, ln in lines.duplicates]
+    if cf.problems:
         return cf
-    unknown = sorted(set(data) - TOP_FIELDS)
-    if unknown:
-        cf.warnings.append(f"{fname}: unknown top-level key(s) {', '.join(unknown)} "
-                           f"(allowed: {', '.join(sorted(TOP_FIELDS))})")
-
-    metrics = data.get("metrics") or {}
-    if not isinstance(metrics, dict):
-        cf.problems.append(f"{fname}: metrics must map item -> {{metric key: description}}")
-        metrics = {}
-    for item, keys in metrics.items():
-        if not isinstance(keys, dict):
-            cf.problems.append(f"{fname}: metrics.{item} must map metric key -> description, got {keys!r}")
-            continue
-        cf.metrics[str(item)] = {str(k): ("" if v is None else str(v)) for k, v in keys.items()}
-
-    items = data.get("items") or {}
-    if not isinstance(items, dict):
-        cf.problems.append(f"{fname}: items must map item -> {{title, caption, figure, choices, inconsistencies}}")
-        items = {}
-    for item, spec in items.items():
-        where = f"{fname}: items.{item}"
-        if not isinstance(spec, dict):
-            cf.problems.append(f"{where} must be a mapping")
-            continue
-        bad = sorted(set(spec) - ITEM_FIELDS)
-        if bad:
-            cf.warnings.append(f"{where}: unknown field(s) {', '.join(bad)} "
-                               f"(allowed: {', '.join(sorted(ITEM_FIELDS))})")
-        clean = {"title": str(spec.get("title") or ""), "caption": str(spec.get("caption") or "")}
-        figs, probs = _str_list(spec.get("figure"), where, "figure")
-        clean["figure"] = figs
-        cf.problems += probs
-        for name in ("choices", "inconsistencies"):
-            vals, probs = _str_list(spec.get(name), where, name)
-            clean[name] = vals
-            cf.problems += probs
-        cf.items[str(item)] = clean
-
-    privacy = data.get("privacy") or {}
-    if not isinstance(privacy, dict):
-        cf.problems.append(f"{fname}: privacy must map method -> {{label, mechanism, bound, note}}")
-        privacy = {}
-    for method, spec in privacy.items():
-        if not isinstance(spec, dict) or set(spec) - PRIVACY_FIELDS:
-            cf.problems.append(f"{fname}: privacy.{method} must be a mapping with keys among "
-                               f"{', '.join(sorted(PRIVACY_FIELDS))}")
-            continue
-        cf.privacy[str(method)] = {k: str(v) for k, v in spec.items() if v is not None}
-
-    settings = data.get("settings") or {}
-    if not isinstance(settings, dict) or set(settings) - SETTINGS_FIELDS:
-        cf.problems.append(f"{fname}: settings must be a mapping with keys among {', '.join(sorted(SETTINGS_FIELDS))}")
-    elif "noise_z" in settings:
-        if _is_number(settings["noise_z"]) and settings["noise_z"] > 0:
-            cf.noise_z = float(settings["noise_z"])
-        else:
-            cf.problems.append(f"{fname}: settings.noise_z must be a number > 0, got {settings['noise_z']!r}")
-
-    variants = data.get("variants") or {}
-    if not isinstance(variants, dict):
-        cf.problems.append(f"{fname}: variants must map variant name -> {{choice, label, item}}")
-        variants = {}
-    for name, spec in variants.items():
-        where = f"{fname}: variants.{name}"
-        if not (isinstance(name, str) and VARIANT_RE.match(name)):
-            cf.problems.append(f"{where}: a variant name is letters, digits, _, . and - (it is the suffix of "
-                               f"<key>@<variant> metric keys)")
-            continue
-        if not isinstance(spec, dict):
-            cf.problems.append(f"{where} must be a mapping {{choice, label, item}}")
-            continue
-        bad = sorted(set(spec) - VARIANT_FIELDS)
-        if bad:
-            cf.problems.append(f"{where}: unknown field(s) {', '.join(bad)} "
-                               f"(allowed: {', '.join(sorted(VARIANT_FIELDS))})")
-        for key in ("choice", "label"):
-            if not (isinstance(spec.get(key), str) and spec[key].strip()):
-                cf.problems.append(f"{where}: {key} is required (a non-empty string)")
-        for key in ("item", "note"):
-            if key in spec and not isinstance(spec[key], str):
-                cf.problems.append(f"{where}: {key} must be a string")
-        cf.variants[name] = {k: str(v) for k, v in spec.items() if k in VARIANT_FIELDS and v is not None}
-
-    claims = data.get("claims") or []
-    if not isinstance(claims, list):
-        cf.problems.append(f"{fname}: claims must be a list of claims")
-        claims = []
-    for n, raw in enumerate(claims):
-        claim, probs, warns = _parse_claim(raw, cf, n)
+    cf.metrics = {str(item): {str(k): ("" if v is None else str(v)) for k, v in (keys or {}).items()}
+                  for item, keys in (data.get("metrics") or {}).items()}
+    for item, spec in (data.get("items") or {}).items():
+        cf.items[str(item)] = {"title": str(spec.get("title") or ""), "caption": str(spec.get("caption") or ""),
+                               "figure": _str_list(spec.get("figure")), "choices": _str_list(spec.get("choices")),
+                               "inconsistencies": _str_list(spec.get("inconsistencies"))}
+    cf.privacy = {str(m): {k: str(v) for k, v in spec.items() if v is not None}
+                  for m, spec in (data.get("privacy") or {}).items()}
+    cf.noise_z = float((data.get("settings") or {}).get("noise_z", DEFAULT_NOISE_Z))
+    cf.variants = {str(n): {k: str(v) for k, v in spec.items()} for n, spec in (data.get("variants") or {}).items()}
+    for n, raw in enumerate(data.get("claims") or []):
+        claim, probs, warns = _parse_claim(raw, cf, n, _at(fname, lines, ("claims", n)))
         cf.problems += probs
         cf.warnings += warns
-        if claim is not None:
-            cf.claims.append(claim)
+        cf.claims.append(claim)
     ids = [c.id for c in cf.claims]
     for dup in sorted({i for i in ids if ids.count(i) > 1}):
         cf.problems.append(f"{fname}: claim id {dup!r} is used more than once")
     return cf
 
 
-def _parse_claim(raw, cf: ClaimsFile, n: int) -> tuple[Claim | None, list[str], list[str]]:
-    fname = cf.path.name
-    if not isinstance(raw, dict):
-        return None, [f"{fname}: claims[{n}] must be a mapping, got {raw!r}"], []
-    cid = raw.get("id")
-    where = f"{fname}: claim {cid!r}" if cid else f"{fname}: claims[{n}]"
-    if not (isinstance(cid, str) and ID_RE.match(cid)):
-        return None, [f"{where}: id must look like <paper>.<item>.<slug> (letters, digits, _; the slug may also hold dots), got {cid!r}"], []
+def _parse_claim(raw: dict, cf: ClaimsFile, n: int, at: str) -> tuple[Claim, list[str], list[str]]:
+    """A schema-valid claim and the problems of the rules that span its fields."""
+    cid, item, source = raw["id"], raw.get("item"), raw.get("source")
+    where = f"{at}: claim {cid!r}"
     errors, warnings = [], []
     paper, middle, _ = cid.split(".", 2)
-    unknown = sorted(set(raw) - CLAIM_FIELDS)
-    if unknown:
-        warnings.append(f"{where}: unknown field(s) {', '.join(unknown)} "
-                        f"(allowed: {', '.join(sorted(CLAIM_FIELDS))})")
-    source = raw.get("source")
-    item = raw.get("item")
-    if source is not None:
-        if not (isinstance(source, str) and SOURCE_RE.match(source)):
-            errors.append(f"{where}: source must be 'dataset:<name>', got {source!r}")
-        if item is not None:
-            errors.append(f"{where}: give either item (checks on the item's metrics.json) or source, not both")
-    else:
-        if not (isinstance(item, str) and item):
-            errors.append(f"{where}: item is required (the item whose metrics.json the checks read)")
-        elif middle != item:
+    if source is None:
+        if middle != item:
             errors.append(f"{where}: the id's middle part {middle!r} must be the item {item!r}")
         if cf.name not in ("datasets",) and paper != cf.name:
             errors.append(f"{where}: the id must start with the paper of its file, {cf.name!r}")
-    quote = raw.get("quote")
-    if not (isinstance(quote, str) and quote.strip()):
-        errors.append(f"{where}: quote is required (the paper's words, or a precise paraphrase)")
-    if "where" in raw and not isinstance(raw["where"], str):
-        errors.append(f"{where}: where must be a string like '§VI-E, Fig. 1'")
-    pv = raw.get("paper_value")
-    checks = raw.get("checks")
-    if checks is None:
-        checks = []
-    if not isinstance(checks, list):
-        errors.append(f"{where}: checks must be a list")
-        checks = []
-    nc = raw.get("not_checkable")
-    if nc is not None and not (isinstance(nc, str) and nc.strip()):
-        errors.append(f"{where}: not_checkable must say why, as a non-empty string")
-    if not checks and not nc:
-        errors.append(f"{where}: give at least one check, or checks: [] with not_checkable: '<why>'")
-    if checks and nc:
-        errors.append(f"{where}: a claim with checks cannot also be not_checkable")
-    for k, check in enumerate(checks):
-        errors += _check_problems(check, f"{where} checks[{k}]", warnings)
-    depends_on, probs = _str_list(raw.get("depends_on"), where, "depends_on")
-    errors += probs
-    datasets, probs = _str_list(raw.get("datasets"), where, "datasets")
-    errors += probs
-    if "note" in raw and not isinstance(raw["note"], str):
-        errors.append(f"{where}: note must be a string")
-    setup = raw.get("setup", False)
-    if not isinstance(setup, bool):
-        errors.append(f"{where}: setup must be true or false, got {setup!r}")
-    variants, probs = _str_list(raw.get("variants"), where, "variants")
-    errors += probs
+    for k, check in enumerate(raw.get("checks") or []):
+        if _is_number(check.get("min")) and _is_number(check.get("max")) and check["min"] > check["max"]:
+            errors.append(f"{where} checks[{k}]: min {check['min']} is greater than max {check['max']}")
+    variants = _str_list(raw.get("variants"))
     for name in variants:
         spec = cf.variants.get(name)
         if spec is None:
@@ -401,18 +333,18 @@ def _parse_claim(raw, cf: ClaimsFile, n: int) -> tuple[Claim | None, list[str], 
                           f"(declared: {', '.join(sorted(cf.variants)) or 'none'})")
         elif spec.get("item") and spec["item"] != item:
             errors.append(f"{where}: variant {name!r} belongs to item {spec['item']!r}, not {item!r}")
-    findings, probs = _findings(raw.get("finding"), where)
-    errors += probs
-
+    finding = raw.get("finding")
+    findings = [{"when": _str_list(f["when"]), "cause": f["cause"], "text": f["text"]}
+                for f in ([finding] if isinstance(finding, dict) else finding or [])]
     claim = Claim(
-        id=cid, paper=paper, item=item if isinstance(item, str) and source is None else None,
-        source=source if isinstance(source, str) else None, quote=str(quote or ""),
-        where=str(raw.get("where") or ""), paper_value=pv,
-        checks=[c for c in checks if isinstance(c, dict)], depends_on=depends_on,
-        note=str(raw.get("note") or ""), not_checkable=str(nc or ""), datasets=datasets, file=cf.path.name,
-        setup=setup is True, variants=variants,
-        variant_specs={n: cf.variants[n] for n in variants if n in cf.variants}, findings=findings,
-        noise_z=cf.noise_z, invalid="; ".join(e.split(": ", 2)[-1] for e in errors),
+        id=cid, paper=paper, item=item if source is None else None, source=source, quote=raw["quote"],
+        where=str(raw.get("where") or ""), paper_value=raw.get("paper_value"), checks=list(raw.get("checks") or []),
+        depends_on=_str_list(raw.get("depends_on")), note=str(raw.get("note") or ""),
+        not_checkable=str(raw.get("not_checkable") or ""), datasets=_str_list(raw.get("datasets")),
+        setup=raw.get("setup") is True, variants=variants,
+        variant_specs={v: cf.variants[v] for v in variants if v in cf.variants}, findings=findings,
+        noise_z=cf.noise_z, file=cf.path.name, line=int(at.rsplit(":", 1)[1]) if at.count(":") else None,
+        invalid="; ".join(e.split(": ", 2)[-1] for e in errors),
     )
     # Documentation check: every key a claim reads should be documented under metrics.<item>.
     if not errors and claim.item is not None and cf.metrics:
@@ -426,46 +358,21 @@ def _parse_claim(raw, cf: ClaimsFile, n: int) -> tuple[Claim | None, list[str], 
     return claim, errors, warnings
 
 
-def _findings(value, where: str) -> tuple[list[dict], list[str]]:
-    """`finding:` as a list of {when: [verdicts], cause, text} (one mapping or a list of them)."""
-    if value is None:
-        return [], []
-    raw = [value] if isinstance(value, dict) else value
-    if not isinstance(raw, list):
-        return [], [f"{where}: finding must be a mapping {{when, cause, text}} or a list of them"]
-    out, errors = [], []
-    for k, f in enumerate(raw):
-        at = f"{where} finding[{k}]"
-        if not isinstance(f, dict):
-            errors.append(f"{at}: must be a mapping {{when, cause, text}}, got {f!r}")
-            continue
-        bad = sorted(set(f) - FINDING_FIELDS)
-        if bad:
-            errors.append(f"{at}: unknown field(s) {', '.join(bad)} (allowed: when, cause, text)")
-        when = f.get("when")
-        when = [when] if isinstance(when, str) else when
-        if not (isinstance(when, list) and when and all(w in ALL_VERDICTS for w in when)):
-            errors.append(f"{at}: when must be a verdict or a list of verdicts among {', '.join(ALL_VERDICTS)}, "
-                          f"got {f.get('when')!r}")
-            continue
-        if f.get("cause") not in CAUSES:
-            errors.append(f"{at}: cause must be one of {', '.join(CAUSES)}, got {f.get('cause')!r}")
-        if not (isinstance(f.get("text"), str) and f["text"].strip()):
-            errors.append(f"{at}: text is required (what was found, in a sentence or two)")
-        out.append({"when": list(when), "cause": str(f.get("cause")), "text": str(f.get("text") or "")})
-    return out, errors
-
-
-def load_claims_file(path: str | Path) -> ClaimsFile:
-    """Load one claims file, collecting problems (a YAML syntax error is a problem too)."""
+def load_claims_file(path: str | Path, schema: Path | None = None) -> ClaimsFile:
+    """Load one claims file, collecting problems with their line (a YAML syntax error is a problem too)."""
     path = Path(path)
+    text = path.read_text()
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(text)
+        lines = _Lines(text)
     except yaml.YAMLError as exc:
         cf = ClaimsFile(path=path, name=path.stem)
-        cf.problems.append(f"{path.name}: not valid YAML: {exc}")
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f"{path.name}:{mark.line + 1}" if mark else path.name
+        detail = " ".join(str(exc).split())
+        cf.problems.append(f"{where}: not valid YAML: {detail}")
         return cf
-    return parse_claims(data, path)
+    return parse_claims(data, path, lines, schema or schema_path(path.parent))
 
 
 def validate_claims_file(path: str | Path, *, warnings: bool = True) -> ClaimsFile:
@@ -478,14 +385,26 @@ def validate_claims_file(path: str | Path, *, warnings: bool = True) -> ClaimsFi
 
 
 def load_all(claims_dir: str | Path) -> list[ClaimsFile]:
-    """Every `*.yaml` in the claims folder (sorted); ids must be unique across files."""
-    files = [load_claims_file(p) for p in sorted(Path(claims_dir).glob("*.yaml"))]
+    """Every claims file of the folder (sorted); ids must be unique across files."""
+    files = [load_claims_file(p) for p in claims_paths(claims_dir)]
     seen: dict[str, str] = {}
     for cf in files:
         for c in cf.claims:
             if c.id in seen:
                 cf.problems.append(f"{cf.path.name}: claim id {c.id!r} is also used in {seen[c.id]}")
             seen.setdefault(c.id, cf.path.name)
+    return files
+
+
+def load_all_strict(claims_dir: str | Path) -> list[ClaimsFile]:
+    """`load_all`, raising ClaimsError with every problem (file and line) of every file: a report must never be
+    built on a claims file that could not be read as written."""
+    files = load_all(claims_dir)
+    problems = [p for cf in files for p in cf.problems]
+    if problems:
+        raise ClaimsError(f"{len(problems)} problem(s) in the claims files of {Path(claims_dir).name}/ "
+                          "(fix them; `python -m repro_dpadmm.report.validate` lists them):\n  "
+                          + "\n  ".join(problems))
     return files
 
 
