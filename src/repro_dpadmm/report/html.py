@@ -105,7 +105,13 @@ table.checks col.c4 { width: 5%; }
 th.vh { text-align: right; background: var(--soft); padding-left: .25rem; padding-right: .4rem; }
 th.vh .badge { font-size: .7rem; padding: .05rem .45rem; }
 table.summary td.num { padding-left: .25rem; padding-right: .55rem; }
-table.summary .bar { width: 7.5rem; }
+table.summary .bar { width: 5rem; }
+table.summary th { white-space: normal; vertical-align: bottom; }
+table.summary th.vh .badge { white-space: normal; text-align: center; }
+table.summary th.mk { font-size: .7rem; font-weight: 600; text-align: right; max-width: 5rem; padding-left: .2rem;
+  padding-right: .4rem; }
+table.summary td:first-child { min-width: 11rem; }
+table.summary th.vh .badge { font-size: .66rem; padding: .05rem .35rem; }
 .missing-list { font-size: .9rem; }
 .missing-list li { margin: .2rem 0; }
 .ok { color: var(--ok); font-weight: 700; } .fail { color: var(--bad); font-weight: 700; } .na { color: var(--nr); }
@@ -256,17 +262,23 @@ def alert_counts(report) -> str:
     """First thing on the page: failures without a known cause, verdicts that a choice decides, stale findings."""
     m = report.marks()
     cls = "bad" if m["unexplained"] else "info"
-    parts = [f'<span><b>{m["unexplained"]}</b> unexplained failure{"s" if m["unexplained"] != 1 else ""}</span>',
-             f'<span><b>{m["depend_on_choice"]}</b> verdict{"s" if m["depend_on_choice"] != 1 else ""} '
-             "depend on a choice the paper leaves open</span>",
-             f'<span><b>{m["stale"]}</b> stale finding{"s" if m["stale"] != 1 else ""}</span>',
-             f'<span><b>{m["setup ok"] + m["setup failed"]}</b> setup checks, {m["setup failed"]} failed '
+    n_setup = m["setup ok"] + m["setup failed"]
+    parts = [f'<span><b>{m["unexplained"]}</b> unexplained failure{_s(m["unexplained"])}</span>',
+             f'<span><b>{m["depend_on_choice"]}</b> verdict{_s(m["depend_on_choice"])} '
+             f'depend{_s(m["depend_on_choice"] == 1)} on a choice the paper leaves open</span>',
+             f'<span><b>{m["stale"]}</b> stale finding{_s(m["stale"])}</span>',
+             f'<span><b>{n_setup}</b> setup check{_s(n_setup)}, {m["setup failed"]} failed '
              "(not counted as claims)</span>"]
     return (f'<div class="notice {cls}" id="marks"><div class="alert-counts">{"".join(parts)}</div>'
             "<span class='small'>An <i>unexplained</i> failure is a claim that is partly, inconclusive or not "
             "reproduced (or a failed setup check) without a finding that names its cause "
             "(the paper, a paper inconsistency, one of our choices, or a bug fixed since); the goal is zero.</span>"
             "</div>")
+
+
+def _s(n) -> str:
+    """The plural 's' of a count (for a bool: 's' when true, for a verb after a singular subject)."""
+    return ("s" if n else "") if isinstance(n, bool) else ("s" if n != 1 else "")
 
 
 def toc(report) -> str:
@@ -292,14 +304,14 @@ def summary_section(report) -> str:
                      for v, n in counts.items())
     head = ("<tr><th>Paper</th><th class='num'>Items</th><th>Claims</th>"
             + "".join(f"<th class='num vh'>{badge(v)}</th>" for v in VERDICTS) + "<th class='num'>Total</th>"
-            "<th class='num' title='verdicts that differ under a variant of a choice the paper leaves open'>"
-            "depend on a choice</th><th class='num' title='failing claims without a finding naming the cause'>"
+            "<th class='mk' title='verdicts that differ under a variant of a choice the paper leaves open'>"
+            "depend on a choice</th><th class='mk' title='failing claims without a finding naming the cause'>"
             "unexplained</th></tr>")
     rows = []
     for p in report.papers:
         vc, mk = p.counts(), p.marks()
         rows.append(
-            f'<tr><td class="nowrap"><a href="#{e(p.id)}">{e(p.short)}</a></td>'
+            f'<tr><td><a href="#{e(p.id)}">{e(p.short)}</a></td>'
             f"{items_cell(p.item_counts(), len(p.items))}"
             f"<td>{bar(vc)}</td>" + "".join(count_cell(vc[v]) for v in VERDICTS)
             + f'<td class="num">{sum(vc.values())}</td>'
