@@ -319,7 +319,8 @@ def metrics(summary: dict, params: dict) -> tuple[dict, dict]:
     levels = [level_key(v) for v in params["levels"]]
     lo, hi = levels[int(np.argmin(params["levels"]))], levels[int(np.argmax(params["levels"]))]
     agents, n_train = int(params["huang"]["agents"]), int(params["n_train"])
-    out = {"delta": float(params["delta"]), "repeats": int(params["repeats"]), "iterations": int(params["iterations"]),
+    out = {"delta": float(params["delta"]), "repeat_count": int(params["repeats"]),
+           "iterations": int(params["iterations"]),
            "levels": ", ".join(levels), "lowest_level": min(map(float, params["levels"])),
            "highest_level": max(map(float, params["levels"])), "pure_composition": params.get("pure_composition",
                                                                                               "optimal"),
@@ -485,7 +486,7 @@ def conclusions(m: dict, summary: dict, params: dict) -> str:
 
     parts = [f"**Winners among the distributed methods** (every agent protects its own records; lowest mean test "
              f"error among the methods with a sound guarantee that beat the majority class by more than {z} paired "
-             f"standard errors; δ = {m['delta']:g}, {m['repeats']} repeats): " + "; ".join(win(lv) for lv in levels)
+             f"standard errors; δ = {m['delta']:g}, {m['repeat_count']} repeats): " + "; ".join(win(lv) for lv in levels)
              + f". Non-private optimum: {m['floor.test_error_mean']:.4f}; majority class: "
              f"{m['trivial.test_error_mean']:.4f}."]
     constant = []
