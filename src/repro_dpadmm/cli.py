@@ -44,7 +44,8 @@ def cmd_data_list(args) -> int:
 
     for name, spec in DATASETS.items():
         ok, reason = is_available(name)
-        state = "available" if ok else ("unavailable" if "does not exist" not in reason else "not built")
+        state = ("available" if ok else "not built" if "does not exist" in reason
+                 else "damaged" if f"{name}.npz" in reason else "unavailable")
         print(f"{name:16s} {state:12s} {', '.join(spec.papers):40s} {spec.description}")
     return 0
 
@@ -70,7 +71,8 @@ def cmd_data_build(args) -> int:
     from .datasets import build
 
     options = json.loads(args.options) if args.options else {}
-    sidecar = build(args.name, mirror=args.mirror or None, options=options)
+    attempt = json.loads(args.attempt) if args.attempt else None
+    sidecar = build(args.name, mirror=args.mirror or None, options=options, attempt_state=attempt)
     if sidecar["available"]:
         print(f"{args.name}: built {sidecar['arrays']}")
     else:
@@ -146,12 +148,13 @@ def build_parser() -> argparse.ArgumentParser:
     dl.set_defaults(func=cmd_data_list)
     df = data.add_parser("fetch", help="download and verify raw files (all datasets if none named)")
     df.add_argument("names", nargs="*")
-    df.add_argument("--mirror", default=None, help="local folder or URL base (overrides nothing set by env)")
+    df.add_argument("--mirror", default=None, help="local folder or URL base (wins over REPRO_DPADMM_DATA_MIRROR)")
     df.set_defaults(func=cmd_data_fetch)
     db = data.add_parser("build", help="fetch + preprocess one dataset into resources/processed/")
     db.add_argument("name")
     db.add_argument("--mirror", default=None)
     db.add_argument("--options", default=None, help="JSON preprocessing options")
+    db.add_argument("--attempt", default=None, help="JSON source state to record (the workflow passes it)")
     db.set_defaults(func=cmd_data_build)
 
     items = sub.add_parser("items", help="list the items (Snakemake target names)")

@@ -1,5 +1,7 @@
 # Shared helpers for the rules: which items exist, their parameters, their inputs and outputs.
+import functools
 import json
+from pathlib import Path
 
 
 def items_of(paper):
@@ -21,6 +23,16 @@ def paper_outputs(paper):
 
 def all_item_outputs():
     return [out for paper in config["papers"] for out in paper_outputs(paper)]
+
+
+@functools.cache
+def dataset_attempt(name):
+    """The source state that decides whether rule dataset runs again (see datasets.smk and
+    repro_dpadmm.datasets.attempt); the mirror in force is REPRO_DPADMM_DATA_MIRROR, else the config key."""
+    from repro_dpadmm.datasets import attempt
+    from repro_dpadmm.datasets.fetch import resolve_mirror
+
+    return attempt(name, resolve_mirror(None, config.get("data_mirror")), root=Path.cwd())
 
 
 def item_dataset_records(wildcards):
