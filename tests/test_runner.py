@@ -35,6 +35,7 @@ def test_notebook_runs_with_injected_parameters(project):
     assert json.loads((out / "metrics.json").read_text()) == metrics
     html = (out / "item.html").read_text()
     assert "Demo item" in html and "injected-parameters" in (out / "item.ipynb").read_text()
+    assert str(out) in (out / "item.ipynb").read_text() and "staging" not in (out / "item.ipynb").read_text()
 
 
 def test_all_datasets_unavailable_skips_the_notebook(project):

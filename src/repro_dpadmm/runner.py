@@ -95,6 +95,13 @@ def _not_run(paper: str, item: str, status: dict, stage: Path) -> None:
     write_metrics(stage, {"wall_time_s": 0.0}, status="not run", reason=f"dataset unavailable ({reasons})")
 
 
+def _show_final_folder(executed: Path, stage: Path, out_dir: Path) -> None:
+    """The executed notebook names the folder its outputs live in (parameters, papermill metadata, printed paths),
+    not the staging folder they were written to."""
+    text = executed.read_text()
+    executed.write_text(text.replace(json.dumps(str(stage))[1:-1], json.dumps(str(out_dir))[1:-1]))
+
+
 def _execute(paper: str, item: str, notebook: Path, params: dict, stage: Path, out_dir: Path, root: Path) -> None:
     import papermill as pm
 
@@ -104,6 +111,7 @@ def _execute(paper: str, item: str, notebook: Path, params: dict, stage: Path, o
                         parameters={"params": params, "out_dir": str(stage)},
                         kernel_name=KERNEL, cwd=str(root), progress_bar=False)
     wall = time.perf_counter() - t0
+    _show_final_folder(stage / f"{item}.ipynb", stage, out_dir)
     _render_html(stage / f"{item}.ipynb", stage / f"{item}.html")
     metrics_path = stage / METRICS
     if not metrics_path.exists():
