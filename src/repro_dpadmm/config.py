@@ -43,28 +43,33 @@ def _yaml(text: str):
     return yaml.load(text, Loader=_Loader)
 
 
-@functools.lru_cache(maxsize=8)
-def _schema_text(path: Path, mtime_ns: int) -> str:
-    return path.read_text()
+def _schema_path(root: Path | None) -> Path:
+    return (root or project_root()) / "workflow/schemas/config.schema.yaml"
 
 
 def schema(root: Path | None = None) -> dict:
-    path = (root or project_root()) / "workflow/schemas/config.schema.yaml"
-    return _yaml(_schema_text(path, path.stat().st_mtime_ns))
+    return _yaml(_schema_path(root).read_text())
 
 
 def _finite_number(checker, instance) -> bool:
-    return (isinstance(instance, (int, float)) and not isinstance(instance, bool)
-            and math.isfinite(instance))
+    if isinstance(instance, bool):
+        return False
+    return isinstance(instance, int) or (isinstance(instance, float) and math.isfinite(instance))
 
 
 def _finite_integer(checker, instance) -> bool:
-    return _finite_number(checker, instance) and float(instance).is_integer()
+    return _finite_number(checker, instance) and (isinstance(instance, int) or instance.is_integer())
 
 
 _TYPES = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine_many(
     {"number": _finite_number, "integer": _finite_integer})
 Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=_TYPES)
+
+
+@functools.lru_cache(maxsize=8)
+def _validator(path: Path, mtime_ns: int):
+    """The schema's validator, parsed once per version of the file."""
+    return Validator(_yaml(path.read_text()))
 
 
 def _resolve(sub: dict, root_schema: dict) -> dict:
@@ -170,8 +175,10 @@ def _unknown_items(config: dict, root: Path) -> list[str]:
 def errors(config: dict, root: Path | None = None) -> list[str]:
     """Every problem with `config`, each naming its key and what is allowed."""
     root = root or project_root()
-    sch = schema(root)
-    found = sorted(Validator(sch).iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
+    path = _schema_path(root)
+    validator = _validator(path, path.stat().st_mtime_ns)
+    sch = validator.schema
+    found = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
     msgs = list(dict.fromkeys(_describe(_leaf(e), sch) for e in found if not _spurious(e, sch)))
     return msgs + _unknown_items(config, root)
 
