@@ -43,8 +43,14 @@ def _yaml(text: str):
     return yaml.load(text, Loader=_Loader)
 
 
+SCHEMA = "workflow/schemas/config.schema.yaml"
+
+
 def _schema_path(root: Path | None) -> Path:
-    return (root or project_root()) / "workflow/schemas/config.schema.yaml"
+    """The project's schema; a root without one (a scratch folder given by REPRO_DPADMM_ROOT) uses the schema of
+    the checkout this package runs from."""
+    path = (root or project_root()) / SCHEMA
+    return path if path.is_file() else Path(__file__).resolve().parents[2] / SCHEMA
 
 
 def schema(root: Path | None = None) -> dict:
