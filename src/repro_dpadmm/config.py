@@ -79,7 +79,9 @@ def _validator(path: Path, mtime_ns: int):
 
 
 def _resolve(sub: dict, root_schema: dict) -> dict:
-    while isinstance(sub, dict) and "$ref" in sub and sub["$ref"].startswith("#/"):
+    """Follow a schema that is only a reference ({$ref: ...}) to what it names."""
+    while isinstance(sub, dict) and "$ref" in sub and sub["$ref"].startswith("#/") and \
+            not set(sub) - {"$ref", "description"}:
         node = root_schema
         for part in sub["$ref"][2:].split("/"):
             node = node[part]
@@ -88,8 +90,11 @@ def _resolve(sub: dict, root_schema: dict) -> dict:
 
 
 def _known_keys(sub: dict, root_schema: dict) -> set[str]:
+    """Keys an object schema names: its own properties, those of what it references ($ref, allOf) and patterns."""
     sub = _resolve(sub, root_schema)
     keys = set(sub.get("properties", {})) | {f"<matching {p}>" for p in sub.get("patternProperties", {})}
+    if isinstance(sub.get("$ref"), str):
+        keys |= _known_keys({"$ref": sub["$ref"]}, root_schema)
     for branch in sub.get("allOf", []):
         keys |= _known_keys(branch, root_schema)
     return keys
@@ -121,7 +126,7 @@ def allowed(sub: dict, root_schema: dict) -> str:
         parts.append(f"each {allowed(sub['items'], root_schema)}")
     if sub.get("uniqueItems"):
         parts.append("no repeats")
-    if "properties" in sub or "allOf" in sub:
+    if "properties" in sub or "allOf" in sub or "$ref" in sub:
         parts.append("keys " + ", ".join(sorted(_known_keys(sub, root_schema))))
     return ", ".join(parts) or "see workflow/schemas/config.schema.yaml"
 
