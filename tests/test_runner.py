@@ -102,7 +102,7 @@ def _fake_papermill(monkeypatch, version, figures):
 
 def _state(out: Path, expected: dict[str, set[str]]) -> str:
     """'absent', or the version whose complete outputs the folder holds; AssertionError on any mix."""
-    files = {p.name for p in out.iterdir() if p.is_file()} if out.is_dir() else set()
+    files = {p.name for p in out.iterdir() if p.is_file() and not p.name.startswith(".")} if out.is_dir() else set()
     if "metrics.json" not in files:
         return "absent"
     version = json.loads((out / "metrics.json").read_text())["version"]
@@ -210,7 +210,7 @@ def test_not_run_rerun_leaves_no_old_figure_or_notebook(project, monkeypatch):
     (project / "resources/processed/gisette.json").write_text(json.dumps({"available": False, "reason": "gone"}))
     metrics = run_item("demo", "item", {"seed": 0, "datasets": ["gisette"]}, out, root=project)
     assert metrics["status"] == "not run"
-    assert {p.name for p in out.iterdir()} == {"metrics.json", "item.html"}
+    assert {p.name for p in out.iterdir() if not p.name.startswith(".")} == {"metrics.json", "item.html"}
 
 
 def test_a_failed_rerun_removes_the_old_outputs(project, monkeypatch):
@@ -223,3 +223,23 @@ def test_a_failed_rerun_removes_the_old_outputs(project, monkeypatch):
     with pytest.raises(RuntimeError):
         run_item("demo", "item", {"seed": 0}, out, root=project)
     assert not [p for p in out.iterdir() if p.is_file()]
+
+
+def test_only_the_items_own_files_are_ever_removed_from_an_out_dir(project, monkeypatch, tmp_path):
+    """--out-dir may be a folder holding other files: runs, reruns and failures remove only what a run wrote."""
+    import papermill
+
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    (out / "data").mkdir()
+    _fake_papermill(monkeypatch, "v1", OLD_FIGS)
+    run_item("demo", "item", {"seed": 0}, out, root=project)
+    _fake_papermill(monkeypatch, "v2", NEW_FIGS)
+    run_item("demo", "item", {"seed": 0}, out, root=project)
+    assert not (out / "old_only.png").exists() and (out / "new_only.png").read_text() == "v2:new_only.png"
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("x")))
+    with pytest.raises(RuntimeError):
+        run_item("demo", "item", {"seed": 0}, out, root=project)
+    assert {p.name for p in out.iterdir()} == {"notes.txt", "data"}
+    assert (out / "notes.txt").read_text() == "mine"

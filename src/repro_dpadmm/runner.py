@@ -10,8 +10,10 @@ first, then the old files, then the new files move in and the new metrics.json l
 metrics.json holds exactly the files of the run that wrote it (never an old figure beside new metrics, never an old
 notebook's parameters), and a run killed at any point leaves the previous complete outputs, the new complete outputs,
 or a folder without metrics.json, which the report and Snakemake treat as "not run yet" and the next run clears. A run
-that fails removes the old outputs (a failed rerun never shows the previous run's numbers). Sub-folders of the item's
-folder belong to other rules (beyond/frontier's `jobs/`): they are linked into the staging folder and never replaced.
+that fails removes the old outputs (a failed rerun never shows the previous run's numbers). A hidden manifest
+(`.outputs.json`) lists what the run wrote, and only that is ever removed: sub-folders of other rules
+(beyond/frontier's `jobs/`, linked into the staging folder so the notebook sees them) and a user's own files in an
+`--out-dir` stay.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from .paths import project_root
 
 KERNEL = "python3"
 METRICS = "metrics.json"
+MANIFEST = ".outputs.json"  # the names a run wrote into the item's folder (so a rerun removes exactly those)
 STAGING = ".staging-"
 
 
@@ -42,46 +45,79 @@ def _render_html(executed: Path, html_path: Path) -> None:
     html_path.write_text(body)
 
 
-def _own_files(folder: Path) -> list[Path]:
-    """The item's own outputs in `folder`: its files (sub-folders belong to other rules)."""
-    return [p for p in folder.iterdir() if p.is_symlink() or not p.is_dir()] if folder.is_dir() else []
+def _owned(out_dir: Path, item: str, legacy_all: bool) -> list[Path]:
+    """The entries of `out_dir` that runs of this item wrote, hence may remove: those its manifest lists; without a
+    manifest, every file of a results/ folder written before manifests existed (`legacy_all`), else only the files
+    the runner itself names. Anything else in the folder (another rule's sub-folder, a user's files) is left alone."""
+    if not out_dir.is_dir():
+        return []
+    try:
+        names = json.loads((out_dir / MANIFEST).read_text())
+    except (OSError, ValueError):
+        names = None
+    if not isinstance(names, list):
+        names = ([p.name for p in out_dir.iterdir() if not p.name.startswith(".") and
+                  (p.is_symlink() or not p.is_dir())] if legacy_all else [METRICS, f"{item}.html", f"{item}.ipynb"])
+    entries = [out_dir / str(n) for n in names if n != MANIFEST and "/" not in str(n)]
+    return [p for p in entries if p.exists() or p.is_symlink()]
 
 
-def clear_incomplete(out_dir: Path) -> None:
-    """Remove what killed runs left: staging folders, and the files of an item folder without metrics.json."""
-    for stale in out_dir.parent.glob(f".{out_dir.name}{STAGING}*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    if not (out_dir / METRICS).is_file():
-        for p in _own_files(out_dir):
-            p.unlink()
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
 
 
-def remove_outputs(out_dir: Path) -> None:
+def _write_manifest(out_dir: Path, names: list[str]) -> None:
+    tmp = out_dir / (MANIFEST + ".part")
+    tmp.write_text(json.dumps(sorted(set(names))) + "\n")
+    os.replace(tmp, out_dir / MANIFEST)
+
+
+def remove_outputs(out_dir: Path, item: str, legacy_all: bool = True) -> None:
     """Remove an item's outputs, metrics.json first (from then on the folder reads as "not run yet")."""
     if (out_dir / METRICS).exists():
         (out_dir / METRICS).unlink()
-    for p in _own_files(out_dir):
-        p.unlink()
+    for p in _owned(out_dir, item, legacy_all):
+        _remove(p)
+    if (out_dir / MANIFEST).exists():
+        (out_dir / MANIFEST).unlink()
 
 
-def commit(stage: Path, out_dir: Path) -> None:
-    """Replace the item's outputs by the staged ones; metrics.json leaves first and arrives last."""
+def clear_incomplete(out_dir: Path, item: str, legacy_all: bool = True) -> None:
+    """Remove what killed runs left: staging folders, and the outputs of an item folder without metrics.json."""
+    for stale in out_dir.parent.glob(f".{out_dir.name}{STAGING}*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    if not (out_dir / METRICS).is_file():
+        remove_outputs(out_dir, item, legacy_all)
+
+
+def commit(stage: Path, out_dir: Path, item: str, legacy_all: bool = True) -> None:
+    """Replace the item's outputs by the staged ones; metrics.json leaves first and arrives last. The manifest
+    always covers every output that may be present, so an interrupted commit is cleared by the next run."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    remove_outputs(out_dir)
-    staged = sorted(p for p in stage.iterdir() if not p.is_symlink() and p.name != METRICS)
-    for p in staged:
-        dest = out_dir / p.name
-        if p.is_dir() and dest.is_dir():
-            shutil.rmtree(dest)
-        os.replace(p, dest)
+    new = sorted(p.name for p in stage.iterdir() if not p.is_symlink() and p.name != METRICS)
+    old = [p.name for p in _owned(out_dir, item, legacy_all)]
+    _write_manifest(out_dir, [*old, *new, METRICS])
+    if (out_dir / METRICS).exists():
+        (out_dir / METRICS).unlink()
+    for name in old:
+        if name != METRICS:
+            _remove(out_dir / name)
+    for name in new:
+        if (out_dir / name).is_dir() and not (out_dir / name).is_symlink():
+            shutil.rmtree(out_dir / name)
+        os.replace(stage / name, out_dir / name)
+    _write_manifest(out_dir, [*new, METRICS])
     os.replace(stage / METRICS, out_dir / METRICS)
 
 
-def _stage(out_dir: Path) -> Path:
+def _stage(out_dir: Path, owned: list[Path]) -> Path:
     stage = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}{STAGING}"))
     os.chmod(stage, 0o755)
     for sub in out_dir.iterdir() if out_dir.is_dir() else []:
-        if sub.is_dir() and not sub.is_symlink():
+        if sub.is_dir() and not sub.is_symlink() and sub not in owned and not sub.name.startswith("."):
             (stage / sub.name).symlink_to(sub.resolve(), target_is_directory=True)
     return stage
 
@@ -131,19 +167,21 @@ def run_item(paper: str, item: str, params: dict, out_dir: str | Path, *, root: 
     if not notebook.is_file():
         raise FileNotFoundError(f"no notebook {notebook} for item {paper}/{item}")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    clear_incomplete(out_dir)
+    # a folder below results/ is the item's own; elsewhere (--out-dir) only what the runner wrote is removed
+    legacy_all = out_dir.resolve().is_relative_to((root / "results").resolve())
+    clear_incomplete(out_dir, item, legacy_all)
 
     needed = params.get("datasets", [])
     status = {name: is_available(name, root) for name in needed}
-    stage = _stage(out_dir)
+    stage = _stage(out_dir, _owned(out_dir, item, legacy_all))
     try:
         if needed and not any(ok for ok, _ in status.values()):
             _not_run(paper, item, status, stage)
         else:
             _execute(paper, item, notebook, params, stage, out_dir, root)
-        commit(stage, out_dir)
+        commit(stage, out_dir, item, legacy_all)
     except Exception:
-        remove_outputs(out_dir)  # a failed rerun shows nothing rather than the previous run's outputs
+        remove_outputs(out_dir, item, legacy_all)  # a failed rerun shows nothing rather than the previous run's outputs
         raise
     finally:
         shutil.rmtree(stage, ignore_errors=True)
