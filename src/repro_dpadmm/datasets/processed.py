@@ -209,14 +209,15 @@ def attempt(name: str, mirror: str | None, *, root: Path | None = None, raw_cach
     except FileNotFoundError:
         meta = {}
     prev = meta.get("attempt") if isinstance(meta.get("attempt"), dict) else {}
-    if meta.get("available") and prev and not npz_problem(name, meta, root):
+    damaged = bool(meta.get("available")) and bool(npz_problem(name, meta, root))
+    if meta.get("available") and prev and not damaged:
         return prev
     spec = dataset(name)
     raw_cache = raw_cache or raw_dir(root)
     state = {"mirror": mirror or "", "offline": offline(),
              "local": {rel: local_state(rel, mirror, raw_cache) for rel in spec.raw}}
-    if meta.get("available"):
-        state["damaged"] = True  # intact data returned above; this one must be rebuilt
+    if damaged:
+        state["damaged"] = True
     if any(src.network for rel in spec.raw for src in sources(RAW_FILES[rel], mirror)):
         now = time.time() if now is None else now
         last = prev.get("network_retry")
