@@ -125,7 +125,11 @@ def build(name: str, *, mirror: str | None = None, options: dict | None = None, 
             raise ValueError(f"{name}: {key} has shape {arrays[key].shape}, expected {tuple(shape)} although its "
                              "files passed verification; preprocessing bug")
 
-    atomic_write(npz_path, lambda tmp: np.savez(open(tmp, "wb"), **arrays))
+    def write_npz(tmp):
+        with open(tmp, "wb") as fh:  # a file object: np.savez would append .npz to the temporary name
+            np.savez(fh, **arrays)
+
+    atomic_write(npz_path, write_npz)
     side = {
         **base, "available": True,
         "arrays": {k: list(v.shape) for k, v in arrays.items()},
