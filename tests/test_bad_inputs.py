@@ -219,6 +219,7 @@ SNAKEMAKE_CASES = [
 ]
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("case, message", SNAKEMAKE_CASES, ids=["config seed", "nan", "typo item", "inf level"])
 def test_snakemake_rejects_before_any_job(tmp_path, case, message):
     if isinstance(case, dict):

@@ -58,6 +58,8 @@ def _state(proj):
     return side["available"], metrics["status"], metrics.get("rows")
 
 
+@pytest.mark.workflow
+@pytest.mark.mirror
 def test_mirror_fixed_afterwards_rebuilds_the_dataset_and_runs_the_item(scratch, mirror, tmp_path):
     fixme = tmp_path / "mirror"
     (fixme / "libsvm/binary").mkdir(parents=True)
