@@ -150,6 +150,14 @@ def sklearn_baselines(prob: dict, sk: dict, lam: float) -> dict:
     return out
 
 
+def sklearn_lines(prob: dict, params: dict, lam: float) -> dict:
+    """{None: the authors' baselines, "sklearn_defaults": sklearn's defaults (when that variant is asked for)}."""
+    out = {None: sklearn_baselines(prob, params["sklearn"], lam)}
+    if SK_DEFAULTS in params.get("variants", []):
+        out[SK_DEFAULTS] = sklearn_baselines(prob, params["sklearn_defaults"], lam)
+    return out
+
+
 def epochs_to_reach(trace: np.ndarray, tol: float) -> int:
     """First epoch at which the trace comes within `tol` of its final value. (A "stays within" rule would charge
     constant-step SGD for its late fluctuations rather than for its speed.)"""
@@ -274,12 +282,8 @@ def noise_panel(dataset: str, params: dict, *, root=None) -> dict:
         runs[var] = {"history": h,
                      "clean": {t: h.traces["test_logloss_clean"][:, t].reshape(S, R) for t in reads},
                      "noisy": {t: h.traces["test_logloss"][:, t].reshape(S, R) for t in reads}}
-    lam = lam_sum(params, prob["n_train"])
-    sk = {None: sklearn_baselines(prob, params["sklearn"], lam)}
-    if SK_DEFAULTS in params.get("variants", []):
-        sk[SK_DEFAULTS] = sklearn_baselines(prob, params["sklearn_defaults"], lam)
     return {"problem": prob, "runs": runs, "sigmas": np.asarray(panel["sigmas"], float), "read_at": reads[0],
-            "reads": reads, "sklearn": sk}
+            "reads": reads, "sklearn": sklearn_lines(prob, params, lam_sum(params, prob["n_train"]))}
 
 
 def noise_metrics(dataset: str, res: dict) -> dict:
@@ -350,13 +354,9 @@ def eps_panel(dataset: str, params: dict, *, root=None) -> dict:
             "pld_epsilon": bounds.composed_gaussian_epsilon(z, T, float(params["accounting_delta"])),
             "rdp_epsilon": bounds.composed_gaussian_epsilon(z, T, float(params["accounting_delta"]), method="rdp"),
         })
-    lam_sk = lam
-    sk = {None: sklearn_baselines(prob, params["sklearn"], lam_sk)}
-    if SK_DEFAULTS in params.get("variants", []):
-        sk[SK_DEFAULTS] = sklearn_baselines(prob, params["sklearn_defaults"], lam_sk)
     return {"problem": prob, "reference": ref, "runs": runs, "b1": b1, "C": C, "sigma": sig, "multiplier": mult,
             "epsilons": eps, "T": T, "reference_test": float(ref.traces["test_logloss_clean"][0, -1]),
-            "accounting": acct, "sklearn": sk}
+            "accounting": acct, "sklearn": sklearn_lines(prob, params, lam)}
 
 
 def eps_metrics(dataset: str, res: dict) -> dict:
@@ -396,10 +396,10 @@ def composed_table(epsilon: float, delta: float, Ts, accounting_delta: float) ->
             for T in Ts}
 
 
-def accounting_table(m: dict, dataset: str, epsilons, delta: float, accounting_delta: float) -> str:
+def accounting_table(m: dict, dataset: str, epsilons, accounting_delta: float) -> str:
     """Markdown: each curve of the eps sweep with its total epsilon where an accounting applies (from the metrics)."""
     p, T = f"{dataset}.", m[f"{dataset}.iterations"]
-    rows = ["| per-iteration epsilon | curve | test log loss | total epsilon after T = " + f"{T} |", "|---|---|---|---|"]
+    rows = [f"| per-iteration epsilon | curve | test log loss | total epsilon after T = {T} |", "|---|---|---|---|"]
     for e in epsilons:
         q = f"{p}eps{float(e):g}."
         rows.append(f"| {float(e):g} | Theorem 1 as stated (per-sample noise on D_m x_m, C of Lemma 1) | "
