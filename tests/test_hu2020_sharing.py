@@ -350,21 +350,22 @@ def test_gisette_code_path_on_synthetic_libsvm(tmp_path, monkeypatch):
     monkeypatch.setenv("REPRO_DPADMM_ROOT", str(root))
     p = gisette_like_params()
     res = ex.convergence_item("gisette", p, root=root)
-    m = ex.convergence_metrics(res, p)
+    m, reps = ex.convergence_metrics(res, p)
     assert (m["n_train"], m["n_test"], m["n_features"], m["n_parties"]) == (300, 100, 50, 3)
     assert (m["d_party1"], m["d_party2"], m["d_party3"]) == (20, 20, 10)
     assert res["problem"]["D"].shape[1] == 51 and np.all(res["problem"]["D"][:, 20] == 1)   # bias in party 1
     assert m["admm_final_objective"] < res["admm"].traces["objective"][0, 0]
     assert "noisy_final_test_logloss.sigma1" in m and "noisy_final_test_logloss.sigma1@eq7_literal" in m
-    assert "noisy_final_test_logloss.sigma1.se" in m and "admm_final_test_logloss@z_penalty_code" in m
+    assert reps["noisy_final_test_logloss.sigma1"].shape == (2,) and "admm_final_test_logloss@z_penalty_code" in m
+    assert m["noisy_final_test_logloss.sigma1"] == pytest.approx(reps["noisy_final_test_logloss.sigma1"].mean())
     assert m["sgd_read_at"] == 2 and m["sgd_epochs"] == 3
     noise = ex.noise_panel("gisette", p, root=root)
-    nm = ex.noise_metrics("gisette", noise)
+    nm, nreps = ex.noise_metrics("gisette", noise)
     assert nm["gisette.test_logloss.sigma10"] > nm["gisette.test_logloss.sigma0"]
-    assert "gisette.test_logloss_t4.sigma10" in nm and "gisette.test_logloss.sigma10@eq7_literal" in nm
+    assert "gisette.test_logloss_t4.sigma10" in nm and "gisette.test_logloss.sigma10@eq7_literal" in nreps
     assert nm["gisette.sklearn_C"] == pytest.approx(1000.0) and nm["gisette.sklearn_C@sklearn_defaults"] == 1.0
     eps = ex.eps_panel("gisette", p, root=root)
-    em = ex.eps_metrics("gisette", eps)
+    em, _ = ex.eps_metrics("gisette", eps)
     assert em["gisette.eps1.sigma_party1"] > em["gisette.eps30.sigma_party1"] > 0
     assert em["gisette.eps1.sigma_party1@authors_calibration"] > em["gisette.eps30.sigma_party1@authors_calibration"]
     assert em["gisette.eps30.cor1_delta"] == pytest.approx(6 * 0.01 + 1e-5)

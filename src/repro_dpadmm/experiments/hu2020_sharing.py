@@ -9,7 +9,8 @@ Settings follow SPEC §3.10b and §0.5(1) (the authors' public code) where they 
 Noise (`noise_on`): "shared" (default) is per-sample noise on the shared value D_m x_m, Theorem 1's mechanism and
 what the authors' noise sweeps ran; "params" is eq. (7) read literally (noise on x_m), written as the variant
 `eq7_literal`: neither the authors' runs nor Theorem 1. Variant metrics are written as `<key>@<variant>`; noisy
-quantities carry their standard error over repeats as `<key>.se` (the claims engine's noise convention).
+quantities are the mean over repeats with the per-repeat values beside them (the `repeats` of write_metrics, which
+the claims engine judges against their standard error). The *_metrics functions return (metrics, repeats).
 """
 
 from __future__ import annotations
@@ -173,19 +174,14 @@ def tol_key(tol: float) -> str:
     return f"tol{float(tol):g}"
 
 
-def mean_se(values) -> tuple[float, float]:
-    """Mean over repeats and its standard error (NaN for a single repeat: no noise information)."""
-    v = np.asarray(values, dtype=float)
-    return float(v.mean()), (float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else float("nan"))
-
-
-def put(m: dict, key: str, values, variant: str | None = None) -> None:
-    """`key` (mean over repeats) and `key.se`, under `key@variant` when a variant is given."""
-    mean, se = mean_se(values)
-    suffix = f"@{variant}" if variant else ""
-    m[key + suffix] = mean
-    if np.size(values) > 1:
-        m[f"{key}.se{suffix}"] = se
+def put(m: dict, reps: dict, key: str, values, variant: str | None = None) -> None:
+    """`key` (the mean over repeats) into the metrics and its per-repeat values into `reps`, both under
+    `key@variant` when a variant is given."""
+    v = np.asarray(values, dtype=float).reshape(-1)
+    name = key + (f"@{variant}" if variant else "")
+    m[name] = float(v.mean())
+    if v.size > 1:
+        reps[name] = v
 
 
 # ---------------------------------------------------------------------------------------------------- items
@@ -213,7 +209,7 @@ def convergence_item(dataset: str, params: dict, *, root=None) -> dict:
             "test_logloss_opt": float(regularised_objective(prob["D_test"], prob["Y_test"], x_opt, 0.0))}
 
 
-def convergence_metrics(res: dict, params: dict) -> dict:
+def convergence_metrics(res: dict, params: dict) -> tuple[dict, dict]:
     """Flat metrics of fig1/fig2 (documented in config/claims/hu2020_sharing.yaml). Index t of a trace is the
     state after t updates; SGD is read at `sgd.read_at` epochs (the paper's plotted window), its last epoch beside."""
     prob, admm, sgd, noisy = res["problem"], res["admm"], res["sgd"], res["noisy"]
@@ -249,16 +245,17 @@ def convergence_metrics(res: dict, params: dict) -> dict:
         for tol in tols:
             m[f"admm_epochs_to_settle.{tol_key(tol)}@{Z_CODE}"] = epochs_to_reach(zt, tol)
     R = int(params["repeats"])
+    reps = {}
     for var, h in noisy.items():
         for k, s in enumerate(params["noise_sigmas"]):
             runs = slice(k * R, (k + 1) * R)
             t_clean = h.traces["test_logloss_clean"][runs]
-            put(m, f"noisy_final_test_logloss.{sigma_key(s)}", t_clean[:, -1], var)
-            put(m, f"noisy_final_test_logloss_noisy_x.{sigma_key(s)}", h.traces["test_logloss"][runs, -1], var)
+            put(m, reps, f"noisy_final_test_logloss.{sigma_key(s)}", t_clean[:, -1], var)
+            put(m, reps, f"noisy_final_test_logloss_noisy_x.{sigma_key(s)}", h.traces["test_logloss"][runs, -1], var)
             for tol in tols:
                 key = f"noisy_epochs_to_settle.{sigma_key(s)}.{tol_key(tol)}"
                 m[key + (f"@{var}" if var else "")] = epochs_to_reach(t_clean.mean(0), tol)
-    return m
+    return m, reps
 
 
 def noise_panel(dataset: str, params: dict, *, root=None) -> dict:
@@ -286,7 +283,7 @@ def noise_panel(dataset: str, params: dict, *, root=None) -> dict:
             "reads": reads, "sklearn": sklearn_lines(prob, params, lam_sum(params, prob["n_train"]))}
 
 
-def noise_metrics(dataset: str, res: dict) -> dict:
+def noise_metrics(dataset: str, res: dict) -> tuple[dict, dict]:
     p = f"{dataset}."
     h0 = res["runs"][None]["history"]
     m = {p + "status": "ok", p + "read_at": res["read_at"],
@@ -296,13 +293,14 @@ def noise_metrics(dataset: str, res: dict) -> dict:
         sfx = f"@{var}" if var else ""
         m.update({p + "sklearn_all" + sfx: sk["all"], p + "sklearn_party1" + sfx: sk["party1"],
                   p + "sklearn_C" + sfx: sk["C"], p + "sklearn_all_iterations" + sfx: sk["all_iterations"]})
+    reps = {}
     for var, run in res["runs"].items():
         for k, s in enumerate(res["sigmas"]):
             for t in res["reads"]:
                 at = "" if t == res["read_at"] else f"_t{t}"
-                put(m, f"{p}test_logloss{at}.{sigma_key(s)}", run["clean"][t][k], var)
-                put(m, f"{p}test_logloss_noisy_x{at}.{sigma_key(s)}", run["noisy"][t][k], var)
-    return m
+                put(m, reps, f"{p}test_logloss{at}.{sigma_key(s)}", run["clean"][t][k], var)
+                put(m, reps, f"{p}test_logloss_noisy_x{at}.{sigma_key(s)}", run["noisy"][t][k], var)
+    return m, reps
 
 
 def observed_b1(h: History) -> float:
@@ -359,7 +357,7 @@ def eps_panel(dataset: str, params: dict, *, root=None) -> dict:
             "accounting": acct, "sklearn": sklearn_lines(prob, params, lam)}
 
 
-def eps_metrics(dataset: str, res: dict) -> dict:
+def eps_metrics(dataset: str, res: dict) -> tuple[dict, dict]:
     p = f"{dataset}."
     m = {p + "status": "ok", p + "b1": res["b1"], p + "iterations": res["T"],
          p + "noise_free_test_logloss": res["reference_test"]}
@@ -368,6 +366,7 @@ def eps_metrics(dataset: str, res: dict) -> dict:
         m.update({p + "sklearn_party1" + sfx: sk["party1"], p + "sklearn_all" + sfx: sk["all"],
                   p + "sklearn_C" + sfx: sk["C"]})
     m.update({f"{p}C.party{k + 1}": c for k, c in enumerate(res["C"])})
+    reps = {}
     for k, e in enumerate(res["epsilons"]):
         q = f"{p}eps{e:g}."
         m[q + "noise_multiplier"] = res["multiplier"][k, 0]
@@ -375,12 +374,12 @@ def eps_metrics(dataset: str, res: dict) -> dict:
         m[q + "cor1_vacuous"] = bool(res["accounting"][k]["cor1_delta"] >= 1.0)
         for var, run in res["runs"].items():
             sfx = f"@{var}" if var else ""
-            put(m, q + "test_logloss", run["test_clean"][k], var)
-            put(m, q + "test_logloss_noisy_x", run["test_noisy"][k], var)
+            put(m, reps, q + "test_logloss", run["test_clean"][k], var)
+            put(m, reps, q + "test_logloss_noisy_x", run["test_noisy"][k], var)
             m[q + "sigma_party1" + sfx] = float(np.median(run["sigma_party1"][k]))   # median over repeats, steps
             if var == AUTHORS:
                 m[q + "sigma_party1_max" + sfx] = float(np.max(run["sigma_party1"][k]))
-    return m
+    return m, reps
 
 
 def corollary1_table(epsilons, Ts, delta_prime: float) -> dict:
