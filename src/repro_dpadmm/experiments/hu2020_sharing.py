@@ -190,6 +190,8 @@ def convergence_item(dataset: str, params: dict, *, root=None) -> dict:
     `params["variants"]` (eq. (7) literally for the noisy curves, the authors' z-step penalty) beside them."""
     seed = int(params["seed"])
     variants = list(params.get("variants", []))
+    if int(params["sgd"]["read_at"]) > int(params["sgd"]["epochs"]):
+        raise ValueError(f"sgd.read_at = {params['sgd']['read_at']} exceeds sgd.epochs = {params['sgd']['epochs']}")
     prob = load_problem(dataset, params["boundaries"], bias=params["bias"], train_rows=params.get("train_rows"),
                         root=root)
     lam = lam_sum(params, prob["n_train"])
@@ -215,8 +217,6 @@ def convergence_metrics(res: dict, params: dict) -> tuple[dict, dict]:
     prob, admm, sgd, noisy = res["problem"], res["admm"], res["sgd"], res["noisy"]
     tols = [float(t) for t in params["settle_tols"]]
     read = int(params["sgd"]["read_at"])
-    if read > int(params["sgd"]["epochs"]):
-        raise ValueError(f"sgd.read_at = {read} exceeds sgd.epochs = {params['sgd']['epochs']}")
     m = {"n_train": prob["n_train"], "n_test": prob["n_test"], "n_features": prob["n_features"],
          "n_parties": len(prob["d_m"])}
     m.update({f"d_party{k + 1}": v for k, v in enumerate(prob["d_m"])})
