@@ -350,36 +350,48 @@ def run(params: dict, seed: int, data: dict) -> dict:
 
 # ------------------------------------------------------------------------------------------------- outputs
 def metrics(out: dict, params: dict) -> dict:
-    """Flat metrics, keys `<method>.<level>.<name>` (documented in config/claims/beyond.yaml)."""
+    """Flat metrics, keys `<method>.<level>.<name>` (documented in config/claims/beyond.yaml).
+
+    Per method and level, the audit's reading of the claim: `contradicted` (the audited bound exceeds the paper's
+    total), `supported` (not contradicted, and the 4x control exceeds the tight total of the claimed noise at the same
+    level: this audit would have caught a 4x under-noising there), `untestable` (neither: no violation found, but the
+    audit lacks the power to tell). Per method their counts over levels."""
     m = {"iterations": int(params["iterations"]), "confidence": float(params["confidence"]),
          "control_noise_factor": float(params["control_noise_factor"])}
     for st in out["settings"]:
         p = f"{st.method}.{st.level}."
         m.update({p + "delta": st.delta, p + "noise": st.noise, p + "paper_eps": st.paper_eps,
-                  p + "tight_eps": st.tight_eps})
+                  p + "tight_eps": st.tight_eps, p + "seconds": float(sum(st.seconds.values()))})
         for variant in VARIANTS:
             q = p + ("" if variant == "claimed" else "control.")
             a = st.audit[variant]
-            m.update({q + "eps_lo": a.eps_lo, q + "canary_eps": st.canary_eps[variant], q + "canaries": a.canaries,
-                      q + "guesses": a.guesses, q + "correct": a.correct, q + "cap": a.cap,
-                      q + "flagged": bool(a.eps_lo > st.paper_eps), q + "flagged_tight": bool(a.eps_lo > st.tight_eps),
-                      q + "seconds": st.seconds[variant]})
+            m.update({q + "eps_lo": a.eps_lo, q + "canary_eps": st.canary_eps[variant], q + "guesses": a.guesses,
+                      q + "correct": a.correct, q + "flagged": bool(a.eps_lo > st.paper_eps),
+                      q + "flagged_tight": bool(a.eps_lo > st.tight_eps)})
+        m[p + "reading"] = ("contradicted" if m[p + "flagged"] else
+                            "supported" if m[p + "control.flagged_tight"] else "untestable")
+    for meth in METHODS:
+        sts = [st for st in out["settings"] if st.method == meth]
+        if sts:
+            m[f"{meth}.canaries"] = sts[0].audit["claimed"].canaries
+            for reading in ("contradicted", "supported", "untestable"):
+                m[f"{meth}.{reading}"] = sum(m[f"{meth}.{st.level}.reading"] == reading for st in sts)
     m["seconds_total"] = float(sum(sum(st.seconds.values()) for st in out["settings"]))
     return m
 
 
 def table_markdown(out: dict, m: dict) -> str:
     lines = ["| method | level | delta | paper's total eps | tight eps | ceiling (canary gap) | audited eps >= | "
-             "correct / guesses (canaries) | 4x control: ceiling | 4x control: audited eps >= |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "correct / guesses (canaries) | 4x control: ceiling | 4x control: audited eps >= | reading |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for st in out["settings"]:
         p = f"{st.method}.{st.level}."
         flag = lambda q: (" **(exceeds the paper's claim)**" if m[q + "flagged"] else  # noqa: E731
                           " **(exceeds the tight total)**" if m[q + "flagged_tight"] else "")
         lines.append(f"| {METHODS[st.method]} | {st.level} | {st.delta:g} | {st.paper_eps:.3g} | {st.tight_eps:.3g} | "
                      f"{m[p + 'canary_eps']:.3g} | {m[p + 'eps_lo']:.3f}{flag(p)} | {m[p + 'correct']} / "
-                     f"{m[p + 'guesses']} ({m[p + 'canaries']}) | {m[p + 'control.canary_eps']:.3g} | "
-                     f"{m[p + 'control.eps_lo']:.3f}{flag(p + 'control.')} |")
+                     f"{m[p + 'guesses']} ({m[st.method + '.canaries']}) | {m[p + 'control.canary_eps']:.3g} | "
+                     f"{m[p + 'control.eps_lo']:.3f}{flag(p + 'control.')} | {m[p + 'reading']} |")
     return "\n".join(lines)
 
 
@@ -440,6 +452,10 @@ def describe(out: dict, m: dict) -> str:
                 + (f", and the one-run bound reaches {min(p(s, 'control.eps_lo') / p(s, 'control.canary_eps') for s in reachable):.0%}"
                    f"-{max(p(s, 'control.eps_lo') / p(s, 'control.canary_eps') for s in reachable):.0%} of the "
                    f"control's ceiling there." if reachable else "."))
+        groups = {r: [s.level for s in sts if p(s, "reading") == r] for r in ("supported", "untestable", "contradicted")}
+        txt += (f" Reading of the claimed totals: supported at {', '.join(groups['supported']) or 'no level'}; "
+                f"not testable at this power at {', '.join(groups['untestable']) or 'no level'}; contradicted at "
+                f"{', '.join(groups['contradicted']) or 'no level'}.")
         parts.append(txt)
     parts.append("A bound below the claim says only that these canaries and this score found no violation; "
                  "the ceiling column is the most any audit with these canaries could show (the tight total at the "
