@@ -178,3 +178,31 @@ def test_bad_settings_fail_before_any_work():
         ex.check_params({**SMALL, "control_noise_factor": 1.5})
     with pytest.raises(ValueError, match="canaries_per_agent"):
         ex.check_params({**SMALL, "huang2019": {**HP, "canaries_per_agent": 60}})
+
+
+HU = {"rows": 200, "canaries": 6, "runs": 2, "boundaries": [0, 7, 12], "rho": 1.0, "lam": 1e-3, "c1": 2.0,
+      "iterations_b1": 5, "paper_epsilons": [3.0], "paper_delta": 0.01, "delta_prime": 1e-5}
+
+
+def test_hu_canaries_are_feature_level_neighbours_with_unit_rows():
+    X, y = _rows(N=400, d=12)
+    st = ex.hu_setup(X, y, HU, 0)
+    D0, D1 = st.setups[0].D, st.plus[0].D
+    np.testing.assert_allclose(np.linalg.norm(D0, axis=1), 1.0)            # Assumption 1.3 in both states
+    np.testing.assert_allclose(np.linalg.norm(D1, axis=1), 1.0)
+    diff = D1 - D0
+    assert set(np.flatnonzero(np.abs(diff).sum(0))) <= set(st.cols.tolist())
+    for j in np.flatnonzero(st.S[0] < 0):                                  # a flipped canary: one entry, by 1
+        assert np.linalg.norm(diff[:, st.cols[j]]) == pytest.approx(1.0)
+    other = np.setdiff1d(np.arange(7), st.cols)
+    assert np.all(D0[np.r_[st.rows_a, st.rows_b]][:, other] == 0)          # canary rows: no other party-1 feature
+
+
+def test_hu_score_separates_the_canaries_without_noise():
+    X, y = _rows(N=400, d=12)
+    st = ex.hu_setup(X, y, HU, 1)
+    score, energy = ex.hu_scores(st, 6, np.array([1e-9, 1e-9]), repeat_generators(0, 2, "x"))
+    # noise-free: score = +sum ||Delta||^2 / 2 for S = +1 and -sum ||Delta||^2 / 2 for S = -1 (the residual is exactly
+    # Delta_j for a canary in state -1, 0 otherwise)
+    np.testing.assert_allclose(score, st.S * energy / 2, rtol=1e-6, atol=1e-9)
+    assert np.all(energy > 0)

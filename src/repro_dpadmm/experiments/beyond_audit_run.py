@@ -42,7 +42,19 @@ total of the same noise (dp-accounting PLD; for XU under replace-one 2c/n), the 
 (the ceiling of any audit with these canaries), the audited lower bound, and the same for a control whose noise is
 4x too small (everything else unchanged, the claim unchanged).
 
-Not covered: HU's ADMM sharing (feature-level neighbours) is not audited by this item.
+HU ADMM sharing (Algorithm 1, noise on the shared value D_m x_m + N(0, sigma^2 I_N): Theorem 1's mechanism, the
+authors' noise sweeps). HU's neighbours differ in one feature column of a party, ||D_m - D'_m|| <= 1, rows of unit
+norm (Assumption 1.3). Canary j is a column of party 1 (one of the columns the clean rows use least, emptied) that
+is non-zero only in two dedicated rows a_j, b_j: 1/2 in row a_j and S_j / 2 in row b_j (the two states differ by 1 in
+one entry); those rows have no other party-1 feature and a real row's party-2 features scaled to norm sqrt(3)/2. The
+canary columns are then orthogonal to every other party-1 column, and in party 1's released value D_1 x_1 (x-update
+(6) with K_1 = 2 lambda I + rho D_1^T D_1) the two states differ by Delta_j = (q_b e_a + q_a e_b) / (2 kappa),
+kappa = 2 lambda + rho / 2, q = y + rho (s_{-1} - z) public. The adversary sees every party's shared value for all
+t; it predicts party 1's release with the library's `sharing.local_update` on the all-+1 data from the public values
+and scores the residual r_t by the Gaussian likelihood ratio -sum_t (<r_t, Delta_{j,t}> - ||Delta_{j,t}||^2 / 2).
+Claims: Theorem 1's sigma with Lemma 1's C (b_1 from the noise-free run), composed by Corollary 1 (the paper) or
+tightly; [D] N rows of a9a (a smaller N gives a smaller b_1, so a smaller C and less noise: the audit is stronger
+than at the paper's N, and "cannot test" carries over).
 """
 
 from __future__ import annotations
@@ -57,15 +69,18 @@ from threadpoolctl import threadpool_limits
 from ..algorithms import consensus as cs
 from ..algorithms import linearized as lin
 from ..algorithms import sgd
+from ..algorithms import sharing as sh
 from ..privacy import accounting, calibrate
 from ..privacy import one_run_audit as ora
+from ..privacy.bounds import hu2020 as hu_bounds
 from ..privacy.bounds import huang2019 as hb
 from ..privacy.bounds import xu2020 as xu_bounds
 from ..problems import fused_lasso as fl
 from ..rng import repeat_generators, seed_sequence, stacked_normal
 
 PAPER, ITEM = "beyond", "audit_run"
-METHODS = {"huang_dpadmm": "HUANG DP-ADMM", "huang_dpsgd": "HUANG DPSGD", "xu_dpadmm": "XU DP-ADMM"}
+METHODS = {"huang_dpadmm": "HUANG DP-ADMM", "huang_dpsgd": "HUANG DPSGD", "xu_dpadmm": "XU DP-ADMM",
+           "hu_sharing": "HU ADMM sharing"}
 VARIANTS = ("claimed", "control")
 
 DEFAULTS = {
@@ -108,6 +123,19 @@ def check_params(params: dict) -> None:
                 raise ValueError(f"{name}.{k} must hold positive epsilons")
     if any(float(v) > 1 for v in h.get("paper_epsilons", [])):
         raise ValueError("huang2019.paper_epsilons: HUANG's Theorem 1 needs a per-iteration epsilon in (0, 1]")
+    if "hu2020" in params:
+        u = params["hu2020"]
+        for k in ("boundaries", "rho", "lam", "c1", "iterations_b1", "paper_delta", "delta_prime"):
+            if k not in u:
+                raise ValueError(f"hu2020.{k} is required (see config/config.yaml)")
+        for k in ("rows", "canaries", "runs"):
+            if int(u.get(k, 0)) != u.get(k, 0) or u.get(k, 0) < 1:
+                raise ValueError(f"hu2020.{k} must be an integer >= 1, got {u.get(k)!r}")
+        b = [int(v) for v in u["boundaries"]]
+        if u["canaries"] >= b[1] - b[0]:
+            raise ValueError("hu2020.canaries must be fewer than party 1's columns")
+        if 2 * u["canaries"] >= u["rows"]:
+            raise ValueError("hu2020.rows must exceed twice the canaries (two dedicated rows each)")
     if not float(h.get("dpsgd_canary_norm", 1)) >= 1:
         raise ValueError("huang2019.dpsgd_canary_norm must be >= 1")
 
@@ -168,7 +196,8 @@ class Setting:
     delta: float
     noise: float               # z (HUANG) or sigma (XU) of the claimed noise
     paper_eps: float           # the paper's own accounting of that noise
-    tight_eps: float           # dp-accounting PLD of the same noise under the sensitivity the claim should use
+    tight_eps: float           # exact total of the same noise under the sensitivity the claim should use
+    paper_delta: float | None = None   # delta of the paper's total (None: the same as delta)
     canary_eps: dict = field(default_factory=dict)   # variant -> tight epsilon at the canary's own gap (ceiling)
     audit: dict = field(default_factory=dict)        # variant -> OneRunResult
     seconds: dict = field(default_factory=dict)
@@ -258,6 +287,111 @@ def xu_scores(st: XuSetup, xp: dict, T: int, sigma: float, rngs) -> np.ndarray:
     return score
 
 
+# ------------------------------------------------------------------------------------------------- HU ADMM sharing
+@dataclass
+class HuSetup:
+    setups: list               # one SharingSetup per run (canary states S[r])
+    plus: list                 # the same with every canary in state +1 (what the adversary predicts with)
+    S: np.ndarray              # (R, k)
+    cols: np.ndarray           # (k,) canary columns (party 1)
+    rows_a: np.ndarray         # (k,) row with the fixed entry 1/2
+    rows_b: np.ndarray         # (k,) row with the entry S_j / 2
+    boundaries: tuple
+    kappa: float               # 2 lambda + rho ||c_j||^2, the canary column's diagonal entry of K_1
+    b1: float
+    C: np.ndarray              # Lemma 1's C per party
+
+
+def hu_setup(X, y, up: dict, seed: int) -> HuSetup:
+    N, k, R = int(up["rows"]), int(up["canaries"]), int(up["runs"])
+    b = tuple(int(v) for v in up["boundaries"])
+    rho, lam = float(up["rho"]), float(up["lam"])
+    rng = np.random.default_rng(seed_sequence(seed, PAPER, ITEM, "hu-rows"))
+    idx = rng.choice(len(y), size=N, replace=False)
+    D = np.asarray(sp.csr_matrix(X)[idx].todense(), float) if sp.issparse(X) else np.asarray(X, float)[idx].copy()
+    Y = np.asarray(y, float)[idx]
+    cols = b[0] + least_used(D[:, b[0]:b[1]], k)
+    D[:, cols] = 0.0                                                     # the canary columns hold only the canaries
+    # canary rows: the last 2k sampled rows with party-2 features; the other rows are the clean data (rows left
+    # without any feature are dropped)
+    has2 = np.flatnonzero(np.linalg.norm(D[:, b[1]:], axis=1) > 0)
+    if has2.size < 2 * k:
+        raise ValueError(f"hu2020: only {has2.size} sampled rows have features outside party 1; need {2 * k}")
+    crow = has2[-2 * k:]
+    clean = np.setdiff1d(np.flatnonzero(np.linalg.norm(D, axis=1) > 0), crow)
+    D, Y = np.vstack([D[clean], D[crow]]), np.concatenate([Y[clean], Y[crow]])
+    n0 = clean.size
+    ra, rb = np.arange(n0, n0 + k), np.arange(n0 + k, n0 + 2 * k)
+    D[n0:, b[0]:b[1]] = 0.0
+    D[:n0] /= np.linalg.norm(D[:n0], axis=1)[:, None]                   # Assumption 1.3: unit-norm rows
+    D[n0:] *= (np.sqrt(3.0) / 2.0) / np.linalg.norm(D[n0:], axis=1)[:, None]   # party-2 part of norm sqrt(3)/2
+    D[ra, cols] = 0.5
+    S = np.random.default_rng(seed_sequence(seed, PAPER, ITEM, "hu", "signs")).choice([-1.0, 1.0], size=(R, k))
+
+    def with_signs(signs):
+        Dr = D.copy()
+        Dr[rb, cols] = 0.5 * signs
+        return sh.setup(Dr, Y, b, rho=rho, lam=lam)
+
+    plus = with_signs(np.ones(k))
+    ref = sh.admm_sharing(plus.D, Y, b, rho=rho, lam=lam, iterations=int(up["iterations_b1"]), sigma=0.0,
+                          noise_on="shared", runs=1, setup_=plus)
+    from .hu2020_sharing import observed_b1
+
+    b1 = observed_b1(ref)
+    C = np.asarray(hu_bounds.sensitivity_bound(lam, float(up["c1"]), b1, len(b) - 1, rho, np.diff(b)), float)
+    return HuSetup([with_signs(S[r]) for r in range(R)], [plus] * R, S, cols, ra, rb, b, 2 * lam + rho / 2, b1, C)
+
+
+def hu_scores(st: HuSetup, T: int, sigma_party: np.ndarray, rngs) -> tuple[np.ndarray, np.ndarray]:
+    """Scores (R, k) and each canary's sum_t ||Delta_{j,t}||^2 (R, k) for runs of ADMM sharing with noise on the
+    shared values; the adversary sees every party's shared value at every t."""
+    R, k = st.S.shape
+    b, M = st.boundaries, len(st.boundaries) - 1
+    score, energy = np.zeros((R, k)), np.zeros((R, k))
+    sig = np.asarray(sigma_party, float)[None, :]
+    for r in range(R):
+        s_up, s_plus = st.setups[r], st.plus[r]
+        state = sh.initial_state(s_up, 1, "shared")
+        rel = np.zeros((1, s_up.D.shape[0], M))                          # every party's last shared value
+        for _ in range(T):
+            new = sh.local_update(s_up, state, None, [rngs[r]], "shared", sig)
+            # the adversary: party 1's release predicted from the public values on the all-+1 data
+            pub = sh.SharingState(np.zeros_like(state.x), np.zeros_like(state.x), rel, state.s, state.z, state.y)
+            pred = sh.local_update(s_plus, pub, None, None, "shared")
+            q = state.y[0] + s_up.rho * (state.s[0] - rel[0, :, 0] - state.z[0])
+            rel = np.stack([sh._mv(s_up.D[:, b[m]:b[m + 1]], new.x[:, b[m]:b[m + 1]]) + new.xi[..., m]
+                            for m in range(M)], axis=-1)
+            resid = rel[0, :, 0] - sh._mv(s_plus.D[:, b[0]:b[1]], pred.x[:, b[0]:b[1]])[0]
+            qa, qb = q[st.rows_a], q[st.rows_b]
+            da, db = qb / (2 * st.kappa), qa / (2 * st.kappa)             # Delta_j on rows a_j and b_j
+            sq = da ** 2 + db ** 2
+            score[r] -= resid[st.rows_a] * da + resid[st.rows_b] * db - sq / 2
+            energy[r] += sq
+            state = sh.centre_update(s_up, new)
+    return score, energy
+
+
+def hu_settings(params: dict, setup: HuSetup) -> list[Setting]:
+    up, T = params["hu2020"], int(params["iterations"])
+    C1 = float(setup.C[0])
+    ad, dp, pd = float(params["level_delta"]), float(up["delta_prime"]), float(up["paper_delta"])
+    out = []
+    for eps in up.get("paper_epsilons", []):       # the authors' (epsilon, delta) runs: Theorem 1 per iteration
+        s = float(hu_bounds.theorem1_sigma(C1, float(eps), pd, strict=False))
+        out.append(Setting("hu_sharing", f"paper_eps{eps:g}", "paper", ad, s,
+                           hu_bounds.corollary1_epsilon(float(eps), T, dp), tight(s / C1, ad, T),
+                           paper_delta=hu_bounds.corollary1_delta(pd, T, dp)))
+    for lev in params["levels"]:                   # sigma / C calibrated to the level (tight)
+        z = level_multiplier(float(lev), ad, T)
+        # the paper's own total for that noise: Theorem 1 per iteration at delta_s = ad / (2T), Corollary 1 with
+        # delta' = ad / 2, so that its total delta T delta_s + delta' is the level's delta
+        eps_s = float(hu_bounds.epsilon_for_sigma(1.0, z, ad / (2 * T)))
+        out.append(Setting("hu_sharing", f"level_eps{lev:g}", "frontier", ad, z * C1,
+                           hu_bounds.corollary1_epsilon(eps_s, T, ad / 2), tight(z, ad, T), paper_delta=ad))
+    return out
+
+
 # ------------------------------------------------------------------------------------------------- settings grid
 # Tight totals: every mechanism audited is T composed Gaussian mechanisms, whose exact epsilon is the analytic
 # Gaussian of mu = sqrt(T) / z (`accounting.analytic_gaussian_epsilon`, checked against dp-accounting's PLD in
@@ -316,36 +450,51 @@ def canary_multiplier(setting: Setting, params: dict, factor: float) -> float:
 
 
 def run(params: dict, seed: int, data: dict) -> dict:
-    """Every (method, level, variant): {"settings": [Setting], "skipped": {method: reason}}."""
+    """Every (method, level, variant): {"settings": [Setting], "skipped": {method: reason}}. `data`: {name: (X, y)}
+    with adult_huang2019 (HUANG, XU) and, if `hu2020` is configured, a9a (HU)."""
     check_params(params)
     T, level = int(params["iterations"]), 1.0 - float(params["confidence"])
     factors = {"claimed": 1.0, "control": float(params["control_noise_factor"])}
     hp, xp = params["huang2019"], params["xu2020"]
-    settings, skipped = [], {}
+    setups, grid, skipped = {}, [], {}
     with threadpool_limits(int(params.get("blas_threads", 1))):
-        if "adult_huang2019" not in data:
-            return {"settings": [], "skipped": {m: "dataset adult_huang2019 unavailable" for m in METHODS}}
-        X, y = data["adult_huang2019"]
-        setups = {"huang_dpadmm": huang_setup(X, y, hp, seed, 1.0, "dpadmm"),
-                  "huang_dpsgd": huang_setup(X, y, hp, seed, float(hp.get("dpsgd_canary_norm", 5.0)), "dpsgd"),
-                  "xu_dpadmm": xu_setup(X, y, xp, seed)}
-        grid = huang_settings("huang_dpadmm", params) + huang_settings("huang_dpsgd", params) + xu_settings(params)
+        if "adult_huang2019" in data:
+            X, y = data["adult_huang2019"]
+            setups = {"huang_dpadmm": huang_setup(X, y, hp, seed, 1.0, "dpadmm"),
+                      "huang_dpsgd": huang_setup(X, y, hp, seed, float(hp.get("dpsgd_canary_norm", 5.0)), "dpsgd"),
+                      "xu_dpadmm": xu_setup(X, y, xp, seed)}
+            grid = huang_settings("huang_dpadmm", params) + huang_settings("huang_dpsgd", params) + \
+                xu_settings(params)
+        else:
+            skipped.update({m: "dataset adult_huang2019 unavailable" for m in ("huang_dpadmm", "huang_dpsgd",
+                                                                                  "xu_dpadmm")})
+        if "hu2020" in params:
+            if "a9a" in data:
+                setups["hu_sharing"] = hu_setup(*data["a9a"], params["hu2020"], seed)
+                grid += hu_settings(params, setups["hu_sharing"])
+            else:
+                skipped["hu_sharing"] = "dataset a9a unavailable"
         for st in grid:
             setup = setups[st.method]
             for variant, f in factors.items():
                 t0 = time.perf_counter()
                 rngs = repeat_generators(seed, len(setup.S), PAPER, ITEM, st.method, st.level, variant)
+                mult = None
                 if st.method == "huang_dpadmm":
                     sc = huang_dpadmm_scores(setup, hp, T, st.noise, f, rngs)
                 elif st.method == "huang_dpsgd":
                     sc = huang_dpsgd_scores(setup, hp, T, st.noise, f, rngs)
-                else:
+                elif st.method == "xu_dpadmm":
                     sc = xu_scores(setup, xp, T, st.noise * f, rngs)
+                else:
+                    sigma = st.noise * f * setup.C / setup.C[0]             # every party at the same epsilon
+                    sc, energy = hu_scores(setup, T, sigma, rngs)
+                    # the canaries' own composed Gaussian: mu^2 = mean over canaries of sum_t ||Delta_t||^2 / sigma^2
+                    mult = st.noise * f * np.sqrt(T / float(energy.mean()))
                 st.audit[variant] = ora.audit(sc, setup.S, st.delta, level)
-                st.canary_eps[variant] = tight(canary_multiplier(st, params, f), st.delta, T)
+                st.canary_eps[variant] = tight(mult or canary_multiplier(st, params, f), st.delta, T)
                 st.seconds[variant] = time.perf_counter() - t0
-            settings.append(st)
-    return {"settings": settings, "skipped": skipped}
+    return {"settings": grid, "skipped": skipped, "hu": setups.get("hu_sharing")}
 
 
 # ------------------------------------------------------------------------------------------------- outputs
@@ -353,22 +502,25 @@ def metrics(out: dict, params: dict) -> dict:
     """Flat metrics, keys `<method>.<level>.<name>` (documented in config/claims/beyond.yaml).
 
     Per method and level, the audit's reading of the claim: `contradicted` (the audited bound exceeds the paper's
-    total), `supported` (not contradicted, and the 4x control exceeds the tight total of the claimed noise at the same
+    total, or the tight total of the claimed noise), `supported` (not contradicted, and the 4x control exceeds the tight total of the claimed noise at the same
     level: this audit would have caught a 4x under-noising there), `untestable` (neither: no violation found, but the
     audit lacks the power to tell). Per method their counts over levels."""
     m = {"iterations": int(params["iterations"]), "confidence": float(params["confidence"]),
          "control_noise_factor": float(params["control_noise_factor"])}
     for st in out["settings"]:
         p = f"{st.method}.{st.level}."
-        m.update({p + "delta": st.delta, p + "noise": st.noise, p + "paper_eps": st.paper_eps,
+        m.update({p + "delta": st.delta, p + "paper_delta": st.paper_delta or st.delta,
+                  p + "noise": st.noise, p + "paper_eps": st.paper_eps,
                   p + "tight_eps": st.tight_eps, p + "seconds": float(sum(st.seconds.values()))})
         for variant in VARIANTS:
             q = p + ("" if variant == "claimed" else "control.")
             a = st.audit[variant]
             m.update({q + "eps_lo": a.eps_lo, q + "canary_eps": st.canary_eps[variant], q + "guesses": a.guesses,
-                      q + "correct": a.correct, q + "flagged": bool(a.eps_lo > st.paper_eps),
+                      q + "correct": a.correct,
+                      # (eps_lo, delta) refuted refutes (paper_eps, paper_delta) only if paper_delta <= delta
+                      q + "flagged": bool(a.eps_lo > st.paper_eps and (st.paper_delta or st.delta) <= st.delta),
                       q + "flagged_tight": bool(a.eps_lo > st.tight_eps)})
-        m[p + "reading"] = ("contradicted" if m[p + "flagged"] else
+        m[p + "reading"] = ("contradicted" if m[p + "flagged"] or m[p + "flagged_tight"] else
                             "supported" if m[p + "control.flagged_tight"] else "untestable")
     for meth in METHODS:
         sts = [st for st in out["settings"] if st.method == meth]
@@ -376,6 +528,9 @@ def metrics(out: dict, params: dict) -> dict:
             m[f"{meth}.canaries"] = sts[0].audit["claimed"].canaries
             for reading in ("contradicted", "supported", "untestable"):
                 m[f"{meth}.{reading}"] = sum(m[f"{meth}.{st.level}.reading"] == reading for st in sts)
+    if out.get("hu") is not None:
+        m["hu_sharing.b1"] = out["hu"].b1
+        m["hu_sharing.lemma1_C"] = float(out["hu"].C[0])
     m["seconds_total"] = float(sum(sum(st.seconds.values()) for st in out["settings"]))
     return m
 
