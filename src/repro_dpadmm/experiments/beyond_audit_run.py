@@ -502,9 +502,9 @@ def metrics(out: dict, params: dict) -> dict:
     """Flat metrics, keys `<method>.<level>.<name>` (documented in config/claims/beyond.yaml).
 
     Per method and level, the audit's reading of the claim: `contradicted` (the audited bound exceeds the paper's
-    total, or the tight total of the claimed noise), `supported` (not contradicted, and the 4x control exceeds the tight total of the claimed noise at the same
-    level: this audit would have caught a 4x under-noising there), `untestable` (neither: no violation found, but the
-    audit lacks the power to tell). Per method their counts over levels."""
+    total, or the tight total of the claimed noise), `supported` (not contradicted, and the 4x control exceeds the
+    tight total of the claimed noise at the same level: this audit would have caught a 4x under-noising there),
+    `untestable` (neither: no violation found, but the audit lacks the power to tell). Per method: the counts."""
     m = {"iterations": int(params["iterations"]), "confidence": float(params["confidence"]),
          "control_noise_factor": float(params["control_noise_factor"])}
     for st in out["settings"]:
@@ -556,15 +556,17 @@ def plot(out: dict, m: dict):
     import matplotlib.pyplot as plt
 
     methods = [k for k in METHODS if any(s.method == k for s in out["settings"])]
-    fig, axes = plt.subplots(1, len(methods), figsize=(5.2 * len(methods), 4.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(methods), figsize=(4.6 * len(methods), 5.2), squeeze=False)
     for ax, meth in zip(axes[0], methods):
         sts = [s for s in out["settings"] if s.method == meth]
         x = np.arange(len(sts))
-        get = lambda name, ctl=False: np.array([m[f"{meth}.{s.level}." + ("control." if ctl else "") + name]  # noqa: E731
-                                                for s in sts])
+        def get(name, ctl=False, meth=meth, sts=sts):
+            return np.array([m[f"{meth}.{s.level}." + ("control." if ctl else "") + name] for s in sts])
+
         ax.plot(x, get("paper_eps"), "k_", ms=18, mew=2.5, label="claimed: paper's total")
         ax.plot(x, get("tight_eps"), "D", mfc="none", color="tab:blue", label="claimed noise, tight total")
-        ax.plot(x, get("canary_eps"), "s", mfc="none", color="tab:green", label="ceiling: tight total at the canary gap")
+        ax.plot(x, get("canary_eps"), "s", mfc="none", color="tab:green",
+                label="ceiling: tight total at the canary gap")
         ax.plot(x, np.maximum(get("eps_lo"), 1e-3), "o", color="tab:blue", label="audited lower bound")
         ax.plot(x, np.maximum(get("eps_lo", True), 1e-3), "v", color="tab:red", label="audited, 4x control")
         ax.plot(x, get("canary_eps", True), "s", mfc="none", color="tab:red", alpha=0.5,
@@ -573,48 +575,46 @@ def plot(out: dict, m: dict):
         ax.set_yscale("log")
         ax.set_title(METHODS[meth], fontsize=10)
         ax.set_ylabel(f"total epsilon over T = {m['iterations']} (bounds at {m['confidence']:.0%})")
-    axes[0][0].legend(fontsize=7, loc="upper left")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=3, bbox_to_anchor=(0.5, -0.02))
     fig.suptitle("Whole-run one-run audit: claimed vs audited epsilon (audited 0 drawn at 1e-3)", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig
 
 
 def describe(out: dict, m: dict) -> str:
-    """The closing paragraph, every number from the metrics."""
+    """The closing paragraphs, every number from the metrics: per method which claimed totals the whole-run audit
+    supports, which it cannot test at this power and which it contradicts."""
     parts = []
     for meth, label in METHODS.items():
         sts = [s for s in out["settings"] if s.method == meth]
         if not sts:
             continue
         p = lambda s, n, c=False: m[f"{meth}.{s.level}." + ("control." if c else "") + n]  # noqa: E731
-        bad = [s for s in sts if p(s, "flagged_tight")]
-        caught = [s for s in sts if p(s, "control.flagged_tight")]
-        reachable = [s for s in sts if p(s, "control.canary_eps") > s.tight_eps]
+        groups = {r: [s for s in sts if p(s, "reading") == r] for r in ("supported", "untestable", "contradicted")}
+        names = lambda ss: ", ".join(s.level for s in ss) or "no level"  # noqa: E731
+        txt = (f"**{label}** ({m[meth + '.canaries']:,} canaries per bound). Supported (no violation, and the 4x "
+               f"control is flagged at the same level): {names(groups['supported'])}. Not testable at this power "
+               f"(no violation, control missed): {names(groups['untestable'])}. Contradicted: "
+               f"{names(groups['contradicted'])}.")
+        for s in groups["contradicted"]:
+            txt += (f" At {s.level} the audited total is >= {p(s, 'eps_lo'):.3f} against a tight total of "
+                    f"{s.tight_eps:.3g} and a paper's total of {s.paper_eps:.3g} (delta {s.delta:g}).")
+        reach = [p(s, "control.eps_lo") / p(s, "control.canary_eps") for s in sts if p(s, "control.canary_eps") > 0]
         best = max(sts, key=lambda s: p(s, "eps_lo"))
-        txt = (f"**{label}.** Largest audited bound {p(best, 'eps_lo'):.3f} ({best.level}: claimed "
-               f"{best.paper_eps:.3g} by the paper, {best.tight_eps:.3g} tight; ceiling of these canaries "
-               f"{p(best, 'canary_eps'):.3g}). ")
-        txt += ("The audit exceeds the tight total of the claimed noise at " + ", ".join(
-            f"{s.level} (audited {p(s, 'eps_lo'):.3f} > {s.tight_eps:.3g}"
-            + (f", and the paper's {s.paper_eps:.3g}" if p(s, "flagged") else "") + ")" for s in bad) + ". ") \
-            if bad else (f"No claim is contradicted at any of the {len(sts)} levels (neither the paper's total nor "
-                         f"the tight total of its noise). ")
-        txt += (f"The 4x control (noise x {m['control_noise_factor']:g}, claim unchanged) exceeds the tight total of "
-                f"the claimed noise at {len(caught)} of {len(sts)} levels"
-                + (" (" + ", ".join(f"{s.level}: {p(s, 'control.eps_lo'):.3f}" for s in caught) + ")" if caught
-                   else "") + f"; its ceiling exceeds that total at {len(reachable)} levels, so only there could "
-                f"any audit with these canaries flag it"
-                + (f", and the one-run bound reaches {min(p(s, 'control.eps_lo') / p(s, 'control.canary_eps') for s in reachable):.0%}"
-                   f"-{max(p(s, 'control.eps_lo') / p(s, 'control.canary_eps') for s in reachable):.0%} of the "
-                   f"control's ceiling there." if reachable else "."))
-        groups = {r: [s.level for s in sts if p(s, "reading") == r] for r in ("supported", "untestable", "contradicted")}
-        txt += (f" Reading of the claimed totals: supported at {', '.join(groups['supported']) or 'no level'}; "
-                f"not testable at this power at {', '.join(groups['untestable']) or 'no level'}; contradicted at "
-                f"{', '.join(groups['contradicted']) or 'no level'}.")
+        txt += (f" Largest audited bound with the claimed noise: {p(best, 'eps_lo'):.3f} at {best.level} (tight "
+                f"total {best.tight_eps:.3g}; the canaries' own ceiling {p(best, 'canary_eps'):.3g}). The one-run "
+                f"bound recovers at most {max(reach):.0%} of the control's ceiling.")
         parts.append(txt)
-    parts.append("A bound below the claim says only that these canaries and this score found no violation; "
-                 "the ceiling column is the most any audit with these canaries could show (the tight total at the "
-                 "canary pair's own gap), and the one-run bound reaches a fraction of it.")
+    if out.get("hu") is not None and "hu_sharing.lemma1_C" in m:
+        parts.append(f"HU: Lemma 1's C = {m['hu_sharing.lemma1_C']:.3g} for party 1 (b_1 = {m['hu_sharing.b1']:.3g}, "
+                     f"the largest norm of the noise-free run). With noise on the shared values a party's next "
+                     f"release is its data's ridge map applied to the pulled sum, which carries the noise, so the "
+                     f"canaries' own ceiling does not fall as the noise grows (see the ceiling column).")
+    parts.append("A bound below the claim says only that these canaries and this score found no violation. The "
+                 "ceiling is the tight total at the canary pair's own gap, the most any audit with these canaries "
+                 "could show; the one-run bound recovers a fraction of it, and never more than its guess count "
+                 "allows.")
     if out["skipped"]:
         parts.append("Not run: " + "; ".join(f"{k} ({v})" for k, v in out["skipped"].items()) + ".")
     return "\n\n".join(parts)
