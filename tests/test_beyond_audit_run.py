@@ -160,15 +160,16 @@ SMALL = {"iterations": 4, "confidence": 0.95, "control_noise_factor": 0.25, "lev
 
 def test_same_seed_same_numbers_other_seed_other_numbers():
     X, y = _rows()
-    data = {"adult_huang2019": (X, y)}
-    a = ex.metrics(ex.run(SMALL, 5, data), SMALL)
-    b = ex.metrics(ex.run(SMALL, 5, data), SMALL)
-    c = ex.metrics(ex.run(SMALL, 6, data), SMALL)
+    data = {"adult_huang2019": (X, y), "a9a": _rows(N=400, d=12)}
+    params = {**SMALL, "hu2020": HU}
+    a = ex.metrics(ex.run(params, 5, data), params)
+    b = ex.metrics(ex.run(params, 5, data), params)
+    c = ex.metrics(ex.run(params, 6, data), params)
     strip = lambda m: {k: v for k, v in m.items() if "seconds" not in k}  # noqa: E731
     assert strip(a) == strip(b)
     assert any(a[k] != c[k] for k in a if k.endswith("correct"))
     assert {"huang_dpadmm.paper_eps0.2.eps_lo", "huang_dpsgd.level_eps3.control.eps_lo",
-            "xu_dpadmm.paper_eps0.1.canary_eps"} <= set(a)
+            "xu_dpadmm.paper_eps0.1.canary_eps", "hu_sharing.level_eps3.noisy_b1"} <= set(a)
 
 
 def test_bad_settings_fail_before_any_work():
@@ -201,7 +202,7 @@ def test_hu_canaries_are_feature_level_neighbours_with_unit_rows():
 def test_hu_score_separates_the_canaries_without_noise():
     X, y = _rows(N=400, d=12)
     st = ex.hu_setup(X, y, HU, 1)
-    score, energy = ex.hu_scores(st, 6, np.array([1e-9, 1e-9]), repeat_generators(0, 2, "x"))
+    score, energy, _ = ex.hu_scores(st, 6, np.array([1e-9, 1e-9]), repeat_generators(0, 2, "x"))
     # noise-free: score = +sum ||Delta||^2 / 2 for S = +1 and -sum ||Delta||^2 / 2 for S = -1 (the residual is exactly
     # Delta_j for a canary in state -1, 0 otherwise)
     np.testing.assert_allclose(score, st.S * energy / 2, rtol=1e-6, atol=1e-9)

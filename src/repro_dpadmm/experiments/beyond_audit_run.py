@@ -198,6 +198,7 @@ class Setting:
     paper_eps: float           # the paper's own accounting of that noise
     tight_eps: float           # exact total of the same noise under the sensitivity the claim should use
     paper_delta: float | None = None   # delta of the paper's total (None: the same as delta)
+    extras: dict = field(default_factory=dict)       # method-specific numbers, written as <method>.<level>.<key>
     canary_eps: dict = field(default_factory=dict)   # variant -> tight epsilon at the canary's own gap (ceiling)
     audit: dict = field(default_factory=dict)        # variant -> OneRunResult
     seconds: dict = field(default_factory=dict)
@@ -343,12 +344,14 @@ def hu_setup(X, y, up: dict, seed: int) -> HuSetup:
     return HuSetup([with_signs(S[r]) for r in range(R)], [plus] * R, S, cols, ra, rb, b, 2 * lam + rho / 2, b1, C)
 
 
-def hu_scores(st: HuSetup, T: int, sigma_party: np.ndarray, rngs) -> tuple[np.ndarray, np.ndarray]:
-    """Scores (R, k) and each canary's sum_t ||Delta_{j,t}||^2 (R, k) for runs of ADMM sharing with noise on the
-    shared values; the adversary sees every party's shared value at every t."""
+def hu_scores(st: HuSetup, T: int, sigma_party: np.ndarray, rngs) -> tuple[np.ndarray, np.ndarray, float]:
+    """Scores (R, k), each canary's sum_t ||Delta_{j,t}||^2 (R, k), and the largest ||x||, ||y||, ||z|| of the noisy
+    runs (what Assumption 1.1's b_1 would have to bound), for runs of ADMM sharing with noise on the shared values;
+    the adversary sees every party's shared value at every t."""
     R, k = st.S.shape
     b, M = st.boundaries, len(st.boundaries) - 1
     score, energy = np.zeros((R, k)), np.zeros((R, k))
+    noisy_b1 = 0.0
     sig = np.asarray(sigma_party, float)[None, :]
     for r in range(R):
         s_up, s_plus = st.setups[r], st.plus[r]
@@ -369,7 +372,8 @@ def hu_scores(st: HuSetup, T: int, sigma_party: np.ndarray, rngs) -> tuple[np.nd
             score[r] -= resid[st.rows_a] * da + resid[st.rows_b] * db - sq / 2
             energy[r] += sq
             state = sh.centre_update(s_up, new)
-    return score, energy
+            noisy_b1 = max(noisy_b1, *(float(np.linalg.norm(v)) for v in (state.x, state.y, state.z)))
+    return score, energy, noisy_b1
 
 
 def hu_settings(params: dict, setup: HuSetup) -> list[Setting]:
@@ -488,7 +492,8 @@ def run(params: dict, seed: int, data: dict) -> dict:
                     sc = xu_scores(setup, xp, T, st.noise * f, rngs)
                 else:
                     sigma = st.noise * f * setup.C / setup.C[0]             # every party at the same epsilon
-                    sc, energy = hu_scores(setup, T, sigma, rngs)
+                    key = "noisy_b1" if variant == "claimed" else "control.noisy_b1"
+                    sc, energy, st.extras[key] = hu_scores(setup, T, sigma, rngs)
                     # the canaries' own composed Gaussian: mu^2 = mean over canaries of sum_t ||Delta_t||^2 / sigma^2
                     mult = st.noise * f * np.sqrt(T / float(energy.mean()))
                 st.audit[variant] = ora.audit(sc, setup.S, st.delta, level)
@@ -520,6 +525,7 @@ def metrics(out: dict, params: dict) -> dict:
                       # (eps_lo, delta) refuted refutes (paper_eps, paper_delta) only if paper_delta <= delta
                       q + "flagged": bool(a.eps_lo > st.paper_eps and (st.paper_delta or st.delta) <= st.delta),
                       q + "flagged_tight": bool(a.eps_lo > st.tight_eps)})
+        m.update({p + key: v for key, v in st.extras.items()})
         m[p + "reading"] = ("contradicted" if m[p + "flagged"] or m[p + "flagged_tight"] else
                             "supported" if m[p + "control.flagged_tight"] else "untestable")
     for meth in METHODS:
@@ -607,10 +613,15 @@ def describe(out: dict, m: dict) -> str:
                 f"bound recovers at most {max(reach):.0%} of the control's ceiling.")
         parts.append(txt)
     if out.get("hu") is not None and "hu_sharing.lemma1_C" in m:
-        parts.append(f"HU: Lemma 1's C = {m['hu_sharing.lemma1_C']:.3g} for party 1 (b_1 = {m['hu_sharing.b1']:.3g}, "
-                     f"the largest norm of the noise-free run). With noise on the shared values a party's next "
-                     f"release is its data's ridge map applied to the pulled sum, which carries the noise, so the "
-                     f"canaries' own ceiling does not fall as the noise grows (see the ceiling column).")
+        hs = [s for s in out["settings"] if s.method == "hu_sharing"]
+        nb = [m[f"hu_sharing.{s.level}.noisy_b1"] for s in hs]
+        parts.append(f"HU: Lemma 1's C = {m['hu_sharing.lemma1_C']:.3g} for party 1 from b_1 = "
+                     f"{m['hu_sharing.b1']:.3g}, the largest ||x||, ||y||, ||z|| of the noise-free run. In the runs "
+                     f"with the calibrated noise these norms reach {min(nb):.3g} to {max(nb):.3g}, "
+                     f"{min(nb) / m['hu_sharing.b1']:.0f}x to {max(nb) / m['hu_sharing.b1']:.0f}x that b_1: "
+                     f"Assumption 1.1 does not hold for the noisy iterates. A party's next release is its data's "
+                     f"ridge map applied to the pulled sum, which carries the noise, so the canaries' own ceiling "
+                     f"does not fall as the noise grows (ceiling column).")
     parts.append("A bound below the claim says only that these canaries and this score found no violation. The "
                  "ceiling is the tight total at the canary pair's own gap, the most any audit with these canaries "
                  "could show; the one-run bound recovers a fraction of it, and never more than its guess count "
