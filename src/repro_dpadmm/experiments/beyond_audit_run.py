@@ -273,6 +273,8 @@ def xu_scores(st: XuSetup, xp: dict, T: int, sigma: float, rngs) -> np.ndarray:
     rho, gamma = float(xp["rho"]), float(xp["gamma"])
     eta = 1.0 / st.plus.L_f                        # SPEC §0.5(2)
     A, At = st.plus.A, st.plus.A.T.tocsr()
+    # one library call per run: each run's canary labels make its own problem (the library batches repeats of one
+    # problem only); the adversary's side is batched over runs
     xs = np.stack([lin.xu_dp_admm(p, T=T, eta=eta, rho=rho, gamma=gamma, sigma=sigma, repeats=1, rngs=[g],
                                   u0=xp.get("u0", "paper")).x[0] for p, g in zip(st.problems, rngs)])  # (R, T+1, d)
     X = xs.transpose(1, 2, 0)                      # (T+1, d, R): columns are runs
@@ -353,7 +355,7 @@ def hu_scores(st: HuSetup, T: int, sigma_party: np.ndarray, rngs) -> tuple[np.nd
     score, energy = np.zeros((R, k)), np.zeros((R, k))
     noisy_b1 = 0.0
     sig = np.asarray(sigma_party, float)[None, :]
-    for r in range(R):
+    for r in range(R):          # each run has its own data (its canary states), so its own factored setup
         s_up, s_plus = st.setups[r], st.plus[r]
         state = sh.initial_state(s_up, 1, "shared")
         rel = np.zeros((1, s_up.D.shape[0], M))                          # every party's last shared value
