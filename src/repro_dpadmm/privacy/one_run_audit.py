@@ -3,7 +3,8 @@
 independently, ONE run of the mechanism, a score per canary, guesses "+1" for the k_+ highest and "-1" for the k_-
 lowest scores (abstain on the rest), and a lower bound on epsilon from the number of correct guesses.
 
-The bound (their main theorem, Theorem 3.1, in the form of Corollary 5.4 with the p-value of their Appendix D).
+The bound (arXiv:2305.08846v1: the main result, Theorem 3.1, in the form of Corollary 5.4, computed as their
+Appendix D does; tests/test_beyond_audit_run.py pins Appendix D's worked example and one run of Section 7).
 If the mechanism is (epsilon, delta)-DP in each coordinate of S, then for r guesses of which W are correct,
 
     P[W >= v] <= beta(v) + 2 m delta * alpha(v),    beta(v) = P[Binomial(r, q) >= v],   q = e^eps / (1 + e^eps),
