@@ -87,6 +87,7 @@ figcaption { font-size: .82rem; color: var(--muted); margin-top: .25rem; }
   margin: .75rem 0; }
 .claim.c-reproduced { border-color: #2da44e; } .claim.c-partly { border-color: #d4a72c; }
 .claim.c-inconclusive { border-color: #3fb0c4; }
+.claim.c-setup-ok { border-color: #2da44e; } .claim.c-setup-failed { border-color: #e5534b; }
 .claim.c-not-reproduced { border-color: #e5534b; } .claim.c-not-checkable { border-color: #a371f7; }
 .claim-head { display: flex; flex-wrap: wrap; gap: .35rem .7rem; align-items: center; font-size: .85rem; }
 .claim-head .where { color: var(--muted); }
