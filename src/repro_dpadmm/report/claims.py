@@ -301,7 +301,7 @@ def parse_claims(data, path: Path | str = "<claims>", lines: _Lines | None = Non
     cf.noise_z = float((data.get("settings") or {}).get("noise_z", DEFAULT_NOISE_Z))
     cf.variants = {str(n): {k: str(v) for k, v in spec.items()} for n, spec in (data.get("variants") or {}).items()}
     for n, raw in enumerate(data.get("claims") or []):
-        claim, probs, warns = _parse_claim(raw, cf, n, _at(fname, lines, ("claims", n)))
+        claim, probs, warns = _parse_claim(raw, cf, lines.line(("claims", n)) if lines else None)
         cf.problems += probs
         cf.warnings += warns
         cf.claims.append(claim)
@@ -311,10 +311,10 @@ def parse_claims(data, path: Path | str = "<claims>", lines: _Lines | None = Non
     return cf
 
 
-def _parse_claim(raw: dict, cf: ClaimsFile, n: int, at: str) -> tuple[Claim, list[str], list[str]]:
-    """A schema-valid claim and the problems of the rules that span its fields."""
+def _parse_claim(raw: dict, cf: ClaimsFile, line: int | None) -> tuple[Claim, list[str], list[str]]:
+    """A schema-valid claim (starting at `line` of its file) and the problems of the rules that span its fields."""
     cid, item, source = raw["id"], raw.get("item"), raw.get("source")
-    where = f"{at}: claim {cid!r}"
+    where = f"{cf.path.name}{f':{line}' if line else ''}: claim {cid!r}"
     errors, warnings = [], []
     paper, middle, _ = cid.split(".", 2)
     if source is None:
@@ -343,7 +343,7 @@ def _parse_claim(raw: dict, cf: ClaimsFile, n: int, at: str) -> tuple[Claim, lis
         not_checkable=str(raw.get("not_checkable") or ""), datasets=_str_list(raw.get("datasets")),
         setup=raw.get("setup") is True, variants=variants,
         variant_specs={v: cf.variants[v] for v in variants if v in cf.variants}, findings=findings,
-        noise_z=cf.noise_z, file=cf.path.name, line=int(at.rsplit(":", 1)[1]) if at.count(":") else None,
+        noise_z=cf.noise_z, file=cf.path.name, line=line,
         invalid="; ".join(e.split(": ", 2)[-1] for e in errors),
     )
     # Documentation check: every key a claim reads should be documented under metrics.<item>.
