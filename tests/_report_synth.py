@@ -166,6 +166,7 @@ def make_project(root: Path) -> Path:
         "privacy.dpadmm.eps0.1_delta1e-4.paper_eps": 1.0146, "privacy.dpadmm.eps0.1_delta1e-4.rdp_eps": 1.21,
         "privacy.dpadmm.eps0.1_delta1e-4.pld_eps": 0.93, "privacy.dpadmm.eps0.1_delta1e-4.delta": 1e-4,
         "privacy.dvp.eps0.1.paper_eps": 10.0, "privacy.dvp.eps0.1.rdp_eps": None,
+        "privacy.dpadmm.eps0.1_delta1e-4.pld_eps@dpsgd_sum": 0.95, "privacy.dpadmm.eps0.1_delta1e-4.pld_eps.se": 0.01,
         "err.dpadmm": 0.2, "err.dpsgd": 0.205, "err.dpsgd@dpsgd_sum": 0.4, "bisection.eps": 0.1,
         "repeats": {"err.dpadmm": [0.18, 0.19, 0.2, 0.21, 0.22], "err.dpsgd": [0.215, 0.185, 0.205, 0.225, 0.195]}},
         params=fig1_params, wide=True)
