@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from repro_dpadmm.paths import project_root
-from repro_dpadmm.report.claims import (ClaimsError, claims_paths, evaluate_check, evaluate_claim, flatten, fmt, parse_claims,
-                                        validate_claims_file)
+from repro_dpadmm.report.claims import (ClaimsError, claims_paths, evaluate_check, evaluate_claim, flatten, fmt,
+                                        parse_claims, validate_claims_file)
 
 ROOT = project_root(Path(__file__).parent)
 
@@ -242,7 +242,8 @@ def test_duplicate_yaml_keys_are_errors(tmp_path):
     path = tmp_path / "huang2019_dpadmm.yaml"
     path.write_text("claims:\n  - id: huang2019_dpadmm.fig1.a\n    item: fig1\n    quote: q\n    quote: r\n"
                     "    checks: [{kind: true, metric: x}]\n")
-    with pytest.raises(ClaimsError, match=r"huang2019_dpadmm\.yaml:5: claims\[0\].*key 'quote' is given more than once"):
+    with pytest.raises(ClaimsError,
+                       match=r"huang2019_dpadmm\.yaml:5: claims\[0\].*key 'quote' is given more than once"):
         validate_claims_file(path)
 
 

@@ -568,7 +568,9 @@ def _decide(d: float, se: float | None, z: float, strict: bool = True) -> str:
 
 
 def _decide_interval(v: float, se: float | None, z: float, lo: float | None, hi: float | None) -> str:
-    """v ± z·SE against [lo, hi]: pass if inside, fail if entirely outside, else inconclusive (exact: lo <= v <= hi)."""
+    """v ± z·SE against [lo, hi]: pass if inside, fail if entirely outside, else inconclusive.
+
+    Exact (no SE): lo <= v <= hi."""
     half = z * se if se else 0.0
     a, b = v - half, v + half
     if (lo is None or a >= lo) and (hi is None or b <= hi):
