@@ -470,58 +470,54 @@ COLOURS = {"admm": "tab:blue", "acc_admm": "tab:orange", "dp_admm": "tab:green",
 STYLES = {"admm": "--", "acc_admm": "--", "dp_admm": "-", "dp_acc_admm": "-"}
 
 
-def _unavailable(ax, name, reason=""):
-    ax.text(0.5, 0.5, "not run:\ndataset unavailable", ha="center", va="center", transform=ax.transAxes,
-            fontsize=10, color="0.4")
-    ax.set_xticks([])
-    ax.set_yticks([])
+def _panels(results: dict, names, height: float = 6.4):
+    """A 2 x len(names) figure, one column per dataset titled like the paper's panels, and the columns that have
+    results as (column, top axis, bottom axis, result); a dataset without results is marked not run."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, len(names), figsize=(4 * len(names), height), squeeze=False)
+    columns = []
+    for j, name in enumerate(names):
+        top, bottom = axes[0, j], axes[1, j]
+        top.set_title(f"({'abcdefgh'[j]}) {name}")
+        if results.get(name) is None:
+            for ax in (top, bottom):
+                ax.text(0.5, 0.5, "not run:\ndataset unavailable", ha="center", va="center", transform=ax.transAxes,
+                        fontsize=10, color="0.4")
+                ax.set_xticks([])
+                ax.set_yticks([])
+        else:
+            columns.append((j, top, bottom, results[name]))
+    return fig, axes, columns
 
 
 def plot_fig1(results: dict, names=PANEL_ORDER):
     """Top: objective gap vs cumulative CPU time; bottom: the same vs iteration (log y). One column per dataset."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, len(names), figsize=(4 * len(names), 6.4), squeeze=False)
-    for j, name in enumerate(names):
-        top, bottom = axes[0, j], axes[1, j]
-        letter = "abcdefgh"[j]
-        top.set_title(f"({letter}) {name}")
-        r = results.get(name)
-        if r is None:
-            _unavailable(top, name)
-            _unavailable(bottom, name)
-            continue
+    fig, axes, columns = _panels(results, names)
+    for j, top, bottom, r in columns:
         it = np.arange(r["T"] + 1)
         for a in ALGORITHMS:
             g, sd = np.maximum(r["gap_mean"][a], 1e-16), r["gap_std"][a]
             kw = dict(color=COLOURS[a], ls=STYLES[a], label=LABELS[a])
             top.semilogy(r["cpu_time"][a], g, **kw)
             bottom.semilogy(it, g, **kw)
-            if a.startswith("dp_"):
+            if a in PRIVATE:
                 bottom.fill_between(it, np.maximum(g - sd, 1e-16), g + sd, color=COLOURS[a], alpha=0.2, lw=0)
         top.set_xlabel("CPU time (s), one run")
         bottom.set_xlabel("iteration t")
-        if j == 0:
+        if j == columns[0][0]:
             top.set_ylabel(r"$F(x_t) - F^*$")
             bottom.set_ylabel(r"$F(x_t) - F^*$")
-    axes[0, 0].legend(fontsize=8)
+    if columns:
+        columns[0][1].legend(fontsize=8)
     fig.tight_layout()
     return fig
 
 
 def plot_fig2(results: dict, names=PANEL_ORDER):
     """Top: F(x_T) vs epsilon; bottom: test accuracy vs epsilon (mean +- std over repeats)."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, len(names), figsize=(4 * len(names), 6.4), squeeze=False)
-    for j, name in enumerate(names):
-        top, bottom = axes[0, j], axes[1, j]
-        top.set_title(f"({'abcdefgh'[j]}) {name}")
-        r = results.get(name)
-        if r is None:
-            _unavailable(top, name)
-            _unavailable(bottom, name)
-            continue
+    fig, axes, columns = _panels(results, names)
+    for j, top, bottom, r in columns:
         e = r["epsilons"]
         for a in ALGORITHMS:
             kw = dict(color=COLOURS[a], ls=STYLES[a], label=LABELS[a])
@@ -534,11 +530,11 @@ def plot_fig2(results: dict, names=PANEL_ORDER):
         bottom.axhline(r["majority_rate"], color="0.5", lw=0.8, ls=":", label="majority class")
         top.set_xlabel(r"$\epsilon$")
         bottom.set_xlabel(r"$\epsilon$")
-        if j == 0:
+        if j == columns[0][0]:
             top.set_ylabel(r"objective $F(x_T)$ (train)")
             bottom.set_ylabel("test accuracy")
-    axes[0, 0].legend(fontsize=8)
-    axes[1, 0].legend(fontsize=8)
+    for ax in (columns[:1] and columns[0][1:3]):
+        ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -546,17 +542,8 @@ def plot_fig2(results: dict, names=PANEL_ORDER):
 def plot_variants(results: dict, variants: list[str], names=PANEL_ORDER):
     """DP-AccADMM minus DP-ADMM against epsilon for the default and each variant (mean +- standard error over the
     paired runs): top F(x_T) (below 0: DP-AccADMM better), bottom test accuracy (above 0: DP-AccADMM better)."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, len(names), figsize=(4 * len(names), 6.0), squeeze=False)
-    for j, name in enumerate(names):
-        top, bottom = axes[0, j], axes[1, j]
-        top.set_title(f"({'abcdefgh'[j]}) {name}")
-        rs = results.get(name)
-        if rs is None:
-            _unavailable(top, name)
-            _unavailable(bottom, name)
-            continue
+    fig, axes, columns = _panels(results, names, 6.0)
+    for j, top, bottom, rs in columns:
         for v in ["", *variants]:
             r = rs.get(v)
             if r is None:
@@ -570,9 +557,10 @@ def plot_variants(results: dict, variants: list[str], names=PANEL_ORDER):
             ax.axhline(0.0, color="0.3", lw=0.8)
             ax.set_xlabel(r"$\epsilon$")
         top.set_yscale("symlog", linthresh=1e-2)
-        if j == 0:
+        if j == columns[0][0]:
             top.set_ylabel("F(x_T): DP-AccADMM - DP-ADMM")
             bottom.set_ylabel("test accuracy: DP-AccADMM - DP-ADMM")
-    axes[0, 0].legend(fontsize=7)
+    if columns:
+        columns[0][1].legend(fontsize=7)
     fig.tight_layout()
     return fig
