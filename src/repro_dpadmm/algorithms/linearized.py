@@ -20,6 +20,11 @@ not account for; `u0="zero"` is the strict alternative (SPEC §6.8 [D-alt]).
 
 The non-private ADMM and AccADMM of XU §V are the same algorithms with sigma = 0 (SPEC §6.4 [D]).
 
+Step size: the paper runs gamma = 1 (§V-B) with eta up to 1/L_f (Lemma 5), although its analysis wants
+gamma >= eta rho ||A^T A|| + 1 (G >= I). With lambda/rho small (1e-5 in §V) the y-step absorbs the A-part of the
+x-step and the runs are stable (checked by `check_stable`); with a large lambda/rho the same step can cycle
+(tests/test_xu2020_algorithms.py). A non-finite iterate raises DivergedError naming the problem and eta.
+
 All repeats run together: iterates are arrays with a leading repeat axis (R, d); internally they are kept as columns
 (d, R) so that one product X @ x serves every repeat. Each repeat draws its noise from its own Generator, so a
 repeat's trajectory does not depend on which other repeats share its batch.
