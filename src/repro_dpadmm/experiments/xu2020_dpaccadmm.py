@@ -230,10 +230,10 @@ def reference_minimum(s: Setup, params: dict) -> dict:
     ref = {}
     for label, alg, restart in (("admm", "admm", "none"), ("acc_admm", "acc_admm", "none"),
                                 ("acc_admm_restart", "acc_admm", "goldstein")):
-        long_run = run_algorithm(s, alg, params, T=TL, restart=restart)
+        ref_run = run_algorithm(s, alg, params, T=TL, restart=restart)
         idx = np.unique(np.r_[np.arange(0, TL + 1, stride), TL])
-        long_run.x = long_run.x[:, idx]
-        ref[label] = objective_trace(s, long_run)[0]
+        ref_run.x = ref_run.x[:, idx]
+        ref[label] = objective_trace(s, ref_run)[0]
     best = min(ref, key=lambda k: ref[k].min())
     F_star = float(ref[best].min())
     return {"F_star": F_star, "source": best, "iterations": TL,
