@@ -35,7 +35,7 @@ def step_size(L_f: float, norm_AtA: float, rule: str, rho: float) -> float:
 
     "paper": eta = 1/L_f, the largest step Lemma 5 allows (0 <= eta <= 1/L_f; Algorithm 1 asks eta < 1/L_F) with
     the paper's gamma = 1 (§V-B). "conservative": eta = 1/(L_f + rho ||A^T A||_2), the old default, which is what
-    G = gamma I - eta rho A^T A >= 0 needs with gamma = 1 (the paper's own gamma_min condition cannot hold at gamma = 1).
+    G = gamma I - eta rho A^T A >= 0 needs with gamma = 1 (the paper's own gamma_min cannot hold at gamma = 1).
     """
     if rule == "paper":
         return 1.0 / L_f
