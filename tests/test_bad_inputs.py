@@ -76,7 +76,7 @@ ITEM_CASES = [
     (XU, "fig1", {"datasets": []}, "datasets", "1 to"),
     (XU, "fig1", {"blas_threads": 0}, "blas_threads", ">= 1"),
     (XU, "fig1", {"epsilon": NAN}, "epsilon", "finite number"),
-    (XU, "fig2", {"long_run": {"iterations": 0}}, "long_run.iterations", ">= 1"),
+    (XU, "fig2", {"repeats": 0}, "repeats", ">= 1"),
     (XU, "table1", {"graph": {"alphas": [0]}}, "graph.alphas.0", "> 0"),
     (BEYOND, "frontier", {"levels": [0.1, NAN]}, "levels.1", "finite number"),
     (BEYOND, "frontier", {"levels": [0.1, 0.1]}, "levels", "no repeats"),
@@ -216,11 +216,12 @@ SNAKEMAKE_CASES = [
     ({"papers": {HUANG: {"fig1": {"epsilon": NAN}}}}, "papers.huang2019_dpadmm.fig1.epsilon: nan is not of type"),
     ({"papers": {HUANG: {"fig55": {"repeats": 1}}}}, "papers.huang2019_dpadmm.fig55: no such item"),
     ({"papers": {BEYOND: {"frontier": {"levels": [0.1, INF]}}}}, "papers.beyond.frontier.levels.1"),
+    ({"papers": {HUANG: {"fig2": {"agents": 2.5}}}}, "On instance['papers']['huang2019_dpadmm']['fig2']['agents']"),
 ]
 
 
 @pytest.mark.workflow
-@pytest.mark.parametrize("case, message", SNAKEMAKE_CASES, ids=["config seed", "nan", "typo item", "inf level"])
+@pytest.mark.parametrize("case, message", SNAKEMAKE_CASES, ids=["config seed", "nan", "typo item", "inf level", "agents 2.5"])
 def test_snakemake_rejects_before_any_job(tmp_path, case, message):
     if isinstance(case, dict):
         path = tmp_path / "bad.yaml"
