@@ -1,4 +1,5 @@
-# Beyond the papers: equal-privacy frontier and empirical privacy audit (issue "Beyond the papers").
+# Beyond the papers: equal-privacy frontier, empirical privacy audit (one step) and the one-run audit of whole runs
+# (item audit_run, issue 22: a single notebook job, target beyond_audit_run).
 #
 # The frontier grid runs as one job per (method, level), per method's noiseless run (its optimiser floor: per level
 # where the noise-free run depends on it) and one for the non-private floor, so that a cluster runs

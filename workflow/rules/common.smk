@@ -1,5 +1,17 @@
 # Shared helpers for the rules: which items exist, their parameters, their inputs and outputs.
+import functools
 import json
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+
+from repro_dpadmm.config import errors as config_errors
+
+# The same checks as `repro-dpadmm run --params` on top of the schema validation in the Snakefile: finite numbers
+# (NaN and infinity rejected), items that have a notebook; every message names the key and what is allowed.
+_config_problems = config_errors(config, Path.cwd())
+if _config_problems:
+    raise WorkflowError("invalid configuration:\n" + "\n".join(f"  {m}" for m in _config_problems[:20]))
 
 
 def items_of(paper):
@@ -21,6 +33,16 @@ def paper_outputs(paper):
 
 def all_item_outputs():
     return [out for paper in config["papers"] for out in paper_outputs(paper)]
+
+
+@functools.cache
+def dataset_attempt(name):
+    """The source state that decides whether rule dataset runs again (see datasets.smk and
+    repro_dpadmm.datasets.attempt); the mirror in force is REPRO_DPADMM_DATA_MIRROR, else the config key."""
+    from repro_dpadmm.datasets import attempt
+    from repro_dpadmm.datasets.fetch import resolve_mirror
+
+    return attempt(name, resolve_mirror(None, config.get("data_mirror")), root=Path.cwd())
 
 
 def item_dataset_records(wildcards):

@@ -87,6 +87,7 @@ figcaption { font-size: .82rem; color: var(--muted); margin-top: .25rem; }
   margin: .75rem 0; }
 .claim.c-reproduced { border-color: #2da44e; } .claim.c-partly { border-color: #d4a72c; }
 .claim.c-inconclusive { border-color: #3fb0c4; }
+.claim.c-setup-ok { border-color: #2da44e; } .claim.c-setup-failed { border-color: #e5534b; }
 .claim.c-not-reproduced { border-color: #e5534b; } .claim.c-not-checkable { border-color: #a371f7; }
 .claim-head { display: flex; flex-wrap: wrap; gap: .35rem .7rem; align-items: center; font-size: .85rem; }
 .claim-head .where { color: var(--muted); }
@@ -105,12 +106,14 @@ table.checks col.c4 { width: 5%; }
 th.vh { text-align: right; background: var(--soft); padding-left: .25rem; padding-right: .4rem; }
 th.vh .badge { font-size: .7rem; padding: .05rem .45rem; }
 table.summary td.num { padding-left: .25rem; padding-right: .55rem; }
-table.summary .bar { width: 5rem; }
+table.summary .bar { width: 4.5rem; }
 table.summary th { white-space: normal; vertical-align: bottom; }
 table.summary th.vh .badge { white-space: normal; text-align: center; }
 table.summary th.mk { font-size: .7rem; font-weight: 600; text-align: right; max-width: 5rem; padding-left: .2rem;
   padding-right: .4rem; }
-table.summary td:first-child { min-width: 11rem; }
+table.summary td:first-child { min-width: 10rem; }
+table.summary th, table.summary td { padding-left: .35rem; padding-right: .35rem; }
+table.summary th.mk:last-child { padding-right: .1rem; }
 table.summary th.vh .badge { font-size: .66rem; padding: .05rem .35rem; }
 .missing-list { font-size: .9rem; }
 .missing-list li { margin: .2rem 0; }
@@ -306,7 +309,7 @@ def summary_section(report) -> str:
             + "".join(f"<th class='num vh'>{badge(v)}</th>" for v in VERDICTS) + "<th class='num'>Total</th>"
             "<th class='mk' title='verdicts that differ under a variant of a choice the paper leaves open'>"
             "depend on a choice</th><th class='mk' title='failing claims without a finding naming the cause'>"
-            "unexplained</th></tr>")
+            "unex&shy;plained</th></tr>")
     rows = []
     for p in report.papers:
         vc, mk = p.counts(), p.marks()
