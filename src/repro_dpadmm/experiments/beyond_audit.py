@@ -795,21 +795,6 @@ def plot(results: dict, m: dict):
     return fig
 
 
-def checks(results: dict, m: dict) -> list[dict]:
-    """The audit's conclusions as rows (claim, held, numbers), all computed from the metrics."""
-    rows = []
-    for key, r in results.items():
-        mech, p = r["mechanism"], f"{key}."
-        rows.append({"claim": f"{mech.label}: the audit finds no violation of epsilon = {mech.epsilon:g}",
-                     "held": not m[p + "flagged"],
-                     "numbers": f"audited eps >= {m[p + 'eps_lo']:.3f} vs claimed {mech.epsilon:g} at delta "
-                                f"{mech.delta:g} ({m['trials']:,} trials per dataset)"})
-        rows.append({"claim": f"{mech.label}: the audit flags the 4x control",
-                     "held": bool(m[p + "control.flagged"]),
-                     "numbers": f"audited eps >= {m[p + 'control.eps_lo']:.3f} vs claimed {mech.epsilon:g}"})
-    return rows
-
-
 def describe(results: dict, skipped: dict, m: dict) -> str:
     """The closing text: what the audit contradicts and what it cannot show, computed from the metrics."""
     out = []
