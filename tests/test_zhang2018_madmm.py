@@ -69,9 +69,10 @@ def test_local_solve_is_exact():
     f0 = rng.standard_normal((2, 4, 5))
     b = rng.standard_normal((2, 4, 5)) * 5
     kappa = np.array([0.3, 1.0, 2.0, 0.7])
-    f, steps, step = dz.solve_local(data, f0, kappa, b, 5.0, tol=1e-12)
-    g = 5.0 * dz.local_grad(data, f) + kappa[None, :, None] * f + b
-    assert np.abs(g).max() < 1e-9 and steps < 50
+    sol = dz.solve_local(data, f0, kappa, b, 5.0, tol=1e-12)
+    g = 5.0 * dz.local_grad(data, sol.f) + kappa[None, :, None] * sol.f + b
+    assert np.abs(g).max() < 1e-9 and sol.steps.max() < 50
+    assert np.all(np.sqrt((g ** 2).sum(-1)) / kappa <= 1e-12)  # the stopping rule: ||grad|| / kappa <= tol
 
 
 def test_pp_reduces_to_dual_perturbation_and_is_deterministic():

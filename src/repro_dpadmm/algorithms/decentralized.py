@@ -441,7 +441,7 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
         f_prev = f
         sol = solve_local(data, f, kappa, b, C, tol=tol, max_steps=max_steps,
                           problem=f"R-ADMM odd-step local problem (12)/(28) at t = {2 * k + 1}")
-        f = sol.f
+        f = f_odd = sol.f
         solves.append(sol)
         # recycled gradient by the KKT condition (15): grad O = -(2 lam + eps) - eta sum_j (2 f_i - f_i(t-1) - f_j(t-1))
         gradO = -(2.0 * lam + eps) - e[:, None] * (2.0 * V[:, None] * f - V[:, None] * f_prev - A @ f_prev)
@@ -464,4 +464,4 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
         traces["dist"] = np.stack(dists, axis=1)
     traces["newton_steps"] = np.stack([x.steps.max(axis=1) for x in solves], axis=1)
     return History(traces, {**_solver_meta(solves), "T": T, "recycled_grad_max_err": recycled_err,
-                            "f_final": f, "lambda_final": lam})
+                            "f_final": f, "f_odd_final": f_odd, "lambda_final": lam})
