@@ -95,14 +95,15 @@ def fig1_metrics(res: dict) -> dict:
     return m
 
 
-def private_comparison(X, y, params: dict, seed: int, alpha1: float, item: str) -> dict:
+def private_comparison(X, y, params: dict, seed: int, alpha1: float, item: str, only=None) -> dict:
     """PP vs DVP (Figs. 2-4): eta(t) = theta q1^{t-1}, alpha(t) = alpha1 q2^{t-1} for every node, per curve of
     params['curves'] ({name: {q1, q2}}; q1 = 1 is DVP). Returns per curve the traces L (repeats, T+1), L_mean,
     L_range, P(t), plus graph facts.
 
     params['equal_noise'] (optional, [D]) = {curve: {of, q1}}: extra curves with the noise schedule AND the noise
     stream of curve `of` but another q1: the same eps draws under a different penalty growth, so that repeat r of
-    both is paired (§6.1's stated reason for stability, tested at equal noise)."""
+    both is paired (§6.1's stated reason for stability, tested at equal noise). `only` (a set of curve names) runs
+    a subset, e.g. to spread the curves over processes; each curve's numbers are those of a full run."""
     data, A = network(X, y, params, seed, PAPER, item)
     N, d, T, R = data.n_nodes, data.dim, int(params["iterations"]), int(params["repeats"])
     C, rho, theta = float(params["C"]), float(params["rho"]), float(params["theta"])
@@ -117,6 +118,8 @@ def private_comparison(X, y, params: dict, seed: int, alpha1: float, item: str) 
         specs[name] = (float(eq["q1"]), float(params["curves"][eq["of"]]["q2"]), eq["of"])
     curves = {}
     for name, (q1, q2, stream) in specs.items():
+        if only is not None and name not in only:
+            continue
         eta = dz.geometric(theta, q1, T)
         alpha = dz.geometric(float(alpha1), q2, T)
         rngs = noise_generators(seed, R, PAPER, item, f"alpha={alpha1}", stream)

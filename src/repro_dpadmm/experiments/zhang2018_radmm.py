@@ -92,11 +92,13 @@ def pp_schedule(pp: dict, T: int):
     return dz.geometric(float(pp.get("eta1", pp["theta"])), float(pp["q1"]), T), dz.geometric(1.0, float(pp["q2"]), T)
 
 
-def fig2(X, y, params: dict, seed: int, alpha: float) -> dict:
+def fig2(X, y, params: dict, seed: int, alpha: float, only=None) -> dict:
     """Fig. 2 for one noise level: private R-ADMM (gamma, eta, alpha_i(k) = alpha) vs DVP (conventional ADMM, eta = theta
     = eta_dvp, constant alpha) and PP (dual step theta, eta(t) = eta1 q1^(t-1), alpha(t) = alpha_pp q2^(t-1)), one PP
     run per setting in params['pp'] (the comparator's settings are not stated; each is judged separately); the DVP
-    and PP alphas are matched by bisection so that their P(T) equals R-ADMM's (SPEC §5.4)."""
+    and PP alphas are matched by bisection so that their P(T) equals R-ADMM's (SPEC §5.4). `only` (a set of curve
+    names: 'radmm', 'dvp', PP settings) runs a subset, e.g. to spread the curves over processes; every curve's
+    numbers are the same as in a full run (each has its own noise streams)."""
     data, A = network(X, y, params, seed, PAPER, "fig2")
     N, d, T, R = data.n_nodes, data.dim, int(params["iterations"]), int(params["repeats"])
     K = T // 2
@@ -117,14 +119,18 @@ def fig2(X, y, params: dict, seed: int, alpha: float) -> dict:
 
     f0 = initial_points(seed, R, N, d, float(params.get("init_scale", 1.0)), PAPER, "fig2")
     lab = (PAPER, "fig2", f"alpha={alpha}")
-    h_r = dz.r_admm(data, A, C=C, rho=rho, eta=eta, gamma=gamma, K=K, f0=f0, alpha=alpha,
-                    rngs=noise_generators(seed, R, *lab, "radmm"), **_solver(params))
+    run = (lambda name: only is None or name in only)
     m_dvp = matched("DVP", P_dvp)
-    h_d = dz.m_admm(data, A, C=C, rho=rho, eta=np.full(T, eta_dvp), theta=np.full(T, eta_dvp), f0=f0,
-                    alpha=np.full(T, m_dvp["alpha"]), rngs=noise_generators(seed, R, *lab, "dvp"), **_solver(params))
-    out = {"target": target, "curves": {"radmm": _private_curve(h_r, P_r), "dvp": _private_curve(h_d,
-                                                                                             P_dvp(m_dvp["alpha"]))},
-           "match": {"dvp": m_dvp}}
+    out = {"target": target, "curves": {}, "match": {"dvp": m_dvp}}
+    if run("radmm"):
+        h_r = dz.r_admm(data, A, C=C, rho=rho, eta=eta, gamma=gamma, K=K, f0=f0, alpha=alpha,
+                        rngs=noise_generators(seed, R, *lab, "radmm"), **_solver(params))
+        out["curves"]["radmm"] = _private_curve(h_r, P_r)
+    if run("dvp"):
+        h_d = dz.m_admm(data, A, C=C, rho=rho, eta=np.full(T, eta_dvp), theta=np.full(T, eta_dvp), f0=f0,
+                        alpha=np.full(T, m_dvp["alpha"]), rngs=noise_generators(seed, R, *lab, "dvp"),
+                        **_solver(params))
+        out["curves"]["dvp"] = _private_curve(h_d, P_dvp(m_dvp["alpha"]))
     for name, pp in params["pp"].items():
         eta_pp, shape = pp_schedule(pp, T)
 
@@ -132,10 +138,12 @@ def fig2(X, y, params: dict, seed: int, alpha: float) -> dict:
             return bounds.icml_P(C, data.B, V, eta_pp, a * shape)
 
         m_pp = matched(f"PP ({name})", P_pp)
+        out["match"][name] = m_pp
+        if not run(name):
+            continue
         h_p = dz.m_admm(data, A, C=C, rho=rho, eta=eta_pp, theta=np.full(T, float(pp["theta"])), f0=f0,
                         alpha=m_pp["alpha"] * shape, rngs=noise_generators(seed, R, *lab, "pp"), **_solver(params))
         out["curves"][name] = _private_curve(h_p, P_pp(m_pp["alpha"]))
-        out["match"][name] = m_pp
     return out
 
 
