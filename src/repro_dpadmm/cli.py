@@ -128,8 +128,13 @@ def cmd_frontier_job(args) -> int:
 
 def cmd_report(args) -> int:
     from .report import build_report  # provided by the report package
+    from .report.claims import ClaimsError
 
-    build_report(out_dir=Path(args.out_dir))
+    try:
+        build_report(out_dir=Path(args.out_dir))
+    except ClaimsError as exc:   # a claims file that cannot be read as written: no report, a clear error
+        print(f"repro-dpadmm report: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
