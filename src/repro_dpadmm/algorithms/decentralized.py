@@ -220,9 +220,10 @@ def _phi_change(data: NodeData, z, zp, sg, s, f, p, b, kap, C):
     """phi(f - s p) - phi(f) for every (repeat, node), computed without cancellation: per sample
     L(z - s zp) - L(z) = log1p(sigma(-z) expm1(s zp)) (direct difference where |s zp| > 1, where it is large)."""
     u = _sample_scale(data, s) * zp  # (n, R)
-    with np.errstate(over="ignore", invalid="ignore"):
-        small = np.abs(u) <= 1.0
-        dl = np.where(small, np.log1p(sg * np.expm1(np.where(small, u, 0.0))), loss(z - u) - loss(z))
+    dl = np.log1p(sg * np.expm1(np.clip(u, -1.0, 1.0)))
+    big = np.nonzero(np.abs(u) > 1.0)  # few samples, and only far from the minimiser: direct difference there
+    if big[0].size:
+        dl[big] = loss(z[big] - u[big]) - loss(z[big])
     dloss = (data.P @ dl).T  # (R, N): change of the node means
     sv = s[..., None]
     quad = (kap * (-sv * f * p + 0.5 * sv ** 2 * p * p)).sum(-1) - (s * (b * p).sum(-1))
