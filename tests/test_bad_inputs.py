@@ -65,7 +65,7 @@ ITEM_CASES = [
     (MADMM, "fig1", {"theta_random": [1.0]}, "theta_random", "2 to 2 items"),
     (MADMM, "fig1", {"q1_list": [2.0]}, "q1_list", "2 to"),
     (RADMM, "fig1", {"gammas": [-1]}, "gammas.0", "> 0"),
-    (RADMM, "fig2", {"pp": {"q1": 0.5}}, "pp.q1", ">= 1"),
+    (RADMM, "fig2", {"pp": {"pp_icml_blue": {"theta": 1.0, "q1": 0.5, "q2": 1.04}}}, "pp.pp_icml_blue.q1", ">= 1"),
     (RADMM, "fig3", {"alpha": INF}, "alpha", "finite number"),
     (RADMM, "fig3", {"thetaa": 1.0}, "thetaa", "allowed keys here:"),
     (XU, "fig1", {"mu": 1}, "mu", "< 1"),

@@ -69,9 +69,10 @@ def test_local_solve_is_exact():
     f0 = rng.standard_normal((2, 4, 5))
     b = rng.standard_normal((2, 4, 5)) * 5
     kappa = np.array([0.3, 1.0, 2.0, 0.7])
-    f, steps, step = dz.solve_local(data, f0, kappa, b, 5.0, tol=1e-12)
-    g = 5.0 * dz.local_grad(data, f) + kappa[None, :, None] * f + b
-    assert np.abs(g).max() < 1e-9 and steps < 50
+    sol = dz.solve_local(data, f0, kappa, b, 5.0, tol=1e-12)
+    g = 5.0 * dz.local_grad(data, sol.f) + kappa[None, :, None] * sol.f + b
+    assert np.abs(g).max() < 1e-9 and sol.steps.max() < 50
+    assert np.all(np.sqrt((g ** 2).sum(-1)) / kappa <= 1e-12)  # the stopping rule: ||grad|| / kappa <= tol
 
 
 def test_pp_reduces_to_dual_perturbation_and_is_deterministic():
@@ -118,3 +119,21 @@ def test_uneven_split_handles_different_node_sizes():
     g_ref = np.array([[-(X[p] * (y[p] / (1 + np.exp(y[p] * (X[p] @ f[r, k]))))[:, None]).mean(0)
                        for k, p in enumerate(parts)] for r in range(2)])
     assert np.allclose(dz.local_grad(data, f), g_ref)
+
+
+def test_equal_noise_twin_reuses_the_noise_draws_of_its_curve():
+    from repro_dpadmm.experiments import zhang2018_madmm as em
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((400, 6))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.where(X @ rng.standard_normal(6) > 0, 1.0, -1.0)
+    params = {"graph": {"kind": "five_node"}, "split": "even", "C": 20.0, "rho": 1.0, "iterations": 4, "repeats": 3,
+              "theta": 0.5, "curves": {"blue": {"q1": 1.05, "q2": 1.04}, "black": {"q1": 1.0, "q2": 1.04}},
+              "equal_noise": {"same": {"of": "blue", "q1": 1.05}, "eta_const": {"of": "blue", "q1": 1.0}},
+              "newton_tol": 1e-10}
+    c = em.private_comparison(X, y, params, 0, 3.0, "t")["curves"]
+    assert np.array_equal(c["same"]["L"], c["blue"]["L"])  # same schedule and same draws: the same runs
+    assert not np.allclose(c["eta_const"]["L"], c["black"]["L"])  # black: same schedule, its own draws
+    m, rep = em.private_metrics({3.0: {"curves": c, "B": np.full(5, 80), "V": np.ones(5), "N": 5}}, 4)
+    assert rep["a3.L_dev_late.blue"].shape == (3,) and m["a3.L_final_mean.blue"] == rep["a3.L_final_mean.blue"].mean()

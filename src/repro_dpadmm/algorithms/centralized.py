@@ -28,6 +28,7 @@ from threadpoolctl import threadpool_limits
 
 from ..problems import regularizers
 from ..problems.logistic import loss
+from ..solvers import NotConvergedError, require_converged
 
 
 def _mat(X):
@@ -73,7 +74,10 @@ def newton_l2(X, y, mu: float, *, tol: float = 1e-10, max_steps: int = 100, w0=N
                 break
             t *= 0.5
         w, fw = w_new, f_new
-    raise RuntimeError(f"Newton did not reach ||grad|| < {tol} in {max_steps} steps")
+    z = y * (X @ w)
+    g = X.T @ (-y * expit(-z)) / N + mu * w
+    require_converged("centralised l2 optimum (Newton)", max_steps, np.linalg.norm(g), tol)
+    return w
 
 
 def lbfgsb_l1(X, y, mu: float, *, tol: float = 1e-10, max_iter: int = 50_000, w0=None) -> np.ndarray:
@@ -103,7 +107,10 @@ def _lbfgsb_split(fg, w0, tol, max_iter, strict=True):
                                   options={"maxiter": max_iter, "maxfun": 2 * max_iter, "ftol": 1e-16,
                                            "gtol": tol, "maxcor": 30})
     if strict and not res.success:
-        raise RuntimeError(f"L-BFGS-B did not converge: {res.message}")
+        x, g = res.x, res.jac
+        pg = np.where(x > 0, g, np.minimum(g, 0.0))  # projected gradient on the bounds u, v >= 0
+        raise NotConvergedError("centralised l1 optimum (L-BFGS-B)", res.nit, float(np.abs(pg).max()), tol,
+                                hint=str(res.message))
     return res.x[:d] - res.x[d:]
 
 
@@ -147,7 +154,8 @@ def prox_newton_l1(X, y, mu: float, *, tol: float = 1e-13, max_outer: int = 50, 
                 break
             t *= 0.5
         w, Fw = w_new, F_new
-    raise RuntimeError(f"proximal Newton did not converge in {max_outer} outer steps")
+    raise NotConvergedError("centralised l1 optimum (proximal Newton)", max_outer, -decrease, tol,
+                            hint="model decrease predicted at the last step")
 
 
 def solve(X, y, reg: str, mu: float, *, method: str = "prox_newton", **kw) -> np.ndarray:

@@ -56,6 +56,7 @@ from ..privacy.mechanisms import check_epsilon_delta, stacked_gamma_norm
 from ..problems import regularizers
 from ..problems.logistic import loss
 from ..rng import stacked_normal
+from ..solvers import NotConvergedError, require_converged
 
 
 # --------------------------------------------------------------------------------------------------- data
@@ -305,7 +306,7 @@ def solve_local_l2(data: StarData, w_start, lin, center, *, quad: float, rho: fl
     and repeat: the exact local step of Alg. 1 line 4 for l2 (quad = lambda/n, lin = gamma_i^{k-1}, center = w^{k-1}).
 
     Newton's method (SPEC §2.2.1 [D]) from the warm start w_start (R, n, d), until every gradient norm is < tol
-    (at most max_steps). The Hessian (1/m) A_i^T diag(s(1-s)) A_i + (quad + rho) I has condition number
+    (at most max_steps; otherwise NotConvergedError). The Hessian (1/m) A_i^T diag(s(1-s)) A_i + (quad + rho) I has condition number
     <= (quad + rho + 1/4)/(quad + rho) (~3.5 at rho = 0.1, since ||a|| <= 1), so each Newton system is solved
     matrix-free by conjugate gradients to a relative residual of min(0.1, ||g||^0.5) (exact Hessian-vector products,
     two sparse products each). This replaces a dense Hessian plus a batched np.linalg.solve: forming 1,000 Hessians of
@@ -344,6 +345,7 @@ def solve_local_l2(data: StarData, w_start, lin, center, *, quad: float, rho: fl
         w, z, g, sg, gn = w_new, z_new, g_new, sg_new, gn_new
         if not np.all(np.isfinite(w)):
             raise FloatingPointError("the local Newton solve diverged (non-finite iterate)")
+    require_converged("HUANG l2 exact local solve (Newton)", steps, gn, tol)
     if cache is not None:
         cache["z"] = z
     return w, steps, float(gn.max())
@@ -377,7 +379,8 @@ def solve_local_l1(data: StarData, w_start, lin, center, *, lam_n: float, rho: f
 
     Accelerated proximal gradient on the smooth part (step 1/L, L = max||a||^2/4 + rho; soft thresholding at
     lambda/(n L)), with the constant momentum (sqrt(L) - sqrt(rho))/(sqrt(L) + sqrt(rho)) of strongly convex FISTA
-    (the smooth part is rho-strongly convex). Stops when every agent's step is < tol (at most max_iter).
+    (the smooth part is rho-strongly convex). Stops when every agent's step is < tol; NotConvergedError if that
+    takes more than max_iter iterations.
     Returns (w, iterations, max final step norm).
     """
     center = center[..., None, :] if center.ndim == w_start.ndim - 1 else center
@@ -396,7 +399,8 @@ def solve_local_l1(data: StarData, w_start, lin, center, *, lam_n: float, rho: f
             raise FloatingPointError("the local proximal-gradient solve diverged")
         if change < tol:
             return w, it, change
-    return w, max_iter, change
+    raise NotConvergedError("HUANG l1 exact local solve (accelerated proximal gradient)", max_iter, change, tol,
+                            hint="largest step norm of any agent; raise max_inner")
 
 
 # --------------------------------------------------------------------------------------------------- traces

@@ -13,8 +13,10 @@ of node i occupies the columns of f_i (see NodeData). One sparse product then ev
 every node and repeat, and its transpose gives every node's gradient; node means use the weights 1/B_i. Nothing is
 padded, and Adult's one-hot rows (about 12 non-zeros of 105) make these products cheap.
 
-Exact local solves (ICML (10)/(25), Allerton (12)/(28)): Newton's method on the strictly convex local objective,
-warm-started at f_i(t), for all nodes and repeats at once, until every step has norm < tol. Each Newton system is
+Exact local solves (ICML (10)/(25), Allerton (12)/(28)): damped Newton (backtracking on the local objective, SPEC
+§0.5(3)) on the strictly convex local objective, warm-started at f_i(t), for all nodes and repeats at once, until
+every ||grad||/kappa_i <= tol (a bound on the distance to the exact minimiser); a solve that cannot meet it raises
+NotConvergedError, so no iterate is ever computed from a half-solved local problem. Each Newton system is
 solved by preconditioned conjugate gradients with exact Hessian-vector products (a dense d x d Hessian per node and
 repeat would cost n d^2 per step; a Hessian shared by the repeats made the steps diverge under noise).
 """
@@ -30,6 +32,7 @@ from ..graphs import check_graph
 from ..history import History
 from ..privacy.mechanisms import stacked_gamma_norm
 from ..problems.logistic import loss, sigmoid_neg
+from ..solvers import require_converged
 
 C1 = 0.25  # c_1: bound on L'' for the logistic loss (ICML §5)
 
@@ -42,7 +45,7 @@ class NodeData:
     Xb (n, N d) CSR: sample s of node i holds its features in columns [i d, (i + 1) d), so that
     Xb @ vec(f-hat) gives every sample's x^T f_{node(s)} and Xb^T @ u gives every node's X_i^T u_i, for all repeats
     at once (columns of f / u). Uneven B_i need no padding. y, w (n,): labels and 1/B_{node(s)}; P (N, n) sparse
-    with P[i, s] = 1/B_i (node means); G (N, d, d): X_i^T X_i / B_i; B (N,).
+    with P[i, s] = 1/B_i (node means); G (N, d, d): X_i^T X_i / B_i; B (N,); node (n,): each sample's node.
     """
 
     Xb: sp.csr_matrix
@@ -52,6 +55,7 @@ class NodeData:
     P: sp.csr_matrix
     G: np.ndarray
     B: np.ndarray
+    node: np.ndarray
 
     @property
     def eig_G(self):
@@ -89,7 +93,7 @@ def node_data(X, y, parts) -> NodeData:
     Gs = (Xb.T @ sp.diags(w) @ Xb).tocoo()  # block diagonal (N d x N d), kept sparse
     G = np.zeros((N, d, d))
     G[Gs.row // d, Gs.row % d, Gs.col % d] = Gs.data
-    return NodeData(Xb, Xb.T.tocsr(), y[idx], w, P, G, B)
+    return NodeData(Xb, Xb.T.tocsr(), y[idx], w, P, G, B, node)
 
 
 def _to_cols(f):
@@ -125,43 +129,105 @@ def average_loss(data: NodeData, f):
 
 
 # --------------------------------------------------------------------------------------------------- local solver
-def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-9, max_steps: int = 50,
-                max_cg: int = 100):
-    """argmin_f  C (1/B_i) sum_n L(y f^T x) + (kappa_i / 2) ||f||^2 + b_i^T f  for every repeat and node.
+@dataclass(frozen=True)
+class LocalSolve:
+    """Result of one batched local solve: the minimisers f (R, N, d), the Newton steps each (repeat, node) problem
+    needed (R, N), the damped steps among them (R, N; a step shorter than the full Newton step), and the certified
+    bound max ||grad||/kappa on the distance to the exact minimisers."""
 
-    Newton's method (SPEC §4.4 [D]) from the warm start f_start (R, N, d); kappa (N,), b (R, N, d). Each Newton
-    system is solved by conjugate gradients with exact Hessian-vector products (two sparse products over all nodes
-    and repeats), preconditioned by the majoriser C X_i^T X_i / (4 B_i) + kappa_i I (one eigen-decomposition per
-    node for the whole run, valid for every kappa). Stops when every Newton step has norm < tol. Returns (f, newton steps, last max step norm).
+    f: np.ndarray
+    steps: np.ndarray
+    damped: np.ndarray
+    residual: float
+
+
+def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-9, max_steps: int = 100,
+                max_cg: int = 100, damped: bool = True, problem: str = "ZKL local problem") -> LocalSolve:
+    """argmin_f  phi(f) = C (1/B_i) sum_n L(y f^T x) + (kappa_i / 2) ||f||^2 + b_i^T f  for every repeat and node.
+
+    Damped Newton (SPEC §0.5(3)) from the warm start f_start (R, N, d); kappa (N,), b (R, N, d). Each Newton system
+    is solved by conjugate gradients with exact Hessian-vector products (two sparse products over all nodes and
+    repeats), preconditioned by the majoriser C X_i^T X_i / (4 B_i) + kappa_i I (one eigen-decomposition per node for
+    the whole run, valid for every kappa). The step length is found by backtracking on phi itself (Armijo, halving),
+    separately for every problem; the trial margins are z - s y x^T p, so a trial costs no sparse product, and the
+    loss change is computed as log1p(sigma(-z) expm1(s y x^T p)), accurate even when it is far below phi's
+    round-off. A problem stops when ||grad phi|| / kappa_i <= tol: phi is kappa_i-strongly convex, so this bounds
+    the distance to its exact minimiser by tol. If any problem has not met it after max_steps Newton steps (or its
+    line search cannot decrease phi), NotConvergedError names the problem, the step and the residual.
+    `damped=False` is plain Newton (full steps), kept only to show why it is unsafe (SPEC §0.5(3)).
     """
     R, N, d = f_start.shape
+    kappa = np.asarray(kappa, dtype=float)
     lam_G, U = data.eig_G
     scale = 1.0 / (0.25 * C * lam_G + kappa[:, None])  # (N, d): the majoriser's inverse in its eigenbasis
-
     M_inv = (U * scale[:, None, :]) @ U.transpose(0, 2, 1)  # (N, d, d), symmetric; formed once per solve
 
     def precond(v):  # M_i^{-1} v for every node and repeat, one batched BLAS product over the nodes: (R, N, d)
         return (np.ascontiguousarray(v.transpose(1, 0, 2)) @ M_inv).transpose(1, 0, 2)
 
+    yw = (data.y * data.w)[:, None]
+    kap = kappa[None, :, None]
     f = f_start.copy()
-    step_norm = np.inf
-    for steps in range(1, max_steps + 1):
-        z = _margins(data, f)
+    z = _margins(data, f)
+    steps = np.zeros((R, N), dtype=int)
+    n_damped = np.zeros((R, N), dtype=int)
+    for it in range(max_steps + 1):
         sg = sigmoid_neg(z)
-        g = _from_cols(data.XbT @ (-(data.y * data.w)[:, None] * sg), R, N, d) * C + kappa[None, :, None] * f + b
+        g = _from_cols(data.XbT @ (-yw * sg), R, N, d) * C + kap * f + b
+        res = np.sqrt((g ** 2).sum(-1)) / kappa[None, :]  # (R, N): bound on the distance to the minimiser
+        if not np.all(np.isfinite(res)):
+            require_converged(problem + " (non-finite gradient: the iterates diverged)", it, res, tol)
+        active = res > tol
+        if not active.any() or it == max_steps:
+            break
         c = C * data.w[:, None] * sg * (1.0 - sg)  # (n, R) Hessian weights
 
         def hvp(v):
-            return _from_cols(data.XbT @ (c * (data.Xb @ _to_cols(v))), R, N, d) + kappa[None, :, None] * v
+            return _from_cols(data.XbT @ (c * (data.Xb @ _to_cols(v))), R, N, d) + kap * v
 
         p = _pcg(hvp, precond, g, max_cg, forcing=min(0.1, float(np.sqrt(np.abs(g).max()))))
-        f -= p
-        step_norm = float(np.sqrt((p ** 2).sum(-1)).max())
-        if not np.isfinite(step_norm):
-            raise FloatingPointError("local Newton solve diverged (non-finite step)")
-        if step_norm < tol:
-            break
-    return f, steps, step_norm
+        p[~active] = 0.0
+        zp = _margins(data, p)  # (n, R): y x^T p, so that z(f - s p) = z - s zp
+        s = np.ones((R, N))
+        if damped:
+            slope = (g * p).sum(-1)  # > 0: p is a descent direction (CG iterate on a positive definite system)
+            ok = ~active
+            for _ in range(60):
+                trial = np.where(ok, 0.0, s)
+                change = _phi_change(data, z, zp, sg, trial, f, p, b, kap, C)  # phi(f - s p) - phi(f)
+                ok |= change <= -1e-4 * trial * slope
+                if ok.all():
+                    break
+                s = np.where(ok, s, 0.5 * s)
+            if not ok.all():
+                require_converged(problem + " (line search found no decrease)", it, np.where(ok, 0.0, res), tol)
+            n_damped += (s < 1.0) & active
+        s = np.where(active, s, 0.0)
+        f = f - s[..., None] * p
+        z = z - _sample_scale(data, s) * zp
+        steps += active
+    require_converged(problem, int(steps.max()), res, tol,
+                      hint="" if damped else "plain Newton, no line search")
+    return LocalSolve(f, steps, n_damped, float(res.max()))
+
+
+def _sample_scale(data: NodeData, s):
+    """Per-(repeat, node) scalars s (R, N) spread to every sample of that node: (n, R)."""
+    return s.T[data.node]
+
+
+def _phi_change(data: NodeData, z, zp, sg, s, f, p, b, kap, C):
+    """phi(f - s p) - phi(f) for every (repeat, node), computed without cancellation: per sample
+    L(z - s zp) - L(z) = log1p(sigma(-z) expm1(s zp)) (direct difference where |s zp| > 1, where it is large)."""
+    u = _sample_scale(data, s) * zp  # (n, R)
+    dl = np.log1p(sg * np.expm1(np.clip(u, -1.0, 1.0)))
+    big = np.nonzero(np.abs(u) > 1.0)  # few samples, and only far from the minimiser: direct difference there
+    if big[0].size:
+        dl[big] = loss(z[big] - u[big]) - loss(z[big])
+    dloss = (data.P @ dl).T  # (R, N): change of the node means
+    sv = s[..., None]
+    quad = (kap * (-sv * f * p + 0.5 * sv ** 2 * p * p)).sum(-1) - (s * (b * p).sum(-1))
+    return C * dloss + quad
 
 
 def _pcg(hvp, precond, g, max_iter, forcing):
@@ -189,21 +255,24 @@ def _pcg(hvp, precond, g, max_iter, forcing):
     return p
 
 
-def centralized_optimum(data: NodeData, C: float, rho: float, *, tol: float = 1e-10, max_steps: int = 100):
-    """f_c* of ICML eq. (1): min sum_i (C/B_i) sum_n L(y f^T x) + rho ||f||^2 / 2, by full Newton."""
-    N, d = data.n_nodes, data.dim
+def pooled(data: NodeData) -> NodeData:
+    """All samples as one node that keeps every sample's weight 1/B_{node(s)}: its local objective with kappa = rho
+    and b = 0 is objective (1) of ICML / Allerton, sum_i (C/B_i) sum_n L(y f^T x) + rho ||f||^2 / 2."""
+    d = data.dim
     Xs = sp.csr_matrix((data.Xb.data, data.Xb.indices % d, data.Xb.indptr), shape=(data.Xb.shape[0], d))
-    f = np.zeros(d)
-    for _ in range(max_steps):
-        z = data.y * (Xs @ f)
-        sg = sigmoid_neg(z)
-        g = C * (Xs.T @ (-data.y * data.w * sg)) + rho * f
-        H = C * (Xs.T @ sp.diags(data.w * sg * (1 - sg)) @ Xs).toarray() + rho * np.eye(d)
-        step = np.linalg.solve(H, g)
-        f = f - step
-        if np.linalg.norm(step) < tol:
-            break
-    return f
+    n = Xs.shape[0]
+    P = sp.csr_matrix((data.w, (np.zeros(n, dtype=int), np.arange(n))), shape=(1, n))
+    G = (Xs.T @ sp.diags(data.w) @ Xs).toarray()[None]
+    return NodeData(Xs, Xs.T.tocsr(), data.y, data.w, P, G, np.array([n]), np.zeros(n, dtype=int))
+
+
+def centralized_optimum(data: NodeData, C: float, rho: float, *, tol: float = 1e-10, max_steps: int = 100):
+    """f_c* of ICML eq. (1): min sum_i (C/B_i) sum_n L(y f^T x) + rho ||f||^2 / 2, by the same damped Newton solver
+    from f = 0, to ||grad||/rho <= tol (raises NotConvergedError otherwise)."""
+    one = pooled(data)
+    sol = solve_local(one, np.zeros((1, 1, data.dim)), np.array([float(rho)]), np.zeros((1, 1, data.dim)), C,
+                      tol=tol, max_steps=max_steps, problem="centralised optimum of ZKL eq. (1)")
+    return sol.f[0, 0]
 
 
 # --------------------------------------------------------------------------------------------------- schedules
@@ -254,6 +323,14 @@ def _noise(rngs, d, alpha_row, R, N):
     return stacked_gamma_norm(rngs, d, alpha_row, size=(N,))
 
 
+def _solver_meta(solves) -> dict:
+    """Newton steps per local problem over a run: most, mean, and how many steps were damped; worst residual."""
+    steps = np.stack([x.steps for x in solves])
+    return {"newton_steps_max": int(steps.max()), "newton_steps_mean": float(steps.mean()),
+            "newton_damped_steps": int(sum(int(x.damped.sum()) for x in solves)),
+            "local_residual_max": float(max(x.residual for x in solves))}
+
+
 def _traces(data, f, fc):
     L = average_loss(data, f)
     dist = np.sqrt(((f - fc) ** 2).sum(axis=(-1, -2))) if fc is not None else None
@@ -262,14 +339,16 @@ def _traces(data, f, fc):
 
 # --------------------------------------------------------------------------------------------------- M-ADMM / PP
 def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=None, rngs=None, fc=None,
-           tol: float = 1e-9, max_steps: int = 50) -> History:
+           tol: float = 1e-9, max_steps: int = 100) -> History:
     """M-ADMM (ICML eqs. (10)-(11)) and, with `alpha`, its private version by penalty perturbation (Algorithm 1).
 
     eta: eta_i(t) for t = 1..T, shape (T, N) (per node) or (T,) (common); T is its length.
     theta: dual steps, (T, N), (T,) or scalar (fixed, time-varying or per node); alpha: alpha_i(t) or None.
     Convergence (Thm 3.1) needs eta_i(t+1) >= eta_i(t) >= theta; theta > eta is rejected.
     With eta = theta this is conventional ADMM (8)-(9) and, with noise, DVP (SPEC §4.5).
-    Traces: 'L' (R, T+1) average loss, 'dist' ||f-hat(t) - 1 f_c*^T||_F if fc is given.
+    Traces: 'L' (R, T+1) average loss, 'dist' ||f-hat(t) - 1 f_c*^T||_F if fc is given, 'newton_steps' (R, T) the
+    most Newton steps of any node's local solve at t = 1..T. Every local solve meets ||grad||/kappa <= tol or raises
+    NotConvergedError (solve_local).
     """
     A, f0 = _check_common(data, A, C, rho, f0)
     if np.ndim(eta) == 0:
@@ -292,7 +371,7 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
     f = f0.copy()
     L0, dist0 = _traces(data, f, fc)
     Ls, dists = [L0], [dist0]
-    steps_max = 0
+    solves = []
     for t in range(T):
         e = eta[t]  # eta_i(t+1)
         kappa = rho / N + 2.0 * e * V
@@ -301,8 +380,10 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
         if alpha is not None:
             eps = _noise(rngs, d, alpha[t], R, N)
             b = b + 2.0 * (e * V)[:, None] * eps  # (24) == dual perturbation by eta_i V_i eps_i (ICML §4)
-        f, steps, _ = solve_local(data, f, kappa, b, C, tol=tol, max_steps=max_steps)
-        steps_max = max(steps_max, steps)
+        sol = solve_local(data, f, kappa, b, C, tol=tol, max_steps=max_steps,
+                          problem=f"M-ADMM local problem (10)/(25) at t = {t + 1}")
+        f = sol.f
+        solves.append(sol)
         lam = lam + 0.5 * theta[t][:, None] * (V[:, None] * f - A @ f)  # (11)/(14)
         L, dist = _traces(data, f, fc)
         Ls.append(L)
@@ -310,7 +391,8 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
     traces = {"L": np.stack(Ls, axis=1)}
     if fc is not None:
         traces["dist"] = np.stack(dists, axis=1)
-    return History(traces, {"newton_steps_max": steps_max, "T": T, "f_final": f, "lambda_final": lam})
+    traces["newton_steps"] = np.stack([x.steps.max(axis=1) for x in solves], axis=1)
+    return History(traces, {**_solver_meta(solves), "T": T, "f_final": f, "lambda_final": lam})
 
 
 def conventional_admm(data: NodeData, A, *, C, rho, eta: float, T: int, f0, **kw) -> History:
@@ -320,7 +402,7 @@ def conventional_admm(data: NodeData, A, *, C, rho, eta: float, T: int, f0, **kw
 
 # --------------------------------------------------------------------------------------------------- R-ADMM
 def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, theta=None, alpha=None, rngs=None,
-           fc=None, tol: float = 1e-9, max_steps: int = 50, check_recycled: bool = False) -> History:
+           fc=None, tol: float = 1e-9, max_steps: int = 100, check_recycled: bool = False) -> History:
     """Recycled ADMM (Allerton Algorithm 1, eqs. (10)-(13)); with `alpha`, private R-ADMM (Algorithm 2, (27)-(29)).
 
     Iterations t = 1..2K alternate odd (2k-1: exact ADMM step with data) and even (2k: linearised step from stored
@@ -347,7 +429,7 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
     f = f0.copy()
     L0, dist0 = _traces(data, f, fc)
     Ls, dists = [L0], [dist0]
-    steps_max, recycled_err = 0, 0.0
+    solves, recycled_err = [], 0.0
     for k in range(K):
         # ---- odd iteration 2k-1 (index 2k in 0-based t): conventional ADMM step, (12)/(27)-(28)
         e = eta[2 * k]
@@ -358,8 +440,10 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
             eps = _noise(rngs, d, alpha[k], R, N)
             b = b + eps  # objective perturbation eps^T f (27)
         f_prev = f
-        f, steps, _ = solve_local(data, f, kappa, b, C, tol=tol, max_steps=max_steps)
-        steps_max = max(steps_max, steps)
+        sol = solve_local(data, f, kappa, b, C, tol=tol, max_steps=max_steps,
+                          problem=f"R-ADMM odd-step local problem (12)/(28) at t = {2 * k + 1}")
+        f = f_odd = sol.f
+        solves.append(sol)
         # recycled gradient by the KKT condition (15): grad O = -(2 lam + eps) - eta sum_j (2 f_i - f_i(t-1) - f_j(t-1))
         gradO = -(2.0 * lam + eps) - e[:, None] * (2.0 * V[:, None] * f - V[:, None] * f_prev - A @ f_prev)
         if check_recycled:
@@ -379,5 +463,6 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
     traces = {"L": np.stack(Ls, axis=1)}
     if fc is not None:
         traces["dist"] = np.stack(dists, axis=1)
-    return History(traces, {"newton_steps_max": steps_max, "T": T, "recycled_grad_max_err": recycled_err,
-                            "f_final": f, "lambda_final": lam})
+    traces["newton_steps"] = np.stack([x.steps.max(axis=1) for x in solves], axis=1)
+    return History(traces, {**_solver_meta(solves), "T": T, "recycled_grad_max_err": recycled_err,
+                            "f_final": f, "f_odd_final": f_odd, "lambda_final": lam})

@@ -7,7 +7,6 @@ import numpy as np
 from .. import graphs
 from ..algorithms import decentralized as dz
 from ..rng import repeat_generators, seed_sequence
-from .common import show_params  # noqa: F401  (the ZKL notebooks import it from here)
 
 
 def network(X, y, params: dict, seed: int, *labels: str):
@@ -43,20 +42,3 @@ def range_bars(ax, t, mean, rng, color, every: int, label=None, **kw):
     ax.plot(t, mean, color=color, label=label, **kw)
     sel = slice(0, None, every)
     ax.errorbar(t[sel], mean[sel], yerr=rng[sel] / 2.0, fmt="none", ecolor=color, elinewidth=0.9, capsize=2)
-
-
-def check(claim: str, held: bool, numbers: str) -> dict:
-    """One row of a notebook's closing claims table."""
-    return {"claim": claim, "held": bool(held), "numbers": numbers}
-
-
-def claims_markdown(rows) -> str:
-    """Markdown table of claim checks (numbers formatted from the results, never typed)."""
-    lines = ["| claim | outcome | numbers |", "|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['claim']} | {'**held**' if r['held'] else '**not held**'} | {r['numbers']} |")
-    n = sum(r["held"] for r in rows)
-    return f"{n} of {len(rows)} checks held.\n\n" + "\n".join(lines)
-
-
-

@@ -38,21 +38,72 @@ def fig1(X, y, params: dict, seed: int) -> dict:
         "per_node": np.broadcast_to(np.asarray(params["eta1"], float) - float(params["theta_node_offset"]), (T, N)),
     }
     out = {"L_star": L_star, "a": {}, "b": {}, "theta_time_varying": thetas["time_varying"],
-           "theta_per_node": thetas["per_node"][0]}
+           "theta_per_node": thetas["per_node"][0], "T": T}
+    # the fixed-theta run goes on to `freeze_iterations` [D]: its first T iterations are panel (a)'s blue curve
+    T_long = max(T, int(params.get("freeze_iterations", T)))
+    eta_long = dz.geometric(np.asarray(params["eta1"], float), np.asarray(params["q"], float), T_long)
     for name, th in thetas.items():
-        h = dz.m_admm(data, A, C=C, rho=rho, eta=eta_a, theta=th, f0=f0, fc=fc, **_solver(params))
-        out["a"][name] = {"L": h.traces["L"][0], "dist": h.traces["dist"][0]}
+        if name == "fixed":
+            h = dz.m_admm(data, A, C=C, rho=rho, eta=eta_long, theta=np.full(T_long, float(params["theta_fixed"])),
+                          f0=f0, fc=fc, **_solver(params))
+            out["long"] = {"L": h.traces["L"][0], "dist": h.traces["dist"][0], "T": T_long,
+                           "inv_eta_sum": (1.0 / eta_long).sum(axis=0)}
+            out["a"][name] = _cut(h, T)
+        else:
+            out["a"][name] = _cut(dz.m_admm(data, A, C=C, rho=rho, eta=eta_a, theta=th, f0=f0, fc=fc,
+                                            **_solver(params)), T)
     for q1 in params["q1_list"]:
         eta = dz.geometric(float(params["eta_b"]), float(q1), T)
         h = dz.m_admm(data, A, C=C, rho=rho, eta=eta, theta=np.full(T, float(params["theta_b"])), f0=f0, fc=fc,
                       **_solver(params))
-        out["b"][float(q1)] = {"L": h.traces["L"][0], "dist": h.traces["dist"][0]}
+        out["b"][float(q1)] = _cut(h, T)
     return out
 
 
-def private_comparison(X, y, params: dict, seed: int, alpha1: float, item: str) -> dict:
+def _cut(h, T: int) -> dict:
+    return {"L": h.traces["L"][0, :T + 1], "dist": h.traces["dist"][0, :T + 1],
+            "newton_steps_max": int(h.traces["newton_steps"][0, :T].max()),
+            "newton_steps_mean": h.meta["newton_steps_mean"]}
+
+
+def fig1_metrics(res: dict) -> dict:
+    """Fig. 1 metrics: per curve L(T), |L(T) - L*|, the distance to f_c* at T and its ratio to t = 0; panel (b)'s
+    distance at T and gap at T/4 per q1; the freeze of the fixed-theta run (distance and L at T and at the long
+    run's end, and min_i sum_t 1/eta_i(t), the bounded total step budget of the fastest-growing penalty)."""
+    T, L_star = res["T"], res["L_star"]
+    m = {"L_star": L_star}
+    for name, r in res["a"].items():
+        m[f"a.L_final.{name}"] = r["L"][-1]
+        m[f"a.L_absgap_final.{name}"] = abs(r["L"][-1] - L_star)
+        m[f"a.dist_final.{name}"] = r["dist"][-1]
+        m[f"a.dist_ratio.{name}"] = r["dist"][-1] / r["dist"][0]
+        m[f"a.newton_steps_max.{name}"] = r["newton_steps_max"]
+    lg = res["long"]
+    m["a.freeze.T_long"] = lg["T"]
+    m["a.freeze.dist_T"] = lg["dist"][T]
+    m["a.freeze.dist_long"] = lg["dist"][-1]
+    m["a.freeze.dist_ratio_long_T"] = lg["dist"][-1] / lg["dist"][T]
+    m["a.freeze.L_gap_T"] = lg["L"][T] - L_star
+    m["a.freeze.L_gap_long"] = lg["L"][-1] - L_star
+    m["a.freeze.inv_eta_sum_min"] = float(lg["inv_eta_sum"].min())
+    for q1, r in res["b"].items():
+        k = f"q1_{q1:.2f}"
+        m[f"b.L_final.{k}"] = r["L"][-1]
+        m[f"b.dist_final.{k}"] = r["dist"][-1]
+        m[f"b.L_gap_mid.{k}"] = r["L"][T // 4] - L_star
+        m[f"b.newton_steps_max.{k}"] = r["newton_steps_max"]
+    return m
+
+
+def private_comparison(X, y, params: dict, seed: int, alpha1: float, item: str, only=None) -> dict:
     """PP vs DVP (Figs. 2-4): eta(t) = theta q1^{t-1}, alpha(t) = alpha1 q2^{t-1} for every node, per curve of
-    params['curves'] ({name: {q1, q2}}; q1 = 1 is DVP). Returns per curve L_mean, L_range, P(t), plus graph facts."""
+    params['curves'] ({name: {q1, q2}}; q1 = 1 is DVP). Returns per curve the traces L (repeats, T+1), L_mean,
+    L_range, P(t), plus graph facts.
+
+    params['equal_noise'] (optional, [D]) = {curve: {of, q1}}: extra curves with the noise schedule AND the noise
+    stream of curve `of` but another q1: the same eps draws under a different penalty growth, so that repeat r of
+    both is paired (§6.1's stated reason for stability, tested at equal noise). `only` (a set of curve names) runs
+    a subset, e.g. to spread the curves over processes; each curve's numbers are those of a full run."""
     data, A = network(X, y, params, seed, PAPER, item)
     N, d, T, R = data.n_nodes, data.dim, int(params["iterations"]), int(params["repeats"])
     C, rho, theta = float(params["C"]), float(params["rho"]), float(params["theta"])
@@ -60,17 +111,54 @@ def private_comparison(X, y, params: dict, seed: int, alpha1: float, item: str) 
         raise ValueError("Algorithm 1 needs 2 c_1 < (B_i / C)(rho/N + 2 theta V_i) for every node; raise theta")
     f0 = initial_points(seed, R, N, d, float(params.get("init_scale", 1.0)), PAPER, item)
     V = A.sum(1)
+    specs = {name: (float(qs["q1"]), float(qs["q2"]), name) for name, qs in params["curves"].items()}
+    for name, eq in (params.get("equal_noise") or {}).items():
+        if eq["of"] not in params["curves"]:
+            raise ValueError(f"equal_noise.{name}.of = {eq['of']!r} is not a curve; curves: {list(params['curves'])}")
+        specs[name] = (float(eq["q1"]), float(params["curves"][eq["of"]]["q2"]), eq["of"])
     curves = {}
-    for name, qs in params["curves"].items():
-        eta = dz.geometric(theta, float(qs["q1"]), T)
-        alpha = dz.geometric(float(alpha1), float(qs["q2"]), T)
-        rngs = noise_generators(seed, R, PAPER, item, f"alpha={alpha1}", name)
+    for name, (q1, q2, stream) in specs.items():
+        if only is not None and name not in only:
+            continue
+        eta = dz.geometric(theta, q1, T)
+        alpha = dz.geometric(float(alpha1), q2, T)
+        rngs = noise_generators(seed, R, PAPER, item, f"alpha={alpha1}", stream)
         h = dz.m_admm(data, A, C=C, rho=rho, eta=eta, theta=np.full(T, theta), f0=f0, alpha=alpha, rngs=rngs,
                       **_solver(params))
         curves[name] = {**summary(h.traces["L"]), "L": h.traces["L"],
-                        "P": bounds.icml_P(C, data.B, V, eta, alpha), "q1": float(qs["q1"]), "q2": float(qs["q2"]),
-                        "newton_steps_max": h.meta["newton_steps_max"]}
+                        "P": bounds.icml_P(C, data.B, V, eta, alpha), "q1": q1, "q2": q2, "stream": stream,
+                        "newton_steps_max": h.meta["newton_steps_max"],
+                        "newton_steps_mean": h.meta["newton_steps_mean"]}
     return {"curves": curves, "B": data.B, "V": V, "N": N}
+
+
+def late_deviation(L: np.ndarray) -> np.ndarray:
+    """Per repeat, the mean over t > T/2 of |L^r(t) - L_mean(t)|: a per-run dispersion whose mean over the runs is
+    comparable between curves with a standard error (L_range(t), the paper's bar, is one number per curve)."""
+    T = L.shape[1] - 1
+    late = L[:, T // 2 + 1:]
+    return np.abs(late - late.mean(axis=0)).mean(axis=1)
+
+
+def private_metrics(results: dict, T: int) -> tuple[dict, dict]:
+    """Figs. 2-4 metrics per noise level a<alpha1> and curve: L_mean(T) (per-repeat L(T) in `repeats`), L_range(T),
+    mean of L_range over t > T/2, late deviation (per repeat), P(T), Newton steps. Returns (metrics, repeats)."""
+    first = next(iter(results.values()))
+    m = {"N": first["N"], "B_min": first["B"].min(), "B_median": float(np.median(first["B"])),
+         "B_max": first["B"].max(), "V_min": first["V"].min(), "V_max": first["V"].max()}
+    rep = {}
+    for a, res in results.items():
+        for name, c in res["curves"].items():
+            k = f"a{a:g}"
+            rep[f"{k}.L_final_mean.{name}"] = c["L"][:, -1]
+            rep[f"{k}.L_dev_late.{name}"] = late_deviation(c["L"])
+            m[f"{k}.L_final_range.{name}"] = c["L_range"][-1]
+            m[f"{k}.L_range_late.{name}"] = c["L_range"][T // 2 + 1:].mean()
+            m[f"{k}.P_final.{name}"] = c["P"][-1]
+            m[f"{k}.newton_steps_max.{name}"] = c["newton_steps_max"]
+            m[f"{k}.newton_steps_mean.{name}"] = c["newton_steps_mean"]
+    m.update({k: float(np.mean(v)) for k, v in rep.items()})
+    return m, rep
 
 
 def P_final_for_split(X, y, params: dict, seed: int, item: str, split: str, alpha1: float) -> dict:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ..solvers import NotConvergedError
 from . import logistic, regularizers
 
 ALPHA_GRID = (0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01)  # SPEC §6.6 [D]
@@ -76,12 +77,21 @@ class Graph:
 
 
 def _glasso_edges(cov: np.ndarray, alpha: float, tol: float, max_iter: int) -> tuple[np.ndarray, np.ndarray]:
-    """Edges (i < j) and their |Theta_ij| from sklearn's graphical lasso on a correlation matrix."""
+    """Edges (i < j) and their |Theta_ij| from sklearn's graphical lasso on a correlation matrix.
+
+    sklearn returns its last iterate with a ConvergenceWarning when it stops at max_iter; that iterate is never used:
+    the warning becomes NotConvergedError (the caller then tries the next alpha, as for sklearn's FloatingPointError).
+    """
     from sklearn.covariance import graphical_lasso
+    from sklearn.exceptions import ConvergenceWarning
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # ConvergenceWarning on hard alphas: the edge count is all we use
-        _, theta = graphical_lasso(cov, alpha=alpha, max_iter=max_iter, tol=tol)
+        warnings.simplefilter("error", ConvergenceWarning)
+        try:
+            _, theta = graphical_lasso(cov, alpha=alpha, max_iter=max_iter, tol=tol)
+        except ConvergenceWarning as exc:
+            raise NotConvergedError(f"graphical lasso at alpha = {alpha}", max_iter, float("nan"), tol,
+                                    hint=str(exc).splitlines()[0]) from None
     i, j = np.triu_indices(cov.shape[0], k=1)
     strength = np.abs(theta[i, j])
     keep = strength > EDGE_TOL
@@ -96,7 +106,8 @@ def estimate_graph(X: np.ndarray, alphas=ALPHA_GRID, min_edges: int | None = Non
     `sklearn.covariance.graphical_lasso` on the correlation matrix for each alpha in `alphas` (largest first) and
     takes the first that gives at least `min_edges` (default d) edges. Above `max_edges` (default 5 d) only the
     `max_edges` strongest edges (largest |Theta_ij|) are kept. If no alpha reaches `min_edges`, the alpha with the
-    most edges is used. A graph with no edge at all is an error: the fused part of the penalty would vanish.
+    most edges is used. An alpha at which sklearn does not converge (or fails) is skipped and recorded in `tried`. A
+    graph with no edge at all is an error: the fused part of the penalty would vanish.
     `tol` and `max_iter` go to sklearn's solver (its defaults); a looser tol is much faster at small alphas.
     """
     t0 = time.perf_counter()
@@ -117,7 +128,7 @@ def estimate_graph(X: np.ndarray, alphas=ALPHA_GRID, min_edges: int | None = Non
     for alpha in sorted(alphas, reverse=True):
         try:
             edges, strength = _glasso_edges(cov, alpha, tol, max_iter)
-        except FloatingPointError as exc:  # sklearn raises this when the problem is ill-conditioned at this alpha
+        except (FloatingPointError, NotConvergedError) as exc:  # ill-conditioned or not converged at this alpha
             tried[float(alpha)] = f"failed: {exc}"
             continue
         tried[float(alpha)] = int(len(edges))
