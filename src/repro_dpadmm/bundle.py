@@ -218,13 +218,11 @@ def opened(source: str | Path):
 def param_differences(results: Path, root: Path) -> dict[str, list[str]]:
     """{"<paper>/<item>": ["key: run value vs current config value", ...]} for every bundled item whose executed
     parameters (papermill's record in its notebook) differ from what the current config would pass it."""
-    from . import config as config_mod
-    from .report.provenance import executed_params
+    from .report.provenance import executed_params, load_config
 
-    try:
-        current = config_mod.load(root=root)
-    except (config_mod.ConfigError, OSError, ValueError) as exc:
-        return {"<config>": [f"the current config cannot be loaded: {exc}"]}
+    current = load_config(root)  # config/config.yaml as the report reads it
+    if not current:
+        return {"<config>": [f"no readable config/config.yaml under {root}"]}
     out = {}
     for item_dir in sorted(p for p in results.glob("*/*") if p.is_dir() and p.parent.name != "report"):
         paper, item = item_dir.parent.name, item_dir.name

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import html
 import json
+import logging
+import sys
 import time
 from pathlib import Path
 
@@ -17,6 +19,18 @@ from .experiments.common import write_metrics
 from .paths import project_root
 
 KERNEL = "python3"
+
+
+def _stream_log() -> bool:
+    """Show each cell's start and output on stderr as the notebook runs (papermill's log_output, as
+    `papermill --log-output`), so that an item's log under Snakemake fills while it runs, not when it ends."""
+    log = logging.getLogger("papermill")
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+    return True
 
 
 def _render_html(executed: Path, html_path: Path) -> None:
@@ -58,7 +72,7 @@ def run_item(paper: str, item: str, params: dict, out_dir: str | Path, *, root: 
         metrics_path.unlink()  # never report stale numbers
     t0 = time.perf_counter()
     pm.execute_notebook(str(notebook), str(executed), parameters={"params": params, "out_dir": str(out_dir)},
-                        kernel_name=KERNEL, cwd=str(root), progress_bar=False)
+                        kernel_name=KERNEL, cwd=str(root), progress_bar=False, log_output=_stream_log())
     wall = time.perf_counter() - t0
     _render_html(executed, out_dir / f"{item}.html")
     if not metrics_path.exists():
