@@ -19,7 +19,6 @@ was judged and which items ran with parameters that differ from the current conf
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
@@ -31,6 +30,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, distributions, version
 from pathlib import Path
+
+import pooch
 
 from .paths import project_root
 
@@ -48,11 +49,7 @@ class BundleError(ValueError):
 
 
 def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return pooch.file_hash(str(path), alg="sha256")
 
 
 def _member_files(root: Path) -> list[str]:
