@@ -193,3 +193,13 @@ def test_every_argument_has_help_and_help_shows_examples(capsys):
         main(["--help"])
     out = capsys.readouterr().out
     assert "examples:" in out and "repro-dpadmm report --results" in out and "bundle" in out
+
+
+def test_ci_config_is_the_smoke_config_and_valid():
+    """.test/config/config.yaml (the catalog's CI config) is config/smoke.yaml, so the two cannot drift apart."""
+    from repro_dpadmm import config
+
+    ci = ROOT / ".test/config/config.yaml"
+    assert ci.resolve() == (ROOT / "config/smoke.yaml").resolve()
+    merged = config.load(ci, root=ROOT)
+    assert merged["papers"]["huang2019_dpadmm"]["fig1"]["iterations"] < 100
