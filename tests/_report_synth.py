@@ -1,6 +1,7 @@
 """A synthetic project for the report tests: claims files, a results folder and dataset sidecars, all small.
 
-It covers every item state (produced, not run, missing, extra), every verdict, privacy keys and a dataset claim.
+It covers every item state (produced, not run, missing, extra), every verdict (inconclusive from per-repeat values),
+setup checks, a variant that changes a verdict, findings (matching, stale, missing), privacy keys and a dataset claim.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ HUANG_CLAIMS = {
             "privacy.dpadmm.eps0.1_delta1e-4.pld_eps": "dp-accounting PLD",
             "privacy.dpadmm.eps0.1_delta1e-4.delta": "delta",
             "privacy.dvp.eps0.1.paper_eps": "basic composition (pure eps)",
+            "err.dpadmm": "test error of DP-ADMM, mean over repeats",
+            "err.dpsgd": "test error of DPSGD (average convention), mean over repeats",
+            "bisection.eps": "the epsilon the calibration bisection reached (target 0.1)",
         },
         "fig2": {"aov_final.eps0.1": "AOV at k = 100"},
         "fig3": {"el_final.dpadmm": "EL of DP-ADMM", "el_final.dpsgd": "EL of DPSGD"},
@@ -41,6 +45,7 @@ HUANG_CLAIMS = {
         "fig2": {"title": "Fig. 2", "caption": "Convergence properties of DP-ADMM."},
         "fig3": {"title": "Fig. 3", "caption": "Accuracy comparison."},
     },
+    "variants": {"dpsgd_sum": {"choice": "dpsgd_convention", "label": "DPSGD sum convention", "item": "fig1"}},
     "privacy": {"dpadmm": {"label": "DP-ADMM", "mechanism": "Gaussian output perturbation",
                            "bound": "moments accountant (§IV-C)"},
                 "dvp": {"label": "DVP", "mechanism": "Gamma-norm (pure ε)"}},
@@ -54,7 +59,15 @@ HUANG_CLAIMS = {
         {"id": "huang2019_dpadmm.fig1.error_near_centralised", "item": "fig1",
          "quote": "DP-ADMM approaches the centralised error", "paper_value": 0.15,
          "checks": [{"kind": "approx", "metric": "err_final.n100", "expected": 0.15, "abs_tol": 0.01},
-                    {"kind": "less", "left": "err_final.n100", "right": 0.2}]},
+                    {"kind": "less", "left": "err_final.n100", "right": 0.2}],
+         "finding": {"when": "not reproduced", "cause": "bug-fixed-since", "text": "the test split was the train split"}},
+        {"id": "huang2019_dpadmm.fig1.beats_dpsgd_noisy", "item": "fig1", "quote": "DP-ADMM is more accurate than DPSGD",
+         "variants": ["dpsgd_sum"],
+         "checks": [{"kind": "less", "left": "err.dpadmm", "right": "err.dpsgd"}],
+         "finding": {"when": "inconclusive", "cause": "choice",
+                     "text": "the two are within the noise under the average convention"}},
+        {"id": "huang2019_dpadmm.fig1.bisection_hit_target", "item": "fig1", "quote": "calibrated to eps = 0.1",
+         "setup": True, "checks": [{"kind": "approx", "metric": "bisection.eps", "expected": 0.1, "rel_tol": 1e-6}]},
         {"id": "huang2019_dpadmm.fig1.error_tiny", "item": "fig1", "quote": "a claim that does not hold",
          "checks": [{"kind": "less", "left": "err_final.n100", "right": "centralised_err"}]},
         {"id": "huang2019_dpadmm.fig1.rate", "item": "fig1", "quote": "O(1/sqrt(t)) convergence", "checks": [],
@@ -152,7 +165,10 @@ def make_project(root: Path) -> Path:
         "err_final.n100": 0.155, "centralised_err": 0.15, "converged": True,
         "privacy.dpadmm.eps0.1_delta1e-4.paper_eps": 1.0146, "privacy.dpadmm.eps0.1_delta1e-4.rdp_eps": 1.21,
         "privacy.dpadmm.eps0.1_delta1e-4.pld_eps": 0.93, "privacy.dpadmm.eps0.1_delta1e-4.delta": 1e-4,
-        "privacy.dvp.eps0.1.paper_eps": 10.0, "privacy.dvp.eps0.1.rdp_eps": None}, params=fig1_params, wide=True)
+        "privacy.dvp.eps0.1.paper_eps": 10.0, "privacy.dvp.eps0.1.rdp_eps": None,
+        "err.dpadmm": 0.2, "err.dpsgd": 0.205, "err.dpsgd@dpsgd_sum": 0.4, "bisection.eps": 0.1,
+        "repeats": {"err.dpadmm": [0.18, 0.19, 0.2, 0.21, 0.22], "err.dpsgd": [0.215, 0.185, 0.205, 0.225, 0.195]}},
+        params=fig1_params, wide=True)
     _item(root, "huang2019_dpadmm", "fig2", {"status": "not run", "reason": "dataset unavailable (adult: test)",
                                              "wall_time_s": 0.0}, figure=False)
     # fig3: missing (no folder); fig4: folder without metrics.json (a failed run)

@@ -78,6 +78,12 @@ def test_report_renders_offline_with_every_image_loaded(driver, tmp_path):
     assert scroll_width <= client_width, f"page is wider ({scroll_width}px) than the window ({client_width}px)"
     text = driver.find_element("tag name", "body").text
     assert "Reproduction report" in text and "Summary" in text and "Provenance" in text
+    # the claims engine's marks are on the rendered page: counts at the top, variant verdicts, causes, setup checks
+    assert "unexplained failure" in text and "depend on a choice" in text
+    assert "depends on dpsgd_convention" in text and "UNEXPLAINED" in text.upper() and "stale finding" in text
+    assert "Cause: choice." in text and "SETUP OK" in text.upper()
+    marks = driver.find_element("id", "marks")
+    assert marks.is_displayed() and marks.location["y"] < driver.find_element("id", "summary").location["y"]
 
     ARTIFACTS.mkdir(exist_ok=True)
     shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
 from repro_dpadmm.paths import project_root
-from repro_dpadmm.report.claims import (ClaimsError, evaluate_check, evaluate_claim, flatten, fmt, parse_claims,
+from repro_dpadmm.report.claims import (ClaimsError, claims_paths, evaluate_check, evaluate_claim, flatten, fmt, parse_claims,
                                         validate_claims_file)
 
 ROOT = project_root(Path(__file__).parent)
@@ -160,26 +161,26 @@ def test_fmt_and_flatten():
 # ---------------------------------------------------------------------------------------------------- validator
 
 BAD = [
-    ({"claims": [{"id": "nodots", "item": "fig1", "quote": "q", "checks": []}]}, "id must look like"),
+    ({"claims": [{"id": "nodots", "item": "fig1", "quote": "q", "checks": []}]}, "'nodots' does not match"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "checks": [{"kind": "true", "metric": "x"}]}]},
-     "quote is required"),
+     "'quote' is a required property"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig2", "quote": "q",
                   "checks": [{"kind": "true", "metric": "x"}]}]}, "middle part 'fig1' must be the item 'fig2'"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
-                  "checks": [{"kind": "nearly", "metric": "x"}]}]}, "unknown check kind 'nearly'"),
+                  "checks": [{"kind": "nearly", "metric": "x"}]}]}, "'nearly' is not one of"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
                   "checks": [{"kind": "approx", "metric": "x", "expected": 1}]}]},
      "approx needs rel_tol and/or abs_tol"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
-                  "checks": [{"kind": "less", "left": "x"}]}]}, "needs field(s) right"),
+                  "checks": [{"kind": "less", "left": "x"}]}]}, "checks[0]: 'right' is a required property"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
-                  "checks": [{"kind": "monotone", "metrics": ["x"], "direction": "up"}]}]}, "at least two metric keys"),
+                  "checks": [{"kind": "monotone", "metrics": ["x"], "direction": "up"}]}]}, "['x'] is too short"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
                   "checks": [{"kind": "range", "metric": "x", "min": 2, "max": 1}]}]}, "greater than max"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q", "checks": []}]},
-     "checks: [] with not_checkable"),
+     "or checks: [] with not_checkable saying why"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q", "chekcs": []}]},
-     "unknown field(s) chekcs"),
+     "Unknown fields are not allowed ('chekcs' was unexpected)"),
     ({"claims": [{"id": "hu2020_sharing.fig1.a", "item": "fig1", "quote": "q",
                   "checks": [{"kind": "true", "metric": "x"}]}]}, "must start with the paper of its file"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
@@ -187,8 +188,8 @@ BAD = [
     ({"metrics": {"fig1": {"a": "doc"}}, "claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
                                                      "checks": [{"kind": "true", "metric": "b"}]}]},
      "metric 'b' is not documented under metrics.fig1"),
-    ({"clams": []}, "unknown top-level key(s) clams"),
-    ([1, 2], "the top level must be a mapping"),
+    ({"clams": []}, "top level: Unknown fields are not allowed ('clams'"),
+    ([1, 2], "[1, 2] is not of type 'object'"),
 ]
 
 
@@ -202,19 +203,54 @@ def test_validator_rejects_malformed_claims_with_a_clear_message(tmp_path, data,
     assert "huang2019_dpadmm.yaml" in str(exc.value)
 
 
-def test_validator_rejects_bad_yaml(tmp_path):
+def test_validator_rejects_bad_yaml_naming_file_and_line(tmp_path):
     path = tmp_path / "x.yaml"
-    path.write_text("claims: [unclosed")
-    with pytest.raises(ClaimsError, match="not valid YAML"):
+    path.write_text("claims:\n  - id: x.y.z\n    quote: [unclosed\n")
+    with pytest.raises(ClaimsError, match=r"x\.yaml:4: not valid YAML"):
         validate_claims_file(path)
 
 
-def test_malformed_claim_is_reported_not_checkable_not_a_crash():
+def test_schema_violations_name_the_line_of_the_offending_node(tmp_path):
+    path = tmp_path / "huang2019_dpadmm.yaml"
+    path.write_text("""metrics:
+  fig1: {a: "doc"}
+claims:
+  - id: huang2019_dpadmm.fig1.ok
+    item: fig1
+    quote: q
+    checks: [{kind: less, left: a, right: 1}]
+  - id: huang2019_dpadmm.fig1.bad
+    item: fig1
+    quote: q
+    checks:
+      - {kind: less, left: a, right: 1}
+      - kind: range
+        metric: a
+        mni: 0
+    finding: {when: partly, cause: luck, text: t}
+""")
+    with pytest.raises(ClaimsError) as exc:
+        validate_claims_file(path)
+    text = str(exc.value)
+    assert "huang2019_dpadmm.yaml:13: claims[1] (id 'huang2019_dpadmm.fig1.bad').checks[1]" in text
+    assert "range and ratio_range need min and/or max" in text
+    assert "'mni' was unexpected" in text
+    assert "huang2019_dpadmm.yaml:16: claims[1] (id 'huang2019_dpadmm.fig1.bad').finding" in text
+
+
+def test_duplicate_yaml_keys_are_errors(tmp_path):
+    path = tmp_path / "huang2019_dpadmm.yaml"
+    path.write_text("claims:\n  - id: huang2019_dpadmm.fig1.a\n    item: fig1\n    quote: q\n    quote: r\n"
+                    "    checks: [{kind: true, metric: x}]\n")
+    with pytest.raises(ClaimsError, match=r"huang2019_dpadmm\.yaml:5: claims\[0\].*key 'quote' is given more than once"):
+        validate_claims_file(path)
+
+
+def test_a_malformed_claims_file_has_no_claims_only_problems():
     cf = parse_claims({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
                                    "checks": [{"kind": "less", "left": "x"}]}]}, "huang2019_dpadmm.yaml")
-    assert cf.problems and cf.claims
-    v = evaluate_claim(cf.claims[0], {"x": 1})
-    assert v.verdict == "not checkable" and "malformed claim" in v.reason and "right" in v.reason
+    assert cf.problems and not cf.claims
+    assert "'right' is a required property" in cf.problems[0]
 
 
 def test_dataset_claim_format():
@@ -229,24 +265,357 @@ def test_dataset_claim_format():
     assert v.verdict == "not reproduced" and "45,222" in v.reason
     bad = parse_claims({"claims": [{"id": "zhang2018_madmm.data.size", "source": "adult", "quote": "q",
                                     "checks": [{"kind": "true", "metric": "x"}]}]}, "datasets.yaml")
-    assert any("source must be 'dataset:<name>'" in p for p in bad.problems)
+    assert any("'adult' does not match '^dataset:" in p for p in bad.problems)
 
 
 def test_every_claims_file_in_the_repository_is_valid():
-    files = sorted((ROOT / "config" / "claims").glob("*.yaml"))
+    files = claims_paths(ROOT / "config" / "claims")
     assert files, "config/claims/ has no claims files"
     for path in files:
         validate_claims_file(path)  # raises ClaimsError listing every problem
 
 
-def test_unknown_fields_warn_but_the_claim_is_still_evaluated(tmp_path):
+def test_unknown_fields_are_errors_at_every_level():
     data = {"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q", "comment": "x",
                         "paper_value": [0.08, 0.1],
-                        "checks": [{"kind": "less", "left": "a", "right": 1, "strict": True}]}]}
+                        "checks": [{"kind": "less", "left": "a", "right": 1, "strict": True}]}],
+            "variants": {"v": {"choice": "c", "label": "l", "colour": "red"}},
+            "items": {"fig1": {"title": "t", "captoin": "c"}}}
     cf = parse_claims(data, "huang2019_dpadmm.yaml")
-    assert not cf.problems and len(cf.warnings) == 2
-    assert evaluate_claim(cf.claims[0], {"a": 0.5}).verdict == "reproduced"
-    path = tmp_path / "huang2019_dpadmm.yaml"
-    path.write_text(yaml.safe_dump(data))
-    with pytest.raises(ClaimsError, match="unknown field"):
-        validate_claims_file(path)
+    text = "\n".join(cf.problems)
+    assert not cf.claims and len(cf.problems) == 4, text
+    for name in ("comment", "strict", "colour", "captoin"):
+        assert f"'{name}' was unexpected" in text
+
+
+def test_every_field_of_the_schema_is_described():
+    schema = yaml.safe_load((ROOT / "config" / "claims" / "claims.schema.yaml").read_text())
+    missing = []
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            for name, sub in (node.get("properties") or {}).items():
+                if isinstance(sub, dict) and "description" not in sub and "$ref" not in sub:
+                    missing.append(f"{path}.properties.{name}")
+            for key, sub in node.items():
+                if key not in ("if", "then", "else"):   # constraints on fields described elsewhere
+                    walk(sub, f"{path}.{key}")
+        elif isinstance(node, list):
+            for i, sub in enumerate(node):
+                walk(sub, f"{path}[{i}]")
+
+    walk(schema, "schema")
+    assert schema["$schema"].endswith("2020-12/schema") and missing == []
+
+
+# --------------------------------------------------------------------------------------- noise: SE-aware checks
+
+def reps(mean: float, se: float, n: int = 10, shift: int = 0) -> list[float]:
+    """n values whose mean is `mean` and whose standard error std(ddof=1)/sqrt(n) is exactly `se`."""
+    u = np.roll(np.arange(n, dtype=float), shift)
+    u = (u - u.mean()) / u.std(ddof=1)
+    return list(mean + se * np.sqrt(n) * u)
+
+
+def noisy(**series) -> dict:
+    """Flat metrics with the means of the given per-repeat series plus their `repeats`."""
+    return {**{k: float(np.mean(v)) for k, v in series.items()}, "repeats": {k: list(v) for k, v in series.items()}}
+
+
+def test_reps_helper_has_the_asked_standard_error():
+    v = np.array(reps(0.5, 0.01))
+    assert v.mean() == pytest.approx(0.5) and v.std(ddof=1) / np.sqrt(v.size) == pytest.approx(0.01)
+
+
+@pytest.mark.parametrize("right, outcome", [(0.51, "inconclusive"), (0.49, "inconclusive"),   # 1 SE either side
+                                            (0.55, "pass"), (0.45, "fail")])                 # 5 SE: decided
+def test_a_difference_of_one_se_is_inconclusive_and_of_five_is_decided(right, outcome):
+    r = evaluate_check({"kind": "less", "left": "a", "right": right}, noisy(a=reps(0.5, 0.01)))
+    assert r.outcome == outcome and r.se == pytest.approx(0.01) and not r.paired
+    assert r.passed is {"pass": True, "fail": False, "inconclusive": None}[outcome]
+    if outcome == "inconclusive":
+        assert "within 2 SE" in r.reason
+
+
+def test_greater_with_margin_against_the_noise():
+    m = noisy(a=reps(0.60, 0.01))
+    assert evaluate_check({"kind": "greater", "left": "a", "right": 0.5, "margin": 0.05}, m).outcome == "pass"
+    # margin moves the bar: 0.60 - (0.5 + 0.09) = 1 SE
+    assert evaluate_check({"kind": "greater", "left": "a", "right": 0.5, "margin": 0.09}, m).outcome == "inconclusive"
+
+
+def test_paired_comparison_uses_the_paired_standard_error():
+    rng = np.random.default_rng(0)
+    common = rng.normal(0.0, 0.05, size=12)            # shared split / noise stream: large, cancels in a - b
+    a = 0.40 + common + rng.normal(0.0, 0.002, size=12)
+    b = 0.41 + common + rng.normal(0.0, 0.002, size=12)
+    m = noisy(a=a, b=b)
+    r = evaluate_check({"kind": "less", "left": "a", "right": "b"}, m)
+    paired_se = np.std(a - b, ddof=1) / np.sqrt(12)
+    assert r.paired and r.se == pytest.approx(paired_se) and r.outcome == "pass"
+    # the same numbers judged as independent: the shared noise swamps the 0.01 difference
+    r = evaluate_check({"kind": "less", "left": "a", "right": "b", "paired": False}, m)
+    unpaired_se = np.hypot(np.std(a, ddof=1), np.std(b, ddof=1)) / np.sqrt(12)
+    assert not r.paired and r.se == pytest.approx(unpaired_se) and r.outcome == "inconclusive"
+
+
+def test_repeats_of_different_lengths_are_not_paired():
+    m = noisy(a=reps(0.5, 0.01, 10), b=reps(0.53, 0.01, 8))
+    r = evaluate_check({"kind": "less", "left": "a", "right": "b"}, m)
+    assert not r.paired and r.se == pytest.approx(np.hypot(0.01, 0.01))
+    assert r.outcome == "pass"  # 0.03 > 2 * 0.01414
+
+
+def test_se_keys_and_exact_operands():
+    # `.se` keys combine as independent errors
+    m = {"a": 0.50, "a.se": 0.006, "b": 0.515, "b.se": 0.008}
+    r = evaluate_check({"kind": "less", "left": "a", "right": "b"}, m)
+    assert r.se == pytest.approx(0.01) and r.outcome == "inconclusive" and "± 0.01 SE" in r.measured
+    # only one side noisy: its SE alone
+    r = evaluate_check({"kind": "less", "left": "a", "right": "c"}, {"a": 0.5, "a.se": 0.01, "c": 0.6})
+    assert r.se == pytest.approx(0.01) and r.outcome == "pass"
+    # no noise information: exact, as before (a tie fails `less`)
+    r = evaluate_check({"kind": "less", "left": "a", "right": "b"}, {"a": 0.5, "b": 0.5})
+    assert r.outcome == "fail" and r.se is None and r.z is None
+    # a single repeat says nothing about the noise: exact
+    r = evaluate_check({"kind": "less", "left": "a", "right": 0.6}, noisy(a=[0.5]))
+    assert r.se is None and r.outcome == "pass"
+
+
+def test_z_setting_per_check_and_per_file():
+    m = noisy(a=reps(0.5, 0.01))
+    chk = {"kind": "less", "left": "a", "right": 0.53}       # 3 SE
+    assert evaluate_check(chk, m).outcome == "pass"
+    assert evaluate_check({**chk, "z": 4}, m).outcome == "inconclusive"
+    assert evaluate_check(chk, m, z=4).outcome == "inconclusive"
+    assert evaluate_check({**chk, "z": 2}, m, z=4).outcome == "pass"   # the check's own z wins
+    cf = parse_claims({"settings": {"noise_z": 4}, "claims": [
+        {"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q", "checks": [chk]}]}, "huang2019_dpadmm.yaml")
+    assert not cf.problems and cf.claims[0].noise_z == 4
+    v = evaluate_claim(cf.claims[0], m)
+    assert v.verdict == "inconclusive" and v.checks[0].z == 4
+
+
+def test_monotone_judges_every_step_against_its_noise():
+    inc = {"kind": "monotone", "metrics": ["a", "b", "c"], "direction": "increasing"}
+    # steps of 5 SE each (paired SE 0.01 * sqrt(2) for independent-looking shifted repeats): pass
+    m = noisy(a=reps(0.40, 0.01), b=reps(0.50, 0.01, shift=3), c=reps(0.60, 0.01, shift=6))
+    r = evaluate_check(inc, m)
+    assert r.outcome == "pass" and r.paired
+    # one step inside the noise: inconclusive, naming it
+    m = noisy(a=reps(0.40, 0.01), b=reps(0.50, 0.01, shift=3), c=reps(0.505, 0.01, shift=6))
+    r = evaluate_check(inc, m)
+    assert r.outcome == "inconclusive" and "b → c" in r.reason
+    # one step the wrong way beyond the noise: fail, even with another step inconclusive
+    m = noisy(a=reps(0.40, 0.01), b=reps(0.30, 0.01, shift=3), c=reps(0.305, 0.01, shift=6))
+    assert evaluate_check(inc, m).outcome == "fail"
+    # tol is a margin on each step: going down by 0.1 with tol 0.2 is fine beyond the noise
+    m = noisy(a=reps(0.40, 0.01), b=reps(0.30, 0.01, shift=3), c=reps(0.40, 0.01, shift=6))
+    assert evaluate_check({**inc, "tol": 0.2}, m).outcome == "pass"
+
+
+@pytest.mark.parametrize("kind_fields, value, outcome", [
+    ({"kind": "range", "min": 0.4, "max": 0.6}, 0.50, "pass"),
+    ({"kind": "range", "min": 0.4, "max": 0.6}, 0.59, "inconclusive"),   # 0.59 + 2 SE crosses 0.6
+    ({"kind": "range", "min": 0.4, "max": 0.6}, 0.65, "fail"),           # 0.65 - 2 SE still above
+    ({"kind": "range", "min": 0.4}, 0.39, "inconclusive"),
+    ({"kind": "approx", "expected": 0.5, "abs_tol": 0.05}, 0.52, "pass"),
+    ({"kind": "approx", "expected": 0.5, "abs_tol": 0.05}, 0.56, "inconclusive"),
+    ({"kind": "approx", "expected": 0.5, "abs_tol": 0.05}, 0.60, "fail"),
+])
+def test_range_and_approx_judge_value_plus_minus_z_se(kind_fields, value, outcome):
+    r = evaluate_check({**kind_fields, "metric": "m"}, noisy(m=reps(value, 0.01)))
+    assert r.outcome == outcome, r
+
+
+def test_ratio_range_delta_method_se():
+    m = {"a": 10.0, "a.se": 0.5, "b": 5.0, "b.se": 0.1}
+    r = evaluate_check({"kind": "ratio_range", "left": "a", "right": "b", "min": 1.9, "max": 2.1}, m)
+    se = 2.0 * np.hypot(0.5 / 10.0, 0.1 / 5.0)
+    assert r.se == pytest.approx(se) and r.outcome == "inconclusive"
+    r = evaluate_check({"kind": "ratio_range", "left": "a", "right": "b", "min": 1.0, "max": 3.0}, m)
+    assert r.outcome == "pass"
+    # paired: a_i = 2 b_i exactly, so the ratio has no noise at all whatever the spread of b
+    b = np.array(reps(5.0, 0.5))
+    r = evaluate_check({"kind": "ratio_range", "left": "a", "right": "b", "min": 1.99, "max": 2.01},
+                       noisy(a=2 * b, b=b))
+    assert r.paired and r.se == pytest.approx(0.0, abs=1e-12) and r.outcome == "pass"
+
+
+def test_equal_true_false_stay_exact_whatever_the_repeats():
+    m = {**noisy(n=[3.0, 3.0]), "flag": True}
+    assert evaluate_check({"kind": "equal", "metric": "n", "expected": 3}, m).outcome == "pass"
+    assert evaluate_check({"kind": "true", "metric": "flag"}, m).outcome == "pass"
+
+
+# ---------------------------------------------------------------------------------- claim verdicts with noise
+
+def test_claim_verdict_from_pass_fail_inconclusive_checks():
+    m = noisy(a=reps(0.5, 0.01))
+    ok = {"kind": "less", "left": "a", "right": 0.6}            # pass
+    tie = {"kind": "less", "left": "a", "right": 0.51}          # inconclusive
+    bad = {"kind": "greater", "left": "a", "right": 0.6}        # fail
+    assert verdict([ok], m).verdict == "reproduced"
+    v = verdict([ok, tie], m)
+    assert v.verdict == "inconclusive" and "1 of 2" in v.reason and "a < 0.51" in v.reason
+    assert verdict([ok, bad], m).verdict == "partly"
+    assert verdict([ok, bad, tie], m).verdict == "partly"
+    v = verdict([bad, tie], m)
+    assert v.verdict == "not reproduced" and "inside the noise" in v.reason
+    assert verdict([tie], m).verdict == "inconclusive"
+    rec = verdict([tie], m).record()
+    assert rec["checks"][0]["outcome"] == "inconclusive" and rec["checks"][0]["se"] == pytest.approx(0.01)
+
+
+# ------------------------------------------------------------------------------------------- setup, variants
+
+def claims_of(data: dict):
+    cf = parse_claims(data, "huang2019_dpadmm.yaml")
+    assert not cf.problems, cf.problems
+    return {c.id.rsplit(".", 1)[-1]: c for c in cf.claims}
+
+
+def test_setup_claims_get_setup_verdicts():
+    cs = claims_of({"claims": [
+        {"id": "huang2019_dpadmm.fig1.s", "item": "fig1", "quote": "q", "setup": True,
+         "checks": [{"kind": "approx", "metric": "eps", "expected": 1.0, "rel_tol": 1e-6}]}]})
+    assert evaluate_claim(cs["s"], {"eps": 1.0}).verdict == "setup ok"
+    v = evaluate_claim(cs["s"], {"eps": 1.1})
+    assert v.verdict == "setup failed" and v.setup and v.unexplained
+    assert evaluate_claim(cs["s"], None, missing_reason="no results").verdict == "not run"
+    assert evaluate_claim(cs["s"], {"eps": 1.0}).record()["setup"] is True
+
+
+VARIANT_FILE = {
+    "variants": {"dpsgd_sum": {"choice": "dpsgd_convention", "label": "DPSGD sum convention (lr x n)",
+                               "item": "fig1"},
+                 "T30": {"choice": "T", "label": "T = 30"}},
+    "claims": [
+        {"id": "huang2019_dpadmm.fig1.beats", "item": "fig1", "quote": "DP-ADMM beats DPSGD",
+         "variants": ["dpsgd_sum", "T30"],
+         "checks": [{"kind": "less", "left": "el.dpadmm", "right": "el.dpsgd"}]},
+    ],
+}
+
+
+def test_variant_reads_its_own_keys_and_marks_the_choice_the_verdict_depends_on():
+    c = claims_of(VARIANT_FILE)["beats"]
+    m = {**noisy(**{"el.dpadmm": reps(0.40, 0.01), "el.dpsgd": reps(0.60, 0.01, shift=4),
+                    "el.dpsgd@dpsgd_sum": reps(0.30, 0.01, shift=4)})}
+    v = evaluate_claim(c, m)
+    assert v.verdict == "reproduced"
+    by = {x.name: x for x in v.variants}
+    # under dpsgd_sum only el.dpsgd changes; el.dpadmm is the default's
+    assert by["dpsgd_sum"].verdict == "not reproduced" and by["dpsgd_sum"].choice == "dpsgd_convention"
+    assert "el.dpsgd@dpsgd_sum" in by["dpsgd_sum"].checks[0].observed
+    assert "el.dpadmm = 0.4" in by["dpsgd_sum"].checks[0].observed
+    assert by["T30"].verdict == "not run" and "variant metrics missing" in by["T30"].reason
+    assert v.depends_on_choice == ["dpsgd_convention"]          # a variant not run shows no dependence
+    rec = v.record()
+    assert rec["depends_on_choice"] == ["dpsgd_convention"]
+    assert {r["name"]: r["verdict"] for r in rec["variants"]} == {"dpsgd_sum": "not reproduced", "T30": "not run"}
+
+
+def test_a_variant_with_the_same_verdict_does_not_make_the_claim_depend_on_it():
+    c = claims_of(VARIANT_FILE)["beats"]
+    m = {"el.dpadmm": 0.4, "el.dpsgd": 0.6, "el.dpadmm@T30": 0.45, "el.dpsgd@dpsgd_sum": 0.5}
+    v = evaluate_claim(c, m)
+    assert [x.verdict for x in v.variants] == ["reproduced", "reproduced"] and v.depends_on_choice == []
+
+
+def test_variants_must_be_declared_and_belong_to_the_item():
+    data = {**VARIANT_FILE, "claims": [{**VARIANT_FILE["claims"][0], "variants": ["nope"]}]}
+    cf = parse_claims(data, "huang2019_dpadmm.yaml")
+    assert any("variant 'nope' is not declared" in p for p in cf.problems)
+    data = {**VARIANT_FILE, "claims": [{**VARIANT_FILE["claims"][0], "id": "huang2019_dpadmm.fig2.beats",
+                                        "item": "fig2", "variants": ["dpsgd_sum"]}]}
+    cf = parse_claims(data, "huang2019_dpadmm.yaml")
+    assert any("belongs to item 'fig1'" in p for p in cf.problems)
+
+
+# ---------------------------------------------------------------------------------------------------- findings
+
+FINDING_CLAIM = {"id": "huang2019_dpadmm.fig1.f", "item": "fig1", "quote": "q",
+                 "checks": [{"kind": "less", "left": "a", "right": "b"}]}
+
+
+def test_finding_matching_the_verdict_is_shown_others_are_stale():
+    f_partly = {"when": "not reproduced", "cause": "choice", "text": "under the average convention ..."}
+    f_old = {"when": ["reproduced"], "cause": "bug-fixed-since", "text": "was a bug"}
+    c = claims_of({"claims": [{**FINDING_CLAIM, "finding": [f_partly, f_old]}]})["f"]
+    v = evaluate_claim(c, {"a": 2.0, "b": 1.0})
+    assert v.verdict == "not reproduced"
+    assert v.finding == {"when": ["not reproduced"], "cause": "choice", "text": "under the average convention ..."}
+    assert not v.unexplained and [s["cause"] for s in v.stale] == ["bug-fixed-since"]
+    v = evaluate_claim(c, {"a": 1.0, "b": 2.0})
+    assert v.verdict == "reproduced" and v.finding["cause"] == "bug-fixed-since"
+    assert [s["cause"] for s in v.stale] == ["choice"]
+    rec = v.record()
+    assert rec["finding"]["cause"] == "bug-fixed-since" and rec["stale"][0]["when"] == ["not reproduced"]
+    # not run: the numbers were not judged, so nothing is stale or unexplained
+    v = evaluate_claim(c, None, missing_reason="no results")
+    assert v.stale == [] and not v.unexplained
+
+
+@pytest.mark.parametrize("metrics, unexplained", [
+    ({"a": 2.0, "b": 1.0}, True),                         # not reproduced, no finding
+    (noisy(a=reps(0.5, 0.01), b=reps(0.505, 0.01, shift=5)), True),   # inconclusive, no finding
+    ({"a": 1.0, "b": 2.0}, False),                        # reproduced needs no explanation
+    ({"a": 1.0}, False),                                  # not checkable
+])
+def test_failing_claim_without_a_matching_finding_is_unexplained(metrics, unexplained):
+    c = claims_of({"claims": [FINDING_CLAIM]})["f"]
+    v = evaluate_claim(c, metrics)
+    assert v.unexplained is unexplained and v.record()["unexplained"] is unexplained
+
+
+def test_one_finding_mapping_and_bad_findings():
+    c = claims_of({"claims": [{**FINDING_CLAIM, "finding": {"when": "partly", "cause": "paper", "text": "t"}}]})["f"]
+    assert c.findings == [{"when": ["partly"], "cause": "paper", "text": "t"}]
+    cf = parse_claims({"claims": [{**FINDING_CLAIM, "finding": {"when": "failed", "cause": "luck", "text": ""}}]},
+                      "huang2019_dpadmm.yaml")
+    assert not cf.claims and cf.problems and "finding" in cf.problems[0]
+
+
+# ------------------------------------------------------------------------------------ metrics.json: repeats
+
+def test_write_metrics_stores_repeats_beside_their_means(tmp_path):
+    import json
+
+    from repro_dpadmm.experiments.common import write_metrics
+
+    a = np.array([0.4, 0.5, 0.6])
+    m = json.loads(write_metrics(tmp_path, {"a": a.mean(), "b": 1.0}, repeats={"a": a}).read_text())
+    assert m["a"] == pytest.approx(0.5) and m["repeats"] == {"a": [0.4, 0.5, 0.6]}
+    assert evaluate_check({"kind": "less", "left": "a", "right": 0.55}, m).outcome == "inconclusive"
+    with pytest.raises(ValueError, match="must also be a flat metric"):
+        write_metrics(tmp_path, {"b": 1.0}, repeats={"a": a})
+    with pytest.raises(ValueError, match="not the mean"):
+        write_metrics(tmp_path, {"a": 0.45}, repeats={"a": a})
+    with pytest.raises(ValueError, match="1-D"):
+        write_metrics(tmp_path, {"a": 0.5}, repeats={"a": np.ones((2, 2))})
+    with pytest.raises(ValueError, match="reserved"):
+        write_metrics(tmp_path, {"repeats": 1.0})
+    # a diverged repeat: its value is null, and the mean (inf) is null too
+    m = json.loads(write_metrics(tmp_path, {"a": float("inf")}, repeats={"a": [1.0, float("inf")]}).read_text())
+    assert m["a"] is None and m["repeats"]["a"] == [1.0, None]
+
+
+def test_claims_table_judges_noise_setup_variants_and_findings(tmp_path, monkeypatch):
+    from repro_dpadmm.experiments.common import claims_table
+
+    (tmp_path / "Snakefile").write_text("")
+    (tmp_path / "config" / "claims").mkdir(parents=True)
+    data = {**VARIANT_FILE, "claims": [
+        {**VARIANT_FILE["claims"][0], "finding": {"when": "inconclusive", "cause": "paper", "text": "tie"}},
+        {"id": "huang2019_dpadmm.fig1.target", "item": "fig1", "quote": "bisection hit its target", "setup": True,
+         "checks": [{"kind": "approx", "metric": "eps", "expected": 1.0, "rel_tol": 1e-6}]}]}
+    (tmp_path / "config" / "claims" / "huang2019_dpadmm.yaml").write_text(yaml.safe_dump(data))
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tmp_path))
+    metrics = {"el.dpadmm": 0.4, "el.dpsgd": 0.405, "el.dpsgd@dpsgd_sum": 0.9, "eps": 1.0}
+    repeats = {"el.dpadmm": reps(0.4, 0.01), "el.dpsgd": reps(0.405, 0.01, shift=3)}
+    table = claims_table("huang2019_dpadmm", "fig1", metrics, repeats=repeats)
+    assert table.startswith("0 of 1 claims reproduced") and "1 setup check(s)" in table
+    assert "**inconclusive**" in table and "DPSGD sum convention (lr x n): reproduced" in table
+    assert "depends on dpsgd_convention" in table and "paper: tie" in table
+    assert "**setup ok**" in table

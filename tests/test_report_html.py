@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -89,7 +90,7 @@ def test_claims_json_one_record_per_claim_with_the_expected_verdicts(built):
     records = {r["id"]: r for r in json.loads((out / "claims.json").read_text())}
     assert len(records) == len(report.verdicts)
     for r in records.values():
-        assert r["verdict"] in VERDICTS
+        assert r["verdict"] in VERDICTS or (r["setup"] and r["verdict"] in ("setup ok", "setup failed"))
         assert set(r) >= {"id", "paper", "item", "quote", "expected", "measured", "verdict", "reason"}
         assert r["reason"]
     got = {k: r["verdict"] for k, r in records.items()}
@@ -127,7 +128,7 @@ def test_every_expected_item_is_listed_with_its_state(built):
     summary = json.loads((out / "summary.json").read_text())
     huang = summary["papers"]["huang2019_dpadmm"]
     assert huang["items"] == {"produced": 2, "not run": 1, "missing": 5}
-    assert sum(summary["claims"].values()) == len(report.verdicts)
+    assert sum(summary["claims"].values()) == len([v for v in report.verdicts if not v.setup])
     # the time of the jobs an item aggregates is shown beside its own and summed apart, never dropped
     assert huang["item_states"]["extra_item"]["job_time_s"] == 125.0
     assert huang["item_states"]["fig1"]["job_time_s"] is None
@@ -165,17 +166,34 @@ def test_report_on_an_empty_project_lists_everything_as_missing(tmp_path):
     assert broken_links(tmp_path / "out" / "index.html") == []
 
 
-def test_malformed_inputs_do_not_crash_the_report(tmp_path):
+def test_unreadable_metrics_do_not_crash_the_report(tmp_path):
     root = make_project(tmp_path / "p")
-    (root / "config" / "claims" / "zhang2018_madmm.yaml").write_text("claims: [unclosed")
     (root / "results" / "zhang2018_madmm" / "fig1").mkdir(parents=True)
     (root / "results" / "zhang2018_madmm" / "fig1" / "metrics.json").write_text("{not json")
     report = build_report("results/report", root=root)
-    assert any("not valid YAML" in p for p in report.problems)
     it = next(i for p in report.papers for i in p.items if (p.id, i.item) == ("zhang2018_madmm", "fig1"))
     assert it.state == "missing" and "unreadable metrics.json" in it.reason
-    page = (root / "results" / "report" / "index.html").read_text()
-    assert "not valid YAML" in page
+
+
+@pytest.mark.parametrize("text, where", [
+    ("claims:\n  - id: zhang2018_madmm.fig1.a\n    quote: [unclosed\n", "zhang2018_madmm.yaml:4: not valid YAML"),
+    ("claims:\n  - id: zhang2018_madmm.fig1.a\n    item: fig1\n    quote: q\n    checks:\n"
+     "      - {kind: less, left: a}\n", "zhang2018_madmm.yaml:6: claims[0] (id 'zhang2018_madmm.fig1.a').checks[0]: "
+                                      "'right' is a required property"),
+])
+def test_a_broken_claims_file_fails_the_report_loudly_with_file_and_line(tmp_path, monkeypatch, capsys, text, where):
+    from repro_dpadmm.cli import main
+    from repro_dpadmm.report.claims import ClaimsError
+
+    root = make_project(tmp_path / "p")
+    (root / "config" / "claims" / "zhang2018_madmm.yaml").write_text(text)
+    with pytest.raises(ClaimsError, match=re.escape(where)):
+        build_report("results/report", root=root)
+    assert not (root / "results" / "report" / "index.html").exists()
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(root))
+    monkeypatch.chdir(root)
+    assert main(["report", "--out-dir", "results/report"]) == 1
+    assert where in capsys.readouterr().err
 
 
 def test_cli_report_command(tmp_path, monkeypatch):
@@ -212,3 +230,53 @@ def test_html_is_well_nested(built):
     parser = Balance()
     parser.feed((out / "index.html").read_text())
     assert parser.errors == [] and parser.stack == []
+
+
+def test_claims_json_and_summary_carry_noise_variants_findings_and_setup(built):
+    _, report, out = built
+    records = {r["id"]: r for r in json.loads((out / "claims.json").read_text())}
+    noisy = records["huang2019_dpadmm.fig1.beats_dpsgd_noisy"]
+    assert noisy["verdict"] == "inconclusive" and noisy["checks"][0]["outcome"] == "inconclusive"
+    assert noisy["checks"][0]["paired"] and noisy["checks"][0]["se"] > 0 and noisy["noise_z"] == 2.0
+    assert [(v["name"], v["verdict"]) for v in noisy["variants"]] == [("dpsgd_sum", "reproduced")]
+    assert noisy["depends_on_choice"] == ["dpsgd_convention"]
+    assert noisy["finding"]["cause"] == "choice" and not noisy["unexplained"] and noisy["stale"] == []
+    assert records["huang2019_dpadmm.fig1.error_tiny"]["unexplained"] is True
+    assert records["huang2019_dpadmm.fig1.error_near_centralised"]["stale"][0]["cause"] == "bug-fixed-since"
+    setup = records["huang2019_dpadmm.fig1.bisection_hit_target"]
+    assert setup["setup"] is True and setup["verdict"] == "setup ok"
+    summary = json.loads((out / "summary.json").read_text())
+    huang = summary["papers"]["huang2019_dpadmm"]
+    assert huang["marks"] == {"depend_on_choice": 1, "unexplained": 1, "stale": 1, "setup ok": 1, "setup failed": 0}
+    assert huang["claims"]["inconclusive"] == 1
+    assert summary["marks"]["unexplained"] == report.marks()["unexplained"] >= 1
+
+
+def test_a_setup_check_never_raises_the_reproduced_count(built):
+    _, report, _ = built
+    huang = next(p for p in report.papers if p.id == "huang2019_dpadmm")
+    n_setup_ok = sum(1 for v in huang.verdicts if v.verdict == "setup ok")
+    assert n_setup_ok == 1
+    assert huang.counts()["reproduced"] == sum(1 for v in huang.verdicts if v.verdict == "reproduced")
+    assert sum(huang.counts().values()) == len(huang.verdicts) - n_setup_ok
+
+
+def test_page_shows_variants_causes_and_marks(built):
+    _, report, out = built
+    page = (out / "index.html").read_text()
+    top = page.index('id="summary"')
+    m = report.marks()
+    assert page.index('id="marks"') < top                               # the counts come first
+    assert f"<b>{m['unexplained']}</b> unexplained failures" in page[:top]
+    assert f"<b>{m['depend_on_choice']}</b> verdict depends on a choice" in page[:top]
+    card = page[page.index('id="huang2019_dpadmm.fig1.beats_dpsgd_noisy"'):]
+    card = card[:card.index("</blockquote>")]
+    assert "depends on dpsgd_convention" in card and 'v-inconclusive' in card
+    after = page[page.index('id="huang2019_dpadmm.fig1.beats_dpsgd_noisy"'):]
+    assert "DPSGD sum convention" in after[:3000] and "Cause: choice." in after[:6000]
+    tiny = page[page.index('id="huang2019_dpadmm.fig1.error_tiny"'):][:600]
+    assert "mark-unexplained" in tiny
+    near = page[page.index('id="huang2019_dpadmm.fig1.error_near_centralised"'):][:4000]
+    assert "mark-stale" in near and "the test split was the train split" in near
+    setup = page.index("Setup checks (our own construction; not counted as claims)")
+    assert page.index('id="huang2019_dpadmm.fig1.bisection_hit_target"') > setup

@@ -127,22 +127,27 @@ def cmd_frontier_job(args) -> int:
 
 
 def cmd_report(args) -> int:
-    if args.results:  # re-judge a bundle with the current claims files (bundle.rejudge)
-        from .bundle import BundleError, rejudge
-
-        source = Path(args.results)
-        out = Path(args.out_dir) if args.out_dir else Path.cwd() / f"{source.name.split('.')[0]}-rejudged"
-        try:
-            result = rejudge(source, out)
-        except BundleError as exc:
-            print(f"repro-dpadmm: error: {exc}", file=sys.stderr)
-            return 2
-        print(result.summary())
-        print(f"re-judged report: {result.out_dir / 'index.html'}")
-        return 0
     from .report import build_report  # provided by the report package
+    from .report.claims import ClaimsError
 
-    build_report(out_dir=Path(args.out_dir or "results/report"))
+    try:
+        if args.results:  # re-judge a bundle with the current claims files (bundle.rejudge)
+            from .bundle import BundleError, rejudge
+
+            source = Path(args.results)
+            out = Path(args.out_dir) if args.out_dir else Path.cwd() / f"{source.name.split('.')[0]}-rejudged"
+            try:
+                result = rejudge(source, out)
+            except BundleError as exc:
+                print(f"repro-dpadmm: error: {exc}", file=sys.stderr)
+                return 2
+            print(result.summary())
+            print(f"re-judged report: {result.out_dir / 'index.html'}")
+            return 0
+        build_report(out_dir=Path(args.out_dir or "results/report"))
+    except ClaimsError as exc:   # a claims file that cannot be read as written: no report, a clear error
+        print(f"repro-dpadmm report: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

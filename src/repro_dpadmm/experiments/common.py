@@ -40,18 +40,50 @@ def _clean(value):
     raise TypeError(f"metrics must be flat scalars (number, string, bool, null); got {type(value).__name__}")
 
 
+def _repeats(repeats: dict, flat: dict) -> dict[str, list]:
+    """Per-repeat values as JSON lists (non-finite values as null), each the repeats of a flat key that is their
+    mean; raises ValueError naming the key otherwise (the claims engine judges the mean by these values)."""
+    out = {}
+    for key, values in repeats.items():
+        if not isinstance(key, str):
+            raise TypeError(f"repeats keys must be metric names (strings), got {key!r}")
+        if key not in flat:
+            raise ValueError(f"repeats[{key!r}]: every repeats key must also be a flat metric (its mean); "
+                             f"{key!r} is not one")
+        arr = np.asarray(values, dtype=float)
+        if arr.ndim != 1 or arr.size == 0:
+            raise ValueError(f"repeats[{key!r}] must be a non-empty 1-D array of per-repeat values, "
+                             f"got shape {arr.shape}")
+        mean = flat[key]
+        if np.all(np.isfinite(arr)):
+            if not (isinstance(mean, (int, float)) and not isinstance(mean, bool)
+                    and math.isclose(mean, float(arr.mean()), rel_tol=1e-9, abs_tol=1e-12)):
+                raise ValueError(f"repeats[{key!r}]: the flat metric {key!r} = {mean!r} is not the mean of its "
+                                 f"{arr.size} repeats ({float(arr.mean())!r})")
+        out[key] = [float(x) if math.isfinite(x) else None for x in arr]
+    return out
+
+
 def write_metrics(out_dir: str | Path, metrics: dict, *, status: str = "ok", reason: str = "",
-                  note: str = "") -> Path:
+                  note: str = "", repeats: dict | None = None) -> Path:
     """Write the flat `metrics.json` the report reads. Keys are documented in config/claims/<paper>.yaml.
 
-    `reason` says why an item did not run; `note` is a short plain-text finding the report shows with the item."""
+    `reason` says why an item did not run; `note` is a short plain-text finding the report shows with the item.
+    `repeats`: {key: 1-D array of per-repeat values} for the noisy metrics a claim compares; each key must also be
+    a flat metric holding their mean. The claims engine judges comparisons of such keys against their standard
+    error (paired when both sides have repeats of one length: repeat i of each must then share its data split and
+    noise stream). Stored under the one reserved non-flat key `"repeats"` (config/claims/README.md)."""
     flat = {"status": status, "reason": reason}
     if note:
         flat["note"] = note
     for key, value in metrics.items():
         if not isinstance(key, str):
             raise TypeError(f"metric names must be strings, got {key!r}")
+        if key == "repeats":
+            raise ValueError("'repeats' is the reserved key of per-repeat values; pass them as repeats=")
         flat[key] = _clean(value)
+    if repeats:
+        flat["repeats"] = _repeats(repeats, flat)
     path = Path(out_dir) / "metrics.json"
     path.write_text(json.dumps(flat, indent=2, sort_keys=True) + "\n")
     return path
@@ -73,18 +105,39 @@ def show_params(params: dict, defaults: dict) -> str:
     return "\n".join(lines)
 
 
-def claims_table(paper: str, item: str, metrics: dict) -> str:
-    """Markdown table of the item's claims in config/claims/<paper>.yaml, judged on `metrics` by the report's own
-    evaluate_claim, so that a notebook's "what we see" and the reproduction report never disagree."""
-    from ..report.claims import evaluate_claim, load_claims_file
+def _cell(text: str) -> str:
+    return str(text).replace("|", "/").replace("\n", " ")
 
-    cf = load_claims_file(project_root() / "config" / "claims" / f"{paper}.yaml")
-    flat = {k: _clean(v) for k, v in metrics.items()}
+
+def claims_table(paper: str, item: str, metrics: dict, *, repeats: dict | None = None) -> str:
+    """Markdown table of the item's claims in config/claims/<paper>.yaml, judged on `metrics` (and the per-repeat
+    values `repeats`, or a `"repeats"` entry of `metrics`) by the report's own evaluate_claim, so that a notebook's
+    "what we see" and the reproduction report never disagree. A malformed claims file raises ClaimsError."""
+    from ..report.claims import evaluate_claim, validate_claims_file
+
+    cf = validate_claims_file(project_root() / "config" / "claims" / f"{paper}.yaml", warnings=False)
+    reps = dict(metrics.get("repeats") or {}) if isinstance(metrics.get("repeats"), dict) else {}
+    reps.update(repeats or {})
+    flat = {k: _clean(v) for k, v in metrics.items() if k != "repeats"}
+    if reps:
+        flat["repeats"] = _repeats(reps, flat)
     verdicts = [evaluate_claim(c, flat) for c in cf.claims if c.item == item]
-    lines = ["| claim | verdict | measured |", "|---|---|---|"]
+    lines = ["| claim | verdict | measured | cause |", "|---|---|---|---|"]
     for v in verdicts:
-        quote = v.claim.quote.replace("|", "/").replace("\n", " ")
-        lines.append(f"| {quote} (`{v.claim.id.rsplit('.', 1)[-1]}`) | **{v.verdict}** | "
-                     f"{v.reason.replace('|', '/')} |")
-    held = sum(v.verdict == "reproduced" for v in verdicts)
-    return f"{held} of {len(verdicts)} claims reproduced (as the report judges them).\n\n" + "\n".join(lines)
+        verdict = f"**{v.verdict}**"
+        if v.variants:
+            verdict += "<br>" + "<br>".join(f"{_cell(x.label)}: {x.verdict}" for x in v.variants)
+        if v.depends_on_choice:
+            verdict += f"<br>depends on {', '.join(v.depends_on_choice)}"
+        f = v.finding
+        cause = f"{f['cause']}: {_cell(f['text'])}" if f else ("**unexplained**" if v.unexplained else "")
+        if v.stale:
+            cause += " (**stale** finding: " + "; ".join(f"when {'/'.join(s['when'])}" for s in v.stale) + ")"
+        lines.append(f"| {_cell(v.claim.quote)} (`{v.claim.id.rsplit('.', 1)[-1]}`)"
+                     f"{' [setup]' if v.setup else ''} | {verdict} | {_cell(v.reason)} | {cause} |")
+    counted = [v for v in verdicts if not v.setup]
+    held = sum(v.verdict == "reproduced" for v in counted)
+    setup = len(verdicts) - len(counted)
+    return (f"{held} of {len(counted)} claims reproduced (as the report judges them)"
+            + (f"; {setup} setup check(s) of our own construction, not counted" if setup else "")
+            + ".\n\n" + "\n".join(lines))

@@ -21,7 +21,7 @@ from pathlib import Path
 from ..paths import project_root
 from . import claims as claims_mod
 from . import provenance as prov_mod
-from .claims import VERDICTS, Claim, ClaimsFile, Verdict, evaluate_claim, flatten
+from .claims import SETUP_VERDICTS, VERDICTS, Claim, ClaimsFile, Verdict, evaluate_claim, flatten
 from .expected import EXPECTED_ITEMS, PAPERS, paper as paper_record
 
 __all__ = ["build_report", "collect", "Report", "ItemResult", "EXPECTED_ITEMS", "VERDICTS"]
@@ -78,10 +78,10 @@ class PaperResult:
         return self.data_verdicts + [v for it in self.items for v in it.verdicts]
 
     def counts(self) -> dict[str, int]:
-        out = {v: 0 for v in VERDICTS}
-        for v in self.verdicts:
-            out[v.verdict] += 1
-        return out
+        return verdict_counts(self.verdicts)
+
+    def marks(self) -> dict[str, int]:
+        return verdict_marks(self.verdicts)
 
     def item_counts(self) -> dict[str, int]:
         out = {s: 0 for s in ITEM_STATES}
@@ -95,7 +95,7 @@ class PaperResult:
 class Report:
     papers: list[PaperResult]
     provenance: dict
-    problems: list[str]          # claims-file errors (the affected claims are "not checkable" or absent)
+    problems: list[str]          # claims-file errors: always empty (a broken claims file raises ClaimsError)
     warnings: list[str]          # claims-file documentation gaps
     privacy: list[dict]
     times: dict
@@ -105,10 +105,28 @@ class Report:
         return [v for p in self.papers for v in p.verdicts]
 
     def counts(self) -> dict[str, int]:
-        out = {v: 0 for v in VERDICTS}
-        for v in self.verdicts:
+        return verdict_counts(self.verdicts)
+
+    def marks(self) -> dict[str, int]:
+        return verdict_marks(self.verdicts)
+
+
+def verdict_counts(verdicts: list[Verdict]) -> dict[str, int]:
+    """Claims by verdict; setup checks (our own construction) are never counted."""
+    out = {v: 0 for v in VERDICTS}
+    for v in verdicts:
+        if not v.setup:
             out[v.verdict] += 1
-        return out
+    return out
+
+
+def verdict_marks(verdicts: list[Verdict]) -> dict[str, int]:
+    """How many verdicts depend on a choice (differ under a variant), are unexplained failures (setup failures
+    included: a failed setup check is a defect of ours) or carry stale findings; and the setup checks by verdict."""
+    return {"depend_on_choice": sum(1 for v in verdicts if v.depends_on_choice and not v.setup),
+            "unexplained": sum(1 for v in verdicts if v.unexplained),
+            "stale": sum(1 for v in verdicts if v.stale),
+            **{s: sum(1 for v in verdicts if v.verdict == s) for s in SETUP_VERDICTS}}
 
 
 def _read_metrics(path: Path) -> tuple[dict | None, str]:
@@ -212,13 +230,15 @@ def _privacy_rows(papers: list[PaperResult], cfs: dict[str, ClaimsFile]) -> list
 
 def collect(*, root: Path | None = None, results: Path | None = None, claims_dir: Path | None = None,
             processed: Path | None = None) -> Report:
-    """Read everything the report shows; never raises on missing or malformed inputs (they become problems)."""
+    """Read everything the report shows. Missing or unreadable results become item states; a claims file with a YAML
+    syntax error or a schema violation raises ClaimsError naming the file and line (a report must never silently
+    drop claims)."""
     root = Path(root) if root else project_root()
     results = Path(results) if results else root / "results"
     claims_dir = Path(claims_dir) if claims_dir else root / "config" / "claims"
     processed = Path(processed) if processed else root / "resources" / "processed"
 
-    cfiles = claims_mod.load_all(claims_dir) if claims_dir.is_dir() else []
+    cfiles = claims_mod.load_all_strict(claims_dir) if claims_dir.is_dir() else []
     problems = [p for cf in cfiles for p in cf.problems]
     warnings = [w for cf in cfiles for w in cf.warnings]
     by_paper = {cf.name: cf for cf in cfiles}
@@ -314,7 +334,8 @@ def _copy_item_files(report: Report, out_dir: Path) -> dict[tuple[str, str], dic
 def summary(report: Report) -> dict:
     return {
         "claims": report.counts(),
-        "papers": {p.id: {"items": p.item_counts(), "claims": p.counts(),
+        "marks": report.marks(),
+        "papers": {p.id: {"items": p.item_counts(), "claims": p.counts(), "marks": p.marks(),
                           "item_states": {it.item: {"state": it.state, "reason": it.reason,
                                                     "wall_time_s": it.wall_time_s,
                                                     "job_time_s": it.job_time_s,
@@ -348,9 +369,12 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
     (out_dir / "claims.json").write_text(json.dumps(records, indent=2, default=str) + "\n")
     (out_dir / "summary.json").write_text(json.dumps(summary(report), indent=2, default=str) + "\n")
     (out_dir / "index.html").write_text(render(report, links), encoding="utf-8")
-    counts = report.counts()
-    print(f"report: {len(records)} claims ("
-          + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + f") -> {out_dir / 'index.html'}")
+    counts, marks = report.counts(), report.marks()
+    print(f"report: {sum(counts.values())} claims ("
+          + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+          + f"); {marks['unexplained']} unexplained failure(s), {marks['depend_on_choice']} depend on a choice, "
+          f"{marks['stale']} with stale findings; {marks['setup ok'] + marks['setup failed']} setup checks "
+          f"({marks['setup failed']} failed) -> {out_dir / 'index.html'}")
     for problem in report.problems:
         print(f"report: claims-file error: {problem}")
     for warning in report.warnings:

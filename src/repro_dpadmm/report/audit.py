@@ -14,7 +14,13 @@ from pathlib import Path
 from .claims import flatten, load_all
 from .expected import EXPECTED_ITEMS
 
-ALWAYS_PRESENT = frozenset({"status", "reason", "note", "wall_time_s"})
+ALWAYS_PRESENT = frozenset({"status", "reason", "note", "wall_time_s", "repeats"})
+
+
+def base_key(key: str) -> str:
+    """The documented key behind a derived one: `<key>@<variant>` and `<key>.se` (and `<key>.se@<variant>`)."""
+    key = key.split("@", 1)[0]
+    return key[:-3] if key.endswith(".se") else key
 
 
 @dataclass
@@ -97,7 +103,7 @@ def audit(claims_dir: str | Path, results: str | Path, processed: str | Path | N
         for item, docs in cf.metrics.items():
             path = results / cf.name / item / "metrics.json"
             if path.is_file():
-                written = set(json.loads(path.read_text())) - ALWAYS_PRESENT
+                written = {base_key(k) for k in json.loads(path.read_text())} - ALWAYS_PRESENT
                 undocumented = sorted(written - set(docs))
                 if undocumented:
                     out.notes.append(f"{cf.name}/{item}: undocumented metric key(s) {', '.join(undocumented[:8])}"

@@ -1,52 +1,62 @@
 """Claims files: load and validate `config/claims/*.yaml`, and evaluate each claim against the measured numbers.
 
-The format is documented in `config/claims/README.md`. A claim is a quote from a paper plus checks on the flat
-metrics an item writes (`results/<paper>/<item>/metrics.json`) or on a dataset sidecar
-(`resources/processed/<name>.json`, for `source: dataset:<name>`). Its verdict:
+This is the one claims path: the report and every notebook's "what we see" (`experiments.common.claims_table`) judge
+claims here and nowhere else. The format is documented in `config/claims/README.md`. A claim is a quote from a paper
+plus checks on the flat metrics an item writes (`results/<paper>/<item>/metrics.json`) or on a dataset sidecar
+(`resources/processed/<name>.json`, for `source: dataset:<name>`).
+
+Noise: beside a mean an item may write per-repeat values (`metrics["repeats"][key]`) or a standard error (`<key>.se`).
+A comparison of noisy quantities is decided only beyond `z` standard errors of the difference (paired when both
+operands have per-repeat values of the same length); inside that band its check is *inconclusive*. Quantities without
+noise information are compared exactly.
+
+A claim's verdict from its checks (each pass / fail / inconclusive):
 
 * `reproduced`: every check passes;
+* `inconclusive`: no check fails and at least one is inside the noise;
 * `partly`: some checks pass, some fail;
-* `not reproduced`: every check fails;
-* `not run`: the item (or dataset) it needs was not run or is missing;
+* `not reproduced`: checks fail and none passes;
+* `not run`: the item (or dataset) it needs was not run or is missing (or, under a variant, the variant's metrics);
 * `not checkable`: the paper gives nothing to check (`not_checkable:`), or a metric a check needs is missing,
   null or not a number, or the claim itself is malformed.
 
-Loading never raises on a bad claim: problems are collected (`ClaimsFile.problems`) so the report still shows
-everything else; `validate_claims_file` is the strict form (raises `ClaimsError` listing every problem).
+A claim with `setup: true` checks our own construction: its verdict is `setup ok` / `setup failed` (never counted as
+a reproduction). `variants:` re-evaluate a claim on the `<key>@<variant>` metrics of a choice the paper leaves open;
+`finding:` entries explain a verdict and its cause.
+
+Loading never raises on a bad claim: problems are collected (`ClaimsFile.problems`) so that a caller can list them
+all; `validate_claims_file` is the strict form (raises `ClaimsError` listing every problem).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+import numpy as np
 import yaml
 
-VERDICTS = ("reproduced", "partly", "not reproduced", "not run", "not checkable")
+# The verdicts a claim can get, in the order the report lists them; setup claims get one of SETUP_VERDICTS instead.
+VERDICTS = ("reproduced", "partly", "inconclusive", "not reproduced", "not run", "not checkable")
+SETUP_VERDICTS = ("setup ok", "setup failed")
+ALL_VERDICTS = VERDICTS + SETUP_VERDICTS
+# A claim with one of these verdicts and no matching `finding:` is flagged "unexplained".
+FAILING = ("partly", "inconclusive", "not reproduced", "setup failed")
+# Verdicts that judged the numbers (a finding can only be stale against one of these).
+JUDGED = ("reproduced", "partly", "inconclusive", "not reproduced", "setup ok", "setup failed")
+CAUSES = ("paper", "paper-inconsistency", "choice", "bug-fixed-since")
+DEFAULT_NOISE_Z = 2.0
+REPEATS_KEY = "repeats"     # the one reserved non-flat key of metrics.json: {key: [per-repeat values]}
 
-# kind -> (required fields, optional fields); every check may also carry `label` and `note`.
-CHECK_KINDS: dict[str, tuple[frozenset, frozenset]] = {
-    "approx": (frozenset({"metric", "expected"}), frozenset({"rel_tol", "abs_tol"})),
-    "equal": (frozenset({"metric", "expected"}), frozenset()),
-    "less": (frozenset({"left", "right"}), frozenset({"margin"})),
-    "greater": (frozenset({"left", "right"}), frozenset({"margin"})),
-    "monotone": (frozenset({"metrics", "direction"}), frozenset({"strict", "tol"})),
-    "range": (frozenset({"metric"}), frozenset({"min", "max"})),
-    "true": (frozenset({"metric"}), frozenset()),
-    "false": (frozenset({"metric"}), frozenset()),
-    "ratio_range": (frozenset({"left", "right"}), frozenset({"min", "max"})),
-}
-COMMON_CHECK_FIELDS = frozenset({"kind", "label", "note"})
-CLAIM_FIELDS = frozenset({"id", "item", "source", "quote", "where", "paper_value", "checks", "depends_on", "note",
-                          "not_checkable", "datasets"})
-ITEM_FIELDS = frozenset({"title", "caption", "figure", "choices", "inconsistencies"})
-PRIVACY_FIELDS = frozenset({"label", "mechanism", "bound", "note"})
-TOP_FIELDS = frozenset({"metrics", "claims", "items", "privacy"})
-ID_RE = re.compile(r"^[A-Za-z0-9_]+\.[A-Za-z0-9_]+\.[A-Za-z0-9_][A-Za-z0-9_.]*$")  # the slug may hold dots (e.g. a dataset)
-SOURCE_RE = re.compile(r"^dataset:[A-Za-z0-9_]+$")
+CHECK_KINDS = ("approx", "equal", "less", "greater", "monotone", "range", "true", "false", "ratio_range")
+# The schema of a claims file (JSON Schema 2020-12): the one structural definition of the format.
+SCHEMA_NAME = "claims.schema.yaml"
+SOURCE_SCHEMA = Path(__file__).resolve().parents[3] / "config" / "claims" / SCHEMA_NAME
 
 
 class ClaimsError(ValueError):
@@ -67,7 +77,13 @@ class Claim:
     note: str = ""
     not_checkable: str = ""
     datasets: list[str] = field(default_factory=list)
+    setup: bool = False         # checks our own construction: shown with the item, never counted as reproduced
+    variants: list[str] = field(default_factory=list)            # names declared under the file's `variants:`
+    variant_specs: dict[str, dict] = field(default_factory=dict)  # name -> {choice, label, item?, note?}
+    findings: list[dict] = field(default_factory=list)           # [{when: [verdicts], cause, text}]
+    noise_z: float = DEFAULT_NOISE_Z                              # the file's `settings.noise_z`
     file: str = ""
+    line: int | None = None     # where the claim starts in its file
     invalid: str = ""           # why the claim cannot be evaluated (malformed), empty when valid
 
     @property
@@ -86,6 +102,8 @@ class ClaimsFile:
     claims: list[Claim] = field(default_factory=list)
     items: dict[str, dict] = field(default_factory=dict)
     privacy: dict[str, dict] = field(default_factory=dict)
+    variants: dict[str, dict] = field(default_factory=dict)     # name -> {choice, label, item?, note?}
+    noise_z: float = DEFAULT_NOISE_Z
     problems: list[str] = field(default_factory=list)   # errors: the affected claims cannot be evaluated
     warnings: list[str] = field(default_factory=list)   # documentation gaps (e.g. an undocumented metric key)
 
@@ -105,213 +123,227 @@ def _is_number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def _check_problems(check, where: str, warnings: list[str] | None = None) -> list[str]:
-    """Structural problems of one check (empty list when it is well formed).
+# ------------------------------------------------------------------------------------------------------ loading
 
-    Unknown fields go to `warnings` (they do not change what is checked) when a list is given.
-    """
-    if not isinstance(check, dict):
-        return [f"{where}: a check must be a mapping like {{kind: approx, metric: ..., expected: ...}}, "
-                f"got {check!r}"]
-    kind = check.get("kind")
-    if kind not in CHECK_KINDS:
-        return [f"{where}: unknown check kind {kind!r}; use one of {', '.join(CHECK_KINDS)}"]
-    required, optional = CHECK_KINDS[kind]
+def schema_path(claims_dir: str | Path | None = None) -> Path:
+    """The claims schema: `<claims_dir>/claims.schema.yaml` when there is one, else the source checkout's."""
+    if claims_dir is not None and (Path(claims_dir) / SCHEMA_NAME).is_file():
+        return Path(claims_dir) / SCHEMA_NAME
+    return SOURCE_SCHEMA
+
+
+@functools.lru_cache(maxsize=4)
+def _validator(path: Path):
+    schema = yaml.safe_load(path.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def claims_paths(claims_dir: str | Path) -> list[Path]:
+    """The claims files of a folder: every `*.yaml` but the schema, sorted."""
+    return sorted(p for p in Path(claims_dir).glob("*.yaml") if p.name != SCHEMA_NAME)
+
+
+class _Lines:
+    """Line numbers of the nodes of a YAML document, by path (keys and list positions), and its duplicate keys."""
+
+    def __init__(self, text: str):
+        self.lines: dict[tuple, int] = {}
+        self.duplicates: list[tuple[tuple, str, int]] = []
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        if root is not None:
+            self._walk(root, ())
+
+    def _walk(self, node, path: tuple) -> None:
+        self.lines[path] = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for key, value in node.value:
+                name = key.value if isinstance(key, yaml.ScalarNode) else None
+                if name in seen:
+                    self.duplicates.append((path, str(name), key.start_mark.line + 1))
+                seen.add(name)
+                self._walk(value, path + (name,))
+                self.lines[path + (name,)] = key.start_mark.line + 1   # a key's line, not its value's
+        elif isinstance(node, yaml.SequenceNode):
+            for i, value in enumerate(node.value):
+                self._walk(value, path + (i,))
+
+    def line(self, path) -> int | None:
+        path = tuple(path)
+        while path not in self.lines and path:
+            path = path[:-1]
+        return self.lines.get(path)
+
+
+def _at(fname: str, lines: _Lines | None, path) -> str:
+    line = lines.line(path) if lines else None
+    return f"{fname}:{line}" if line else fname
+
+
+def _path_text(data, path) -> str:
+    """claims[3] (id 'x.y.z').checks[0].right, from a schema error's path."""
+    out, node = "", data
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+            if out.startswith("claims[") and out.count("[") == 1 and isinstance(node, list) \
+                    and isinstance(node[part], dict) and isinstance(node[part].get("id"), str):
+                out += f" (id {node[part]['id']!r})"
+        else:
+            out += f".{part}" if out else str(part)
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            node = None
+    return out or "top level"
+
+
+def schema_problems(data, fname: str, lines: _Lines | None = None, schema: Path | None = None) -> list[str]:
+    """Every violation of the claims schema, as '<file>:<line>: <where>: <message>'."""
+    errors = sorted(_validator(schema or SOURCE_SCHEMA).iter_errors(data),
+                    key=lambda e: (lines.line(e.absolute_path) or 0) if lines else 0)
+    # A check whose kind-specific part fails also reports its fields as unevaluated; keep only the real error.
+    failing = [tuple(e.absolute_path) for e in errors if e.validator != "unevaluatedProperties"]
+    root = _validator(schema or SOURCE_SCHEMA).schema
     out = []
-    missing = sorted(required - set(check))
-    if missing:
-        out.append(f"{where}: check kind {kind!r} needs field(s) {', '.join(missing)}")
-    unknown = sorted(set(check) - required - optional - COMMON_CHECK_FIELDS)
-    if unknown:
-        (warnings if warnings is not None else out).append(
-            f"{where}: check kind {kind!r} has unknown field(s) {', '.join(unknown)} "
-                   f"(allowed: {', '.join(sorted(required | optional | COMMON_CHECK_FIELDS))})")
-    for name in ("metric", "left"):
-        if name in check and not (isinstance(check[name], str) and check[name]):
-            out.append(f"{where}: {name} must be a metric key (a non-empty string), got {check[name]!r}")
-    if "right" in check and not (isinstance(check["right"], str) and check["right"]) \
-            and not _is_number(check["right"]):
-        out.append(f"{where}: right must be a metric key or a number, got {check['right']!r}")
-    for name in ("rel_tol", "abs_tol", "margin", "min", "max", "tol"):
-        if name in check and not _is_number(check[name]):
-            out.append(f"{where}: {name} must be a number, got {check[name]!r}")
-    for name in ("rel_tol", "abs_tol", "tol"):
-        if _is_number(check.get(name)) and check[name] < 0:
-            out.append(f"{where}: {name} must be >= 0, got {check[name]}")
-    if kind == "approx":
-        if "rel_tol" not in check and "abs_tol" not in check:
-            out.append(f"{where}: approx needs rel_tol and/or abs_tol (how close counts as reproduced)")
-        if "expected" in check and not _is_number(check["expected"]):
-            out.append(f"{where}: approx expected must be a number, got {check['expected']!r}")
-    if kind == "equal" and "expected" in check and isinstance(check["expected"], (dict, list)):
-        out.append(f"{where}: equal expected must be a number, string, boolean or null")
-    if kind in ("range", "ratio_range") and "min" not in check and "max" not in check:
-        out.append(f"{where}: {kind} needs min and/or max")
-    if _is_number(check.get("min")) and _is_number(check.get("max")) and check["min"] > check["max"]:
-        out.append(f"{where}: min {check['min']} is greater than max {check['max']}")
-    if kind == "monotone":
-        ms = check.get("metrics")
-        if not (isinstance(ms, list) and len(ms) >= 2 and all(isinstance(m, str) and m for m in ms)):
-            out.append(f"{where}: monotone needs metrics: a list of at least two metric keys, got {ms!r}")
-        if check.get("direction") not in ("increasing", "decreasing"):
-            out.append(f"{where}: monotone direction must be 'increasing' or 'decreasing', "
-                       f"got {check.get('direction')!r}")
-        if "strict" in check and not isinstance(check["strict"], bool):
-            out.append(f"{where}: strict must be true or false, got {check['strict']!r}")
-    for name in ("label", "note"):
-        if name in check and not isinstance(check[name], str):
-            out.append(f"{where}: {name} must be a string")
+    for err in errors:
+        path = tuple(err.absolute_path)
+        if err.validator == "unevaluatedProperties" and any(f[:len(path)] == path for f in failing):
+            unknown = _unknown_check_fields(root, err.instance)
+            if not unknown:
+                continue
+            msg = f"Unknown fields are not allowed ({', '.join(map(repr, unknown))} was unexpected)"
+            out.append(f"{_at(fname, lines, path)}: {_path_text(data, path)}: {msg}")
+            continue
+        msg = err.message
+        rule = _rule(root, err.absolute_schema_path)
+        if err.validator == "oneOf" and not rule and err.context:
+            # the alternative of the instance's own type that came closest, e.g. a finding's bad cause
+            fits = [e for e in err.context if not (e.validator == "type" and not e.relative_path)] or err.context
+            best = max(fits, key=lambda e: len(e.relative_path))
+            path = path + tuple(best.relative_path)
+            msg = best.message
+        elif err.validator in ("anyOf", "oneOf", "not") and (err.schema.get("description") or rule):
+            msg = rule or err.schema["description"]      # the rule in words, not the failing sub-schemas
+        elif err.validator in ("pattern", "enum", "type") and isinstance(err.schema, dict) \
+                and err.schema.get("description"):
+            msg += f" ({err.schema['description'].rstrip('.')})"
+        elif rule:
+            msg += f" ({rule.rstrip('.')})"
+        msg = msg.replace("Unevaluated properties are", "Unknown fields are").replace(
+            "Additional properties are", "Unknown fields are")
+        out.append(f"{_at(fname, lines, path)}: {_path_text(data, path)}: {msg}")
     return out
 
 
-def _str_list(value, where: str, name: str) -> tuple[list[str], list[str]]:
+def _unknown_check_fields(schema: dict, check) -> list[str]:
+    """The fields of a check that its kind does not allow (from the schema's check and check_<kind> definitions)."""
+    if not isinstance(check, dict):
+        return []
+    defs = schema["$defs"]
+    allowed = set(defs["check"]["properties"])
+    for branch in defs["check"]["allOf"]:
+        kind = branch["if"]["properties"]["kind"]
+        if check.get("kind") == kind.get("const") or check.get("kind") in kind.get("enum", ()):
+            allowed |= set(defs[branch["then"]["$ref"].rsplit("/", 1)[1]].get("properties", {}))
+    return sorted(set(check) - allowed)
+
+
+def _rule(schema: dict, schema_path) -> str:
+    """The description of the innermost `allOf` entry a schema error comes from (a rule spanning fields, in words)."""
+    node, rule, parts = schema, "", list(schema_path)
+    for i, part in enumerate(parts):
+        while isinstance(node, dict) and part not in node and str(node.get("$ref", "")).startswith("#/"):
+            ref, node = node["$ref"], schema      # the path steps through a local $ref: #/$defs/<name>
+            for name in ref[2:].split("/"):
+                node = node[name]
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return rule
+        if i >= 1 and parts[i - 1] == "allOf" and isinstance(node, dict) and node.get("description"):
+            rule = node["description"]
+    return rule
+
+
+def _str_list(value) -> list[str]:
     if value is None:
-        return [], []
-    if isinstance(value, str):
-        return [value], []
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return list(value), []
-    return [], [f"{where}: {name} must be a list of strings, got {value!r}"]
+        return []
+    return [value] if isinstance(value, str) else list(value)
 
 
-def parse_claims(data, path: Path | str = "<claims>") -> ClaimsFile:
-    """Parse an already-loaded claims mapping; problems are collected, never raised."""
+def parse_claims(data, path: Path | str = "<claims>", lines: _Lines | None = None,
+                 schema: Path | None = None) -> ClaimsFile:
+    """Parse an already-loaded claims mapping; problems are collected, never raised.
+
+    The schema decides the structure; a file that violates it has only problems (no claims). The rules that span
+    fields are checked here (id vs item and file, unique ids, min <= max, declared variants)."""
     path = Path(path)
     cf = ClaimsFile(path=path, name=path.stem)
     fname = path.name
     if data is None:
         data = {}
-    if not isinstance(data, dict):
-        cf.problems.append(f"{fname}: the top level must be a mapping with keys metrics, claims, items, privacy; "
-                           f"got {type(data).__name__}")
+    cf.problems = schema_problems(data, fname, lines, schema)
+    if lines:
+        cf.problems += [f"{fname}:{ln}: {_path_text(data, p) if p else 'top level'}: key {k!r} is given more "
+                        "than once (YAML keeps only the last)" for p, k, ln in lines.duplicates]
+    if cf.problems:
         return cf
-    unknown = sorted(set(data) - TOP_FIELDS)
-    if unknown:
-        cf.warnings.append(f"{fname}: unknown top-level key(s) {', '.join(unknown)} "
-                           f"(allowed: {', '.join(sorted(TOP_FIELDS))})")
-
-    metrics = data.get("metrics") or {}
-    if not isinstance(metrics, dict):
-        cf.problems.append(f"{fname}: metrics must map item -> {{metric key: description}}")
-        metrics = {}
-    for item, keys in metrics.items():
-        if not isinstance(keys, dict):
-            cf.problems.append(f"{fname}: metrics.{item} must map metric key -> description, got {keys!r}")
-            continue
-        cf.metrics[str(item)] = {str(k): ("" if v is None else str(v)) for k, v in keys.items()}
-
-    items = data.get("items") or {}
-    if not isinstance(items, dict):
-        cf.problems.append(f"{fname}: items must map item -> {{title, caption, figure, choices, inconsistencies}}")
-        items = {}
-    for item, spec in items.items():
-        where = f"{fname}: items.{item}"
-        if not isinstance(spec, dict):
-            cf.problems.append(f"{where} must be a mapping")
-            continue
-        bad = sorted(set(spec) - ITEM_FIELDS)
-        if bad:
-            cf.warnings.append(f"{where}: unknown field(s) {', '.join(bad)} "
-                               f"(allowed: {', '.join(sorted(ITEM_FIELDS))})")
-        clean = {"title": str(spec.get("title") or ""), "caption": str(spec.get("caption") or "")}
-        figs, probs = _str_list(spec.get("figure"), where, "figure")
-        clean["figure"] = figs
-        cf.problems += probs
-        for name in ("choices", "inconsistencies"):
-            vals, probs = _str_list(spec.get(name), where, name)
-            clean[name] = vals
-            cf.problems += probs
-        cf.items[str(item)] = clean
-
-    privacy = data.get("privacy") or {}
-    if not isinstance(privacy, dict):
-        cf.problems.append(f"{fname}: privacy must map method -> {{label, mechanism, bound, note}}")
-        privacy = {}
-    for method, spec in privacy.items():
-        if not isinstance(spec, dict) or set(spec) - PRIVACY_FIELDS:
-            cf.problems.append(f"{fname}: privacy.{method} must be a mapping with keys among "
-                               f"{', '.join(sorted(PRIVACY_FIELDS))}")
-            continue
-        cf.privacy[str(method)] = {k: str(v) for k, v in spec.items() if v is not None}
-
-    claims = data.get("claims") or []
-    if not isinstance(claims, list):
-        cf.problems.append(f"{fname}: claims must be a list of claims")
-        claims = []
-    for n, raw in enumerate(claims):
-        claim, probs, warns = _parse_claim(raw, cf, n)
+    cf.metrics = {str(item): {str(k): ("" if v is None else str(v)) for k, v in (keys or {}).items()}
+                  for item, keys in (data.get("metrics") or {}).items()}
+    for item, spec in (data.get("items") or {}).items():
+        cf.items[str(item)] = {"title": str(spec.get("title") or ""), "caption": str(spec.get("caption") or ""),
+                               "figure": _str_list(spec.get("figure")), "choices": _str_list(spec.get("choices")),
+                               "inconsistencies": _str_list(spec.get("inconsistencies"))}
+    cf.privacy = {str(m): {k: str(v) for k, v in spec.items() if v is not None}
+                  for m, spec in (data.get("privacy") or {}).items()}
+    cf.noise_z = float((data.get("settings") or {}).get("noise_z", DEFAULT_NOISE_Z))
+    cf.variants = {str(n): {k: str(v) for k, v in spec.items()} for n, spec in (data.get("variants") or {}).items()}
+    for n, raw in enumerate(data.get("claims") or []):
+        claim, probs, warns = _parse_claim(raw, cf, n, _at(fname, lines, ("claims", n)))
         cf.problems += probs
         cf.warnings += warns
-        if claim is not None:
-            cf.claims.append(claim)
+        cf.claims.append(claim)
     ids = [c.id for c in cf.claims]
     for dup in sorted({i for i in ids if ids.count(i) > 1}):
         cf.problems.append(f"{fname}: claim id {dup!r} is used more than once")
     return cf
 
 
-def _parse_claim(raw, cf: ClaimsFile, n: int) -> tuple[Claim | None, list[str], list[str]]:
-    fname = cf.path.name
-    if not isinstance(raw, dict):
-        return None, [f"{fname}: claims[{n}] must be a mapping, got {raw!r}"], []
-    cid = raw.get("id")
-    where = f"{fname}: claim {cid!r}" if cid else f"{fname}: claims[{n}]"
-    if not (isinstance(cid, str) and ID_RE.match(cid)):
-        return None, [f"{where}: id must look like <paper>.<item>.<slug> (letters, digits, _; the slug may also hold dots), got {cid!r}"], []
+def _parse_claim(raw: dict, cf: ClaimsFile, n: int, at: str) -> tuple[Claim, list[str], list[str]]:
+    """A schema-valid claim and the problems of the rules that span its fields."""
+    cid, item, source = raw["id"], raw.get("item"), raw.get("source")
+    where = f"{at}: claim {cid!r}"
     errors, warnings = [], []
     paper, middle, _ = cid.split(".", 2)
-    unknown = sorted(set(raw) - CLAIM_FIELDS)
-    if unknown:
-        warnings.append(f"{where}: unknown field(s) {', '.join(unknown)} "
-                        f"(allowed: {', '.join(sorted(CLAIM_FIELDS))})")
-    source = raw.get("source")
-    item = raw.get("item")
-    if source is not None:
-        if not (isinstance(source, str) and SOURCE_RE.match(source)):
-            errors.append(f"{where}: source must be 'dataset:<name>', got {source!r}")
-        if item is not None:
-            errors.append(f"{where}: give either item (checks on the item's metrics.json) or source, not both")
-    else:
-        if not (isinstance(item, str) and item):
-            errors.append(f"{where}: item is required (the item whose metrics.json the checks read)")
-        elif middle != item:
+    if source is None:
+        if middle != item:
             errors.append(f"{where}: the id's middle part {middle!r} must be the item {item!r}")
         if cf.name not in ("datasets",) and paper != cf.name:
             errors.append(f"{where}: the id must start with the paper of its file, {cf.name!r}")
-    quote = raw.get("quote")
-    if not (isinstance(quote, str) and quote.strip()):
-        errors.append(f"{where}: quote is required (the paper's words, or a precise paraphrase)")
-    if "where" in raw and not isinstance(raw["where"], str):
-        errors.append(f"{where}: where must be a string like '§VI-E, Fig. 1'")
-    pv = raw.get("paper_value")
-    checks = raw.get("checks")
-    if checks is None:
-        checks = []
-    if not isinstance(checks, list):
-        errors.append(f"{where}: checks must be a list")
-        checks = []
-    nc = raw.get("not_checkable")
-    if nc is not None and not (isinstance(nc, str) and nc.strip()):
-        errors.append(f"{where}: not_checkable must say why, as a non-empty string")
-    if not checks and not nc:
-        errors.append(f"{where}: give at least one check, or checks: [] with not_checkable: '<why>'")
-    if checks and nc:
-        errors.append(f"{where}: a claim with checks cannot also be not_checkable")
-    for k, check in enumerate(checks):
-        errors += _check_problems(check, f"{where} checks[{k}]", warnings)
-    depends_on, probs = _str_list(raw.get("depends_on"), where, "depends_on")
-    errors += probs
-    datasets, probs = _str_list(raw.get("datasets"), where, "datasets")
-    errors += probs
-    if "note" in raw and not isinstance(raw["note"], str):
-        errors.append(f"{where}: note must be a string")
-
+    for k, check in enumerate(raw.get("checks") or []):
+        if _is_number(check.get("min")) and _is_number(check.get("max")) and check["min"] > check["max"]:
+            errors.append(f"{where} checks[{k}]: min {check['min']} is greater than max {check['max']}")
+    variants = _str_list(raw.get("variants"))
+    for name in variants:
+        spec = cf.variants.get(name)
+        if spec is None:
+            errors.append(f"{where}: variant {name!r} is not declared under the file's top-level variants: "
+                          f"(declared: {', '.join(sorted(cf.variants)) or 'none'})")
+        elif spec.get("item") and spec["item"] != item:
+            errors.append(f"{where}: variant {name!r} belongs to item {spec['item']!r}, not {item!r}")
+    finding = raw.get("finding")
+    findings = [{"when": _str_list(f["when"]), "cause": f["cause"], "text": f["text"]}
+                for f in ([finding] if isinstance(finding, dict) else finding or [])]
     claim = Claim(
-        id=cid, paper=paper, item=item if isinstance(item, str) and source is None else None,
-        source=source if isinstance(source, str) else None, quote=str(quote or ""),
-        where=str(raw.get("where") or ""), paper_value=pv,
-        checks=[c for c in checks if isinstance(c, dict)], depends_on=depends_on,
-        note=str(raw.get("note") or ""), not_checkable=str(nc or ""), datasets=datasets, file=cf.path.name,
+        id=cid, paper=paper, item=item if source is None else None, source=source, quote=raw["quote"],
+        where=str(raw.get("where") or ""), paper_value=raw.get("paper_value"), checks=list(raw.get("checks") or []),
+        depends_on=_str_list(raw.get("depends_on")), note=str(raw.get("note") or ""),
+        not_checkable=str(raw.get("not_checkable") or ""), datasets=_str_list(raw.get("datasets")),
+        setup=raw.get("setup") is True, variants=variants,
+        variant_specs={v: cf.variants[v] for v in variants if v in cf.variants}, findings=findings,
+        noise_z=cf.noise_z, file=cf.path.name, line=int(at.rsplit(":", 1)[1]) if at.count(":") else None,
         invalid="; ".join(e.split(": ", 2)[-1] for e in errors),
     )
     # Documentation check: every key a claim reads should be documented under metrics.<item>.
@@ -326,36 +358,53 @@ def _parse_claim(raw, cf: ClaimsFile, n: int) -> tuple[Claim | None, list[str], 
     return claim, errors, warnings
 
 
-def load_claims_file(path: str | Path) -> ClaimsFile:
-    """Load one claims file, collecting problems (a YAML syntax error is a problem too)."""
+def load_claims_file(path: str | Path, schema: Path | None = None) -> ClaimsFile:
+    """Load one claims file, collecting problems with their line (a YAML syntax error is a problem too)."""
     path = Path(path)
+    text = path.read_text()
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(text)
+        lines = _Lines(text)
     except yaml.YAMLError as exc:
         cf = ClaimsFile(path=path, name=path.stem)
-        cf.problems.append(f"{path.name}: not valid YAML: {exc}")
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f"{path.name}:{mark.line + 1}" if mark else path.name
+        detail = " ".join(str(exc).split())
+        cf.problems.append(f"{where}: not valid YAML: {detail}")
         return cf
-    return parse_claims(data, path)
+    return parse_claims(data, path, lines, schema or schema_path(path.parent))
 
 
-def validate_claims_file(path: str | Path) -> ClaimsFile:
-    """Strict load: raise ClaimsError listing every problem (errors and warnings) of the file."""
+def validate_claims_file(path: str | Path, *, warnings: bool = True) -> ClaimsFile:
+    """Strict load: raise ClaimsError listing every problem of the file (and its warnings, unless warnings=False)."""
     cf = load_claims_file(path)
-    problems = cf.problems + cf.warnings
+    problems = cf.problems + (cf.warnings if warnings else [])
     if problems:
         raise ClaimsError(f"{len(problems)} problem(s) in {Path(path).name}:\n  " + "\n  ".join(problems))
     return cf
 
 
 def load_all(claims_dir: str | Path) -> list[ClaimsFile]:
-    """Every `*.yaml` in the claims folder (sorted); ids must be unique across files."""
-    files = [load_claims_file(p) for p in sorted(Path(claims_dir).glob("*.yaml"))]
+    """Every claims file of the folder (sorted); ids must be unique across files."""
+    files = [load_claims_file(p) for p in claims_paths(claims_dir)]
     seen: dict[str, str] = {}
     for cf in files:
         for c in cf.claims:
             if c.id in seen:
                 cf.problems.append(f"{cf.path.name}: claim id {c.id!r} is also used in {seen[c.id]}")
             seen.setdefault(c.id, cf.path.name)
+    return files
+
+
+def load_all_strict(claims_dir: str | Path) -> list[ClaimsFile]:
+    """`load_all`, raising ClaimsError with every problem (file and line) of every file: a report must never be
+    built on a claims file that could not be read as written."""
+    files = load_all(claims_dir)
+    problems = [p for cf in files for p in cf.problems]
+    if problems:
+        raise ClaimsError(f"{len(problems)} problem(s) in the claims files of {Path(claims_dir).name}/ "
+                          "(fix them; `python -m repro_dpadmm.report.validate` lists them):\n  "
+                          + "\n  ".join(problems))
     return files
 
 
@@ -380,42 +429,38 @@ def fmt(value) -> str:
     return str(value)
 
 
+PASS, FAIL, INCONCLUSIVE, MISSING = "pass", "fail", "inconclusive", "not evaluated"
+
+
 @dataclass
 class CheckResult:
     kind: str
     check: str            # what is checked, short (keys and operator)
     expected: str         # what would pass, short
     measured: str         # the measured numbers, short ("—" when not evaluated)
-    passed: bool | None   # None: could not be evaluated (see reason)
+    passed: bool | None   # True: pass; False: fail; None: inconclusive or not evaluated (see outcome)
     reason: str = ""
     label: str = ""
     observed: str = ""    # the measured numbers with their keys, for claims.json
+    outcome: str = ""     # pass | fail | inconclusive | not evaluated
+    se: float | None = None       # standard error the decision used (None: exact)
+    z: float | None = None        # the noise factor it used (None: exact)
+    paired: bool = False          # the SE is that of paired per-repeat differences
+
+    def __post_init__(self):
+        if not self.outcome:
+            self.outcome = MISSING if self.passed is None else PASS if self.passed else FAIL
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "check": self.check, "expected": self.expected, "measured": self.measured,
-                "passed": self.passed, "reason": self.reason, "label": self.label}
+                "passed": self.passed, "outcome": self.outcome, "se": self.se, "z": self.z, "paired": self.paired,
+                "reason": self.reason, "label": self.label}
 
 
 class _Missing(Exception):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
-
-
-def _number(metrics: dict, key) -> float:
-    """The numeric value of `key` (a number given in place of a key is itself)."""
-    if _is_number(key):
-        return float(key)
-    if key not in metrics:
-        raise _Missing(f"metric {key!r} is missing")
-    v = metrics[key]
-    if v is None:
-        raise _Missing(f"metric {key!r} is null (not computed, NaN or infinite)")
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise _Missing(f"metric {key!r} is not a number ({v!r})")
-    if math.isnan(v) or math.isinf(v):
-        raise _Missing(f"metric {key!r} is {v}")
-    return float(v)
 
 
 def _name(key) -> str:
@@ -429,14 +474,114 @@ def _bounds(check) -> str:
     return f"≥ {fmt(lo)}" if lo is not None else f"≤ {fmt(hi)}"
 
 
-def _in_bounds(v: float, check) -> bool:
-    lo, hi = check.get("min"), check.get("max")
-    return (lo is None or v >= lo) and (hi is None or v <= hi)
-
-
 def _tolerance(check) -> float:
     exp = float(check["expected"])
     return max(float(check.get("abs_tol", 0.0)), float(check.get("rel_tol", 0.0)) * abs(exp))
+
+
+@dataclass
+class _Operand:
+    """One number a check reads, with what is known of its noise."""
+    key: str | None               # the key actually read (`<key>@<variant>` when the variant overrides it)
+    value: float
+    reps: np.ndarray | None = None    # per-repeat values (at least two, all finite)
+    se: float | None = None           # its standard error (None: exact)
+
+
+class _Metrics:
+    """Flat metrics read under a variant: `<key>@<variant>` where it exists, else `<key>`; plus their noise."""
+
+    def __init__(self, metrics: dict, variant: str | None = None):
+        self.metrics = metrics
+        self.variant = variant
+        reps = metrics.get(REPEATS_KEY)
+        self.repeats = reps if isinstance(reps, dict) else {}
+
+    def key(self, key: str) -> str:
+        if self.variant and f"{key}@{self.variant}" in self.metrics:
+            return f"{key}@{self.variant}"
+        return key
+
+    def raw(self, key: str):
+        k = self.key(key)
+        if k not in self.metrics:
+            raise _Missing(f"metric {k!r} is missing")
+        return self.metrics[k]
+
+    def number(self, key) -> float:
+        """The numeric value of `key` (a number given in place of a key is itself)."""
+        if _is_number(key):
+            return float(key)
+        v = self.raw(key)
+        k = self.key(key)
+        if v is None:
+            raise _Missing(f"metric {k!r} is null (not computed, NaN or infinite)")
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise _Missing(f"metric {k!r} is not a number ({v!r})")
+        if math.isnan(v) or math.isinf(v):
+            raise _Missing(f"metric {k!r} is {v}")
+        return float(v)
+
+    def operand(self, key) -> _Operand:
+        value = self.number(key)
+        if _is_number(key):
+            return _Operand(None, value)
+        k = self.key(key)
+        reps = self.repeats.get(k)
+        if isinstance(reps, list) and len(reps) >= 2 and all(_is_number(x) and math.isfinite(x) for x in reps):
+            arr = np.asarray(reps, dtype=float)
+            return _Operand(k, value, arr, float(arr.std(ddof=1) / math.sqrt(arr.size)))
+        for se_key in (f"{k}.se",) + ((f"{key}.se@{self.variant}",) if k != key else ()):
+            se = self.metrics.get(se_key)
+            if _is_number(se) and math.isfinite(se) and se >= 0:
+                return _Operand(k, value, None, float(se))
+        return _Operand(k, value)
+
+
+def _pair(a: _Operand, b: _Operand, check: dict) -> bool:
+    return (check.get("paired", True) is not False and a.reps is not None and b.reps is not None
+            and a.reps.size == b.reps.size)
+
+
+def _diff_se(a: _Operand, b: _Operand, check: dict) -> tuple[float | None, bool, int | None]:
+    """(SE of a - b, paired?, n): paired per-repeat differences when both have repeats of one length; else the
+    independent sqrt(se_a^2 + se_b^2) over the operands that have an SE; None when neither is noisy."""
+    if _pair(a, b, check):
+        d = a.reps - b.reps
+        return float(d.std(ddof=1) / math.sqrt(d.size)), True, int(d.size)
+    ses = [x.se for x in (a, b) if x.se is not None]
+    if not ses:
+        return None, False, None
+    ns = [x.reps.size for x in (a, b) if x.reps is not None]
+    return float(math.sqrt(sum(s * s for s in ses))), False, (min(ns) if ns else None)
+
+
+def _decide(d: float, se: float | None, z: float, strict: bool = True) -> str:
+    """A signed margin d (> 0 is the claim's side) against z standard errors; exact when there is no noise."""
+    if not se:
+        return PASS if (d > 0 if strict else d >= 0) else FAIL
+    if d > z * se:
+        return PASS
+    if d < -z * se:
+        return FAIL
+    return INCONCLUSIVE
+
+
+def _decide_interval(v: float, se: float | None, z: float, lo: float | None, hi: float | None) -> str:
+    """v ± z·SE against [lo, hi]: pass if inside, fail if entirely outside, else inconclusive (exact: lo <= v <= hi)."""
+    half = z * se if se else 0.0
+    a, b = v - half, v + half
+    if (lo is None or a >= lo) and (hi is None or b <= hi):
+        return PASS
+    if (lo is not None and b < lo) or (hi is not None and a > hi):
+        return FAIL
+    return INCONCLUSIVE
+
+
+def _noise_text(se: float | None, paired: bool, n: int | None) -> str:
+    if not se:
+        return ""
+    return f" ± {fmt(se)} SE" + (f", paired over {n} repeats" if paired else f", n = {n}" if n else "")
 
 
 def describe_check(check: dict) -> tuple[str, str]:
@@ -466,71 +611,138 @@ def describe_check(check: dict) -> tuple[str, str]:
     raise ValueError(f"unknown check kind {kind!r}")
 
 
-def _measure(check: dict, metrics: dict) -> tuple[bool, str, str]:
-    """(passed, measured short, measured with keys); raises _Missing when a value is unusable."""
+@dataclass
+class _Measured:
+    outcome: str
+    measured: str
+    observed: str
+    se: float | None = None
+    paired: bool = False
+    reason: str = ""
+
+
+def _within(what: str, d: float, se: float, z: float) -> str:
+    return f"{what} {fmt(d)} is within {fmt(z)} SE ({fmt(abs(d) / se)} SE) of the noise"
+
+
+def _measure(check: dict, m: _Metrics, z: float) -> _Measured:
+    """Evaluate one check; raises _Missing when a value it needs is unusable."""
     kind = check["kind"]
-    if kind == "approx":
-        key, exp = check["metric"], float(check["expected"])
-        v = _number(metrics, key)
-        diff = v - exp
-        rel = f", {diff / exp:+.1%}" if exp else ""
-        return abs(diff) <= _tolerance(check), f"{fmt(v)} (off by {fmt(diff)}{rel})", f"{key} = {fmt(v)}"
+    if kind in ("approx", "range"):
+        key = check["metric"]
+        op = m.operand(key)
+        noise = _noise_text(op.se, False, op.reps.size if op.reps is not None else None)
+        if kind == "approx":
+            exp, tol = float(check["expected"]), _tolerance(check)
+            lo, hi = exp - tol, exp + tol
+            diff = op.value - exp
+            rel = f", {diff / exp:+.1%}" if exp else ""
+            short = f"{fmt(op.value)}{noise} (off by {fmt(diff)}{rel})"
+        else:
+            lo, hi = check.get("min"), check.get("max")
+            short = f"{fmt(op.value)}{noise}"
+        out = _decide_interval(op.value, op.se, z, lo, hi)
+        reason = (f"{op.key} = {fmt(op.value)} ± {fmt(z)}·{fmt(op.se)} straddles the bound"
+                  if out == INCONCLUSIVE else "")
+        return _Measured(out, short, f"{op.key} = {fmt(op.value)}", op.se, False, reason)
     if kind == "equal":
         key, exp = check["metric"], check["expected"]
-        if key not in metrics:
-            raise _Missing(f"metric {key!r} is missing")
-        v = metrics[key]
-        if _is_number(v) and _is_number(exp):
-            same = float(v) == float(exp)
-        else:
-            same = v == exp and type(v) is type(exp)
-        return same, fmt(v), f"{key} = {fmt(v)}"
+        v = m.raw(key)
+        same = float(v) == float(exp) if _is_number(v) and _is_number(exp) else (v == exp and type(v) is type(exp))
+        return _Measured(PASS if same else FAIL, fmt(v), f"{m.key(key)} = {fmt(v)}")
+    if kind in ("true", "false"):
+        key = check["metric"]
+        v = m.raw(key)
+        if not isinstance(v, bool):
+            raise _Missing(f"metric {m.key(key)!r} is not a boolean ({v!r})")
+        return _Measured(PASS if v == (kind == "true") else FAIL, fmt(v), f"{m.key(key)} = {fmt(v)}")
     if kind in ("less", "greater"):
         left, right, margin = check["left"], check["right"], float(check.get("margin", 0.0))
-        a, b = _number(metrics, left), _number(metrics, right)
-        ok = a < b - margin if kind == "less" else a > b + margin
-        observed = ", ".join(f"{k} = {fmt(x)}" for k, x in ((left, a), (right, b)) if isinstance(k, str))
-        fa, fb = (fmt(a), fmt(b)) if fmt(a) != fmt(b) else (f"{a:.10g}", f"{b:.10g}")  # show the difference
-        return ok, f"{fa} vs {fb}", observed
+        a, b = m.operand(left), m.operand(right)
+        # d > 0 is the claim's side: less: (right - margin) - left; greater: left - (right + margin)
+        d = (b.value - margin) - a.value if kind == "less" else a.value - (b.value + margin)
+        se, paired, n = _diff_se(a, b, check)
+        out = _decide(d, se, z)
+        observed = ", ".join(f"{o.key} = {fmt(o.value)}" for o in (a, b) if o.key)
+        fa, fb = (fmt(a.value), fmt(b.value)) if fmt(a.value) != fmt(b.value) else (f"{a.value:.10g}",
+                                                                                  f"{b.value:.10g}")
+        short = f"{fa} vs {fb}" + (f" (difference {fmt(a.value - b.value)}{_noise_text(se, paired, n)})" if se else "")
+        reason = _within("the difference", a.value - b.value, se, z) if out == INCONCLUSIVE else ""
+        return _Measured(out, short, observed, se, paired, reason)
     if kind == "monotone":
         keys = check["metrics"]
         strict, tol = bool(check.get("strict", False)), float(check.get("tol", 0.0))
-        values = [_number(metrics, k) for k in keys]
+        ops = [m.operand(k) for k in keys]
         sign = 1.0 if check["direction"] == "increasing" else -1.0
-        steps = [sign * (b - a) for a, b in zip(values, values[1:], strict=False)]
-        ok = all((s > -tol if tol else s > 0) if strict else s >= -tol for s in steps)
-        observed = ", ".join(f"{k} = {fmt(v)}" for k, v in zip(keys, values, strict=True))
-        return ok, ", ".join(fmt(v) for v in values), observed
-    if kind == "range":
-        v = _number(metrics, check["metric"])
-        return _in_bounds(v, check), fmt(v), f"{check['metric']} = {fmt(v)}"
-    if kind in ("true", "false"):
-        key = check["metric"]
-        if key not in metrics:
-            raise _Missing(f"metric {key!r} is missing")
-        v = metrics[key]
-        if not isinstance(v, bool):
-            raise _Missing(f"metric {key!r} is not a boolean ({v!r})")
-        return v == (kind == "true"), fmt(v), f"{key} = {fmt(v)}"
+        outs, steps, ses, paired_any = [], [], [], False
+        for a, b in zip(ops, ops[1:], strict=False):
+            d = sign * (b.value - a.value) + tol        # each step as a greater/less with margin -tol
+            se, paired, _ = _diff_se(b, a, check)
+            outs.append(_decide(d, se, z, strict=strict))
+            steps.append(f"{fmt(b.value - a.value)}" + (f" ± {fmt(se)}" if se else ""))
+            ses.append(se)
+            paired_any |= paired
+        out = FAIL if FAIL in outs else INCONCLUSIVE if INCONCLUSIVE in outs else PASS
+        noisy = any(ses)
+        short = ", ".join(fmt(o.value) for o in ops) + (f" (steps {', '.join(steps)} SE)" if noisy else "")
+        reason = ""
+        if out == INCONCLUSIVE:
+            bad = [f"{keys[i]} → {keys[i + 1]}" for i, o in enumerate(outs) if o == INCONCLUSIVE]
+            reason = f"step(s) {'; '.join(bad)} within {fmt(z)} SE of the noise"
+        big = max((s for s in ses if s), default=None)
+        return _Measured(out, short, ", ".join(f"{o.key} = {fmt(o.value)}" for o in ops), big, paired_any, reason)
     if kind == "ratio_range":
         left, right = check["left"], check["right"]
-        a, b = _number(metrics, left), _number(metrics, right)
-        if b == 0:
+        a, b = m.operand(left), m.operand(right)
+        if b.value == 0:
             raise _Missing(f"the ratio {_name(left)} / {_name(right)} is undefined: the denominator is 0")
-        r = a / b
-        return _in_bounds(r, check), f"{fmt(r)} (= {fmt(a)} / {fmt(b)})", f"{_name(left)} / {_name(right)} = {fmt(r)}"
+        r = a.value / b.value
+        grad = np.array([1.0 / b.value, -a.value / b.value ** 2])     # delta method for a / b
+        paired = _pair(a, b, check)
+        if paired:
+            cov = np.cov(np.vstack([a.reps, b.reps]), ddof=1) / a.reps.size
+            se = float(math.sqrt(max(grad @ cov @ grad, 0.0)))
+        elif a.se is not None or b.se is not None:
+            se = float(math.hypot(grad[0] * (a.se or 0.0), grad[1] * (b.se or 0.0)))
+        else:
+            se = None
+        out = _decide_interval(r, se, z, check.get("min"), check.get("max"))
+        noise = _noise_text(se, paired, a.reps.size if paired else None)
+        reason = f"the ratio {fmt(r)} ± {fmt(z)}·{fmt(se)} straddles the bound" if out == INCONCLUSIVE else ""
+        return _Measured(out, f"{fmt(r)}{noise} (= {fmt(a.value)} / {fmt(b.value)})",
+                         f"{_name(a.key or left)} / {_name(b.key or right)} = {fmt(r)}", se, paired, reason)
     raise ValueError(f"unknown check kind {kind!r}")
 
 
-def evaluate_check(check: dict, metrics: dict) -> CheckResult:
-    """Evaluate one well-formed check on flat metrics. A missing, null or non-numeric value gives passed=None."""
+def evaluate_check(check: dict, metrics: dict, *, z: float | None = None, variant: str | None = None) -> CheckResult:
+    """Evaluate one well-formed check on flat metrics (with their optional `repeats` and `.se` keys).
+
+    `z`: noise factor (the check's own `z:` wins; default DEFAULT_NOISE_Z); `variant`: read `<key>@<variant>` where
+    it exists. A missing, null or non-numeric value gives outcome "not evaluated" (passed None) with the reason."""
     what, expected = describe_check(check)
     label = str(check.get("label") or "")
+    zz = float(check.get("z", z if z is not None else DEFAULT_NOISE_Z))
     try:
-        ok, measured, observed = _measure(check, metrics)
+        r = _measure(check, _Metrics(metrics, variant), zz)
     except _Missing as exc:
-        return CheckResult(check["kind"], what, expected, "—", None, reason=exc.reason, label=label)
-    return CheckResult(check["kind"], what, expected, measured, bool(ok), label=label, observed=observed)
+        return CheckResult(check["kind"], what, expected, "—", None, reason=exc.reason, label=label, outcome=MISSING)
+    passed = True if r.outcome == PASS else False if r.outcome == FAIL else None
+    return CheckResult(check["kind"], what, expected, r.measured, passed, reason=r.reason, label=label,
+                       observed=r.observed, outcome=r.outcome, se=r.se, z=zz if r.se else None, paired=r.paired)
+
+
+@dataclass
+class VariantVerdict:
+    name: str
+    choice: str
+    label: str
+    verdict: str
+    reason: str
+    checks: list[CheckResult] = field(default_factory=list)
+
+    def record(self) -> dict:
+        return {"name": self.name, "choice": self.choice, "label": self.label, "verdict": self.verdict,
+                "reason": self.reason, "checks": [r.as_dict() for r in self.checks]}
 
 
 @dataclass
@@ -539,6 +751,7 @@ class Verdict:
     verdict: str
     reason: str
     checks: list[CheckResult] = field(default_factory=list)
+    variants: list[VariantVerdict] = field(default_factory=list)
 
     @property
     def expected(self) -> str:
@@ -552,7 +765,38 @@ class Verdict:
 
     @property
     def measured(self) -> str:
-        return "; ".join(c.observed for c in self.checks if c.passed is not None) or "—"
+        return "; ".join(c.observed for c in self.checks if c.outcome != MISSING) or "—"
+
+    @property
+    def setup(self) -> bool:
+        return self.claim.setup
+
+    @property
+    def depends_on_choice(self) -> list[str]:
+        """The choices under whose variants the verdict differs from the headline (variants that could not be
+        judged, "not run" / "not checkable", show nothing about the choice and are left out)."""
+        if self.verdict not in JUDGED:
+            return []
+        return list(dict.fromkeys(v.choice for v in self.variants
+                                  if v.verdict in JUDGED and v.verdict != self.verdict))
+
+    @property
+    def finding(self) -> dict | None:
+        """The first finding whose `when` matches the headline verdict."""
+        return next((f for f in self.claim.findings if self.verdict in f["when"]), None)
+
+    @property
+    def unexplained(self) -> bool:
+        """A failing verdict (partly, inconclusive, not reproduced, setup failed) with no matching finding."""
+        return self.verdict in FAILING and self.finding is None
+
+    @property
+    def stale(self) -> list[dict]:
+        """Findings whose `when` no longer matches the headline verdict (only once the numbers were judged: a claim
+        that was not run says nothing about its findings)."""
+        if self.verdict not in JUDGED:
+            return []
+        return [f for f in self.claim.findings if self.verdict not in f["when"]]
 
     def record(self) -> dict:
         c = self.claim
@@ -560,12 +804,63 @@ class Verdict:
                 "where": c.where, "paper_value": c.paper_value, "expected": self.expected,
                 "measured": self.measured, "verdict": self.verdict, "reason": self.reason,
                 "checks": [r.as_dict() for r in self.checks], "depends_on": c.depends_on, "note": c.note,
-                "source": c.source or f"results/{c.paper}/{c.item}/metrics.json", "file": c.file}
+                "setup": c.setup, "variants": [v.record() for v in self.variants],
+                "depends_on_choice": self.depends_on_choice, "finding": self.finding,
+                "unexplained": self.unexplained, "stale": self.stale, "noise_z": c.noise_z,
+                "source": c.source or f"results/{c.paper}/{c.item}/metrics.json", "file": c.file, "line": c.line}
+
+
+def _judge(claim: Claim, metrics: dict, status: str, unavailable: dict, variant: str | None
+           ) -> tuple[str, str, list[CheckResult]]:
+    """(verdict, reason, check results) of a claim's checks on usable metrics, under `variant` if given."""
+    results = [evaluate_check(c, metrics, z=claim.noise_z, variant=variant) for c in claim.checks]
+    undecided = [r for r in results if r.outcome == MISSING]
+    if undecided:
+        reason = "; ".join(dict.fromkeys(r.reason for r in undecided))
+        if unavailable and any(r.reason.endswith("is missing") for r in undecided):
+            return "not run", f"{reason}, and the item lacks dataset(s) " + ", ".join(sorted(unavailable)), results
+        if status != "ok" and metrics.get("reason"):
+            reason += f" (item status {status!r}: {metrics['reason']})"
+        return "not checkable", reason, results
+    failed = [r for r in results if r.outcome == FAIL]
+    unsure = [r for r in results if r.outcome == INCONCLUSIVE]
+    passed = [r for r in results if r.outcome == PASS]
+    n = len(results)
+
+    def listing(rs):
+        return "; ".join(f"{r.check} (measured {r.measured})" for r in rs)
+
+    if not failed and not unsure:
+        if n == 1:
+            return "reproduced", f"{results[0].check}: measured {results[0].measured}", results
+        return "reproduced", f"all {n} checks pass", results
+    if not failed:
+        return ("inconclusive", f"{len(unsure)} of {n} check(s) inside the noise: "
+                + "; ".join(f"{r.check} ({r.reason})" for r in unsure), results)
+    if passed:
+        return "partly", f"{len(passed)} of {n} checks pass; fails: {listing(failed)}" + (
+            f"; inside the noise: {listing(unsure)}" if unsure else ""), results
+    head = "fails: " if n == 1 else f"{len(failed)} of {n} checks fail, none passes: "
+    return "not reproduced", head + listing(failed) + (f"; inside the noise: {listing(unsure)}" if unsure else ""), \
+        results
+
+
+def _setup_verdict(verdict: str) -> str:
+    if verdict == "reproduced":
+        return "setup ok"
+    if verdict in ("partly", "inconclusive", "not reproduced"):
+        return "setup failed"
+    return verdict
+
+
+def _variant_has_metrics(claim: Claim, metrics: dict, variant: str) -> bool:
+    return any(f"{k}@{variant}" in metrics for k in claim.metric_keys())
 
 
 def evaluate_claim(claim: Claim, metrics: dict | None, *, missing_reason: str = "",
                    unavailable: dict[str, str] | None = None) -> Verdict:
-    """The verdict of one claim on the metrics of its item (or the flattened dataset sidecar).
+    """The verdict of one claim on the metrics of its item (or the flattened dataset sidecar), with the verdict
+    under each of its variants.
 
     metrics None: the item or dataset produced no numbers; `missing_reason` says why (verdict "not run").
     A metrics dict whose `status` is "not run" gives "not run" with its `reason`.
@@ -573,40 +868,38 @@ def evaluate_claim(claim: Claim, metrics: dict | None, *, missing_reason: str = 
     its `datasets:` is "not run"; a missing metric in an item that lacks a dataset is "not run" too, saying so.
     """
     unavailable = unavailable or {}
+
+    def done(verdict, reason, checks=None, variants=None):
+        if claim.setup:
+            verdict = _setup_verdict(verdict)
+        return Verdict(claim, verdict, reason, checks or [], variants or [])
+
     if claim.invalid:
-        return Verdict(claim, "not checkable", f"malformed claim: {claim.invalid}")
+        return done("not checkable", f"malformed claim: {claim.invalid}")
     if claim.not_checkable:
-        return Verdict(claim, "not checkable", claim.not_checkable)
+        return done("not checkable", claim.not_checkable)
     if metrics is None:
-        return Verdict(claim, "not run", missing_reason or "no results")
+        return done("not run", missing_reason or "no results")
     status = metrics.get("status", "ok")
     if status == "not run":
-        return Verdict(claim, "not run", str(metrics.get("reason") or "the item was not run"))
+        return done("not run", str(metrics.get("reason") or "the item was not run"))
     blocked = [d for d in claim.datasets if d in unavailable]
     if blocked:
-        return Verdict(claim, "not run",
-                       "dataset unavailable: " + "; ".join(f"{d} ({_first_line(unavailable[d])})" for d in blocked))
-    results = [evaluate_check(c, metrics) for c in claim.checks]
-    undecided = [r for r in results if r.passed is None]
-    if undecided:
-        reason = "; ".join(dict.fromkeys(r.reason for r in undecided))
-        if unavailable and any(r.reason.endswith("is missing") for r in undecided):
-            return Verdict(claim, "not run", f"{reason}, and the item lacks dataset(s) "
-                           + ", ".join(sorted(unavailable)), results)
-        if status != "ok" and metrics.get("reason"):
-            reason += f" (item status {status!r}: {metrics['reason']})"
-        return Verdict(claim, "not checkable", reason, results)
-    failed = [r for r in results if not r.passed]
-    if not failed:
-        if len(results) == 1:
-            return Verdict(claim, "reproduced", f"{results[0].check}: measured {results[0].measured}", results)
-        return Verdict(claim, "reproduced", f"all {len(results)} checks pass", results)
-    fails = "; ".join(f"{r.check} (measured {r.measured})" for r in failed)
-    if len(failed) < len(results):
-        return Verdict(claim, "partly", f"{len(results) - len(failed)} of {len(results)} checks pass; fails: {fails}",
-                       results)
-    return Verdict(claim, "not reproduced", ("fails: " if len(results) == 1 else f"all {len(results)} checks fail: ")
-                   + fails, results)
+        return done("not run",
+                    "dataset unavailable: " + "; ".join(f"{d} ({_first_line(unavailable[d])})" for d in blocked))
+    verdict, reason, results = _judge(claim, metrics, status, unavailable, None)
+    variants = []
+    for name in claim.variants:
+        spec = claim.variant_specs.get(name, {})
+        choice, label = spec.get("choice", name), spec.get("label", name)
+        if not _variant_has_metrics(claim, metrics, name):
+            keys = ", ".join(f"{k}@{name}" for k in dict.fromkeys(claim.metric_keys()))
+            variants.append(VariantVerdict(name, choice, label, "not run",
+                                           f"variant metrics missing (none of {keys})"))
+            continue
+        v, r, res = _judge(claim, metrics, status, unavailable, name)
+        variants.append(VariantVerdict(name, choice, label, _setup_verdict(v) if claim.setup else v, r, res))
+    return done(verdict, reason, results, variants)
 
 
 def _first_line(text: str) -> str:
@@ -626,4 +919,3 @@ def flatten(obj, prefix: str = "") -> dict:
     else:
         out[prefix[:-1]] = obj
     return out
-

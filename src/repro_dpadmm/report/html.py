@@ -7,13 +7,14 @@ import html
 import json
 from pathlib import Path
 
-from .claims import VERDICTS, Verdict, fmt
+from .claims import DEFAULT_NOISE_Z, VERDICTS, Verdict, fmt
 
 CSS = """
 :root {
   --fg: #1f2328; --muted: #59636e; --border: #d8dee4; --soft: #f6f8fa; --accent: #0b5cad;
   --ok: #1a7f37; --ok-bg: #dafbe1; --partly: #9a6700; --partly-bg: #fff4c2;
   --bad: #cf222e; --bad-bg: #ffebe9; --nr: #57606a; --nr-bg: #eaeef2; --nc: #7a3fc8; --nc-bg: #f3e8ff;
+  --inc: #0a6e80; --inc-bg: #dcf4f8;
 }
 * { box-sizing: border-box; }
 html { -webkit-text-size-adjust: 100%; }
@@ -49,6 +50,9 @@ tr.total td { font-weight: 600; border-top: 2px solid var(--border); }
   white-space: nowrap; line-height: 1.5; border: 1px solid transparent; }
 .v-reproduced { color: var(--ok); background: var(--ok-bg); }
 .v-partly { color: var(--partly); background: var(--partly-bg); }
+.v-inconclusive { color: var(--inc); background: var(--inc-bg); }
+.v-setup-ok { color: var(--ok); background: #fff; border-color: #9bd3a9; }
+.v-setup-failed { color: var(--bad); background: #fff; border-color: #f0a8a3; }
 .v-not-reproduced { color: var(--bad); background: var(--bad-bg); }
 .v-not-run { color: var(--nr); background: var(--nr-bg); }
 .v-not-checkable { color: var(--nc); background: var(--nc-bg); }
@@ -63,6 +67,7 @@ tr.total td { font-weight: 600; border-top: 2px solid var(--border); }
 .bar { display: flex; height: .7rem; width: 9rem; border-radius: 3px; overflow: hidden; background: var(--nr-bg); }
 .bar span { display: block; height: 100%; }
 .bar .b-reproduced { background: #2da44e; } .bar .b-partly { background: #d4a72c; }
+.bar .b-inconclusive { background: #3fb0c4; }
 .bar .b-not-reproduced { background: #e5534b; } .bar .b-not-run { background: #afb8c1; }
 .bar .b-not-checkable { background: #a371f7; }
 dl.legend { display: grid; grid-template-columns: max-content 1fr; gap: .3rem .8rem; font-size: .9rem;
@@ -81,6 +86,7 @@ figcaption { font-size: .82rem; color: var(--muted); margin-top: .25rem; }
 .claim { border-left: 4px solid var(--nr); background: var(--soft); border-radius: 0 8px 8px 0; padding: .65rem .9rem;
   margin: .75rem 0; }
 .claim.c-reproduced { border-color: #2da44e; } .claim.c-partly { border-color: #d4a72c; }
+.claim.c-inconclusive { border-color: #3fb0c4; }
 .claim.c-not-reproduced { border-color: #e5534b; } .claim.c-not-checkable { border-color: #a371f7; }
 .claim-head { display: flex; flex-wrap: wrap; gap: .35rem .7rem; align-items: center; font-size: .85rem; }
 .claim-head .where { color: var(--muted); }
@@ -99,11 +105,33 @@ table.checks col.c4 { width: 5%; }
 th.vh { text-align: right; background: var(--soft); padding-left: .25rem; padding-right: .4rem; }
 th.vh .badge { font-size: .7rem; padding: .05rem .45rem; }
 table.summary td.num { padding-left: .25rem; padding-right: .55rem; }
-table.summary .bar { width: 7.5rem; }
+table.summary .bar { width: 5rem; }
+table.summary th { white-space: normal; vertical-align: bottom; }
+table.summary th.vh .badge { white-space: normal; text-align: center; }
+table.summary th.mk { font-size: .7rem; font-weight: 600; text-align: right; max-width: 5rem; padding-left: .2rem;
+  padding-right: .4rem; }
+table.summary td:first-child { min-width: 11rem; }
+table.summary th.vh .badge { font-size: .66rem; padding: .05rem .35rem; }
 .missing-list { font-size: .9rem; }
 .missing-list li { margin: .2rem 0; }
 .ok { color: var(--ok); font-weight: 700; } .fail { color: var(--bad); font-weight: 700; } .na { color: var(--nr); }
 .reason { font-size: .88rem; color: #3b434b; margin: .35rem 0 0; }
+.mark { display: inline-block; padding: .02rem .45rem; border-radius: 4px; font-size: .74rem; font-weight: 700;
+  white-space: nowrap; border: 1px solid currentColor; }
+.mark-unexplained { color: var(--bad); background: #fff; }
+.mark-stale { color: var(--partly); background: #fff; }
+.mark-depends { color: var(--accent); background: #fff; }
+.variants { font-size: .82rem; margin: .3rem 0 0; display: flex; flex-wrap: wrap; gap: .25rem .8rem;
+  align-items: center; }
+.variants .badge { font-size: .72rem; }
+.finding { font-size: .88rem; margin: .4rem 0 0; padding: .35rem .6rem; background: #fff; border-radius: 6px;
+  border: 1px solid var(--border); }
+.finding.stale { color: var(--muted); border-style: dashed; }
+.cause { font-weight: 700; }
+.setup-checks { margin: .8rem 0; }
+.setup-checks .claim { background: #fff; border-left-style: dashed; }
+.alert-counts { display: flex; flex-wrap: wrap; gap: .5rem 1.2rem; font-size: .95rem; margin: .8rem 0; }
+.alert-counts b { font-size: 1.25rem; font-variant-numeric: tabular-nums; }
 .deps { font-size: .82rem; color: var(--muted); margin: .25rem 0 0; }
 .paperval { font-size: .85rem; }
 .grid2 { display: grid; grid-template-columns: 1fr 1fr; gap: 0 1.6rem; }
@@ -121,9 +149,11 @@ footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; border-top: 1
 """
 
 VERDICT_HELP = {
-    "reproduced": "every check of the claim passes on the measured numbers",
-    "partly": "some of the claim's checks pass and some fail",
-    "not reproduced": "the measured numbers contradict the claim (every check fails)",
+    "reproduced": "every check of the claim passes on the measured numbers, beyond the run-to-run noise",
+    "partly": "some of the claim's checks pass and some fail (beyond the noise)",
+    "inconclusive": "no check fails, but at least one is decided by less than the run-to-run noise "
+                    f"(z = {fmt(DEFAULT_NOISE_Z)} standard errors unless the claims file sets another)",
+    "not reproduced": "the measured numbers contradict the claim beyond the noise (checks fail, none passes)",
     "not run": "the item or dataset the claim needs was not run (the reason is given)",
     "not checkable": "the paper gives nothing measurable (e.g. a theorem's rate), or a needed number is missing",
 }
@@ -219,17 +249,36 @@ def header(report, any_differ: bool) -> str:
                    "<code>config/config.yaml</code> (for example the small smoke-test settings). Their numbers "
                    "are not the paper-faithful ones, and neither are the verdicts on them; such items are marked "
                    "below.</div>")
-    if report.problems:
-        items = "".join(f"<li>{e(p)}</li>" for p in report.problems[:30])
-        more = f"<li>… and {len(report.problems) - 30} more</li>" if len(report.problems) > 30 else ""
-        out.append(f'<div class="notice bad"><b>Errors in the claims files.</b> The affected claims are shown as '
-                   f"not checkable (or left out when they cannot even be identified):<ul>{items}{more}</ul></div>")
+    out.append(alert_counts(report))
     if report.warnings:
         items = "".join(f"<li>{e(w)}</li>" for w in report.warnings)
         out.append(f'<details class="notice info"><summary>{len(report.warnings)} documentation gap(s) in the '
                    f"claims files (the claims are still checked)</summary><ul>{items}</ul></details>")
     out.append("</header>")
     return "\n".join(out)
+
+
+def alert_counts(report) -> str:
+    """First thing on the page: failures without a known cause, verdicts that a choice decides, stale findings."""
+    m = report.marks()
+    cls = "bad" if m["unexplained"] else "info"
+    n_setup = m["setup ok"] + m["setup failed"]
+    parts = [f'<span><b>{m["unexplained"]}</b> unexplained failure{_s(m["unexplained"])}</span>',
+             f'<span><b>{m["depend_on_choice"]}</b> verdict{_s(m["depend_on_choice"])} '
+             f'depend{_s(m["depend_on_choice"] == 1)} on a choice the paper leaves open</span>',
+             f'<span><b>{m["stale"]}</b> stale finding{_s(m["stale"])}</span>',
+             f'<span><b>{n_setup}</b> setup check{_s(n_setup)}, {m["setup failed"]} failed '
+             "(not counted as claims)</span>"]
+    return (f'<div class="notice {cls}" id="marks"><div class="alert-counts">{"".join(parts)}</div>'
+            "<span class='small'>An <i>unexplained</i> failure is a claim that is partly, inconclusive or not "
+            "reproduced (or a failed setup check) without a finding that names its cause "
+            "(the paper, a paper inconsistency, one of our choices, or a bug fixed since); the goal is zero.</span>"
+            "</div>")
+
+
+def _s(n) -> str:
+    """The plural 's' of a count (for a bool: 's' when true, for a verb after a singular subject)."""
+    return ("s" if n else "") if isinstance(n, bool) else ("s" if n != 1 else "")
 
 
 def toc(report) -> str:
@@ -254,21 +303,34 @@ def summary_section(report) -> str:
     totals = "".join(f'<div class="total v-{slug(v)}"><b>{n}</b><span>{e(v)}</span></div>'
                      for v, n in counts.items())
     head = ("<tr><th>Paper</th><th class='num'>Items</th><th>Claims</th>"
-            + "".join(f"<th class='num vh'>{badge(v)}</th>" for v in VERDICTS) + "<th class='num'>Total</th></tr>")
+            + "".join(f"<th class='num vh'>{badge(v)}</th>" for v in VERDICTS) + "<th class='num'>Total</th>"
+            "<th class='mk' title='verdicts that differ under a variant of a choice the paper leaves open'>"
+            "depend on a choice</th><th class='mk' title='failing claims without a finding naming the cause'>"
+            "unexplained</th></tr>")
     rows = []
     for p in report.papers:
-        vc = p.counts()
+        vc, mk = p.counts(), p.marks()
         rows.append(
-            f'<tr><td class="nowrap"><a href="#{e(p.id)}">{e(p.short)}</a></td>'
+            f'<tr><td><a href="#{e(p.id)}">{e(p.short)}</a></td>'
             f"{items_cell(p.item_counts(), len(p.items))}"
             f"<td>{bar(vc)}</td>" + "".join(count_cell(vc[v]) for v in VERDICTS)
-            + f'<td class="num">{sum(vc.values())}</td></tr>')
+            + f'<td class="num">{sum(vc.values())}</td>'
+            + count_cell(mk["depend_on_choice"]) + count_cell(mk["unexplained"]) + "</tr>")
     ic_all = {s: sum(p.item_counts()[s] for p in report.papers) for s in ("produced", "not run", "missing")}
     n_items = sum(len(p.items) for p in report.papers)
+    mk = report.marks()
     rows.append(f'<tr class="total"><td>All</td>{items_cell(ic_all, n_items)}<td>{bar(counts)}</td>'
                 + "".join(count_cell(counts[v]) for v in VERDICTS)
-                + f'<td class="num">{sum(counts.values())}</td></tr>')
+                + f'<td class="num">{sum(counts.values())}</td>'
+                + count_cell(mk["depend_on_choice"]) + count_cell(mk["unexplained"]) + "</tr>")
     legend = "".join(f"<dt>{badge(v)}</dt><dd>{e(VERDICT_HELP[v])}</dd>" for v in VERDICTS)
+    legend += (f"<dt>{badge('setup ok')} {badge('setup failed')}</dt><dd>a check of our own construction (a "
+               "bisection hit its target, a schedule has the asked shape), shown with its item and never counted "
+               "as a claim</dd>"
+               f"<dt>{mark('depends')}</dt><dd>the verdict differs under a variant: an alternative setting of a "
+               "choice the paper leaves open, shown beside the headline (the default's) verdict</dd>"
+               f"<dt>{mark('unexplained')}</dt><dd>a failing verdict without a finding that names its cause</dd>"
+               f"<dt>{mark('stale')}</dt><dd>a finding written for a verdict the claim no longer gets</dd>")
     return (f'<section id="summary"><h2>Summary</h2><div class="totals">{totals}</div>'
             f'<div class="tablewrap"><table class="summary"><thead>{head}</thead><tbody>{"".join(rows)}'
             f"</tbody></table></div><dl class='legend'>{legend}</dl>"
@@ -278,19 +340,30 @@ def summary_section(report) -> str:
             f"{failures(report)}</section>")
 
 
+def mark(kind: str, text: str = "") -> str:
+    label = {"depends": "depends on a choice", "unexplained": "unexplained", "stale": "stale finding"}[kind]
+    return f'<span class="mark mark-{kind}">{e(text or label)}</span>'
+
+
 def failures(report) -> str:
-    """The claims that did not (fully) reproduce, first thing after the counts: where to look."""
-    bad = [(p, v) for p in report.papers for v in p.verdicts if v.verdict in ("not reproduced", "partly")]
+    """The claims that did not (fully) reproduce, first thing after the counts: where to look, and why."""
+    order = ("not reproduced", "partly", "inconclusive", "setup failed")
+    bad = [(p, v) for p in report.papers for v in p.verdicts if v.verdict in order]
     if not bad:
         return ""
-    bad.sort(key=lambda pv: (pv[1].verdict != "not reproduced",))
-    rows = "".join(
-        f"<tr><td>{badge(v.verdict)}</td><td class='nowrap'>{e(p.short)}"
-        f"<div class='muted small'>{e(v.claim.where or v.claim.item or v.claim.source or '')}</div></td>"
-        f'<td><a href="#{e(v.claim.id)}">{e(_clip(v.claim.quote, 110))}</a>'
-        f"<div class='muted small'>{e(_clip(v.reason, 220))}</div></td></tr>" for p, v in bad)
-    return ("<h3>Claims that did not reproduce, or only partly</h3>"
-            f"<div class='tablewrap'><table class='failures'><tbody>{rows}</tbody></table></div>")
+    bad.sort(key=lambda pv: (not pv[1].unexplained, order.index(pv[1].verdict)))
+    rows = []
+    for p, v in bad:
+        f = v.finding
+        why = (f'<div class="small"><span class="cause">{e(f["cause"])}:</span> {e(_clip(f["text"], 220))}</div>'
+               if f else f"<div>{mark('unexplained')}</div>")
+        rows.append(
+            f"<tr><td>{badge(v.verdict)}</td><td class='nowrap'>{e(p.short)}"
+            f"<div class='muted small'>{e(v.claim.where or v.claim.item or v.claim.source or '')}</div></td>"
+            f'<td><a href="#{e(v.claim.id)}">{e(_clip(v.claim.quote, 110))}</a>'
+            f"<div class='muted small'>{e(_clip(v.reason, 220))}</div>{why}</td></tr>")
+    return ("<h3>Claims that did not reproduce, only partly, or inside the noise</h3>"
+            f"<div class='tablewrap'><table class='failures'><tbody>{''.join(rows)}</tbody></table></div>")
 
 
 def _clip(text: str, n: int) -> str:
@@ -303,12 +376,16 @@ def check_rows(v: Verdict) -> str:
         return ""
     rows = []
     for c in v.checks:
-        mark = ('<span class="ok" title="passes">✓</span>' if c.passed else
-                '<span class="fail" title="fails">✗</span>' if c.passed is False else
-                '<span class="na" title="not evaluated">?</span>')
+        sign = {"pass": '<span class="ok" title="passes">✓</span>',
+                "fail": '<span class="fail" title="fails">✗</span>',
+                "inconclusive": '<span class="na" title="inside the noise: inconclusive">≈</span>'}.get(
+            c.outcome, '<span class="na" title="not evaluated">?</span>')
         what = f"<code>{e(c.check)}</code>" + (f'<div class="muted small">{e(c.label)}</div>' if c.label else "")
-        measured = e(c.measured) if c.passed is not None else f'<span class="na">{e(c.reason)}</span>'
-        rows.append(f"<tr><td>{what}</td><td>{e(c.expected)}</td><td>{measured}</td><td>{mark}</td></tr>")
+        if c.outcome == "not evaluated":
+            measured = f'<span class="na">{e(c.reason)}</span>'
+        else:
+            measured = e(c.measured) + (f'<div class="muted small">{e(c.reason)}</div>' if c.reason else "")
+        rows.append(f"<tr><td>{what}</td><td>{e(c.expected)}</td><td>{measured}</td><td>{sign}</td></tr>")
     return ('<table class="checks"><colgroup><col class="c1"><col class="c2"><col class="c3"><col class="c4">'
             "</colgroup><thead><tr><th>Check</th><th>Expected</th><th>Measured</th><th></th></tr>"
             f"</thead><tbody>{''.join(rows)}</tbody></table>")
@@ -317,16 +394,35 @@ def check_rows(v: Verdict) -> str:
 def claim_card(v: Verdict) -> str:
     c = v.claim
     head = [badge(v.verdict)]
+    if v.depends_on_choice:
+        head.append(mark("depends", "depends on " + ", ".join(v.depends_on_choice)))
+    if v.unexplained:
+        head.append(mark("unexplained"))
+    if v.stale:
+        head.append(mark("stale"))
     if c.where:
         head.append(f'<span class="where">{e(c.where)}</span>')
     if c.paper_value is not None:
         head.append(f'<span class="paperval">paper: <b>{e(value_text(c.paper_value))}</b></span>')
     head.append(f"<code>{e(c.id)}</code>")
     parts = [f'<div class="claim c-{slug(v.verdict)}" id="{e(c.id)}">',
-             f'<div class="claim-head">{"".join(head)}</div>', f"<blockquote>{e(c.quote)}</blockquote>",
-             check_rows(v)]
-    if v.verdict != "reproduced":  # a reproduced claim's table says it all
+             f'<div class="claim-head">{"".join(head)}</div>', f"<blockquote>{e(c.quote)}</blockquote>"]
+    if v.variants:
+        parts.append('<div class="variants"><span class="muted">Under variants:</span>' + "".join(
+            f'<span title="{e(x.reason)}">{e(x.label)} {badge(x.verdict)}</span>' for x in v.variants) + "</div>")
+    parts.append(check_rows(v))
+    if v.verdict not in ("reproduced", "setup ok"):  # a reproduced claim's table says it all
         parts.append(f'<p class="reason">{e(v.reason)}</p>')
+    if v.finding:
+        f = v.finding
+        parts.append(f'<p class="finding"><span class="cause">Cause: {e(f["cause"])}.</span> {e(f["text"])}</p>')
+    for f in v.stale:
+        parts.append(f'<p class="finding stale">{mark("stale")} written for "{e(" / ".join(f["when"]))}" '
+                     f'({e(f["cause"])}): {e(f["text"])}</p>')
+    for x in v.variants:
+        if x.checks and x.verdict != v.verdict:
+            parts.append(f'<details><summary>Checks under {e(x.label)} ({e(x.verdict)})</summary>'
+                         f'{check_rows(x)}<p class="reason">{e(x.reason)}</p></details>')
     if c.note:
         parts.append(f'<p class="deps">Note: {e(c.note)}</p>')
     if c.depends_on:
@@ -382,9 +478,14 @@ def item_card(it, links: dict) -> str:
         alt = f"{it.title}: {it.spec.get('caption') or it.item} (reproduced)"
         out.append(f'<figure><img src="{data_uri(fig)}" alt="{e(alt)}">'
                    f"<figcaption>Reproduced: {e(fig.name)}</figcaption></figure>")
-    if it.verdicts:
-        out.append("".join(claim_card(v) for v in it.verdicts))
-    elif it.expected:
+    claims = [v for v in it.verdicts if not v.setup]
+    setup = [v for v in it.verdicts if v.setup]
+    if claims:
+        out.append("".join(claim_card(v) for v in claims))
+    if setup:
+        out.append('<div class="setup-checks"><h4>Setup checks (our own construction; not counted as claims)</h4>'
+                   + "".join(claim_card(v) for v in setup) + "</div>")
+    if not it.verdicts and it.expected:
         out.append('<p class="muted small">No claims are attached to this item yet.</p>')
     choices = list(dict.fromkeys(it.spec.get("choices", []) + [d for v in it.verdicts for d in v.claim.depends_on]))
     incons = it.spec.get("inconsistencies", [])
@@ -418,14 +519,20 @@ def paper_section(p, links: dict, anchor: str | None = None) -> str:
     elif not p.beyond and p.short != p.title:
         out.append(f'<p class="cite">{e(p.short)} <span class="mono">[{e(p.id)}]</span></p>')
     line = ", ".join(f"{n} {v}" for v, n in vc.items() if n) or "no claims yet"
-    out.append(f"<p>{ic['produced']} of {len(p.items)} items produced; claims: {e(line)}.</p>")
+    mk = p.marks()
+    extra = "".join(f"; {n} {what}" for n, what in ((mk["depend_on_choice"], "depend on a choice"),
+                                                     (mk["unexplained"], "unexplained"),
+                                                     (mk["stale"], "with stale findings"),
+                                                     (mk["setup ok"] + mk["setup failed"], "setup checks")) if n)
+    out.append(f"<p>{ic['produced']} of {len(p.items)} items produced; claims: {e(line)}{e(extra)}.</p>")
     # Item index; items with neither results nor claims are only listed here (no empty card).
     compact = [it for it in p.items if it.state == "missing" and not it.verdicts]
     rows = []
     for it in p.items:
         ivc = {v: 0 for v in VERDICTS}
         for v in it.verdicts:
-            ivc[v.verdict] += 1
+            if not v.setup:
+                ivc[v.verdict] += 1
         cl = ", ".join(f"{n} {v}" for v, n in ivc.items() if n)
         ivc_any = bool(cl)
         if not cl:

@@ -1,4 +1,5 @@
-"""`python -m repro_dpadmm.report.validate [FILE...]`: validate claims files (default: config/claims/*.yaml)."""
+"""`python -m repro_dpadmm.report.validate [FILE...]`: validate claims files (default: config/claims/*.yaml) against
+config/claims/claims.schema.yaml and the rules that span fields; every problem is printed with its file and line."""
 
 from __future__ import annotations
 
@@ -6,12 +7,12 @@ import sys
 from pathlib import Path
 
 from ..paths import project_root
-from .claims import ClaimsError, validate_claims_file
+from .claims import ClaimsError, claims_paths, validate_claims_file
 
 
 def main(argv=None) -> int:
     paths = [Path(a) for a in (sys.argv[1:] if argv is None else argv)]
-    paths = paths or sorted((project_root() / "config" / "claims").glob("*.yaml"))
+    paths = paths or claims_paths(project_root() / "config" / "claims")
     failed = 0
     for path in paths:
         try:
