@@ -203,3 +203,14 @@ def test_ci_config_is_the_smoke_config_and_valid():
     assert ci.resolve() == (ROOT / "config/smoke.yaml").resolve()
     merged = config.load(ci, root=ROOT)
     assert merged["papers"]["huang2019_dpadmm"]["fig1"]["iterations"] < 100
+
+
+def test_report_templates_ship_with_the_package():
+    """The report's templates and style sheet are package data (a wheel without them renders no report)."""
+    from fnmatch import fnmatch
+
+    globs = PYPROJECT["tool"]["setuptools"]["package-data"]["repro_dpadmm.report"]
+    folder = ROOT / "src/repro_dpadmm/report"
+    shipped = [p.relative_to(folder).as_posix() for p in (folder / "templates").iterdir()]
+    assert {"templates/report.html.j2", "templates/report.css"} <= set(shipped)
+    assert all(any(fnmatch(rel, g) for g in globs) for rel in shipped), (shipped, globs)
