@@ -58,17 +58,19 @@ def test_citation_lists_the_five_papers_the_report_names():
         assert ref["authors"] and ref["year"] in (2018, 2019, 2020), ref["title"]
 
 
-def test_every_third_party_import_is_declared():
-    """Modules imported by the package and its notebooks are direct dependencies (not merely transitive)."""
-    declared = {canonicalize_name(r.name) for r in requirements(extras=())}
-    import_names = {"sklearn": "scikit-learn", "yaml": "pyyaml", "dp_accounting": "dp-accounting",
-                    "privacy_estimates": "privacy-estimates",
-                    "IPython": "ipython"}
+IMPORT_NAMES = {"sklearn": "scikit-learn", "yaml": "pyyaml", "dp_accounting": "dp-accounting",
+                "privacy_estimates": "privacy-estimates", "IPython": "ipython"}
+# Declared but never imported, on purpose: what runs the code rather than being called by it.
+RUNTIME_ONLY = {"ipykernel": "the kernel the notebooks run on", "nbclient": "papermill's notebook executor",
+                "snakemake": "runs the workflow"}
+
+
+def imported_distributions() -> set[str]:
+    """Distribution names of the third-party modules the package, its notebooks and its rules import."""
     sources = [p.read_text() for p in (ROOT / "src").rglob("*.py")]
     for nb in (ROOT / "notebooks").rglob("*.ipynb"):
         cells = json.loads(nb.read_text())["cells"]
         sources += ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
-    stdlib = set(sys.stdlib_module_names) | {"repro_dpadmm"}
     found = set()
     for text in sources:
         for node in ast.walk(ast.parse(text)):
@@ -76,10 +78,22 @@ def test_every_third_party_import_is_declared():
                 found |= {a.name.split(".")[0] for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0:
                 found.add(node.module.split(".")[0])
-    missing = sorted(n for n in found - stdlib
-                     if canonicalize_name(import_names.get(n, n)) not in declared)
+    stdlib = set(sys.stdlib_module_names) | {"repro_dpadmm"}
+    return {canonicalize_name(IMPORT_NAMES.get(n, n)) for n in found - stdlib}
+
+
+def test_every_third_party_import_is_declared():
+    """Modules imported by the package and its notebooks are direct dependencies (not merely transitive)."""
+    declared = {canonicalize_name(r.name) for r in requirements(extras=())}
+    missing = sorted(imported_distributions() - declared)
     assert not missing, f"imported but not declared in pyproject.toml: {missing}"
-    assert "tqdm" not in declared  # declared once, never imported
+
+
+def test_every_declared_dependency_is_used():
+    """A dependency nothing imports any more (tqdm once) is dropped from pyproject.toml, the conda env and the lock."""
+    declared = {canonicalize_name(Requirement(r).name) for r in PYPROJECT["project"]["dependencies"]}
+    unused = sorted(declared - imported_distributions() - set(RUNTIME_ONLY))
+    assert not unused, f"declared in pyproject.toml but imported nowhere: {unused}"
 
 
 def lock_pins() -> dict[str, list[tuple[str, str, int]]]:
