@@ -64,7 +64,13 @@ def test_rejudged_bundle_gives_the_same_claims_json(run, tmp_path):
     after = json.loads((tmp_path / "again/claims.json").read_text())
     assert after == before and len(after) > 5
     assert result.changes == []
-    assert (tmp_path / "again/index.html").is_file() and (tmp_path / "again/rejudged.json").is_file()
+    assert (tmp_path / "again/rejudged.json").is_file()
+    # the page and summary.json say where the numbers come from; the run's own report does not
+    page = (tmp_path / "again/index.html").read_text()
+    assert 'id="bundle">Re-judged from the results bundle <code>b.tar.gz</code>' in page
+    assert "id=\"bundle\"" not in (run / "results/report/index.html").read_text()
+    origin = json.loads((tmp_path / "again/summary.json").read_text())["provenance"]["bundle"]
+    assert origin["name"] == "b.tar.gz" and origin["packages"]["numpy"]
     # parameters: table1 ran with repeats = 1, which the current config does not set
     assert any("repeats: 1 in the run vs (unset) now" in d for d in result.params_differ["xu2020_dpaccadmm/table1"])
 

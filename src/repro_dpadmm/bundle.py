@@ -39,6 +39,8 @@ FORMAT = 1
 MANIFEST = "MANIFEST.sha256"
 PROVENANCE = "provenance.json"
 REPORT_DIR = "results/report"
+# The packages whose versions the re-judged report shows for the bundle's run (provenance.json has them all).
+KEY_PACKAGES = ("numpy", "scipy", "scikit-learn", "dp-accounting", "privacy-estimates", "snakemake", "papermill")
 # Paths (relative to the project root) a bundle takes, as (folder, glob); results/report/items/ is left out.
 CONTENT = (("results", "**/*"), ("resources/processed", "*.json"), ("logs", "**/*"), ("config", "*.yaml"),
            ("config/claims", "*.yaml"))
@@ -302,8 +304,12 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
     with opened(source) as folder:
         prov_path = folder / PROVENANCE
         prov = json.loads(prov_path.read_text()) if prov_path.is_file() else {}
+        origin = {"name": Path(source).name, "created": prov.get("created"),
+                  "git": (prov.get("git") or {}).get("describe"), "repro_dpadmm": prov.get("repro_dpadmm"),
+                  "python": prov.get("python"), "platform": prov.get("platform"),
+                  "packages": {k: v for k, v in (prov.get("packages") or {}).items() if k in KEY_PACKAGES}}
         report = build_report(out_dir, root=root, results=folder / "results", claims_dir=root / "config" / "claims",
-                              processed=folder / "resources" / "processed")
+                              processed=folder / "resources" / "processed", bundle=origin)
         files = sum(1 for _ in (folder / MANIFEST).read_text().splitlines())
         result = Rejudged(str(source), out_dir, prov, files, param_differences(folder / "results", root),
                           verdict_changes(folder / REPORT_DIR / "claims.json", out_dir / "claims.json"), report)
