@@ -1,5 +1,8 @@
 """What each item costs: the Snakemake `benchmark:` TSVs of a run (logs/benchmarks/, also in a results bundle) as
-one table of wall time, CPU time and peak memory per item, for the README and for anyone planning a run.
+one table of wall time and peak memory per item, for the README and for anyone planning a run.
+
+The TSVs' CPU time is left out: Snakemake samples it from the process tree every few seconds, which misses most of a
+short job's notebook kernel (a 44 s smoke item showed 3 s), so it would understate what a job costs.
 
     python -m repro_dpadmm.costs                       # print the table of logs/benchmarks/
     python -m repro_dpadmm.costs --update README.md    # replace the table between the README's cost markers
@@ -24,7 +27,6 @@ START, END = "<!-- costs:start -->", "<!-- costs:end -->"
 class Cost:
     name: str
     wall_s: float
-    cpu_s: float | None
     max_rss_mb: float | None
     jobs: int = 1
 
@@ -45,14 +47,12 @@ def read_tsv(path: Path) -> Cost:
     wall = _num(row.get("s"))
     if wall is None:
         raise ValueError(f"{path}: no wall time (column s)")
-    return Cost(path.stem, wall, _num(row.get("cpu_time")), _num(row.get("max_rss")))
+    return Cost(path.stem, wall, _num(row.get("max_rss")))
 
 
 def _sum(name: str, costs: list[Cost]) -> Cost:
-    cpus = [c.cpu_s for c in costs if c.cpu_s is not None]
     rss = [c.max_rss_mb for c in costs if c.max_rss_mb is not None]
-    return Cost(name, sum(c.wall_s for c in costs), sum(cpus) if cpus else None, max(rss) if rss else None,
-                sum(c.jobs for c in costs))
+    return Cost(name, sum(c.wall_s for c in costs), max(rss) if rss else None, sum(c.jobs for c in costs))
 
 
 def collect(benchmarks: Path) -> list[Cost]:
@@ -85,10 +85,10 @@ def _fmt_time(s: float | None) -> str:
 
 def table(rows: list[Cost]) -> str:
     """Markdown table with a total row."""
-    lines = ["| item | wall time | CPU time | peak memory |", "|---|---:|---:|---:|"]
+    lines = ["| item | wall time | peak memory |", "|---|---:|---:|"]
     for c in [*rows, _sum("**total** (one job after another)", rows)] if rows else []:
         mem = f"{c.max_rss_mb:.0f} MB" if c.max_rss_mb is not None else "–"
-        lines.append(f"| {c.name} | {_fmt_time(c.wall_s)} | {_fmt_time(c.cpu_s)} | {mem} |")
+        lines.append(f"| {c.name} | {_fmt_time(c.wall_s)} | {mem} |")
     return "\n".join(lines)
 
 
