@@ -24,11 +24,12 @@ def bench(name: str, D, Y, boundaries, target_ms: float, iters: int = 20, warmup
     setup_s = time.perf_counter() - t0
     state = sharing.initial_state(st, 1)
     sigma_feat = np.full((1, D.shape[1]), 0.1)
+    sigma_party = np.full((1, st.M), 0.1)
     rngs = repeat_generators(0, 1, "bench")
     times = []
     for k in range(warmup + iters):
         t = time.perf_counter()
-        state = sharing.sharing_step(st, state, sigma_feat, rngs)
+        state = sharing.sharing_step(st, state, sigma_feat, rngs, "shared", sigma_party)   # the default mechanism
         if k >= warmup:
             times.append(time.perf_counter() - t)
     ms = 1e3 * np.array(times)

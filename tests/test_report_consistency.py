@@ -101,3 +101,19 @@ def test_dataset_claims_read_keys_the_real_sidecars_have(mirror, processed_root,
     result = audit(claims_dir, tmp_path / "results", processed_root / "resources" / "processed")
     assert result.ok, result.problems
     assert result.checked >= 6  # the Adult and a9a facts (gisette is not in the mirror)
+
+
+def test_audit_checks_repeats_and_notes_missing_variant_metrics(tmp_path):
+    root = make_project(tmp_path / "p")
+    claims_dir, results = root / "config" / "claims", root / "results"
+    fig1 = results / "huang2019_dpadmm" / "fig1" / "metrics.json"
+    metrics = json.loads(fig1.read_text())
+    result = audit(claims_dir, results, root / "resources" / "processed")
+    assert not any("repeats[" in p for p in result.problems)
+    assert not any("variant dpsgd_sum" in n for n in result.notes)   # err.dpsgd@dpsgd_sum is written
+    metrics.pop("err.dpsgd@dpsgd_sum")
+    metrics["repeats"]["err.ghost"] = [1.0, 2.0]
+    fig1.write_text(json.dumps(metrics))
+    result = audit(claims_dir, results, root / "resources" / "processed")
+    assert any("repeats['err.ghost'] has no flat key" in p for p in result.problems)
+    assert any("beats_dpsgd_noisy: variant dpsgd_sum has no <key>@dpsgd_sum" in n for n in result.notes)

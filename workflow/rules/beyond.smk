@@ -1,4 +1,5 @@
-# Beyond the papers: equal-privacy frontier and empirical privacy audit (issue "Beyond the papers").
+# Beyond the papers: equal-privacy frontier, empirical privacy audit (one step) and the one-run audit of whole runs
+# (item audit_run, issue 22: a single notebook job, target beyond_audit_run).
 #
 # The frontier grid runs as one job per (method, level) plus one for the non-private floor, so that a cluster runs
 # it in parallel (workflow/profiles/README.md); the item's notebook (rule item_notebook) only aggregates the job

@@ -465,7 +465,7 @@ def sharing_canary(X: np.ndarray, y: np.ndarray, hp: dict, seed: int) -> Sharing
     rho, lam, party = float(hp["rho"]), float(hp["lam"]), int(hp.get("party", 0))
     if not 0 <= party < len(b) - 1:
         raise ValueError(f"party must index one of the {len(b) - 1} parties, got {party}")
-    st0 = sh.setup(D, Y, b, rho=rho, lam=lam)
+    st0 = sh.setup(D, Y, b, rho=rho, lam=lam, pinv_half=True)     # pinv_half: the authors' calibration needs it
     warm = int(hp["warm_iterations"])
     ref = sh.admm_sharing(D, Y, b, rho=rho, lam=lam, iterations=warm + 1, sigma=0.0, runs=1, setup_=st0)
     state = sh.initial_state(st0, 1, "params")
@@ -474,7 +474,7 @@ def sharing_canary(X: np.ndarray, y: np.ndarray, hp: dict, seed: int) -> Sharing
     b1 = observed_b1(ref)
     C = np.asarray(hu_bounds.sensitivity_bound(lam, float(hp["c1"]), b1, len(b) - 1, rho, np.diff(b)), float)
     column, rows, D1, gap = _greedy_column(D, Y, b, party, rho, lam, state, int(hp["canary_columns"]))
-    D1s = sh.setup(D1, Y, b, rho=rho, lam=lam)
+    D1s = sh.setup(D1, Y, b, rho=rho, lam=lam, pinv_half=True)
     step = lemma1_step_bound(state, b, party, rho, lam, float(hp["c1"]))
     return SharingCanary((D, D1), Y, b, party, column, rows, (st0, D1s), state, b1, C, gap, step)
 
@@ -538,23 +538,34 @@ def _greedy_column(D, Y, b, party, rho, lam, state, n_columns: int):
 
 def hu_mechanism(key: str, canary: SharingCanary, params: dict, mech: dict) -> Mechanism:
     """One local update of ADMM sharing (algorithms.sharing.local_update) from the warm state; released: party m's
-    pushed value. noise_on "shared": D_m x_m + N(0, sigma^2 I_N), the mechanism Theorem 1 analyses; "params":
-    D_m (x_m + N(0, sigma^2 I)), eq. (7) as the experiments run it. sigma = Theorem 1 with Lemma 1's C_m."""
+    pushed value. noise_on "shared": D_m x_m + N(0, sigma^2 I_N), the mechanism Theorem 1 analyses and the authors'
+    noise sweeps ran, sigma = Theorem 1 with Lemma 1's C_m; "params": D_m (x_m + N(0, sigma^2 I)), eq. (7) read
+    literally (neither the authors' runs nor Theorem 1), same sigma; "authors": the calibration of the authors'
+    (epsilon, delta) runs, D_m (x_m + xi), xi ~ N(0, sigma_t^2 (D_m^T D_m)^+), sigma_t from the iterates
+    (algorithms.sharing.authors_sigma) with the multiplier sqrt(2 ln(1.25/delta)) / epsilon."""
     eps, delta = float(mech["epsilon"]), float(params["delta"])
     noise_on = mech["noise_on"]
     M = len(canary.boundaries) - 1
-    sig_party = np.asarray(hu_bounds.theorem1_sigma(canary.C, eps, delta), float)     # (M,), Theorem 1
+    if noise_on == "authors":
+        sig_party = np.asarray(hu_bounds.theorem1_sigma(np.ones(M), eps, delta), float)   # multipliers
+    else:
+        sig_party = np.asarray(hu_bounds.theorem1_sigma(canary.C, eps, delta), float)     # (M,), Theorem 1
     sig_feat = sig_party[canary.setups[0].party]
+    c1 = float(params["hu2020"]["c1"])
 
     def step(b: int, noise_factor: float, rngs: Sequence) -> np.ndarray:
         k = len(rngs)
         new = sh.local_update(canary.setups[b], canary.state_for(b, k, noise_on),
                               np.broadcast_to(sig_feat * noise_factor, (k, len(sig_feat))), rngs, noise_on,
-                              np.broadcast_to(sig_party * noise_factor, (k, M)))
+                              np.broadcast_to(sig_party * noise_factor, (k, M)), c1)
         return canary.share(b, new, noise_on)
 
     m = canary.party
-    common = dict(key=key, paper="hu2020_sharing", epsilon=eps, delta=delta, sigma=float(sig_party[m]),
+    sigma = float(sig_party[m])
+    if noise_on == "authors":              # sigma_t of party m in the audited step on D_0 (noise-free update)
+        sigma = float(sh.local_update(canary.setups[0], canary.state_for(0, 1, noise_on), None, None, noise_on,
+                                      sig_party[None, :], c1).sig[0, m])
+    common = dict(key=key, paper="hu2020_sharing", epsilon=eps, delta=delta, sigma=sigma,
                   paper_sensitivity=float(canary.C[m]), step=step,
                   neighbours=f"one feature column of party {m + 1} changes sign in {len(canary.rows)} row(s) "
                              f"(‖D_m − D'_m‖ ≤ 1, unit-norm rows)")
@@ -565,18 +576,30 @@ def hu_mechanism(key: str, canary: SharingCanary, params: dict, mech: dict) -> M
     common["extras"] = {"b1": canary.b1, "lemma1_C": float(canary.C[m]), "share_gap": canary.share_gap,
                         "lemma1_step_bound": canary.step_bound}
     if noise_on == "shared":
-        return Mechanism(label="HU release, noise on the shared value (Theorem 1)", sensitivity=float(canary.C[m]),
-                         pair_distance=canary.share_gap, correct=True, notes=notes, **common)
-    # eq. (7): the shared value D_m x~_m lies in the column space of D_m, which the canary changes: the subspace
-    # test (the likelihood-ratio test of two degenerate Gaussians) separates the two datasets exactly.
+        return Mechanism(label="HU release, noise on the shared value (Theorem 1; the authors' noise sweeps)",
+                         sensitivity=float(canary.C[m]), pair_distance=canary.share_gap, correct=True, notes=notes,
+                         **common)
+    # eq. (7) and the authors' calibration: the pushed value D_m x~_m lies in the column space of D_m, which the
+    # canary changes: the subspace test (the likelihood-ratio test of two degenerate Gaussians) separates the two
+    # datasets exactly.
     Q, _ = np.linalg.qr(canary.D[0][:, canary.block()])
 
     def residual(o: np.ndarray) -> np.ndarray:
         o = np.asarray(o, float)
         return np.linalg.norm(o - (o @ Q) @ Q.T, axis=1)
 
-    return Mechanism(label="HU release, noise on the parameters (eq. (7))", sensitivity=None, pair_distance=None,
-                     correct=False, score=residual, score_name="subspace residual", notes=notes, **common)
+    label = ("HU release, eq. (7) read literally: noise on x_m (a warning about that reading)" if noise_on == "params"
+             else "HU release, the authors' (eps, delta) calibration: D_m xi, xi ~ N(0, sigma_t^2 (D_m^T D_m)^+)")
+    return Mechanism(label=label, sensitivity=None, pair_distance=None, correct=False, score=residual,
+                     score_name="subspace residual", notes=notes, **common)
+
+
+HU_SUBSPACE_NOTE = {
+    "HU release, eq. (7) read literally": " This is a warning about a literal reading of eq. (7): the authors' noise "
+    "sweeps and Theorem 1 put independent noise on each sample's shared value (audited as Theorem 1's mechanism).",
+    "HU release, the authors' (eps, delta) calibration": " The paper's proof does not cover this calibration (its "
+    "noise lies in the column space of D_m, total variance sigma_t^2 rank(D_m) instead of sigma^2 N).",
+}
 
 
 # ------------------------------------------------------------------------------------------------- the audit
@@ -633,8 +656,9 @@ def check_params(params: dict) -> None:
             raise ValueError(f"mechanism {key!r}: kind must be one of {sorted(DATASET)}, got {mech.get('kind')!r}")
         if not float(mech.get("epsilon", 0)) > 0:
             raise ValueError(f"mechanism {key!r}: epsilon must be > 0, got {mech.get('epsilon')!r}")
-        if mech["kind"] == "hu2020" and mech.get("noise_on") not in ("shared", "params"):
-            raise ValueError(f"mechanism {key!r}: noise_on must be 'shared' (Theorem 1) or 'params' (eq. (7))")
+        if mech["kind"] == "hu2020" and mech.get("noise_on") not in sh.NOISE_TARGETS:
+            raise ValueError(f"mechanism {key!r}: noise_on must be 'shared' (Theorem 1), 'params' (eq. (7) read "
+                             f"literally) or 'authors' (the authors' (eps, delta) calibration)")
 
 
 def needed_datasets(params: dict) -> list[str]:
@@ -826,7 +850,8 @@ def describe(results: dict, skipped: dict, m: dict) -> str:
                        f"neighbour changes; the subspace test tells the two datasets apart with error rates "
                        f"{m[f'{k}.fpr']:.2g} (FPR) and {m[f'{k}.fnr']:.2g} (FNR) over {m['trials']:,} trials each: "
                        f"the privacy loss is unbounded, and the bound {m[f'{k}.eps_lo']:.2f} is limited only by "
-                       f"the trial count (cap {m['trial_cap_eps']:.2f}).")
+                       f"the trial count (cap {m['trial_cap_eps']:.2f})." + HU_SUBSPACE_NOTE.get(
+                           results[k]["mechanism"].label.split(":")[0], ""))
     hu = next((k for k in results if f"{k}.lemma1_step_bound" in m), None)
     if hu is not None:
         gap, step, C = m[f"{hu}.share_gap"], m[f"{hu}.lemma1_step_bound"], m[f"{hu}.lemma1_C"]

@@ -79,8 +79,9 @@ def write_metrics(out_dir: str | Path, metrics: dict, *, status: str = "ok", rea
     for key, value in metrics.items():
         if not isinstance(key, str):
             raise TypeError(f"metric names must be strings, got {key!r}")
-        if key == "repeats":
-            raise ValueError("'repeats' is the reserved key of per-repeat values; pass them as repeats=")
+        if key == "repeats" and (repeats or isinstance(value, (dict, list))):
+            raise ValueError("'repeats' is the reserved key of per-repeat values; pass them as repeats= "
+                             "(and name a count of repeats e.g. n_repeats)")
         flat[key] = _clean(value)
     if repeats:
         flat["repeats"] = _repeats(repeats, flat)

@@ -1,10 +1,16 @@
 """Hu et al. (ADMM sharing over distributed features): one function per figure, config in, tidy results out.
 
 fig1 / fig2: training objective and test log-loss against epochs for ADMM sharing (noise-free and noisy) and the
-FDML-SGD baseline (a9a / gisette). fig3: final test log-loss against the noise level, with scikit-learn logistic
-regression on all features and on party 1's features only. eps_sweep: the (epsilon, delta) runs of the authors'
-code, noise calibrated by Theorem 1 with the observed bound b_1, with Corollary 1 and dp-accounting side by side.
-Settings follow SPEC §3.10b (the authors' public code) where it overrides the §3.10 defaults.
+FDML-SGD baseline (a9a / gisette). fig3: test log-loss against the noise level, with scikit-learn logistic
+regression on all features and on party 1's features only. eps_sweep: the (epsilon, delta) runs, under two
+calibrations (Theorem 1 as stated; the authors' data-dependent one), with Corollary 1 and dp-accounting side by side.
+Settings follow SPEC §3.10b and §0.5(1) (the authors' public code) where they override the §3.10 defaults.
+
+Noise (`noise_on`): "shared" (default) is per-sample noise on the shared value D_m x_m, Theorem 1's mechanism and
+what the authors' noise sweeps ran; "params" is eq. (7) read literally (noise on x_m), written as the variant
+`eq7_literal`: neither the authors' runs nor Theorem 1. Variant metrics are written as `<key>@<variant>`; noisy
+quantities are the mean over repeats with the per-repeat values beside them (the `repeats` of write_metrics, which
+the claims engine judges against their standard error). The *_metrics functions return (metrics, repeats).
 """
 
 from __future__ import annotations
@@ -19,9 +25,14 @@ from ..datasets.partition import vertical
 from ..history import History
 from ..privacy.bounds import hu2020 as bounds
 from ..rng import repeat_generators, seed_sequence
+from ..solvers import NotConvergedError
 
 PAPER = "hu2020_sharing"
 UNAVAILABLE = "not run: dataset unavailable"
+EQ7 = "eq7_literal"                 # variant: eq. (7) read literally (isotropic noise on x_m)
+AUTHORS = "authors_calibration"     # variant: the authors' data-dependent (epsilon, delta) calibration
+SK_DEFAULTS = "sklearn_defaults"    # variant: sklearn's LogisticRegression defaults (C = 1, lbfgs)
+Z_CODE = "z_penalty_code"           # variant: the authors' z-step penalty 2 rho (the paper's is rho/2)
 
 
 # ---------------------------------------------------------------------------------------------------- data
@@ -69,9 +80,10 @@ def lam_sum(params: dict, N: int) -> float:
 
 # ---------------------------------------------------------------------------------------------------- runs
 def run_admm(prob: dict, params: dict, sigmas, *, repeats: int, iterations: int, seed: int, label: str,
-             noise_on: str | None = None) -> History:
+             noise_on: str | None = None, z_penalty: str | None = None) -> History:
     """ADMM sharing for every noise level x repeat at once (runs ordered level-major). Level k's repeat r draws from
-    its own generator (seed, label, level), so adding levels never changes another level's numbers."""
+    its own generator (seed, label, level), so adding levels never changes another level's numbers. For
+    noise_on="authors" the levels are noise multipliers (see algorithms.sharing.authors_sigma)."""
     sigmas = np.asarray(sigmas, dtype=float)
     levels = sigmas if sigmas.ndim == 2 else sigmas.reshape(-1)
     rngs = [g for k, s in enumerate(levels)
@@ -79,8 +91,9 @@ def run_admm(prob: dict, params: dict, sigmas, *, repeats: int, iterations: int,
     sigma_runs = np.repeat(levels, repeats, axis=0)
     return admm_sharing(prob["D"], prob["Y"], prob["boundaries"], rho=float(params["rho"]),
                         lam=lam_sum(params, prob["n_train"]), iterations=int(iterations), sigma=sigma_runs,
-                        noise_on=noise_on or params.get("noise_on", "params"), rngs=rngs,
-                        D_test=prob["D_test"], Y_test=prob["Y_test"])
+                        noise_on=noise_on or params.get("noise_on", "shared"), rngs=rngs,
+                        D_test=prob["D_test"], Y_test=prob["Y_test"],
+                        z_penalty=z_penalty or params.get("z_penalty", "paper"), c1=float(params.get("c1", 2.0)))
 
 
 def run_sgd(prob: dict, params: dict, *, seed: int, label: str, repeats: int = 1) -> tuple[History, float, dict]:
@@ -97,19 +110,52 @@ def run_sgd(prob: dict, params: dict, *, seed: int, label: str, repeats: int = 1
     return h, lr, {f"{v:g}": float(s) for v, s in zip(sgd["lr_grid"], scores)}
 
 
-def sklearn_baselines(prob: dict, sk: dict) -> dict:
-    """Test log-loss of scikit-learn LogisticRegression on all features and on party 1's features only (HU §5,
-    Fig. 3; SPEC §3.5: defaults C = 1, L2, lbfgs, with an intercept, max_iter so that it converges)."""
+def sklearn_C(sk: dict, lam: float) -> float:
+    """The inverse regularisation strength: `C: inverse_lam` gives C = 1 / lambda (the authors' baselines,
+    C = 1000 at lambda = 1e-3, SPEC §0.5(1)); a number is used as it is."""
+    C = sk["C"]
+    if C == "inverse_lam":
+        if not lam > 0:
+            raise ValueError(f"sklearn C = inverse_lam needs lambda > 0, got {lam}")
+        return 1.0 / float(lam)
+    if not float(C) > 0:
+        raise ValueError(f"sklearn C must be 'inverse_lam' or a number > 0, got {C!r}")
+    return float(C)
+
+
+def sklearn_model(sk: dict, lam: float):
+    """The scikit-learn LogisticRegression of one baseline setting (C, solver, intercept, max_iter)."""
     from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(C=sklearn_C(sk, lam), solver=str(sk["solver"]),
+                              fit_intercept=bool(sk.get("fit_intercept", True)), max_iter=int(sk["max_iter"]))
+
+
+def sklearn_baselines(prob: dict, sk: dict, lam: float) -> dict:
+    """Test log-loss of scikit-learn LogisticRegression on all features and on party 1's features only (HU §5,
+    Fig. 3), on the raw LIBSVM features (the model's own intercept, no bias column). Raises NotConvergedError when
+    the solver stops at max_iter."""
     from sklearn.metrics import log_loss
 
     raw, cols = prob["raw"], prob["party1_cols"]
-    out = {}
+    out = {"C": sklearn_C(sk, lam)}
     for name, sel in (("all", slice(None)), ("party1", cols)):
-        clf = LogisticRegression(C=float(sk["C"]), max_iter=int(sk["max_iter"]))
+        clf = sklearn_model(sk, lam)
         clf.fit(raw["X_train"][:, sel], raw["y_train"])
+        n_iter = int(np.max(clf.n_iter_))
+        if n_iter >= int(sk["max_iter"]):
+            raise NotConvergedError(f"sklearn LogisticRegression ({sk['solver']}, {name} features)", n_iter,
+                                    float("nan"), float(clf.tol), "raise max_iter")
         out[name] = float(log_loss(raw["y_test"], clf.predict_proba(raw["X_test"][:, sel]), labels=[-1.0, 1.0]))
-        out[f"{name}_iterations"] = int(np.max(clf.n_iter_))
+        out[f"{name}_iterations"] = n_iter
+    return out
+
+
+def sklearn_lines(prob: dict, params: dict, lam: float) -> dict:
+    """{None: the authors' baselines, "sklearn_defaults": sklearn's defaults (when that variant is asked for)}."""
+    out = {None: sklearn_baselines(prob, params["sklearn"], lam)}
+    if SK_DEFAULTS in params.get("variants", []):
+        out[SK_DEFAULTS] = sklearn_baselines(prob, params["sklearn_defaults"], lam)
     return out
 
 
@@ -124,86 +170,137 @@ def sigma_key(s: float) -> str:
     return f"sigma{float(s):g}"
 
 
+def tol_key(tol: float) -> str:
+    return f"tol{float(tol):g}"
+
+
+def put(m: dict, reps: dict, key: str, values, variant: str | None = None) -> None:
+    """`key` (the mean over repeats) into the metrics and its per-repeat values into `reps`, both under
+    `key@variant` when a variant is given."""
+    v = np.asarray(values, dtype=float).reshape(-1)
+    name = key + (f"@{variant}" if variant else "")
+    m[name] = float(v.mean())
+    if v.size > 1:
+        reps[name] = v
+
+
 # ---------------------------------------------------------------------------------------------------- items
 def convergence_item(dataset: str, params: dict, *, root=None) -> dict:
-    """Fig. 1 (a9a) / Fig. 2 (gisette): traces of ADMM sharing (noise-free and noisy) and FDML-SGD."""
+    """Fig. 1 (a9a) / Fig. 2 (gisette): traces of ADMM sharing (noise-free and noisy) and FDML-SGD; the variants of
+    `params["variants"]` (eq. (7) literally for the noisy curves, the authors' z-step penalty) beside them."""
     seed = int(params["seed"])
+    variants = list(params.get("variants", []))
+    if int(params["sgd"]["read_at"]) > int(params["sgd"]["epochs"]):
+        raise ValueError(f"sgd.read_at = {params['sgd']['read_at']} exceeds sgd.epochs = {params['sgd']['epochs']}")
     prob = load_problem(dataset, params["boundaries"], bias=params["bias"], train_rows=params.get("train_rows"),
                         root=root)
     lam = lam_sum(params, prob["n_train"])
     clean = run_admm(prob, params, [0.0], repeats=1, iterations=params["iterations"], seed=seed, label="clean")
-    noisy = run_admm(prob, params, params["noise_sigmas"], repeats=int(params["repeats"]),
-                     iterations=params["noise_iterations"], seed=seed, label="noisy") if params["noise_sigmas"] \
-        else None
+    noisy = {}
+    if params["noise_sigmas"]:
+        kinds = [(None, params.get("noise_on", "shared"))] + ([(EQ7, "params")] if EQ7 in variants else [])
+        for var, noise_on in kinds:
+            noisy[var] = run_admm(prob, params, params["noise_sigmas"], repeats=int(params["repeats"]),
+                                  iterations=params["noise_iterations"], seed=seed, label="noisy", noise_on=noise_on)
+    z_code = run_admm(prob, params, [0.0], repeats=1, iterations=params["iterations"], seed=seed, label="clean",
+                      z_penalty="code") if Z_CODE in variants else None
     sgd, lr, lr_scores = run_sgd(prob, params, seed=seed, label="sgd")
     x_opt = centralised_optimum(prob["D"], prob["Y"], lam)
-    return {"problem": prob, "lam": lam, "admm": clean, "noisy": noisy, "sgd": sgd, "lr": lr,
+    return {"problem": prob, "lam": lam, "admm": clean, "noisy": noisy, "z_code": z_code, "sgd": sgd, "lr": lr,
             "lr_scores": lr_scores, "objective_opt": regularised_objective(prob["D"], prob["Y"], x_opt, lam),
             "test_logloss_opt": float(regularised_objective(prob["D_test"], prob["Y_test"], x_opt, 0.0))}
 
 
-def convergence_metrics(res: dict, params: dict) -> dict:
-    """Flat metrics of fig1/fig2 (documented in config/claims/hu2020_sharing.yaml)."""
+def convergence_metrics(res: dict, params: dict) -> tuple[dict, dict]:
+    """Flat metrics of fig1/fig2 (documented in config/claims/hu2020_sharing.yaml). Index t of a trace is the
+    state after t updates; SGD is read at `sgd.read_at` epochs (the paper's plotted window), its last epoch beside."""
     prob, admm, sgd, noisy = res["problem"], res["admm"], res["sgd"], res["noisy"]
-    tol = float(params["settle_tol"])
+    tols = [float(t) for t in params["settle_tols"]]
+    read = int(params["sgd"]["read_at"])
     m = {"n_train": prob["n_train"], "n_test": prob["n_test"], "n_features": prob["n_features"],
          "n_parties": len(prob["d_m"])}
     m.update({f"d_party{k + 1}": v for k, v in enumerate(prob["d_m"])})
     a_obj, a_test = admm.traces["objective"][0], admm.traces["test_logloss_clean"][0]
-    s_obj, s_test = sgd.traces["objective"][0], sgd.traces["test_logloss"][0]
+    s_obj, s_test = sgd.traces["objective"][0, :read + 1], sgd.traces["test_logloss"][0, :read + 1]
     m.update({
         "admm_final_objective": a_obj[-1], "admm_final_test_logloss": a_test[-1],
         "admm_rel_gap_final": (a_obj[-1] - res["objective_opt"]) / res["objective_opt"],
-        "admm_epochs_to_reach": epochs_to_reach(a_test, tol), "admm_iterations": len(a_obj) - 1,
-        "sgd_final_objective": s_obj[-1], "sgd_final_test_logloss": s_test[-1],
-        "sgd_epochs_to_reach": epochs_to_reach(s_test, tol), "sgd_epochs": len(s_obj) - 1, "sgd_lr": res["lr"],
+        "admm_iterations": len(a_obj) - 1,
+        "sgd_final_objective": s_obj[-1], "sgd_final_test_logloss": s_test[-1], "sgd_read_at": read,
+        "sgd_last_test_logloss": sgd.traces["test_logloss"][0, -1], "sgd_epochs": sgd.traces["objective"].shape[1] - 1,
+        "sgd_lr": res["lr"],
         "centralised_objective": res["objective_opt"], "centralised_test_logloss": res["test_logloss_opt"],
         "final_test_logloss_gap_admm_minus_sgd": a_test[-1] - s_test[-1],
         "admm_iter_time_ms_median": 1e3 * float(np.median(admm.meta["iter_time_s"])),
         "admm_iter_time_ms_max": 1e3 * float(np.max(admm.meta["iter_time_s"])),
-        "admm_setup_time_s": admm.meta["setup_time_s"], "settle_tol": tol,
+        "admm_setup_time_s": admm.meta["setup_time_s"],
     })
-    if noisy is not None:
-        R = int(params["repeats"])
+    for tol in tols:
+        m[f"admm_epochs_to_settle.{tol_key(tol)}"] = epochs_to_reach(a_test, tol)
+        m[f"sgd_epochs_to_settle.{tol_key(tol)}"] = epochs_to_reach(s_test, tol)
+    if res.get("z_code") is not None:
+        zt = res["z_code"].traces["test_logloss_clean"][0]
+        m[f"admm_final_test_logloss@{Z_CODE}"] = zt[-1]
+        m[f"final_test_logloss_gap_admm_minus_sgd@{Z_CODE}"] = zt[-1] - s_test[-1]
+        for tol in tols:
+            m[f"admm_epochs_to_settle.{tol_key(tol)}@{Z_CODE}"] = epochs_to_reach(zt, tol)
+    R = int(params["repeats"])
+    reps = {}
+    for var, h in noisy.items():
         for k, s in enumerate(params["noise_sigmas"]):
             runs = slice(k * R, (k + 1) * R)
-            t_clean = noisy.traces["test_logloss_clean"][runs].mean(0)
-            m[f"noisy_final_test_logloss.{sigma_key(s)}"] = t_clean[-1]
-            m[f"noisy_final_test_logloss_noisy_x.{sigma_key(s)}"] = noisy.traces["test_logloss"][runs, -1].mean()
-            m[f"noisy_epochs_to_reach.{sigma_key(s)}"] = epochs_to_reach(t_clean, tol)
-    return m
+            t_clean = h.traces["test_logloss_clean"][runs]
+            put(m, reps, f"noisy_final_test_logloss.{sigma_key(s)}", t_clean[:, -1], var)
+            put(m, reps, f"noisy_final_test_logloss_noisy_x.{sigma_key(s)}", h.traces["test_logloss"][runs, -1], var)
+            for tol in tols:
+                key = f"noisy_epochs_to_settle.{sigma_key(s)}.{tol_key(tol)}"
+                m[key + (f"@{var}" if var else "")] = epochs_to_reach(t_clean.mean(0), tol)
+    return m, reps
 
 
 def noise_panel(dataset: str, params: dict, *, root=None) -> dict:
-    """Fig. 3 panel: ADMM sharing for every noise level, test log-loss read at `read_at`, and the sklearn lines."""
+    """Fig. 3 panel: ADMM sharing for every noise level (and the eq. (7) variant), test log-loss read after
+    `read_at` updates (and after each of `also_read_at`), and the sklearn lines (the authors' and sklearn's
+    defaults)."""
     panel = params["panels"][dataset]
-    if int(panel["read_at"]) > int(params["iterations"]):
-        raise ValueError(f"{dataset}: read_at = {panel['read_at']} exceeds iterations = {params['iterations']}")
+    reads = [int(panel["read_at"])] + [int(t) for t in panel.get("also_read_at", [])]
+    if max(reads) > int(params["iterations"]):
+        raise ValueError(f"{dataset}: read_at / also_read_at {reads} exceed iterations = {params['iterations']}")
     prob = load_problem(dataset, panel["boundaries"], bias=params["bias"], train_rows=params.get("train_rows"),
                         root=root)
     R = int(params["repeats"])
-    h = run_admm(prob, params, panel["sigmas"], repeats=R, iterations=params["iterations"],
-                 seed=int(params["seed"]), label=f"fig3-{dataset}")
-    t = int(panel["read_at"])
     S = len(panel["sigmas"])
-    clean = h.traces["test_logloss_clean"][:, t].reshape(S, R)
-    noisy = h.traces["test_logloss"][:, t].reshape(S, R)
-    return {"problem": prob, "history": h, "sigmas": np.asarray(panel["sigmas"], float), "read_at": t,
-            "test_clean": clean, "test_noisy": noisy, "sklearn": sklearn_baselines(prob, params["sklearn"])}
+    kinds = [(None, params.get("noise_on", "shared"))] + ([(EQ7, "params")] if EQ7 in params.get("variants", [])
+                                                         else [])
+    runs = {}
+    for var, noise_on in kinds:
+        h = run_admm(prob, params, panel["sigmas"], repeats=R, iterations=params["iterations"],
+                     seed=int(params["seed"]), label=f"fig3-{dataset}", noise_on=noise_on)
+        runs[var] = {"history": h,
+                     "clean": {t: h.traces["test_logloss_clean"][:, t].reshape(S, R) for t in reads},
+                     "noisy": {t: h.traces["test_logloss"][:, t].reshape(S, R) for t in reads}}
+    return {"problem": prob, "runs": runs, "sigmas": np.asarray(panel["sigmas"], float), "read_at": reads[0],
+            "reads": reads, "sklearn": sklearn_lines(prob, params, lam_sum(params, prob["n_train"]))}
 
 
-def noise_metrics(dataset: str, res: dict) -> dict:
-    m = {f"{dataset}.status": "ok", f"{dataset}.read_at": res["read_at"],
-         f"{dataset}.sklearn_all": res["sklearn"]["all"], f"{dataset}.sklearn_party1": res["sklearn"]["party1"],
-         f"{dataset}.sklearn_all_iterations": res["sklearn"]["all_iterations"],
-         f"{dataset}.iter_time_ms_median_batch": 1e3 * float(np.median(res["history"].meta["iter_time_s"])),
-         f"{dataset}.runs_per_batch": res["history"].traces["objective"].shape[0]}
-    for k, s in enumerate(res["sigmas"]):
-        m[f"{dataset}.test_logloss.{sigma_key(s)}"] = res["test_clean"][k].mean()
-        m[f"{dataset}.test_logloss_max.{sigma_key(s)}"] = res["test_clean"][k].max()
-        m[f"{dataset}.test_logloss_noisy_x.{sigma_key(s)}"] = res["test_noisy"][k].mean()
-    m[f"{dataset}.largest_sigma_minus_party1"] = res["test_clean"][-1].mean() - res["sklearn"]["party1"]
-    return m
+def noise_metrics(dataset: str, res: dict) -> tuple[dict, dict]:
+    p = f"{dataset}."
+    h0 = res["runs"][None]["history"]
+    m = {p + "status": "ok", p + "read_at": res["read_at"],
+         p + "iter_time_ms_median_batch": 1e3 * float(np.median(h0.meta["iter_time_s"])),
+         p + "runs_per_batch": h0.traces["objective"].shape[0]}
+    for var, sk in res["sklearn"].items():
+        sfx = f"@{var}" if var else ""
+        m.update({p + "sklearn_all" + sfx: sk["all"], p + "sklearn_party1" + sfx: sk["party1"],
+                  p + "sklearn_C" + sfx: sk["C"], p + "sklearn_all_iterations" + sfx: sk["all_iterations"]})
+    reps = {}
+    for var, run in res["runs"].items():
+        for k, s in enumerate(res["sigmas"]):
+            for t in res["reads"]:
+                at = "" if t == res["read_at"] else f"_t{t}"
+                put(m, reps, f"{p}test_logloss{at}.{sigma_key(s)}", run["clean"][t][k], var)
+                put(m, reps, f"{p}test_logloss_noisy_x{at}.{sigma_key(s)}", run["noisy"][t][k], var)
+    return m, reps
 
 
 def observed_b1(h: History) -> float:
@@ -211,8 +308,17 @@ def observed_b1(h: History) -> float:
     return float(max(h.traces["norm_x"].max(), h.traces["norm_y"].max(), h.traces["norm_z"].max()))
 
 
+CALIBRATIONS = {None: "shared", AUTHORS: "authors", EQ7: "params"}
+
+
 def eps_panel(dataset: str, params: dict, *, root=None) -> dict:
-    """(epsilon, delta) runs: sigma_m = Theorem 1 (C_m of Lemma 1 with the observed b_1) per epsilon."""
+    """(epsilon, delta) runs under each calibration of `params["variants"]`:
+    * default: Theorem 1 as stated, per-sample noise on D_m x_m with sigma_m = Theorem 1 (C_m of Lemma 1 with the
+      observed b_1);
+    * `authors_calibration`: the authors' data-dependent noise D_m xi, xi ~ N(0, sigma_t^2 (D_m^T D_m)^+), sigma_t
+      recomputed every iteration (algorithms.sharing.authors_sigma) with the same multiplier sqrt(2 ln(1.25/delta))
+      / epsilon; not covered by the paper's proof;
+    * `eq7_literal`: Theorem 1's sigma_m put on x_m (eq. (7) read literally)."""
     panel = params["panels"][dataset]
     prob = load_problem(dataset, panel["boundaries"], bias=params["bias"], train_rows=params.get("train_rows"),
                         root=root)
@@ -227,41 +333,53 @@ def eps_panel(dataset: str, params: dict, *, root=None) -> dict:
     eps = np.asarray(panel["epsilons"], dtype=float)
     # The authors' runs use epsilon > 1, outside Theorem 1's proven range (0, 1]: applied as stated, flagged.
     sig = np.stack([bounds.theorem1_sigma(C, e, delta, strict=False) for e in eps])    # (E, M)
-    h = run_admm(prob, params, sig, repeats=R, iterations=T, seed=seed, label=f"eps-{dataset}")
+    mult = np.stack([bounds.theorem1_sigma(np.ones(M), e, delta, strict=False) for e in eps])   # (E, M)
     E = len(eps)
+    runs = {}
+    for var in [None] + [v for v in (AUTHORS, EQ7) if v in params.get("variants", [])]:
+        levels = mult if var == AUTHORS else sig
+        h = run_admm(prob, params, levels, repeats=R, iterations=T, seed=seed, label=f"eps-{dataset}",
+                     noise_on=CALIBRATIONS[var])
+        runs[var] = {"history": h, "test_clean": h.traces["test_logloss_clean"][:, -1].reshape(E, R),
+                     "test_noisy": h.traces["test_logloss"][:, -1].reshape(E, R),
+                     "sigma_party1": h.meta["sigma_t"][:, :, 0].reshape(E, R, T)}
     acct = []
     for k, e in enumerate(eps):
+        z = float(mult[k, 0])                           # sigma / C of every Theorem-1 step
         acct.append({
             "cor1_epsilon": bounds.corollary1_epsilon(e, T, dprime),
             "cor1_delta": bounds.corollary1_delta(delta, T, dprime),
-            "pld_epsilon": bounds.composed_gaussian_epsilon(float(sig[k, 0] / C[0]), T,
-                                                            float(params["accounting_delta"])),
-            "rdp_epsilon": bounds.composed_gaussian_epsilon(float(sig[k, 0] / C[0]), T,
-                                                            float(params["accounting_delta"]), method="rdp"),
+            "pld_epsilon": bounds.composed_gaussian_epsilon(z, T, float(params["accounting_delta"])),
+            "rdp_epsilon": bounds.composed_gaussian_epsilon(z, T, float(params["accounting_delta"]), method="rdp"),
         })
-    return {"problem": prob, "reference": ref, "history": h, "b1": b1, "C": C, "sigma": sig, "epsilons": eps,
-            "T": T, "test_clean": h.traces["test_logloss_clean"][:, -1].reshape(E, R),
-            "test_noisy": h.traces["test_logloss"][:, -1].reshape(E, R),
-            "reference_test": float(ref.traces["test_logloss_clean"][0, -1]), "accounting": acct,
-            "sklearn": sklearn_baselines(prob, params["sklearn"])}
+    return {"problem": prob, "reference": ref, "runs": runs, "b1": b1, "C": C, "sigma": sig, "multiplier": mult,
+            "epsilons": eps, "T": T, "reference_test": float(ref.traces["test_logloss_clean"][0, -1]),
+            "accounting": acct, "sklearn": sklearn_lines(prob, params, lam)}
 
 
-def eps_metrics(dataset: str, res: dict) -> dict:
+def eps_metrics(dataset: str, res: dict) -> tuple[dict, dict]:
     p = f"{dataset}."
     m = {p + "status": "ok", p + "b1": res["b1"], p + "iterations": res["T"],
-         p + "noise_free_test_logloss": res["reference_test"], p + "sklearn_party1": res["sklearn"]["party1"],
-         p + "sklearn_all": res["sklearn"]["all"]}
+         p + "noise_free_test_logloss": res["reference_test"]}
+    for var, sk in res["sklearn"].items():
+        sfx = f"@{var}" if var else ""
+        m.update({p + "sklearn_party1" + sfx: sk["party1"], p + "sklearn_all" + sfx: sk["all"],
+                  p + "sklearn_C" + sfx: sk["C"]})
     m.update({f"{p}C.party{k + 1}": c for k, c in enumerate(res["C"])})
+    reps = {}
     for k, e in enumerate(res["epsilons"]):
         q = f"{p}eps{e:g}."
-        m[q + "sigma_party1"] = res["sigma"][k, 0]
-        m[q + "test_logloss"] = res["test_clean"][k].mean()
-        m[q + "test_logloss_noisy_x"] = res["test_noisy"][k].mean()
+        m[q + "noise_multiplier"] = res["multiplier"][k, 0]
         m.update({q + key: val for key, val in res["accounting"][k].items()})
         m[q + "cor1_vacuous"] = bool(res["accounting"][k]["cor1_delta"] >= 1.0)
-    best = res["test_clean"][-1].mean()
-    m[p + "largest_eps_minus_party1"] = best - res["sklearn"]["party1"]
-    return m
+        for var, run in res["runs"].items():
+            sfx = f"@{var}" if var else ""
+            put(m, reps, q + "test_logloss", run["test_clean"][k], var)
+            put(m, reps, q + "test_logloss_noisy_x", run["test_noisy"][k], var)
+            m[q + "sigma_party1" + sfx] = float(np.median(run["sigma_party1"][k]))   # median over repeats, steps
+            if var == AUTHORS:
+                m[q + "sigma_party1_max" + sfx] = float(np.max(run["sigma_party1"][k]))
+    return m, reps
 
 
 def corollary1_table(epsilons, Ts, delta_prime: float) -> dict:
@@ -277,27 +395,56 @@ def composed_table(epsilon: float, delta: float, Ts, accounting_delta: float) ->
             for T in Ts}
 
 
+def accounting_table(m: dict, dataset: str, epsilons, accounting_delta: float) -> str:
+    """Markdown: each curve of the eps sweep with its total epsilon where an accounting applies (from the metrics)."""
+    p, T = f"{dataset}.", m[f"{dataset}.iterations"]
+    rows = [f"| per-iteration epsilon | curve | test log loss | total epsilon after T = {T} |", "|---|---|---|---|"]
+    for e in epsilons:
+        q = f"{p}eps{float(e):g}."
+        rows.append(f"| {float(e):g} | Theorem 1 as stated (per-sample noise on D_m x_m, C of Lemma 1) | "
+                    f"{m[q + 'test_logloss']:.4f} | dp-accounting PLD {m[q + 'pld_epsilon']:.4g} at delta = "
+                    f"{accounting_delta:g}; Corollary 1 {m[q + 'cor1_epsilon']:.4g} at delta = "
+                    f"{m[q + 'cor1_delta']:.3g}" + (" (vacuous)" if m[q + "cor1_vacuous"] else "") + " |")
+        if q + f"test_logloss@{AUTHORS}" in m:
+            rows.append(f"| {float(e):g} | the authors' calibration (D_m xi, xi ~ N(0, sigma_t^2 (D_m^T D_m)^+)) | "
+                        f"{m[q + f'test_logloss@{AUTHORS}']:.4f} | none: not covered by the paper's proof (the "
+                        f"noise lies in the column space of D_m) |")
+        if q + f"test_logloss@{EQ7}" in m:
+            rows.append(f"| {float(e):g} | eq. (7) read literally (Theorem 1's sigma on x_m) | "
+                        f"{m[q + f'test_logloss@{EQ7}']:.4f} | none: not Theorem 1's mechanism |")
+    return "\n".join(rows)
+
+
 # ---------------------------------------------------------------------------------------------------- figures
+NOISE_LABEL = {None: "noise on D_m x_m (Theorem 1; the authors' runs)", EQ7: "eq. (7) literally: noise on x_m"}
+
+
 def plot_convergence(res: dict, params: dict, dataset: str):
+    """(a) training objective minus the optimum, (b) test log loss; index t = the iterate after t updates."""
     import matplotlib.pyplot as plt
 
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
     admm, sgd, noisy = res["admm"], res["sgd"], res["noisy"]
     opt = res["objective_opt"]
+    read = int(params["sgd"]["read_at"])
     gap = lambda tr: np.maximum(tr - opt, 1e-12)  # noqa: E731 - the optimum is the minimum; clip round-off
     a.plot(gap(admm.traces["objective"][0]), label="ADMM sharing (sigma = 0)")
     a.plot(gap(sgd.traces["objective"][0]), label=f"FDML-SGD (lr = {res['lr']:g})")
-    a.set(xlabel="epoch", ylabel="training objective minus centralised optimum", yscale="log",
-          title=f"(a) {dataset}: training objective (log loss + l2), optimum {opt:.4f} subtracted")
-    b.plot(admm.traces["test_logloss_clean"][0], label="ADMM sharing (sigma = 0)")
-    if noisy is not None:
-        R = int(params["repeats"])
+    a.axvline(read, color="grey", ls=":", lw=1)
+    a.set(xlabel="epoch t (iterate after t updates)", ylabel="training objective minus centralised optimum",
+          yscale="log", title=f"(a) {dataset}: training objective (log loss + l2), optimum {opt:.4f} subtracted")
+    b.plot(admm.traces["test_logloss_clean"][0], color="k", label="ADMM sharing (sigma = 0)")
+    R = int(params["repeats"])
+    for var, h in noisy.items():
         for k, s in enumerate(params["noise_sigmas"]):
-            b.plot(noisy.traces["test_logloss_clean"][k * R:(k + 1) * R].mean(0), lw=1, label=f"ADMM, sigma = {s:g}")
-    b.plot(sgd.traces["test_logloss"][0], label="FDML-SGD")
-    b.set(xlabel="epoch", ylabel="test log loss", yscale="log", title=f"(b) {dataset}: test log loss")
+            b.plot(h.traces["test_logloss_clean"][k * R:(k + 1) * R].mean(0), lw=1, ls="-" if var is None else "--",
+                   label=f"ADMM, sigma = {s:g}, {NOISE_LABEL[var]}")
+    b.plot(sgd.traces["test_logloss"][0], label=f"FDML-SGD (read at epoch {read})")
+    b.axvline(read, color="grey", ls=":", lw=1)
+    b.set(xlabel="epoch t (iterate after t updates)", ylabel="test log loss (noise-free x)", yscale="log",
+          title=f"(b) {dataset}: test log loss")
     for ax in (a, b):
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=6)
         ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
@@ -318,17 +465,21 @@ def plot_noise(panels: dict, reasons: dict):
             _unavailable(ax, ds, reasons.get(ds, ""))
             ax.set_title(f"({tag}) {ds}")
             continue
-        s = res["sigmas"]
+        s, t = res["sigmas"], res["read_at"]
         pos = np.where(s > 0, s, s[s > 0].min() / 3.0)          # sigma = 0 drawn at the left edge
-        ax.plot(pos, res["test_clean"].mean(1), "o-", label="ADMM sharing (noise-free x)")
-        ax.plot(pos, res["test_noisy"].mean(1), "x--", lw=1, label="ADMM sharing (noisy x~)")
-        ax.axhline(res["sklearn"]["all"], color="g", ls=":", label="sklearn LR, all features")
-        ax.axhline(res["sklearn"]["party1"], color="r", ls=":", label="sklearn LR, party 1 only")
+        for var, run in res["runs"].items():
+            ax.plot(pos, run["clean"][t].mean(1), "o-" if var is None else "s--", lw=1.5 if var is None else 1,
+                    label=f"ADMM sharing, {NOISE_LABEL[var]}")
+        for var, sk in res["sklearn"].items():
+            how = f"C = {sk['C']:g}" + (", sklearn defaults" if var else ", as the authors ran it")
+            ax.axhline(sk["all"], color="g", ls=":" if var is None else "-.", lw=1, label=f"sklearn LR, all ({how})")
+            ax.axhline(sk["party1"], color="r", ls=":" if var is None else "-.", lw=1,
+                       label=f"sklearn LR, party 1 only ({how})")
         ax.set_xscale("log")
         ax.set_xticks(pos, [f"{v:g}" for v in s])
-        ax.set(xlabel="noise level sigma", ylabel=f"test log loss at epoch {res['read_at']}", yscale="log",
-               title=f"({tag}) {ds}")
-        ax.legend(fontsize=7)
+        ax.set(xlabel="noise level sigma", ylabel=f"test log loss of x after {t} updates (noise-free x)",
+               yscale="log", title=f"({tag}) {ds}")
+        ax.legend(fontsize=6)
         ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
@@ -337,6 +488,9 @@ def plot_noise(panels: dict, reasons: dict):
 def plot_eps(panels: dict, reasons: dict, delta: float):
     import matplotlib.pyplot as plt
 
+    labels = {None: "Theorem 1 as stated (per-sample noise, C of Lemma 1)",
+              AUTHORS: "the authors' calibration (D_m xi, data-dependent sigma_t; no proof)",
+              EQ7: "eq. (7) literally (Theorem 1's sigma on x_m)"}
     fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False)
     for ax, (ds, res) in zip(axes[0], panels.items()):
         if res is None:
@@ -344,25 +498,29 @@ def plot_eps(panels: dict, reasons: dict, delta: float):
             ax.set_title(ds)
             continue
         e = res["epsilons"]
-        ax.plot(e, res["test_clean"].mean(1), "o-", label="DP ADMM sharing (noise-free x)")
-        ax.plot(e, res["test_noisy"].mean(1), "x--", lw=1, label="DP ADMM sharing (noisy x~)")
+        for (var, run), mk in zip(res["runs"].items(), "osx"):
+            ax.plot(e, run["test_clean"].mean(1), mk + "-", lw=1, label=labels[var])
         ax.axhline(res["reference_test"], color="k", ls=":", label="ADMM sharing, no noise")
-        ax.axhline(res["sklearn"]["party1"], color="r", ls=":", label="sklearn LR, party 1 only")
-        ax.set(xscale="log", yscale="log", xlabel="per-iteration epsilon (Theorem 1)",
-               ylabel=f"test log loss at epoch {res['T']}", title=f"{ds}: per-iteration delta = {delta:g}")
-        ax.legend(fontsize=7)
+        ax.axhline(res["sklearn"][None]["party1"], color="r", ls=":", label="sklearn LR, party 1 only (C = 1/lambda)")
+        ax.set(xscale="log", yscale="log", xlabel="per-iteration epsilon",
+               ylabel=f"test log loss of x after {res['T']} updates", title=f"{ds}: per-iteration delta = {delta:g}")
+        ax.legend(fontsize=6)
         ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
 
 
 # ---------------------------------------------------------------------------------------------------- text
-# Where each parameter comes from: [P] the paper, [code] the authors' public code (SPEC §3.10b), [D] a default.
+# Where each parameter comes from: [P] the paper, [code] the authors' public code (SPEC §3.10b, §0.5(1)), [D] a
+# default.
 PARAM_SOURCES = {
     "datasets": "[P §5]", "boundaries": "[P §5]", "bias": "[code]", "rho": "[code]", "lam": "[code]",
-    "lam_scale": "[code] summed loss", "noise_on": "[P eq. (7)]", "iterations": "[code]",
-    "noise_sigmas": "[code]", "noise_iterations": "[code]", "repeats": "[D]", "settle_tol": "[D]",
-    "sgd": "[code] epochs, batch size; [D] init, lr grid", "sklearn": "[D] defaults", "panels": "[code]",
+    "lam_scale": "[code] summed loss", "noise_on": "[P Theorem 1, §3] [code] noise sweeps: on D_m x_m",
+    "z_penalty": "[P eq. (8)] rho/2 (the code's 2 rho: variant)", "iterations": "[code]",
+    "noise_sigmas": "SPEC §0.5(1)", "noise_iterations": "[code]", "repeats": "[D]", "settle_tols": "[D]",
+    "sgd": "[code] epochs, batch size; [P] read at 100 epochs (plotted window); [D] init, lr grid",
+    "sklearn": "[code] C = 1/lambda, liblinear, intercept", "sklearn_defaults": "variant: sklearn defaults",
+    "variants": "[D] ablations written as <key>@<variant>", "panels": "[code]",
     "delta": "[code]", "delta_prime": "[D]", "accounting_delta": "[D]", "c1": "[D]",
     "corollary_examples": "SPEC §3.3 [V]", "seed": "config", "train_rows": "smoke runs only (null = all)",
 }
@@ -372,89 +530,3 @@ def parameter_table(params: dict) -> str:
     """Markdown table of an item's parameters with their source."""
     rows = [f"| `{k}` | `{v}` | {PARAM_SOURCES.get(k, '')} |" for k, v in params.items()]
     return "| parameter | value | source |\n|---|---|---|\n" + "\n".join(rows)
-
-
-def _verdict(ok: bool) -> str:
-    return "**holds**" if ok else "**does not hold**"
-
-
-def describe_convergence(m: dict, dataset: str, params: dict) -> str:
-    """'What we see' for fig1/fig2, computed from the metrics."""
-    tol = m["settle_tol"]
-    gap = m["final_test_logloss_gap_admm_minus_sgd"]
-    lines = [
-        f"* Data: {m['n_train']} training / {m['n_test']} test samples, {m['n_features']} features, split "
-        + " | ".join(str(m[f'd_party{k + 1}']) for k in range(m['n_parties'])) + " over the parties.",
-        f"* ADMM sharing (sigma = 0) reaches test log loss {m['admm_final_test_logloss']:.4f} after "
-        f"{m['admm_iterations']} epochs; FDML-SGD (lr = {m['sgd_lr']:g}, chosen on the grid) reaches "
-        f"{m['sgd_final_test_logloss']:.4f} after {m['sgd_epochs']} epochs (difference {gap:+.4f}).",
-        f"* Epochs until the test log loss first comes within {tol:g} of its final value: ADMM {m['admm_epochs_to_reach']}, "
-        f"SGD {m['sgd_epochs_to_reach']}.",
-        f"* ADMM's final training objective is {m['admm_final_objective']:.5f}, relative gap "
-        f"{m['admm_rel_gap_final']:.2e} to the centralised optimum {m['centralised_objective']:.5f}.",
-        f"* One ADMM sharing iteration takes {m['admm_iter_time_ms_median']:.1f} ms (median; "
-        f"one-time factorisation {m['admm_setup_time_s']:.2f} s) on this machine.",
-    ]
-    noisy = [(float(k.split("sigma")[1]), v) for k, v in m.items() if k.startswith("noisy_final_test_logloss.")]
-    if noisy:
-        lines.append("* Noisy ADMM (noise on x_m), final test log loss with the noise-free x: "
-                     + ", ".join(f"sigma = {s:g}: {v:.4f}" for s, v in noisy) + ".")
-    if dataset == "a9a":
-        lines.append(f"* Claim \"on a9a ADMM is slightly slower than SGD, while they reach the same testing log loss "
-                     f"in the end\": same final loss (|difference| {abs(gap):.4f} < {tol:g}) "
-                     f"{_verdict(abs(gap) < tol)}; ADMM slower (reaches its final loss after more epochs) "
-                     f"{_verdict(m['admm_epochs_to_reach'] > m['sgd_epochs_to_reach'])}.")
-    else:
-        lines.append(f"* Claim \"ADMM quickly converges to 0.08, SGD only to 0.1 with much more epochs\": ADMM "
-                     f"{m['admm_final_test_logloss']:.4f} vs 0.08, SGD {m['sgd_final_test_logloss']:.4f} vs 0.1.")
-    return "\n".join(lines)
-
-
-def describe_noise(m: dict, panels: dict) -> str:
-    lines = []
-    for ds, panel in panels.items():
-        if m.get(f"{ds}.status") != "ok":
-            lines.append(f"* {ds}: {UNAVAILABLE}.")
-            continue
-        sig = panel["sigmas"]
-        vals = [m[f"{ds}.test_logloss.{sigma_key(s)}"] for s in sig]
-        all_, p1 = m[f"{ds}.sklearn_all"], m[f"{ds}.sklearn_party1"]
-        zero = m[f"{ds}.test_logloss.sigma0"] if 0.0 in [float(s) for s in sig] else vals[0]
-        lines += [
-            f"* {ds}: test log loss at epoch {m[f'{ds}.read_at']} for sigma = "
-            + ", ".join(f"{s:g}: {v:.4f}" for s, v in zip(sig, vals))
-            + f"; sklearn all features {all_:.4f}, party 1 only {p1:.4f}.",
-            f"  * \"significant performance boost if we employ more features\": ADMM (sigma = 0) {zero:.4f} vs party 1 "
-            f"only {p1:.4f} (gain {p1 - zero:.4f}) {_verdict(zero < p1)}.",
-            f"  * \"too much noise may ruin the model\": at sigma = {sig[-1]:g} the loss is {vals[-1]:.4f}, "
-            f"{vals[-1] - p1:+.4f} against party 1 alone {_verdict(vals[-1] > p1)}.",
-        ]
-        if ds == "gisette":
-            lines.append(f"  * \"ADMM sharing better than sklearn with all features\": {zero:.4f} vs {all_:.4f} "
-                         f"{_verdict(zero < all_)}.")
-    return "\n".join(lines)
-
-
-def describe_eps(m: dict, panels: dict, params: dict) -> str:
-    lines = []
-    for ds, panel in panels.items():
-        if m.get(f"{ds}.status") != "ok":
-            lines.append(f"* {ds}: {UNAVAILABLE}.")
-            continue
-        T = m[f"{ds}.iterations"]
-        lines.append(f"* {ds}: observed b_1 = {m[f'{ds}.b1']:.1f}, so Lemma 1 gives C = "
-                     + ", ".join(f"{m[f'{ds}.C.party{k + 1}']:.3g}" for k in range(len(panel['boundaries']) - 1))
-                     + f" per party; without noise the test log loss is {m[f'{ds}.noise_free_test_logloss']:.4f}, "
-                     f"party 1 alone (sklearn) {m[f'{ds}.sklearn_party1']:.4f}.")
-        for e in panel["epsilons"]:
-            q = f"{ds}.eps{float(e):g}."
-            lines.append(
-                f"  * per-iteration epsilon = {float(e):g}: sigma (party 1) = {m[q + 'sigma_party1']:.3g}, test log loss "
-                f"{m[q + 'test_logloss']:.4f}; after T = {T}: Corollary 1 epsilon' = {m[q + 'cor1_epsilon']:.4g} at "
-                f"delta = {m[q + 'cor1_delta']:.3g}" + (" (vacuous: delta >= 1)" if m[q + "cor1_vacuous"] else "")
-                + f"; dp-accounting (PLD) epsilon = {m[q + 'pld_epsilon']:.4g} at delta = {params['accounting_delta']:g}.")
-        d = m[f"{ds}.largest_eps_minus_party1"]
-        lines.append(f"  * \"the differentially private ADMM algorithm yields better prediction accuracy than the model "
-                     f"trained from only local features\": even at the largest epsilon the loss is {d:+.4f} against "
-                     f"party 1 alone {_verdict(d < 0)}.")
-    return "\n".join(lines)

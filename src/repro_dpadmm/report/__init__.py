@@ -210,8 +210,8 @@ def _privacy_rows(papers: list[PaperResult], cfs: dict[str, ClaimsFile]) -> list
             per: dict[tuple, dict] = {}
             for key, value in it.metrics.items():
                 parts = key.split(".")
-                if parts[0] != "privacy" or len(parts) < 4:
-                    continue
+                if parts[0] != "privacy" or len(parts) < 4 or "@" in key or parts[-1] == "se":
+                    continue   # a variant's value or a standard error is not a setting of its own
                 per.setdefault((parts[1], ".".join(parts[2:-1])), {})[parts[-1]] = value
             for (method, setting), values in per.items():
                 key = (p.id, method, setting)

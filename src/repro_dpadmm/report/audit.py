@@ -98,6 +98,25 @@ def audit(claims_dir: str | Path, results: str | Path, processed: str | Path | N
                                     f"{', '.join(missing)}")
             else:
                 out.checked += 1
+            for name in claim.variants:
+                if not any(f"{k}@{name}" in metrics for k in claim.metric_keys()):
+                    out.notes.append(f"{claim.id}: variant {name} has no <key>@{name} in the results "
+                                     "(its verdict is 'not run')")
+    # The reserved `repeats` entry: per-repeat values of flat keys (their mean), never of a key that is not written.
+    for path in sorted(results.glob("*/*/metrics.json")) if results.is_dir() else []:
+        metrics = json.loads(path.read_text())
+        reps = metrics.get("repeats", {})
+        where = f"{path.parent.parent.name}/{path.parent.name}"
+        if not isinstance(reps, dict):
+            # tolerated for now (the engine ignores it), but the name is reserved: the item should rename its count
+            out.notes.append(f"{where}: 'repeats' is reserved for per-repeat values (a mapping); the item writes "
+                             f"{reps!r} there: rename that metric (e.g. n_repeats)")
+            continue
+        for key, values in reps.items():
+            if key not in metrics:
+                out.problems.append(f"{where}: repeats[{key!r}] has no flat key {key!r} (its mean)")
+            elif not isinstance(values, list):
+                out.problems.append(f"{where}: repeats[{key!r}] must be a list of per-repeat values")
     # Written keys that the claims file does not document (a note: documentation, not correctness).
     for cf in files:
         for item, docs in cf.metrics.items():

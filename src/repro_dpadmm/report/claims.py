@@ -144,13 +144,15 @@ def claims_paths(claims_dir: str | Path) -> list[Path]:
     return sorted(p for p in Path(claims_dir).glob("*.yaml") if p.name != SCHEMA_NAME)
 
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)   # libyaml when PyYAML has it: the same result, faster
+
+
 class _Lines:
     """Line numbers of the nodes of a YAML document, by path (keys and list positions), and its duplicate keys."""
 
-    def __init__(self, text: str):
+    def __init__(self, root):
         self.lines: dict[tuple, int] = {}
         self.duplicates: list[tuple[tuple, str, int]] = []
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
         if root is not None:
             self._walk(root, ())
 
@@ -301,7 +303,7 @@ def parse_claims(data, path: Path | str = "<claims>", lines: _Lines | None = Non
     cf.noise_z = float((data.get("settings") or {}).get("noise_z", DEFAULT_NOISE_Z))
     cf.variants = {str(n): {k: str(v) for k, v in spec.items()} for n, spec in (data.get("variants") or {}).items()}
     for n, raw in enumerate(data.get("claims") or []):
-        claim, probs, warns = _parse_claim(raw, cf, n, _at(fname, lines, ("claims", n)))
+        claim, probs, warns = _parse_claim(raw, cf, lines.line(("claims", n)) if lines else None)
         cf.problems += probs
         cf.warnings += warns
         cf.claims.append(claim)
@@ -311,10 +313,10 @@ def parse_claims(data, path: Path | str = "<claims>", lines: _Lines | None = Non
     return cf
 
 
-def _parse_claim(raw: dict, cf: ClaimsFile, n: int, at: str) -> tuple[Claim, list[str], list[str]]:
-    """A schema-valid claim and the problems of the rules that span its fields."""
+def _parse_claim(raw: dict, cf: ClaimsFile, line: int | None) -> tuple[Claim, list[str], list[str]]:
+    """A schema-valid claim (starting at `line` of its file) and the problems of the rules that span its fields."""
     cid, item, source = raw["id"], raw.get("item"), raw.get("source")
-    where = f"{at}: claim {cid!r}"
+    where = f"{cf.path.name}{f':{line}' if line else ''}: claim {cid!r}"
     errors, warnings = [], []
     paper, middle, _ = cid.split(".", 2)
     if source is None:
@@ -343,7 +345,7 @@ def _parse_claim(raw: dict, cf: ClaimsFile, n: int, at: str) -> tuple[Claim, lis
         not_checkable=str(raw.get("not_checkable") or ""), datasets=_str_list(raw.get("datasets")),
         setup=raw.get("setup") is True, variants=variants,
         variant_specs={v: cf.variants[v] for v in variants if v in cf.variants}, findings=findings,
-        noise_z=cf.noise_z, file=cf.path.name, line=int(at.rsplit(":", 1)[1]) if at.count(":") else None,
+        noise_z=cf.noise_z, file=cf.path.name, line=line,
         invalid="; ".join(e.split(": ", 2)[-1] for e in errors),
     )
     # Documentation check: every key a claim reads should be documented under metrics.<item>.
@@ -362,9 +364,11 @@ def load_claims_file(path: str | Path, schema: Path | None = None) -> ClaimsFile
     """Load one claims file, collecting problems with their line (a YAML syntax error is a problem too)."""
     path = Path(path)
     text = path.read_text()
-    try:
-        data = yaml.safe_load(text)
-        lines = _Lines(text)
+    loader = _LOADER(text)
+    try:   # one parse: the node tree gives the lines, the same tree the data
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+        lines = _Lines(node)
     except yaml.YAMLError as exc:
         cf = ClaimsFile(path=path, name=path.stem)
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
@@ -372,6 +376,8 @@ def load_claims_file(path: str | Path, schema: Path | None = None) -> ClaimsFile
         detail = " ".join(str(exc).split())
         cf.problems.append(f"{where}: not valid YAML: {detail}")
         return cf
+    finally:
+        loader.dispose()
     return parse_claims(data, path, lines, schema or schema_path(path.parent))
 
 
@@ -568,7 +574,9 @@ def _decide(d: float, se: float | None, z: float, strict: bool = True) -> str:
 
 
 def _decide_interval(v: float, se: float | None, z: float, lo: float | None, hi: float | None) -> str:
-    """v ± z·SE against [lo, hi]: pass if inside, fail if entirely outside, else inconclusive (exact: lo <= v <= hi)."""
+    """v ± z·SE against [lo, hi]: pass if inside, fail if entirely outside, else inconclusive.
+
+    Exact (no SE): lo <= v <= hi."""
     half = z * se if se else 0.0
     a, b = v - half, v + half
     if (lo is None or a >= lo) and (hi is None or b <= hi):

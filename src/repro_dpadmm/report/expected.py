@@ -43,7 +43,7 @@ PAPERS: tuple[Paper, ...] = (
     Paper("beyond", "Beyond the papers",
           "Beyond the papers: an equal-privacy frontier and an empirical privacy audit",
           "Not from any of the five papers: additional experiments of this project.",
-          ("frontier", "audit"), beyond=True),
+          ("frontier", "audit", "audit_run"), beyond=True),
 )
 
 PAPER_BY_ID: dict[str, Paper] = {p.id: p for p in PAPERS}
