@@ -35,7 +35,8 @@ def test_item_log_streams_the_notebook_output(tmp_path, capfd):
     nb.cells = [nbformat.v4.new_code_cell("params = {}\nout_dir = '.'", metadata={"tags": ["parameters"]}),
                 nbformat.v4.new_code_cell("print('sweep: 1/1 setting done')"),
                 nbformat.v4.new_code_cell("import json, pathlib\n"
-                                          "pathlib.Path(out_dir, 'metrics.json').write_text(json.dumps({'status': 'ok'}))")]
+                                          "metrics = pathlib.Path(out_dir, 'metrics.json')\n"
+                                          "metrics.write_text(json.dumps({'status': 'ok'}))")]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, root / "notebooks/demo/item.ipynb")
     metrics = run_item("demo", "item", {}, root / "results/demo/item", root=root)

@@ -104,7 +104,8 @@ def update(readme: Path, text: str) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m repro_dpadmm.costs", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--benchmarks", default="logs/benchmarks", help="folder of benchmark TSVs (default logs/benchmarks)")
+    ap.add_argument("--benchmarks", default="logs/benchmarks",
+                    help="folder of benchmark TSVs (default logs/benchmarks)")
     ap.add_argument("--note", default="", help="a line printed under the table (e.g. the run's settings and machine)")
     ap.add_argument("--update", default=None, metavar="README.md",
                     help="write the table between the file's costs markers instead of printing it")
