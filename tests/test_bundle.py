@@ -83,6 +83,7 @@ def test_a_changed_tolerance_changes_the_verdict_without_recomputing(run, tmp_pa
     claims = yaml.safe_load(claims_path.read_text())
     claim = next(c for c in claims["claims"] if c["id"].endswith("error_near_centralised"))
     claim["checks"][0]["abs_tol"] = 0.001  # |0.155 - 0.15| = 0.005 no longer within tolerance
+    gone = claims["claims"].pop()  # a claim withdrawn since the bundle was judged
     claims_path.write_text(yaml.safe_dump(claims, sort_keys=False))
     t0 = time.perf_counter()
     result = rejudge(archive, tmp_path / "again", root=run)
@@ -92,6 +93,7 @@ def test_a_changed_tolerance_changes_the_verdict_without_recomputing(run, tmp_pa
     after = {r["id"]: r for r in json.loads((tmp_path / "again/claims.json").read_text())}
     assert after[claim["id"]]["verdict"] == change[0]["after"]
     assert f"{claim['id']}: reproduced -> {change[0]['after']}" in result.summary()
+    assert f"1 claims of the bundle's judgement that no longer exist: {gone['id']}" in result.summary()
 
 
 def test_manifest_detects_a_modified_a_missing_and_an_added_file(run, tmp_path):

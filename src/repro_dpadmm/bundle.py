@@ -279,12 +279,17 @@ class Rejudged:
         lines = [f"bundle {self.source}: manifest ok ({self.files} files); made {prov.get('created')} at "
                  f"{(prov.get('git') or {}).get('describe', 'unknown commit')}, repro-dpadmm "
                  f"{prov.get('repro_dpadmm')}, Python {prov.get('python')}"]
-        if self.changes:
-            lines.append(f"verdicts changed since the bundle was judged ({len(self.changes)}):")
-            lines += [f"  {c['id']}: {c['before'] or '(no such claim)'} -> {c['after'] or '(claim removed)'}"
-                      for c in self.changes]
+        changed = [c for c in self.changes if c["before"] and c["after"]]
+        if changed:
+            lines.append(f"verdicts changed since the bundle was judged ({len(changed)}):")
+            lines += [f"  {c['id']}: {c['before']} -> {c['after']}" for c in changed]
         else:
             lines.append("no verdict changed since the bundle was judged")
+        for side, what in (("before", "new claims, not in the bundle's judgement"),
+                           ("after", "claims of the bundle's judgement that no longer exist")):
+            ids = [c["id"] for c in self.changes if not c[side]]
+            if ids:
+                lines.append(f"{len(ids)} {what}: " + ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else ""))
         if self.params_differ:
             lines.append(f"items whose parameters differ from the current config ({len(self.params_differ)}):")
             for name, diffs in self.params_differ.items():
