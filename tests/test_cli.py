@@ -37,3 +37,31 @@ def test_unknown_dataset_is_a_clear_error(capsys):
         main(["data"])
     assert main(["data", "build", "mnist"]) == 2
     assert "unknown dataset 'mnist'" in capsys.readouterr().err
+
+
+def test_relative_out_dir_is_the_working_directorys(monkeypatch, tmp_path):
+    from repro_dpadmm import runner
+
+    seen = {}
+    monkeypatch.setattr(runner, "run_item", lambda paper, item, params, out_dir: seen.update(out=out_dir) or
+                        {"status": "ok", "wall_time_s": 0})
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "huang2019_dpadmm", "fig1", "--out-dir", "here/fig1"]) == 0
+    assert seen["out"] == tmp_path / "here/fig1"
+
+
+def test_data_list_says_damaged_when_the_npz_is_truncated(capsys, monkeypatch, tmp_path):
+    import json
+
+    import numpy as np
+
+    processed = tmp_path / "resources/processed"
+    processed.mkdir(parents=True)
+    np.savez(processed / "a9a.npz", X_train=np.zeros((2, 2)))
+    data = (processed / "a9a.npz").read_bytes()
+    (processed / "a9a.json").write_text(json.dumps({"available": True, "npz": {"sha256": "0", "size": len(data)}}))
+    (processed / "a9a.npz").write_bytes(data[:-20])
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tmp_path))
+    assert main(["data", "list"]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("a9a "))
+    assert "damaged" in line

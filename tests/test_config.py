@@ -57,3 +57,25 @@ def test_repeat_generators_are_reproducible_and_independent():
     assert (repeat_generators(7, 5, "item")[2].standard_normal(5) == a[2]).all()
     with pytest.raises(ValueError):
         repeat_generators(-1, 2)
+
+
+def _item_keys():
+    cfg = config.load()
+    return [(p, i, k) for p, items in cfg["papers"].items() for i, params in items.items() for k in params]
+
+
+def test_jsonschema_itself_names_the_offending_key_for_every_item_key():
+    """What Snakemake shows is jsonschema's best_match: for a bad value under any key of any item it must point at
+    that key (per-item objects use $ref + their own properties, so no valid key is reported as 'unevaluated')."""
+    import jsonschema
+
+    cfg, sch = config.load(), config.schema()
+    validator = jsonschema.Draft202012Validator(sch)
+    wrong = []
+    for paper, item, key in _item_keys():
+        params = {**cfg["papers"][paper][item], key: {"not_a_key": "x"}}
+        err = jsonschema.exceptions.best_match(validator.iter_errors(
+            {"seed": 0, "datasets": {}, "papers": {paper: {item: params}}}))
+        if err is None or list(err.absolute_path)[:4] != ["papers", paper, item, key]:
+            wrong.append(f"{paper}.{item}.{key}: {list(err.absolute_path) if err else 'accepted'}")
+    assert not wrong, wrong

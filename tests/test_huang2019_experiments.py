@@ -30,7 +30,9 @@ def test_n_sweep_l2_metrics_and_checks(adult):
     X, y = adult
     p = {**TINY, "reg": "l2", "agents": [10, 20], "epsilon": 0.1, "delta": 1e-4}
     res = ex.n_sweep(X, y, p, 0)
-    m = ex.n_sweep_metrics(res)
+    m, rep = ex.n_sweep_metrics(res)
+    assert rep["el_final.n10"].shape == (2,) and m["el_final.n10"] == pytest.approx(rep["el_final.n10"].mean())
+    assert m["err_final.n10@global_model"] == m["errw_final.n10"]
     assert m["n_train"] == 2000 and m["n_test"] == 300 and m["m.n10"] == 200 and m["m.n20"] == 100
     assert m["max_row_norm"] <= 1 + 1e-9
     assert m["sigma_k1.n20"] > m["sigma_k1.n10"]  # smaller m_i, more noise (eq. (14))
@@ -45,21 +47,46 @@ def test_sweep_and_comparison_share_dpadmm_runs(adult):
     s = ex.privacy_sweep(X, y, SWEEP, 0)
     c = ex.comparison(X, y, {**SWEEP, "admm": {"tol": 1e-8}, "dpsgd": {"lr": 0.1, "clip": 1.0,
                                                                       "conventions": ["average", "sum"]}}, 0)
-    ms, mc = ex.privacy_sweep_metrics(s), ex.comparison_metrics(c)
+    (ms, rs), (mc, rc) = ex.privacy_sweep_metrics(s), ex.comparison_metrics(c)
     for e, d in ex.unique_settings(SWEEP):
         k = ex.skey(e, d)
         assert ms[f"el_final.{k}"] == mc[f"el_final.dpadmm.{k}"]
-        for meth in ("pvp", "dvp", "dpsgd_avg", "dpsgd_sum"):
-            assert f"err_final.{meth}.{k}" in mc
+        np.testing.assert_array_equal(rs[f"aov_final.{k}"], s["runs"][(e, d)]["curves"]["aov"]["final"])
+        for key in (f"err_final.pvp.{k}", f"err_final.dvp.{k}", f"err_final.dpsgd.{k}",
+                    f"err_final.dpsgd.{k}@dpsgd_sum", f"err_final.dpadmm.{k}@global_model", f"el_k10.dpsgd.{k}",
+                    f"majority_share.dpsgd.{k}", f"majority_share.dpsgd.{k}@dpsgd_sum"):
+            assert key in mc and rc[key].shape == (2,)
+    assert 0.0 <= mc["majority_share.dpsgd.eps0.2_delta1e-5"] <= 1.0
     assert mc["privacy.dvp.eps0.2.paper_eps"] == pytest.approx(0.6)
+    # the majority-class error of each repeat is that of the constant classifier on its test rows
+    assert np.all((rc["majority.err"] > 0.1) & (rc["majority.err"] < 0.5))
+    assert "share predicted majority" in ex.majority_markdown(mc, c)
+
+
+def test_settings_share_their_noise_draws(adult):
+    """Common random numbers: DP-ADMM at two deltas draws the same standard normals, so with the step sizes of one
+    setting the two runs coincide once sigma is rescaled; here: the first noisy iterate differs only by the sigma
+    ratio (w^1 is noise-free and the same for both)."""
+    X, y = adult
+    p = {**SWEEP, "iterations": 1}
+    data = ex._data(X, y, p, 0, 20)
+    h = {d: ex._dpadmm_run(data, "l2", 0.2, d, p, 0, 20) for d in (1e-3, 1e-5)}
+    w = cs.dpadmm(data, reg="l2", T=1, epsilon=0.2, delta=1e-3, add_noise=False, record=False).meta["w_tilde"]
+    xi = {d: h[d].meta["w_tilde"] - cs.dpadmm(data, reg="l2", T=1, epsilon=0.2, delta=d, add_noise=False,
+                                               record=False).meta["w_tilde"] for d in h}
+    ratio = float(np.ravel(h[1e-5].meta["sigma"])[0] / np.ravel(h[1e-3].meta["sigma"])[0])
+    np.testing.assert_allclose(xi[1e-5], ratio * xi[1e-3], rtol=1e-9, atol=1e-12)
+    assert w.shape == xi[1e-3].shape
 
 
 def test_timing_table(adult):
     X, y = adult
-    p = {**TINY, "agents": 10, "epsilons": [0.1], "delta": 1e-4, "timing_runs": 1, "admm": {"tol": 1e-8}}
+    p = {**TINY, "agents": 10, "epsilons": [0.1], "delta": 1e-4, "timing_rounds": 2, "admm": {"tol": 1e-8}}
     res = ex.timing(X, y, p, 0)
     m = ex.timing_metrics(res)
     assert m["time.dpadmm.eps0.1"] > 0 and m["ratio.admm_over_dpadmm.eps0.1"] > 0
+    assert m["ratio.pvp_over_admm.eps0.1.lo"] <= m["ratio.pvp_over_admm.eps0.1"] <= m["ratio.pvp_over_admm.eps0.1.hi"]
+    assert m["ratio.pvp_over_admm.eps0.1.se"] >= 0 and res["raw"]["admm"].shape == (2,)
     assert m["machine.numpy"] == np.__version__
     assert "paper 67.242 s" in ex.table2_markdown(res)
 

@@ -280,3 +280,20 @@ def test_page_shows_variants_causes_and_marks(built):
     assert "mark-stale" in near and "the test split was the train split" in near
     setup = page.index("Setup checks (our own construction; not counted as claims)")
     assert page.index('id="huang2019_dpadmm.fig1.bisection_hit_target"') > setup
+
+
+def test_an_item_that_did_not_run_shows_no_leftover_figure_or_parameters(tmp_path):
+    """A folder whose metrics say "not run" (or that has no metrics.json) beside an old figure and notebook: the
+    report shows neither the figure nor the stale notebook's parameters."""
+    root = make_project(tmp_path / "p")
+    item_dir = root / "results" / "zhang2018_madmm" / "fig1"
+    item_dir.mkdir(parents=True, exist_ok=True)
+    (item_dir / "fig1.png").write_bytes(b"\x89PNG\r\n\x1a\n old figure")
+    (item_dir / "metrics.json").write_text(json.dumps({"status": "not run", "reason": "dataset unavailable"}))
+    report = build_report("results/report", root=root)
+    it = next(i for p in report.papers for i in p.items if (p.id, i.item) == ("zhang2018_madmm", "fig1"))
+    assert it.state == "not run" and it.figures == []
+    (item_dir / "metrics.json").unlink()
+    report = build_report("results/report", root=root)
+    it = next(i for p in report.papers for i in p.items if (p.id, i.item) == ("zhang2018_madmm", "fig1"))
+    assert it.figures == [] and it.params_source != "run"

@@ -1,6 +1,7 @@
 """The item runner: papermill injects parameters, HTML is rendered, unavailable datasets skip the notebook."""
 
 import json
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -34,6 +35,7 @@ def test_notebook_runs_with_injected_parameters(project):
     assert json.loads((out / "metrics.json").read_text()) == metrics
     html = (out / "item.html").read_text()
     assert "Demo item" in html and "injected-parameters" in (out / "item.ipynb").read_text()
+    assert str(out) in (out / "item.ipynb").read_text() and "staging" not in (out / "item.ipynb").read_text()
 
 
 def test_all_datasets_unavailable_skips_the_notebook(project):
@@ -73,3 +75,171 @@ def test_claims_table_judges_an_items_claims_as_the_report_does():
     assert "(`c_w_l1`) | **reproduced**" in held and "(`c_w_l1`) | **not reproduced**" in missed
     assert "**not checkable**" in held  # claims whose metrics are absent are said to be so, not dropped
     assert "`theorem3_bound`" in missed and "`theorem3_rate`" not in missed  # fig1's claims only, not fig2's
+
+
+# ------------------------------------------------------------------------------------- outputs complete or absent
+class Killed(BaseException):
+    """Stands for SIGKILL: no `except Exception` handler runs (only `finally`, which touches no item output)."""
+
+
+def _fake_papermill(monkeypatch, version, figures):
+    """papermill/nbconvert stand-ins: the 'notebook' writes figures and metrics tagged with `version`."""
+    import papermill
+
+    from repro_dpadmm import runner
+
+    def execute(src, dst, parameters, **kw):
+        out = Path(parameters["out_dir"])
+        seen = (out / "jobs/a.json").read_text() if (out / "jobs/a.json").exists() else None
+        for fig in figures:
+            (out / fig).write_text(f"{version}:{fig}")
+        Path(dst).write_text(f"{version}:notebook")
+        (out / "metrics.json").write_text(json.dumps({"status": "ok", "version": version, "jobs_seen": seen}))
+
+    monkeypatch.setattr(papermill, "execute_notebook", execute)
+    monkeypatch.setattr(runner, "_render_html", lambda nb, html: html.write_text(f"{version}:html"))
+
+
+def _state(out: Path, expected: dict[str, set[str]]) -> str:
+    """'absent', or the version whose complete outputs the folder holds; AssertionError on any mix."""
+    files = {p.name for p in out.iterdir() if p.is_file() and not p.name.startswith(".")} if out.is_dir() else set()
+    if "metrics.json" not in files:
+        return "absent"
+    version = json.loads((out / "metrics.json").read_text())["version"]
+    assert files == expected[version] | {"metrics.json"}, f"{version} metrics beside {sorted(files)}"
+    for name in files - {"metrics.json"}:
+        assert (out / name).read_text().startswith(f"{version}:"), f"{name} is not from {version}"
+    return version
+
+
+OLD_FIGS, NEW_FIGS = ["item.png", "old_only.png"], ["item.png", "new_only.png"]
+EXPECTED = {"v1": {"item.ipynb", "item.html", *OLD_FIGS}, "v2": {"item.ipynb", "item.html", *NEW_FIGS}}
+
+
+def test_kill_at_every_step_leaves_old_or_new_complete_outputs(project, monkeypatch):
+    """The kill test: interrupt the run at each file operation in turn; the folder is always the old complete
+    outputs, the new complete outputs or without metrics.json ('not run yet'), and the next run completes it."""
+    import os
+    import pathlib
+
+    out = project / "results/demo/item"
+    (out / "jobs").mkdir(parents=True)
+    (out / "jobs/a.json").write_text("job")  # another rule's output inside the item's folder
+    real_replace, real_unlink = os.replace, pathlib.Path.unlink
+    seen_states, kill_at = set(), 0
+    while True:
+        _fake_papermill(monkeypatch, "v1", OLD_FIGS)
+        monkeypatch.setattr(os, "replace", real_replace)
+        monkeypatch.setattr(pathlib.Path, "unlink", real_unlink)
+        run_item("demo", "item", {"seed": 0}, out, root=project)
+        assert _state(out, EXPECTED) == "v1"
+        _fake_papermill(monkeypatch, "v2", NEW_FIGS)
+        ops = {"n": 0}
+
+        def counted(real):
+            def op(*a, **k):
+                ops["n"] += 1
+                if ops["n"] == kill_at + 1:
+                    raise Killed()
+                return real(*a, **k)
+            return op
+
+        monkeypatch.setattr(os, "replace", counted(real_replace))
+        monkeypatch.setattr(pathlib.Path, "unlink", counted(real_unlink))
+        try:
+            run_item("demo", "item", {"seed": 0}, out, root=project)
+            finished = True
+        except Killed:
+            finished = False
+        monkeypatch.setattr(os, "replace", real_replace)
+        monkeypatch.setattr(pathlib.Path, "unlink", real_unlink)
+        seen_states.add(_state(out, EXPECTED))
+        assert (out / "jobs/a.json").read_text() == "job"
+        _fake_papermill(monkeypatch, "v2", NEW_FIGS)
+        metrics = run_item("demo", "item", {"seed": 0}, out, root=project)  # the next run repairs
+        assert _state(out, EXPECTED) == "v2" and metrics["jobs_seen"] == "job"
+        assert not list(out.parent.glob(".item.staging-*"))
+        if finished:
+            break
+        kill_at += 1
+    assert kill_at >= 6 and seen_states == {"v1", "absent", "v2"}, (kill_at, seen_states)
+
+
+def test_sigkill_during_the_notebook_keeps_the_previous_outputs(project):
+    """A real SIGKILL of `run_item` (and its kernel) while the notebook runs."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    nb = nbformat.read(project / "notebooks/demo/item.ipynb", as_version=4)
+    nb.cells[2].source = ("import time\nfrom pathlib import Path\n"
+                          "from repro_dpadmm.experiments.common import write_metrics\n"
+                          "Path(out_dir, 'item.png').write_text(str(params['x']))\n"
+                          "time.sleep(params['sleep'])\n"
+                          "write_metrics(out_dir, {'x': params['x']})")
+    nbformat.write(nb, project / "notebooks/demo/item.ipynb")
+    out = project / "results/demo/item"
+    run_item("demo", "item", {"x": 1, "sleep": 0, "seed": 0}, out, root=project)
+    old = {p.name: p.read_bytes() for p in out.iterdir()}
+    code = ("import sys; from pathlib import Path; from repro_dpadmm.runner import run_item; "
+            f"run_item('demo', 'item', {{'x': 2, 'sleep': 60, 'seed': 0}}, {str(out)!r}, root=Path({str(project)!r}))")
+    proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 120
+        while not list(out.parent.glob(".item.staging-*/item.png")):  # the new run is mid-notebook
+            assert time.time() < deadline and proc.poll() is None, "the run did not start"
+            time.sleep(0.2)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == old  # the previous complete outputs, untouched
+    metrics = run_item("demo", "item", {"x": 3, "sleep": 0, "seed": 0}, out, root=project)
+    assert metrics["x"] == 3 and (out / "item.png").read_text() == "3"
+    assert not list(out.parent.glob(".item.staging-*"))
+
+
+def test_not_run_rerun_leaves_no_old_figure_or_notebook(project, monkeypatch):
+    """The report can never show the previous run's figure under an item whose metrics say "not run"."""
+    out = project / "results/demo/item"
+    _fake_papermill(monkeypatch, "v1", OLD_FIGS)
+    run_item("demo", "item", {"seed": 0}, out, root=project)
+    assert (out / "old_only.png").exists()
+    (project / "resources/processed/gisette.json").write_text(json.dumps({"available": False, "reason": "gone"}))
+    metrics = run_item("demo", "item", {"seed": 0, "datasets": ["gisette"]}, out, root=project)
+    assert metrics["status"] == "not run"
+    assert {p.name for p in out.iterdir() if not p.name.startswith(".")} == {"metrics.json", "item.html"}
+
+
+def test_a_failed_rerun_removes_the_old_outputs(project, monkeypatch):
+    import papermill
+
+    out = project / "results/demo/item"
+    _fake_papermill(monkeypatch, "v1", OLD_FIGS)
+    run_item("demo", "item", {"seed": 0}, out, root=project)
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("x")))
+    with pytest.raises(RuntimeError):
+        run_item("demo", "item", {"seed": 0}, out, root=project)
+    assert not [p for p in out.iterdir() if p.is_file()]
+
+
+def test_only_the_items_own_files_are_ever_removed_from_an_out_dir(project, monkeypatch, tmp_path):
+    """--out-dir may be a folder holding other files: runs, reruns and failures remove only what a run wrote."""
+    import papermill
+
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    (out / "data").mkdir()
+    _fake_papermill(monkeypatch, "v1", OLD_FIGS)
+    run_item("demo", "item", {"seed": 0}, out, root=project)
+    _fake_papermill(monkeypatch, "v2", NEW_FIGS)
+    run_item("demo", "item", {"seed": 0}, out, root=project)
+    assert not (out / "old_only.png").exists() and (out / "new_only.png").read_text() == "v2:new_only.png"
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("x")))
+    with pytest.raises(RuntimeError):
+        run_item("demo", "item", {"seed": 0}, out, root=project)
+    assert {p.name for p in out.iterdir()} == {"notes.txt", "data"}
+    assert (out / "notes.txt").read_text() == "mine"

@@ -1,11 +1,19 @@
-"""XU experiments: every metric an item writes is documented in its claims file, and the claim checks work."""
+"""XU experiments: the step size and gamma the config asks for, a clear error when a run diverges, the T-sweep and
+step-size variant metrics, the rate estimator, and every metric an item writes documented in its claims file."""
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import numpy as np
 import pytest
+import yaml
 
+from repro_dpadmm import config as config_mod
+from repro_dpadmm.algorithms import linearized as lin
 from repro_dpadmm.experiments import xu2020_dpaccadmm as xu
+from repro_dpadmm.paths import project_root
 from repro_dpadmm.problems import fused_lasso as fl
 
 
@@ -16,82 +24,155 @@ def tiny_setup():
     X[:, 1] += X[:, 0]
     y = np.where(X @ rng.standard_normal(6) > 0, 1.0, -1.0)
     prob, graph = fl.build(X, y, 1e-3, min_edges=3)
+    eta, rule = xu.step_size({}, "ijcnn1", prob)
     return xu.Setup(name="ijcnn1", problem=prob, graph=graph, X_test=fl.normalise_rows(X), y_test=y,
-                    eta=prob.default_eta(1.0), eta_rule="test", max_row_norm_raw=1.0)
+                    eta=eta, eta_rule=rule, max_row_norm_raw=1.0)
 
 
-PARAMS = {"iterations": 8, "repeats": 2, "epsilon": 0.05, "epsilons": [0.01, 0.02, 0.1], "reference_iterations": 40,
-          "reference_evaluations": 10, "seed": 3}
+PARAMS = {"iterations": 8, "repeats": 3, "epsilon": 0.05, "epsilons": [0.01, 0.02, 0.1], "reference_iterations": 40,
+          "reference_evaluations": 10, "seed": 3, "rate_window": [2, 8], "early_iteration": 3,
+          "variants": {"iterations": [4, 8, 16], "eta_rules": ["conservative"], "epsilons": [0.01, 0.1]}}
+
+
+def load_claims() -> dict:
+    return yaml.safe_load((project_root() / "config/claims/xu2020_dpaccadmm.yaml").read_text())
+
+
+def base(key: str) -> str:
+    return key.split("@", 1)[0]
+
+
+def test_step_size_rule_and_gamma_are_what_the_config_says(tiny_setup):
+    prob = tiny_setup.problem
+    for item in ("table1", "fig1", "fig2"):
+        params = config_mod.item_params(xu.PAPER, item)
+        assert params["eta_rule"] == "paper" and params["gamma"] == 1.0 and params["eta"] == "auto"
+        eta, rule = xu.step_size(params, "a9a", prob)
+        assert rule == "paper" and eta == pytest.approx(1.0 / prob.L_f)
+    eta_c, rule = xu.step_size({"eta_rule": "conservative", "rho": 2.0}, "a9a", prob)
+    assert rule == "conservative" and eta_c == pytest.approx(1.0 / (prob.L_f + 2.0 * prob.norm_AtA))
+    assert xu.step_size({"eta": {"a9a": 0.3}}, "a9a", prob) == (0.3, "config")
+    assert xu.with_rule(tiny_setup, {}, "conservative").eta == pytest.approx(1.0 / (prob.L_f + prob.norm_AtA))
+    # what the runs use: eta and gamma end up in the run's settings
+    run = xu.run_algorithm(tiny_setup, "dp_admm", {**PARAMS, "gamma": 1.0}, sigma=0.1, repeats=1,
+                           rngs=xu.noise_streams(PARAMS, "t", "ijcnn1", [0.1], 1))
+    assert run.settings["eta"] == tiny_setup.eta == pytest.approx(1.0 / prob.L_f) and run.settings["gamma"] == 1.0
+    with pytest.raises(ValueError, match="eta_rule"):
+        xu.step_size({"eta_rule": "large"}, "a9a", prob)
+    with pytest.raises(ValueError, match="gamma"):
+        xu.run_algorithm(tiny_setup, "admm", {**PARAMS, "gamma": 0})
+
+
+def test_diverging_run_raises_naming_dataset_and_eta(tiny_setup):
+    bad = dataclasses.replace(tiny_setup, eta=1000.0)
+    with pytest.raises(lin.DivergedError, match=r"ijcnn1: .*eta = 1000\b") as err:
+        xu.fig2_dataset(bad, PARAMS)
+    assert err.value.name == "ijcnn1" and err.value.eta == 1000.0
+    # a non-finite iterate stops the run at once, with the same information
+    nan_setup = dataclasses.replace(tiny_setup, eta=float("1e308"))
+    with pytest.raises(lin.DivergedError, match=r"ijcnn1: .*eta = 1e\+308.*not finite"):
+        xu.run_algorithm(nan_setup, "admm", PARAMS, T=5)
+    # at the default step every noise-free run goes down
+    r = xu.fig2_dataset(tiny_setup, PARAMS)
+    for a in ("admm", "acc_admm"):
+        assert r["F_trace"][a][-1] < r["F_trace"][a][0]
+
+
+def test_t_sweep_and_step_variant_metrics_exist_for_every_t(tiny_setup):
+    assert xu.fig2_variants(PARAMS) == {"T4": {"T": 4, "eta_rule": None}, "T16": {"T": 16, "eta_rule": None},
+                                         "conservative": {"T": 8, "eta_rule": "conservative"}}
+    results, m, reps = xu.fig2_all(tiny_setup, PARAMS)
+    assert set(results) == {"", "T4", "T16", "conservative"}
+    assert [results[v]["T"] for v in ("T4", "", "T16")] == [4, 8, 16]
+    headline = {k for k in m if "@" not in k}
+    for v in ("T4", "T16", "conservative"):
+        keys = {base(k) for k in m if k.endswith(f"@{v}")}
+        for e in ("eps0.01", "eps0.1"):
+            for a in xu.PRIVATE:
+                for what in ("F_T", "acc_T", "excess_F"):
+                    key = f"{what}.{a}.ijcnn1.{e}"
+                    assert key in keys and key in headline and f"{key}@{v}" in reps
+                    assert len(reps[f"{key}@{v}"]) == PARAMS["repeats"]
+        for what in ("F_T", "acc_T", "F_drop", "max_rise"):
+            assert f"{what}.admm.ijcnn1" in keys
+        assert m[f"iterations.ijcnn1@{v}"] == results[v]["T"]
+    # Theorem 1's sigma follows each T; the step variant keeps the headline T and changes eta only
+    assert m["sigma.ijcnn1.eps0.1@T16"] == pytest.approx(2 * m["sigma.ijcnn1.eps0.1@T4"])
+    assert m["eta.ijcnn1@conservative"] < m["eta.ijcnn1"]
+    # the same noise draws for both private algorithms and for every variant: the T16 run starts like the T4 run's
+    # first iterations would with the same sigma (same generator per epsilon and repeat)
+    np.testing.assert_array_equal(reps["F_T.dp_admm.ijcnn1.eps0.01"], results[""]["F_T"]["dp_admm"][0])
+    again = xu.fig2_all(tiny_setup, PARAMS)[2]
+    np.testing.assert_array_equal(again["F_T.dp_acc_admm.ijcnn1.eps0.1@T16"], reps["F_T.dp_acc_admm.ijcnn1.eps0.1@T16"])
+
+
+@pytest.mark.parametrize("p", [1.0, 2.0])
+def test_slope_estimator_recovers_the_exponent(p):
+    t = np.arange(0, 301, dtype=float)
+    gap = np.empty_like(t)
+    gap[1:] = 3.7 / t[1:] ** p
+    gap[0] = np.inf  # t = 0 is outside every window
+    assert abs(xu.loglog_slope(gap, 10, 300) + p) <= 0.05
+    # a constant offset (a floor) makes the slope flatter, never steeper
+    assert xu.loglog_slope(gap + 1e-3, 10, 300) > -p
+    batch = np.stack([gap, 2 * gap])
+    np.testing.assert_allclose(xu.loglog_slope(batch, 10, 300), [-p, -p], atol=0.05)
+    with pytest.raises(ValueError, match="t_lo"):
+        xu.loglog_slope(gap, 0, 300)
+
+
+def test_replace_one_witness_is_twice_the_proofs_sensitivity(tiny_setup):
+    w = xu.replace_one_witness(tiny_setup.problem)
+    assert 1.99 < w <= 2.0  # the proof of Theorem 1 takes 1 (Delta = c/n)
 
 
 def test_metrics_documented_and_claims_well_formed(tiny_setup):
-    claims = xu.load_claims()
+    claims = load_claims()
     documented = claims["metrics"]
-    m1 = xu.fig1_metrics("ijcnn1", xu.fig1_dataset(tiny_setup, PARAMS), 3)
-    m2 = xu.fig2_metrics("ijcnn1", xu.fig2_dataset(tiny_setup, PARAMS))
-    assert set(m1) <= set(documented["fig1"]), set(m1) - set(documented["fig1"])
-    assert set(m2) <= set(documented["fig2"]), set(m2) - set(documented["fig2"])
-    kinds = {"approx", "less", "greater", "monotone", "range", "true", "ratio_range"}
+    r1 = xu.fig1_dataset(tiny_setup, PARAMS)
+    m1, rep1 = xu.fig1_metrics("ijcnn1", r1, PARAMS)
+    m1c, _ = xu.fig1_metrics("ijcnn1", r1, PARAMS, "conservative")
+    _, m2, rep2 = xu.fig2_all(tiny_setup, PARAMS)
+    for item, m, rep in (("fig1", {**m1, **m1c}, rep1), ("fig2", m2, rep2)):
+        keys = {base(k) for k in m}
+        assert keys <= set(documented[item]), keys - set(documented[item])
+        assert set(rep) <= set(m)  # every per-repeat key is also a flat key (its mean)
+        for k, v in rep.items():
+            assert m[k] == pytest.approx(float(np.mean(v)))
+    variants = claims["variants"]
+    kinds = {"approx", "equal", "less", "greater", "monotone", "range", "true", "false", "ratio_range"}
     ids = [c["id"] for c in claims["claims"]]
     assert len(ids) == len(set(ids))
     for c in claims["claims"]:
         assert c["id"].startswith(f"xu2020_dpaccadmm.{c['item']}.")
         assert c["checks"] or c.get("not_checkable")
+        for v in c.get("variants", []):
+            assert v in variants and variants[v].get("item", c["item"]) == c["item"]
         for ch in c["checks"]:
             assert ch["kind"] in kinds
             for key in [ch.get("metric"), ch.get("left"), ch.get("right"), *ch.get("metrics", [])]:
                 if isinstance(key, str):
                     assert key in documented[c["item"]], (c["id"], key)
+    # variant names follow the config's sweep
+    v = config_mod.item_params(xu.PAPER, "fig2")["variants"]
+    assert {f"T{t}" for t in v["iterations"] if t != 100} | set(v["eta_rules"]) == \
+        {k for k in variants if re.fullmatch(r"T\d+|conservative", k)}
 
 
-def test_fig1_gaps_nonnegative_and_fig2_shapes(tiny_setup):
+def test_fig1_gaps_rates_and_fig2_shapes(tiny_setup):
     r = xu.fig1_dataset(tiny_setup, PARAMS)
     assert r["lowest_short_minus_F_star"] >= -1e-12  # F* lies below every short run
-    assert r["gap_mean"]["dp_acc_admm"].shape == (PARAMS["iterations"] + 1,)
+    assert r["gap"]["dp_acc_admm"].shape == (PARAMS["repeats"], PARAMS["iterations"] + 1)
     assert np.all(np.diff(r["cpu_time"]["admm"]) >= 0)
+    m, rep = xu.fig1_metrics("ijcnn1", r, PARAMS)
+    assert len(rep["excess_T.acc_pair.ijcnn1"]) == PARAMS["repeats"]
+    assert m["slope.acc_admm.ijcnn1"] == pytest.approx(float(xu.loglog_slope(r["gap"]["acc_admm"], 2, 8)[0]))
     r2 = xu.fig2_dataset(tiny_setup, PARAMS)
-    assert r2["F_T"]["dp_admm"].shape == (3,) and r2["F_T"]["admm"].shape == (1,)
-    # accounting with the paper's sensitivity never exceeds the target; sigma falls with epsilon
-    assert np.all(r2["eps_rdp"] <= r2["epsilons"] + 1e-9)
+    assert r2["F_T"]["dp_admm"].shape == (3, PARAMS["repeats"]) and r2["F_T"]["admm"].shape == (1, 1)
     assert np.all(np.diff(r2["sigma"]) < 0)
-    # the same seed gives the same numbers
-    again = xu.fig2_dataset(tiny_setup, PARAMS)
-    np.testing.assert_array_equal(again["F_T"]["dp_acc_admm"], r2["F_T"]["dp_acc_admm"])
-
-
-def test_claim_evaluation():
-    m = {"a": 1.0, "b": 2.0, "c": 3.0, "status.bio_train": "not run: dataset unavailable"}
-    assert xu._check({"kind": "less", "left": "a", "right": "b"}, m)[0] is True
-    assert xu._check({"kind": "greater", "left": "a", "right": "b"}, m)[0] is False
-    assert xu._check({"kind": "monotone", "metrics": ["a", "b", "c"], "direction": "increasing"}, m)[0] is True
-    assert xu._check({"kind": "ratio_range", "left": "a", "right": "b", "max": 0.4}, m)[0] is False
-    assert xu._check({"kind": "approx", "metric": "c", "expected": 3.1, "abs_tol": 0.2}, m)[0] is True
-    assert xu._check({"kind": "range", "metric": "zz", "max": 1}, m)[0] is None
-    rows = {r["id"]: r["outcome"] for r in xu.evaluate_claims("fig2", m)}
-    assert rows["xu2020_dpaccadmm.fig2.dpacc_better_eps0.07_bio_train"].startswith("not run")
-    assert rows["xu2020_dpaccadmm.fig2.theorem2_utility_bound"] == "not checkable"
-
-
-def test_long_run_params_metrics_and_noise_stream(tiny_setup):
-    assert xu.fig2_long_params(PARAMS) is None  # no long run unless asked
-    long = xu.fig2_long_params({**PARAMS, "long_run": {"iterations": 12, "repeats": 3, "epsilons": [0.01, 0.08]}})
-    assert (long["iterations"], long["repeats"], long["epsilons"]) == (12, 3, [0.01, 0.08])
-    assert long["seed"] == PARAMS["seed"] and "long_run" in long  # everything else as fig2
-    r = xu.fig2_dataset(tiny_setup, long, stream="fig2_long")
-    m = xu.fig2_long_metrics("ijcnn1", r)
-    assert m and all(k.startswith("long.") for k in m)
-    assert m["long.F_T.dp_admm.ijcnn1.eps0.08"] == r["F_T"]["dp_admm"][1]
-    assert "long.sigma.ijcnn1.eps0.01" not in m  # privacy keys are reported by the main run only
-    documented = xu.load_claims()["metrics"]["fig2"]
-    assert set(m) <= set(documented), set(m) - set(documented)
-    # its own noise: the same settings under the main stream give other draws
-    main = xu.fig2_dataset(tiny_setup, long)
-    assert not np.array_equal(main["F_T"]["dp_admm"], r["F_T"]["dp_admm"])
-    # every long claim reads long.* keys only and names its T = 100 counterpart
-    ids = {c["id"] for c in xu.load_claims()["claims"]}
-    for c in xu.load_claims()["claims"]:
-        if ".fig2.long." in c["id"]:
-            assert c["id"].replace(".long.", ".", 1) in ids
-            for ch in c["checks"]:
-                for key in [ch.get("metric"), ch.get("left"), ch.get("right"), *ch.get("metrics", [])]:
-                    assert not isinstance(key, str) or key.startswith("long."), (c["id"], key)
+    p = xu.privacy_metrics("ijcnn1", tiny_setup.problem, PARAMS, PARAMS["epsilons"], PARAMS["iterations"])
+    # the paper's sensitivity: accounting never exceeds the target
+    assert p["eps_rdp_over_target_max.ijcnn1"] <= 1 + 1e-9
+    # replace-one: RDP over all orders exceeds the target at some budget, tight PLD does not
+    assert p["eps_rdp_replace_one_over_target_max.ijcnn1"] > 1
+    assert all(p[f"eps_pld_replace_one_over_target.ijcnn1.{xu.eps_key(e)}"] <= 1 for e in PARAMS["epsilons"])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 from importlib.metadata import PackageNotFoundError, version
@@ -44,7 +43,8 @@ def cmd_data_list(args) -> int:
 
     for name, spec in DATASETS.items():
         ok, reason = is_available(name)
-        state = "available" if ok else ("unavailable" if "does not exist" not in reason else "not built")
+        state = ("available" if ok else "not built" if "does not exist" in reason
+                 else "damaged" if f"{name}.npz" in reason else "unavailable")
         print(f"{name:16s} {state:12s} {', '.join(spec.papers):40s} {spec.description}")
     return 0
 
@@ -69,8 +69,14 @@ def cmd_data_fetch(args) -> int:
 def cmd_data_build(args) -> int:
     from .datasets import build
 
-    options = json.loads(args.options) if args.options else {}
-    sidecar = build(args.name, mirror=args.mirror or None, options=options)
+    from . import config
+    from .datasets.registry import dataset
+
+    dataset(args.name)  # an unknown name is an error before anything is fetched
+    options = config.parse_json(args.options, "--options") if args.options else {}
+    config.validate({"seed": 0, "datasets": {args.name: options}, "papers": {}})
+    attempt = config.parse_json(args.attempt, "--attempt") if args.attempt else None
+    sidecar = build(args.name, mirror=args.mirror or None, options=options, attempt_state=attempt)
     if sidecar["available"]:
         print(f"{args.name}: built {sidecar['arrays']}")
     else:
@@ -81,22 +87,34 @@ def cmd_data_build(args) -> int:
 def cmd_items(args) -> int:
     from . import config
 
-    cfg = config.load(*args.configfile)
+    cfg = config.load(*_from_cwd(args.configfile))
     for paper, items in cfg["papers"].items():
         for item in items:
             print(f"{paper}_{item}")
     return 0
 
 
-def cmd_run(args) -> int:
+def _from_cwd(paths: list[str]) -> list[Path]:
+    """Paths given on the command line are relative to the working directory (not the project root)."""
+    return [Path(p).resolve() for p in paths]
+
+
+def _item_params(paper: str, item: str, args) -> dict:
+    """--params (validated by the config's schema) or the item's entry in the config; errors before any work."""
     from . import config
+
+    if not args.params:
+        return config.item_params(paper, item, *_from_cwd(args.configfile))
+    params = config.parse_json(args.params, "--params")
+    config.check_item_params(paper, item, params)
+    return params
+
+
+def cmd_run(args) -> int:
     from .runner import run_item
 
-    if args.params:
-        params = json.loads(args.params)
-    else:
-        params = config.item_params(args.paper, args.item, *args.configfile)
-    out_dir = args.out_dir or f"results/{args.paper}/{args.item}"
+    params = _item_params(args.paper, args.item, args)
+    out_dir = Path(args.out_dir).resolve() if args.out_dir else f"results/{args.paper}/{args.item}"
     metrics = run_item(args.paper, args.item, params, out_dir)
     print(f"{args.paper}/{args.item}: {metrics.get('status')} ({metrics.get('wall_time_s')} s) -> {out_dir}")
     return 0
@@ -107,7 +125,14 @@ def cmd_frontier_job(args) -> int:
     from .datasets import is_available
     from .experiments import beyond_frontier as bf
 
-    params = json.loads(args.params) if args.params else config.item_params(bf.PAPER, bf.ITEM, *args.configfile)
+    if args.params:
+        # A job's params are the item's cut to its own method and level, without datasets (frontier_job_params in
+        # workflow/rules/common.smk): checked by the item's schema with those two restored.
+        params = config.parse_json(args.params, "--params")
+        whole = {"datasets": [bf.DATASET], **params, "methods": params.get("methods") or list(bf.METHODS)[:1]}
+        config.check_item_params(bf.PAPER, bf.ITEM, whole)
+    else:
+        params = config.item_params(bf.PAPER, bf.ITEM, *_from_cwd(args.configfile))
     bf.check_job(args.method, args.level, params)
     out = Path(args.out or bf.job_path(f"results/{bf.PAPER}/{bf.ITEM}", args.method, args.level))
     ok, reason = is_available(bf.DATASET)
@@ -203,13 +228,14 @@ def build_parser() -> argparse.ArgumentParser:
     dl.set_defaults(func=cmd_data_list)
     df = data.add_parser("fetch", help="download and verify raw files (all datasets if none named)")
     df.add_argument("names", nargs="*", help="dataset names, e.g. adult_huang2019 a9a (see `data list`)")
-    df.add_argument("--mirror", default=None, help="local folder or URL base (overrides nothing set by env)")
+    df.add_argument("--mirror", default=None, help="local folder or URL base (wins over REPRO_DPADMM_DATA_MIRROR)")
     df.set_defaults(func=cmd_data_fetch)
     db = data.add_parser("build", help="fetch + preprocess one dataset into resources/processed/")
     db.add_argument("name", help="dataset name, e.g. adult_huang2019 (see `data list`)")
     db.add_argument("--mirror", default=None,
-                    help="local folder or URL base tried before the canonical URL (default: REPRO_DPADMM_DATA_MIRROR)")
+                    help="local folder or URL base tried before the canonical URL (wins over REPRO_DPADMM_DATA_MIRROR)")
     db.add_argument("--options", default=None, help="JSON preprocessing options")
+    db.add_argument("--attempt", default=None, help="JSON source state to record (the workflow passes it)")
     db.set_defaults(func=cmd_data_build)
 
     items = sub.add_parser("items", help="list the items (Snakemake target names)")
@@ -227,7 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     fj = sub.add_parser("frontier-job", help="run one (method, level) job of beyond/frontier and write its JSON")
     fj.add_argument("method", help="a method of the frontier (e.g. huang_dpadmm) or 'floor'")
-    fj.add_argument("level", help="a level such as eps0.1 (or 'nonprivate' for the floor)")
+    fj.add_argument("level", help="a level such as eps0.1, a noiseless run (eps0.1-noiseless or noiseless) or "
+                    "'nonprivate' for the floor")
     fj.add_argument("--params", default=None, help="item parameters as JSON (default: from the config)")
     fj.add_argument("--configfile", action="append", default=[], help="config override, e.g. config/smoke.yaml")
     fj.add_argument("--out", default=None, help="default results/beyond/frontier/jobs/<method>/<level>.json")

@@ -1,8 +1,18 @@
-"""Load, merge and validate the workflow configuration outside Snakemake (notebooks, CLI, tests)."""
+"""Load, merge and validate the workflow configuration outside Snakemake (notebooks, CLI, tests).
+
+One validator for every way a value comes in (config files, `--config`, `repro-dpadmm run --params`, the CLI's
+JSON options): the JSON schema `workflow/schemas/config.schema.yaml`, with numbers required to be finite (NaN and
+infinity are not numbers here), plus the rule that an item exists only if its notebook does. Every error names the
+key (a dotted path) and what is allowed there.
+"""
 
 from __future__ import annotations
 
 import copy
+import functools
+import json
+import math
+import re
 from pathlib import Path
 
 import jsonschema
@@ -26,26 +36,191 @@ def deep_merge(base: dict, override: dict) -> dict:
     return out
 
 
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: the schema parses 10x faster
+
+
+def _yaml(text: str):
+    return yaml.load(text, Loader=_Loader)
+
+
+SCHEMA = "workflow/schemas/config.schema.yaml"
+
+
+def _schema_path(root: Path | None) -> Path:
+    """The project's schema; a root without one (a scratch folder given by REPRO_DPADMM_ROOT) uses the schema of
+    the checkout this package runs from."""
+    path = (root or project_root()) / SCHEMA
+    return path if path.is_file() else Path(__file__).resolve().parents[2] / SCHEMA
+
+
 def schema(root: Path | None = None) -> dict:
-    return yaml.safe_load(((root or project_root()) / "workflow/schemas/config.schema.yaml").read_text())
+    return _yaml(_schema_path(root).read_text())
+
+
+def _finite_number(checker, instance) -> bool:
+    if isinstance(instance, bool):
+        return False
+    return isinstance(instance, int) or (isinstance(instance, float) and math.isfinite(instance))
+
+
+def _finite_integer(checker, instance) -> bool:
+    return _finite_number(checker, instance) and (isinstance(instance, int) or instance.is_integer())
+
+
+_TYPES = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine_many(
+    {"number": _finite_number, "integer": _finite_integer})
+Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=_TYPES)
+
+
+@functools.lru_cache(maxsize=8)
+def _validator(path: Path, mtime_ns: int):
+    """The schema's validator, parsed once per version of the file."""
+    return Validator(_yaml(path.read_text()))
+
+
+def _resolve(sub: dict, root_schema: dict) -> dict:
+    """Follow a schema that is only a reference ({$ref: ...}) to what it names."""
+    while isinstance(sub, dict) and "$ref" in sub and sub["$ref"].startswith("#/") and \
+            not set(sub) - {"$ref", "description"}:
+        node = root_schema
+        for part in sub["$ref"][2:].split("/"):
+            node = node[part]
+        sub = node
+    return sub if isinstance(sub, dict) else {}
+
+
+def _known_keys(sub: dict, root_schema: dict) -> set[str]:
+    """Keys an object schema names: its own properties, those of what it references ($ref, allOf) and patterns."""
+    sub = _resolve(sub, root_schema)
+    keys = set(sub.get("properties", {})) | {f"<matching {p}>" for p in sub.get("patternProperties", {})}
+    if isinstance(sub.get("$ref"), str):
+        keys |= _known_keys({"$ref": sub["$ref"]}, root_schema)
+    for branch in sub.get("allOf", []):
+        keys |= _known_keys(branch, root_schema)
+    return keys
+
+
+def allowed(sub: dict, root_schema: dict) -> str:
+    """What a (sub)schema allows, in words: type, range, choices, length."""
+    sub = _resolve(sub, root_schema)
+    if "enum" in sub:
+        return "one of " + ", ".join(json.dumps(v) for v in sub["enum"])
+    if "const" in sub:
+        return f"exactly {json.dumps(sub['const'])}"
+    for alt in ("oneOf", "anyOf"):
+        if alt in sub:
+            return " or ".join(allowed(s, root_schema) for s in sub[alt])
+    parts = []
+    types = sub.get("type")
+    if types:
+        types = [types] if isinstance(types, str) else types
+        parts.append(" or ".join("finite number" if t == "number" else t for t in types))
+    for key, op in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<")):
+        if key in sub:
+            parts.append(f"{op} {sub[key]}")
+    if "multipleOf" in sub:
+        parts.append(f"a multiple of {sub['multipleOf']}")
+    if "minItems" in sub or "maxItems" in sub:
+        parts.append(f"{sub.get('minItems', 0)} to {sub.get('maxItems', 'any number of')} items")
+    if "items" in sub:
+        parts.append(f"each {allowed(sub['items'], root_schema)}")
+    if sub.get("uniqueItems"):
+        parts.append("no repeats")
+    if "properties" in sub or "allOf" in sub or "$ref" in sub:
+        parts.append("keys " + ", ".join(sorted(_known_keys(sub, root_schema))))
+    return ", ".join(parts) or "see workflow/schemas/config.schema.yaml"
+
+
+def _describe(err: jsonschema.ValidationError, root_schema: dict) -> str:
+    where = ".".join(map(str, err.absolute_path)) or "<top>"
+    if err.validator in ("additionalProperties", "unevaluatedProperties"):
+        known = sorted(_known_keys(err.schema, root_schema))
+        patterns = [k[len("<matching "):-1] for k in known if k.startswith("<matching ")]
+        extra = sorted(k for k in err.instance if k not in known and not any(re.search(p, k) for p in patterns)) \
+            if isinstance(err.instance, dict) else []
+        if known or extra:
+            bad = ", ".join(f"{where}.{k}" for k in extra) or where
+            return f"{bad}: unknown key (allowed keys here: {', '.join(known) or 'none'})"
+    if err.validator == "required":
+        missing = err.message.split("'")[1] if err.message.count("'") >= 2 else "?"
+        prop = _resolve(err.schema, root_schema).get("properties", {}).get(missing)
+        what = allowed(prop, root_schema) if prop else "see workflow/schemas/config.schema.yaml"
+        return f"{where}.{missing}: required key missing (allowed: {what})"
+    return f"{where}: {err.message} (allowed: {allowed(err.schema, root_schema)})"
+
+
+def _leaf(err: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    """For a failed oneOf/anyOf, the error deepest inside the value when there is one (it names the key)."""
+    if err.validator in ("oneOf", "anyOf") and err.context:
+        deeper = [e for e in err.context if len(e.absolute_path) > len(err.absolute_path)]
+        if deeper:
+            return _leaf(jsonschema.exceptions.best_match(deeper))
+    return err
+
+
+def _spurious(err: jsonschema.ValidationError, root_schema: dict) -> bool:
+    """An 'unevaluated properties' error listing only keys the schema knows: a sibling allOf branch failed (that
+    real error is reported on its own)."""
+    if err.validator != "unevaluatedProperties" or not isinstance(err.instance, dict):
+        return False
+    known = _known_keys(err.schema, root_schema)
+    return bool(known) and set(err.instance) <= known  # <matching ...> entries never equal a key
+
+
+def _unknown_items(config: dict, root: Path) -> list[str]:
+    """An item exists when its notebook does: a typo'd item name is an error, not a silent extra job."""
+    errors = []
+    papers = config.get("papers") if isinstance(config.get("papers"), dict) else {}
+    for paper, items in papers.items():
+        folder = root / "notebooks" / str(paper)
+        if not isinstance(items, dict) or not folder.is_dir():
+            continue
+        known = sorted(p.stem for p in folder.glob("*.ipynb"))
+        for item in items:
+            if item not in known:
+                errors.append(f"papers.{paper}.{item}: no such item (no notebook notebooks/{paper}/{item}.ipynb; "
+                              f"allowed: {', '.join(known)})")
+    return errors
+
+
+def errors(config: dict, root: Path | None = None) -> list[str]:
+    """Every problem with `config`, each naming its key and what is allowed."""
+    root = root or project_root()
+    path = _schema_path(root)
+    validator = _validator(path, path.stat().st_mtime_ns)
+    sch = validator.schema
+    found = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
+    msgs = list(dict.fromkeys(_describe(_leaf(e), sch) for e in found if not _spurious(e, sch)))
+    return msgs + _unknown_items(config, root)
 
 
 def validate(config: dict, root: Path | None = None) -> dict:
-    """Raise ConfigError naming the offending key and value if `config` violates the schema."""
-    validator = jsonschema.Draft202012Validator(schema(root))
-    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
-    if errors:
-        lines = [f"  {'.'.join(map(str, e.absolute_path)) or '<top>'}: {e.message}" for e in errors[:10]]
-        raise ConfigError("invalid configuration:\n" + "\n".join(lines))
+    """Raise ConfigError naming the offending key, value and allowed range if `config` violates the schema."""
+    problems = errors(config, root)
+    if problems:
+        raise ConfigError("invalid configuration:\n" + "\n".join(f"  {m}" for m in problems[:20]))
     return config
 
 
+def _read_yaml(path: str | Path) -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file {path} does not exist (relative paths are read from {Path.cwd()})")
+    try:
+        data = _yaml(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
+    if data is not None and not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold a mapping of keys, got {type(data).__name__}")
+    return data or {}
+
+
 def load(*overrides: str | Path, root: Path | None = None) -> dict:
-    """config/config.yaml merged with each override file in turn, validated."""
+    """config/config.yaml merged with each override file in turn (relative to the working directory), validated."""
     root = root or project_root()
-    config = yaml.safe_load((root / "config/config.yaml").read_text())
+    config = _yaml((root / "config/config.yaml").read_text())
     for path in overrides:
-        config = deep_merge(config, yaml.safe_load(Path(path).read_text()) or {})
+        config = deep_merge(config, _read_yaml(path))
     return validate(config, root)
 
 
@@ -58,3 +233,22 @@ def item_params(paper: str, item: str, *overrides: str | Path, root: Path | None
         known = {p: list(v) for p, v in config["papers"].items()}
         raise ConfigError(f"no item {paper}/{item} in the config; known items: {known}") from None
     return {**params, "seed": config["seed"]}
+
+
+def parse_json(text: str, what: str) -> dict:
+    """A JSON object given on the command line; ConfigError naming the option if it is not one."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"{what} is not valid JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{what} must be a JSON object of keys, got {type(value).__name__}")
+    return value
+
+
+def check_item_params(paper: str, item: str, params: dict, root: Path | None = None) -> dict:
+    """Validate an item's parameters given directly (`repro-dpadmm run --params`) by the config's own schema:
+    the item's keys as `papers.<paper>.<item>.<key>`, the base seed as `seed`."""
+    params = dict(params)
+    cfg = {"seed": params.pop("seed", 0), "datasets": {}, "papers": {paper: {item: params}}}
+    return validate(cfg, root)

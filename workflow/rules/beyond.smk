@@ -1,7 +1,8 @@
 # Beyond the papers: equal-privacy frontier, empirical privacy audit (one step) and the one-run audit of whole runs
 # (item audit_run, issue 22: a single notebook job, target beyond_audit_run).
 #
-# The frontier grid runs as one job per (method, level) plus one for the non-private floor, so that a cluster runs
+# The frontier grid runs as one job per (method, level), per method's noiseless run (its optimiser floor: per level
+# where the noise-free run depends on it) and one for the non-private floor, so that a cluster runs
 # it in parallel (workflow/profiles/README.md); the item's notebook (rule item_notebook) only aggregates the job
 # files, which item_extra_inputs (common.smk) adds to its inputs (frontier_job_files, also in common.smk).
 
@@ -26,7 +27,7 @@ rule frontier_job:
         runtime=30,
     wildcard_constraints:
         method=r"[a-z0-9_]+",
-        level=r"eps[0-9.e+-]+|nonprivate",
+        level=r"eps[0-9.e+-]+|eps[0-9.e+-]+-noiseless|noiseless|nonprivate",
     conda:
         "../../envs/repro-dpadmm.yaml"
     shell:

@@ -1,5 +1,17 @@
 # Shared helpers for the rules: which items exist, their parameters, their inputs and outputs.
+import functools
 import json
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+
+from repro_dpadmm.config import errors as config_errors
+
+# The same checks as `repro-dpadmm run --params` on top of the schema validation in the Snakefile: finite numbers
+# (NaN and infinity rejected), items that have a notebook; every message names the key and what is allowed.
+_config_problems = config_errors(config, Path.cwd())
+if _config_problems:
+    raise WorkflowError("invalid configuration:\n" + "\n".join(f"  {m}" for m in _config_problems[:20]))
 
 
 def items_of(paper):
@@ -23,6 +35,16 @@ def all_item_outputs():
     return [out for paper in config["papers"] for out in paper_outputs(paper)]
 
 
+@functools.cache
+def dataset_attempt(name):
+    """The source state that decides whether rule dataset runs again (see datasets.smk and
+    repro_dpadmm.datasets.attempt); the mirror in force is REPRO_DPADMM_DATA_MIRROR, else the config key."""
+    from repro_dpadmm.datasets import attempt
+    from repro_dpadmm.datasets.fetch import resolve_mirror
+
+    return attempt(name, resolve_mirror(None, config.get("data_mirror")), root=Path.cwd())
+
+
 def item_dataset_records(wildcards):
     names = item_config(wildcards.paper, wildcards.item).get("datasets", [])
     return [f"resources/processed/{name}.json" for name in names]
@@ -33,9 +55,9 @@ def frontier_jobs():
     """(method, level) of every job of beyond/frontier; levels named as repro_dpadmm's level_key (0.1 -> eps0.1)."""
     if "frontier" not in config["papers"].get("beyond", {}):
         return []
-    p = item_config("beyond", "frontier")
-    jobs = [(m, f"eps{float(v):g}") for m in p["methods"] for v in p["levels"]]
-    return jobs + [("floor", "nonprivate")]
+    from repro_dpadmm.experiments.beyond_frontier import jobs_of  # the grid, noiseless runs and floor, as the item reads them
+
+    return jobs_of(item_config("beyond", "frontier"))
 
 
 def frontier_job_params(wildcards):
@@ -45,7 +67,9 @@ def frontier_job_params(wildcards):
     p.pop("datasets", None)
     if wildcards.method != "floor":
         p["methods"] = [wildcards.method]
-        p["levels"] = [v for v in p["levels"] if f"eps{float(v):g}" == wildcards.level]
+        base = wildcards.level.removesuffix("-noiseless")  # a method's noiseless run at one level ...
+        if base != "noiseless":  # ... or at every level (its noise-free run does not depend on the level)
+            p["levels"] = [v for v in p["levels"] if f"eps{float(v):g}" == base]
     else:
         p["methods"] = []
     return json.dumps(p, sort_keys=True)

@@ -20,6 +20,11 @@ not account for; `u0="zero"` is the strict alternative (SPEC §6.8 [D-alt]).
 
 The non-private ADMM and AccADMM of XU §V are the same algorithms with sigma = 0 (SPEC §6.4 [D]).
 
+Step size: the paper runs gamma = 1 (§V-B) with eta up to 1/L_f (Lemma 5), although its analysis wants
+gamma >= eta rho ||A^T A|| + 1 (G >= I). With lambda/rho small (1e-5 in §V) the y-step absorbs the A-part of the
+x-step and the runs are stable (checked by `check_stable`); with a large lambda/rho the same step can cycle
+(tests/test_xu2020_algorithms.py). A non-finite iterate raises DivergedError naming the problem and eta.
+
 All repeats run together: iterates are arrays with a leading repeat axis (R, d); internally they are kept as columns
 (d, R) so that one product X @ x serves every repeat. Each repeat draws its noise from its own Generator, so a
 repeat's trajectory does not depend on which other repeats share its batch.
@@ -38,6 +43,16 @@ from ..problems.fused_lasso import FusedLasso
 
 
 soft_threshold = regularizers.prox_l1  # S_kappa(v) = sign(v) max(|v| - kappa, 0): XU's closed-form y-update (3)
+
+
+class DivergedError(FloatingPointError):
+    """A linearised ADMM run did not stay stable at its step size: an iterate became non-finite, or a noise-free run
+    ended above its starting objective. The message names the problem (dataset) and eta."""
+
+    def __init__(self, name: str, eta: float, gamma: float, what: str):
+        self.name, self.eta, self.gamma = name, float(eta), float(gamma)
+        super().__init__(f"{name}: linearised ADMM diverged with eta = {eta:.6g} (gamma = {gamma:g}): {what}. "
+                         f"Use a smaller step (eta_rule: conservative, or a smaller eta for this dataset).")
 
 
 def x_update(x_prev: np.ndarray, grad_plus_noise: np.ndarray, Ax_prev_minus_y_plus_u: np.ndarray,
@@ -97,7 +112,7 @@ def initial_dual(problem: FusedLasso, x0: np.ndarray, rho: float) -> np.ndarray:
 def run(problem: FusedLasso, *, T: int, eta: float, rho: float = 1.0, gamma: float = 1.0, sigma=0.0,
         accelerated: bool = False, repeats: int = 1, rngs: Sequence[np.random.Generator] | None = None,
         x0: np.ndarray | None = None, u0: str = "paper", restart: str = "none",
-        restart_eta: float = 0.999) -> LinearizedRun:
+        restart_eta: float = 0.999, name: str = "problem") -> LinearizedRun:
     """Algorithm 2 (accelerated=False) or Algorithm 3 (accelerated=True) for `repeats` runs at once.
 
     sigma: scalar or (repeats,) noise std (0 gives the non-private ADMM / AccADMM); rngs: one Generator per repeat
@@ -105,6 +120,9 @@ def run(problem: FusedLasso, *, T: int, eta: float, rho: float = 1.0, gamma: flo
     Algorithm 3's input alpha_0 is never used by the paper and is omitted.
     The y-step (3) is the problem's own prox, y_t = problem.prox_g(A x + u, rho) = argmin_y g(y) + (rho/2)||v - y||^2:
     the soft-threshold at lambda/rho for problem (11), the l2 shrinkage for problems/l2_logistic.py.
+
+    name: what the problem is (the dataset), used in the error raised when the run diverges (DivergedError: an
+    iterate that is not finite); `check_stable` adds the objective test for noise-free runs.
 
     restart (Algorithm 3 only): "none" as in the paper (SPEC §6.3 [D]), or "goldstein": the restart rule of
     Goldstein et al. (2014, Alg. 8), which the paper cites for its acceleration but does not use. It tracks the
@@ -140,7 +158,10 @@ def run(problem: FusedLasso, *, T: int, eta: float, rho: float = 1.0, gamma: flo
         xb, ub = (x_hat, u_hat) if accelerated else (x, u)
         Axb = A @ xb
         y = problem.prox_g(Axb + ub, rho)                                     # step 2
-        x_new = x_update(xb, problem.grad(xb.T).T + P[t - 1], Axb - y + ub, At, eta, rho, gamma)  # step 3
+        with np.errstate(over="ignore", invalid="ignore"):  # a diverging step is reported just below
+            x_new = x_update(xb, problem.grad(xb.T).T + P[t - 1], Axb - y + ub, At, eta, rho, gamma)  # step 3
+        if not np.isfinite(x_new).all():
+            raise DivergedError(name, eta, gamma, f"x_t is not finite at iteration t = {t}")
         Ax_new = A @ x_new
         u_new = ub + Ax_new - y                                               # step 4
         if accelerated:
@@ -164,6 +185,26 @@ def run(problem: FusedLasso, *, T: int, eta: float, rho: float = 1.0, gamma: flo
                 "repeats": R, "u0": u0, "sigma": sig.tolist(), "restart": restart if accelerated else "n/a",
                 "n_restarts": n_restarts.tolist()}
     return LinearizedRun(x=np.moveaxis(xs, 2, 0), y_T=y.T.copy(), u_T=u.T.copy(), cpu_time=cpu, settings=settings)
+
+
+def check_stable(problem, run: LinearizedRun, name: str) -> np.ndarray:
+    """F(x_t) of a noise-free run (sigma = 0, one repeat) for every t, after checking that the run is stable.
+
+    Raises DivergedError (naming `name` and eta) when an objective value is not finite or F(x_T) >= F(x_0): with
+    sigma = 0, Algorithms 2 and 3 must end below their start at a stable step size (SPEC §0.5(2)). Returns the
+    objective trace (T+1,) so callers can record how monotone it was.
+    """
+    if any(s > 0 for s in run.settings.get("sigma", [0.0])) or run.x.shape[0] != 1:
+        raise ValueError("check_stable needs a noise-free run with one repeat (sigma = 0, repeats = 1)")
+    F = np.asarray(problem.objective(run.x[0]), dtype=float)
+    eta, gamma = run.settings["eta"], run.settings["gamma"]
+    if not np.isfinite(F).all():
+        bad = int(np.flatnonzero(~np.isfinite(F))[0])
+        raise DivergedError(name, eta, gamma, f"the objective is not finite at t = {bad}")
+    if F[-1] >= F[0]:
+        raise DivergedError(name, eta, gamma, f"the noise-free objective rose from F(x_0) = {F[0]:.6g} to "
+                                              f"F(x_T) = {F[-1]:.6g} over T = {len(F) - 1} iterations")
+    return F
 
 
 def xu_dp_admm(problem: FusedLasso, **kwargs) -> LinearizedRun:

@@ -1,17 +1,22 @@
-"""Download raw dataset files: cached, checksummed, atomic, mirror-able (pooch does the heavy lifting).
+"""Download raw dataset files: cached, verified, atomic, mirror-able (pooch's public `retrieve` does the transfer).
 
-Order of sources for one file: the local cache (`resources/raw/<relpath>`, used only if its checksum matches), then
-the data mirror (`REPRO_DPADMM_DATA_MIRROR` or the config key `data_mirror`: a local folder or a URL base laid out
-like the canonical servers), then the canonical URL (unless offline mode is on: `REPRO_DPADMM_OFFLINE=1`).
+Order of sources for one file: the local cache (`resources/raw/<relpath>`, used only if verified), then the data
+mirror (a local folder or a URL base laid out like the canonical servers), then the canonical URL (unless offline
+mode is on: `REPRO_DPADMM_OFFLINE=1`). The mirror in force is the one given explicitly (the `--mirror` flag, the
+workflow's resolved setting), else `REPRO_DPADMM_DATA_MIRROR`, else the config key `data_mirror`.
 
-pooch downloads into a temporary file beside the target, verifies the checksum, and only then moves it to the final
-name, so an interrupted or corrupted transfer never leaves a file under the final name; a checksum mismatch deletes
-the temporary file and raises.
+Verification: a file with a published checksum must match it (pooch downloads into a temporary file, checks the hash
+and only then moves it to the final name). A file without one (gisette_scale.t.bz2, the KDD Cup 2004 archive) is
+downloaded into `resources/raw/.incoming/`, parsed (`verify.check`: format and shape) and only then moved to its
+final name; a copy that fails is deleted and the next source is tried. Every stored file gets a provenance record
+`<file>.provenance.json` (sha256, where it came from, how it was verified); an unchecksummed cached file is reused
+only while its bytes match the recorded sha256, otherwise it is parsed again. Nothing unverified ever carries a final
+name.
 """
 
 from __future__ import annotations
 
-import hashlib
+import json
 import os
 import shutil
 from dataclasses import dataclass
@@ -20,10 +25,14 @@ from pathlib import Path
 import pooch
 
 from ..paths import raw_dir
+from . import verify
 from .registry import RAW_FILES, RawFile
 
 MIRROR_ENV = "REPRO_DPADMM_DATA_MIRROR"
 OFFLINE_ENV = "REPRO_DPADMM_OFFLINE"
+INCOMING = ".incoming"
+
+pooch.get_logger().setLevel("WARNING")  # pooch logs every download at INFO; our callers report what happened
 
 
 class FetchError(RuntimeError):
@@ -35,14 +44,27 @@ class Source:
     kind: str  # "mirror-folder", "mirror-url", "canonical"
     location: str
 
-
-def resolve_mirror(config_mirror: str | None = None) -> str | None:
-    """The data mirror in force: the environment variable wins over the config key."""
-    mirror = os.environ.get(MIRROR_ENV) or config_mirror
-    return mirror or None
+    @property
+    def network(self) -> bool:
+        return self.kind != "mirror-folder"
 
 
-def _offline() -> bool:
+@dataclass(frozen=True)
+class Fetched:
+    """A verified raw file: where it is, its sha256 and where it came from."""
+
+    path: Path
+    sha256: str
+    source: str
+    verified_by: str
+
+
+def resolve_mirror(flag: str | None = None, config_mirror: str | None = None) -> str | None:
+    """The data mirror in force: an explicit setting (CLI flag) wins over the environment, which wins over config."""
+    return flag or os.environ.get(MIRROR_ENV) or config_mirror or None
+
+
+def offline() -> bool:
     return os.environ.get(OFFLINE_ENV, "").strip().lower() in {"1", "true", "yes"}
 
 
@@ -53,7 +75,7 @@ def sources(raw: RawFile, mirror: str | None) -> list[Source]:
             out.append(Source("mirror-url", mirror.rstrip("/") + "/" + raw.relpath))
         else:
             out.append(Source("mirror-folder", str(Path(mirror).expanduser().resolve() / raw.relpath)))
-    if not _offline():
+    if not offline():
         out.append(Source("canonical", raw.url))
     return out
 
@@ -64,10 +86,7 @@ def _copy_downloader(url: str, output_file, pooch_obj, check_only: bool = False)
     if check_only:
         return src.is_file()
     if not src.is_file():
-        # requests' exception type, so that pooch's retry/error path treats it like a failed download
-        import requests
-
-        raise requests.exceptions.RequestException(f"not in the mirror folder: {src}")
+        raise FileNotFoundError(f"not in the mirror folder: {src}")
     if hasattr(output_file, "write"):
         with open(src, "rb") as fh:
             shutil.copyfileobj(fh, output_file)
@@ -77,18 +96,63 @@ def _copy_downloader(url: str, output_file, pooch_obj, check_only: bool = False)
 
 
 def sha256sum(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return pooch.file_hash(str(path), alg="sha256")
 
 
-def fetch_raw(relpath: str, *, mirror: str | None = None, cache: Path | None = None, retries: int = 2,
-              timeout: float = 30.0) -> Path:
-    """Return the local path of a verified raw file, downloading it if needed.
+def _matches(path: Path, known_hash: str) -> bool:
+    alg, want = known_hash.split(":")
+    return pooch.file_hash(str(path), alg=alg) == want
 
-    Raises FetchError naming the file, every source tried, why each failed, and how to set a mirror.
+
+def _readable(path: Path) -> None:
+    """Files are shared (README: resources/raw/ can serve as a mirror): the umask's mode, not a temp file's 0600."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
+
+
+def _record_path(target: Path) -> Path:
+    return target.with_name(target.name + ".provenance.json")
+
+
+def _record(target: Path) -> dict:
+    try:
+        return json.loads(_record_path(target).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_record(target: Path, fetched: Fetched) -> None:
+    rec = _record_path(target)
+    tmp = rec.with_name(rec.name + ".part")
+    tmp.write_text(json.dumps({"sha256": fetched.sha256, "source": fetched.source,
+                               "verified_by": fetched.verified_by}, indent=2, sort_keys=True) + "\n")
+    _readable(tmp)
+    os.replace(tmp, rec)
+
+
+def _download(src: Source, dest: Path, known_hash: str | None, retries: int, timeout: float) -> None:
+    """pooch.retrieve into dest (a temporary file beside it, hash-checked, then moved); network errors retried."""
+    if src.kind == "mirror-folder":
+        downloader, attempts = _copy_downloader, 1
+    else:
+        downloader, attempts = pooch.HTTPDownloader(timeout=timeout, progressbar=False), retries + 1
+    for attempt in range(attempts):
+        try:
+            pooch.retrieve(src.location, known_hash, fname=dest.name, path=dest.parent, downloader=downloader)
+            return
+        except ValueError:  # checksum mismatch: pooch deleted its temporary file; retrying gives the same bytes
+            raise
+        except Exception:
+            if attempt == attempts - 1:
+                raise
+
+
+def fetch(relpath: str, *, mirror: str | None = None, cache: Path | None = None, retries: int = 2,
+          timeout: float = 30.0) -> Fetched:
+    """Return a verified raw file, downloading it if needed (see the module docstring for the rules).
+
+    Raises FetchError naming the file, every source tried, why each failed, and how to fix it.
     """
     try:
         raw = RAW_FILES[relpath]
@@ -97,39 +161,81 @@ def fetch_raw(relpath: str, *, mirror: str | None = None, cache: Path | None = N
     cache = Path(cache) if cache is not None else raw_dir()
     target = cache / raw.relpath
     target.parent.mkdir(parents=True, exist_ok=True)
-    if target.is_file() and (raw.known_hash is None or pooch.file_hash(str(target), alg=raw.known_hash.split(":")[0])
-                             == raw.known_hash.split(":")[1]):
-        return target
-
+    mirror = resolve_mirror(mirror)
     failures: list[str] = []
-    for src in sources(raw, resolve_mirror(mirror)):
-        if src.kind == "mirror-folder":
-            downloader, n_retries = _copy_downloader, 0
+
+    if target.is_file():
+        rec = _record(target)
+        if raw.known_hash is not None:
+            if _matches(target, raw.known_hash):
+                return Fetched(target, sha256sum(target), rec.get("source", "cache"), raw.known_hash)
+            failures.append(f"cached copy {target}: checksum mismatch (deleted)")
+            target.unlink()
         else:
-            downloader, n_retries = pooch.HTTPDownloader(timeout=timeout, progressbar=False), retries
+            digest = sha256sum(target)
+            if rec.get("sha256") == digest:
+                return Fetched(target, digest, rec.get("source", "cache"), rec.get("verified_by", ""))
+            try:  # a copy from before verification existed, or changed since: parse it again
+                how = verify.check(relpath, target)
+                fetched = Fetched(target, digest, rec.get("source", "cache"), how)
+                _write_record(target, fetched)
+                return fetched
+            except verify.VerificationError as exc:
+                failures.append(f"cached copy {target}: failed verification, {exc} (deleted)")
+                target.unlink()
+
+    for src in sources(raw, mirror):
+        # An unchecksummed file is staged outside its final name until it parses.
+        dest = target if raw.known_hash is not None else cache / INCOMING / raw.relpath
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if dest != target and dest.exists():
+            dest.unlink()  # left by an interrupted run: unverified, and from an unknown source
         try:
-            pooch.core.stream_download(src.location, target, raw.known_hash, downloader, None,
-                                       retry_if_failed=n_retries)
-        except ValueError as exc:  # checksum mismatch: pooch deleted the temporary file
+            _download(src, dest, raw.known_hash, retries, timeout)
+        except ValueError as exc:
             failures.append(f"{src.kind} {src.location}: checksum mismatch ({str(exc).splitlines()[0]})")
             continue
         except Exception as exc:  # network errors, missing mirror file, HTTP errors
             failures.append(f"{src.kind} {src.location}: {type(exc).__name__}: {exc}")
             continue
-        return target
+        if raw.known_hash is not None:
+            how = raw.known_hash
+        else:
+            try:
+                how = verify.check(relpath, dest)
+            except verify.VerificationError as exc:
+                dest.unlink()
+                failures.append(f"{src.kind} {src.location}: no published checksum and it failed verification: "
+                                f"{exc}")
+                continue
+            os.replace(dest, target)
+        _readable(target)
+        fetched = Fetched(target, sha256sum(target), f"{src.kind} {src.location}", how)
+        _write_record(target, fetched)
+        return fetched
 
-    if not failures:
-        failures.append("no source to try: offline mode is on and no data mirror is set")
-    raise FetchError(
-        f"could not obtain {raw.relpath}\n  tried:\n    - " + "\n    - ".join(failures)
-        + f"\n  fix: set a data mirror, e.g. `export {MIRROR_ENV}=/path/to/mirror` (a folder laid out like "
-        "uci/adult/adult.data, libsvm/binary/a9a, ...) or a URL base, or the config key `data_mirror`; "
-        "or place the verified file at " + str(target)
-    )
+    if not any(not f.startswith("cached copy") for f in failures):
+        failures.append("no source to try: offline mode is on and no data mirror is set" if offline()
+                        else "no source to try")
+    if mirror:
+        fix = (f"check the data mirror in force ({mirror}): it must hold {raw.relpath} (a folder laid out like "
+               f"uci/adult/adult.data, libsvm/binary/a9a, ...), or set another with `--mirror`, "
+               f"`{MIRROR_ENV}` or the config key `data_mirror`")
+    else:
+        fix = (f"set a data mirror, e.g. `export {MIRROR_ENV}=/path/to/mirror` (a folder laid out like "
+               "uci/adult/adult.data, libsvm/binary/a9a, ...) or a URL base, or the config key `data_mirror`")
+    raise FetchError(f"could not obtain {raw.relpath}\n  tried:\n    - " + "\n    - ".join(failures)
+                     + f"\n  fix: {fix}; or place a good copy at {target}")
+
+
+def fetch_raw(relpath: str, **kwargs) -> Path:
+    """The local path of a verified raw file (see `fetch`)."""
+    return fetch(relpath, **kwargs).path
 
 
 def cache_status(cache: Path | None = None) -> dict[str, str]:
-    """For every registered raw file: 'verified', 'present (no published checksum)', 'corrupt' or 'missing'."""
+    """For every registered raw file: 'verified', 'verified (parsed, sha256 recorded)', 'unverified', 'corrupt' or
+    'missing'."""
     cache = Path(cache) if cache is not None else raw_dir()
     out = {}
     for relpath, raw in RAW_FILES.items():
@@ -137,8 +243,23 @@ def cache_status(cache: Path | None = None) -> dict[str, str]:
         if not p.is_file():
             out[relpath] = "missing"
         elif raw.known_hash is None:
-            out[relpath] = "present (no published checksum)"
+            recorded = _record(p).get("sha256")
+            out[relpath] = "verified (parsed, sha256 recorded)" if recorded == sha256sum(p) else "unverified"
         else:
-            alg, want = raw.known_hash.split(":")
-            out[relpath] = "verified" if pooch.file_hash(str(p), alg=alg) == want else "corrupt"
+            out[relpath] = "verified" if _matches(p, raw.known_hash) else "corrupt"
+    return out
+
+
+def local_state(relpath: str, mirror: str | None, cache: Path) -> list:
+    """What the local sources hold for a file, cheaply (name, size, mtime): a change means a retry may succeed."""
+    out = []
+    places = [cache / relpath]
+    if mirror and "://" not in mirror:
+        places.append(Path(mirror).expanduser().resolve() / relpath)
+    for p in places:
+        try:
+            st = p.stat()
+            out.append([str(p), st.st_size, st.st_mtime_ns])
+        except OSError:
+            out.append([str(p), None, None])
     return out

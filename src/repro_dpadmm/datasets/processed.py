@@ -11,13 +11,15 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from ..paths import processed_dir, raw_dir
 from . import adult, bio, libsvm
-from .fetch import FetchError, fetch_raw, sha256sum
+from .fetch import FetchError, fetch, local_state, offline, resolve_mirror, sha256sum, sources
 from .registry import RAW_FILES, dataset
 
 DEFAULT_OPTIONS = {
@@ -25,6 +27,9 @@ DEFAULT_OPTIONS = {
     "adult_zhang2018": {"row_normalisation": "per_row"},
     "bio_train": {"split_seed": 0},
 }
+# An unavailable dataset whose sources include the network is tried again on the next run once this long has passed
+# since the last attempt (a change of mirror or of the local files retries at once; see attempt()).
+RETRY_NETWORK_AFTER_S = 3600
 
 
 class DatasetUnavailable(RuntimeError):
@@ -42,6 +47,9 @@ def atomic_write(path: Path, write) -> None:
     os.close(fd)
     try:
         write(tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide shared files from other users
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -80,70 +88,143 @@ def _preprocess(name: str, paths: dict[str, Path], options: dict) -> tuple[dict[
 
 
 def build(name: str, *, mirror: str | None = None, options: dict | None = None, root: Path | None = None,
-          raw_cache: Path | None = None) -> dict:
+          raw_cache: Path | None = None, attempt_state: dict | None = None) -> dict:
     """Fetch, verify and preprocess one dataset; write npz + json; return the sidecar.
 
-    A source that cannot be fetched gives an unavailable sidecar (not an exception), so the rest of the
-    workflow proceeds. Files without a published checksum are verified by their parsed shapes.
+    A source that cannot be fetched or verified gives an unavailable sidecar (not an exception), so the rest of the
+    workflow proceeds. `attempt_state` (the workflow passes attempt()) is recorded in the sidecar: it is what decides
+    whether the next run retries. An unavailable result removes the old npz, so no stale array outlives it.
     """
     spec = dataset(name)
     opts = {**DEFAULT_OPTIONS.get(name, {}), **(options or {})}
     out_dir = processed_dir(root)
     sidecar_path, npz_path = out_dir / f"{name}.json", out_dir / f"{name}.npz"
     raw_cache = raw_cache or raw_dir(root)
-    base = {"name": name, "description": spec.description, "options": opts, "raw_files": list(spec.raw)}
-    try:
-        paths = {rel: fetch_raw(rel, mirror=mirror, cache=raw_cache) for rel in spec.raw}
-    except FetchError as exc:
+    mirror = resolve_mirror(mirror)
+    base = {"name": name, "description": spec.description, "options": opts, "raw_files": list(spec.raw),
+            "mirror": mirror or "", "attempt": attempt_state if attempt_state is not None
+            else attempt(name, mirror, root=root, raw_cache=raw_cache)}
+
+    def unavailable(reason: str) -> dict:
         if npz_path.exists():
             npz_path.unlink()
-        sidecar = {**base, "available": False, "reason": str(exc)}
-        _write_json(sidecar_path, sidecar)
-        return sidecar
+        side = {**base, "available": False, "reason": reason}
+        _write_json(sidecar_path, side)
+        return side
+
+    try:
+        fetched = {rel: fetch(rel, mirror=mirror, cache=raw_cache) for rel in spec.raw}
+    except FetchError as exc:
+        return unavailable(str(exc))
+    paths = {rel: f.path for rel, f in fetched.items()}
 
     arrays, extra = _preprocess(name, paths, opts)
     for key, shape in spec.shapes.items():
         if arrays[key].shape != tuple(shape):
-            msg = f"{key} has shape {arrays[key].shape}, expected {tuple(shape)}"
-            unverified = [r for r in spec.raw if RAW_FILES[r].known_hash is None]
-            if unverified:  # no published checksum: the shape is the verification, so this is a bad download
-                sidecar = {**base, "available": False, "reason": f"downloaded file failed verification: {msg}"}
-                _write_json(sidecar_path, sidecar)
-                return sidecar
-            raise ValueError(f"{name}: {msg} although its files passed the checksum; preprocessing bug")
+            # every file passed its checksum or its parse-and-shape check, so this is our bug, not the data's
+            raise ValueError(f"{name}: {key} has shape {arrays[key].shape}, expected {tuple(shape)} although its "
+                             "files passed verification; preprocessing bug")
 
-    atomic_write(npz_path, lambda tmp: np.savez(open(tmp, "wb"), **arrays))
-    sidecar = {
+    def write_npz(tmp):
+        with open(tmp, "wb") as fh:  # a file object: np.savez would append .npz to the temporary name
+            np.savez(fh, **arrays)
+
+    atomic_write(npz_path, write_npz)
+    side = {
         **base, "available": True,
         "arrays": {k: list(v.shape) for k, v in arrays.items()},
-        "sources": {rel: {"sha256": sha256sum(path), "published_checksum": RAW_FILES[rel].known_hash,
-                          "url": RAW_FILES[rel].url} for rel, path in paths.items()},
+        "npz": {"sha256": sha256sum(npz_path), "size": npz_path.stat().st_size},
+        "sources": {rel: {"sha256": f.sha256, "published_checksum": RAW_FILES[rel].known_hash,
+                          "url": RAW_FILES[rel].url, "source": f.source, "verified_by": f.verified_by}
+                    for rel, f in fetched.items()},
         **extra,
     }
-    _write_json(sidecar_path, sidecar)
-    return sidecar
+    _write_json(sidecar_path, side)
+    return side
 
 
 def sidecar(name: str, root: Path | None = None) -> dict:
     path = processed_dir(root) / f"{name}.json"
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: build it with `snakemake --cores all datasets` or "
-                                f"`repro-dpadmm data fetch {name}`")
-    return json.loads(path.read_text())
+                                f"`repro-dpadmm data build {name}`")
+    try:
+        meta = json.loads(path.read_text())
+    except ValueError as exc:
+        raise FileNotFoundError(f"{path} is not valid JSON ({exc}): rebuild it with `repro-dpadmm data build "
+                                f"{name}`") from None
+    return meta
+
+
+def npz_problem(name: str, meta: dict, root: Path | None = None) -> str:
+    """'' if the processed arrays of an available dataset are intact, else what is wrong with them."""
+    path = processed_dir(root) / f"{name}.npz"
+    fix = f"rebuild it: rerun snakemake (it rebuilds damaged datasets) or `repro-dpadmm data build {name}`"
+    if not path.is_file():
+        return f"{path} is missing although {name}.json says available; {fix}"
+    record = meta.get("npz")
+    if record:
+        if path.stat().st_size != record.get("size"):
+            return f"{path} has {path.stat().st_size} bytes, the build wrote {record.get('size')}; {fix}"
+        if sha256sum(path) != record.get("sha256"):
+            return f"{path} does not match the sha256 recorded at its build (corrupted); {fix}"
+        return ""
+    try:  # a sidecar from before npz checksums were recorded: the zip's own CRCs
+        with zipfile.ZipFile(path) as zf:
+            bad = zf.testzip()
+    except (zipfile.BadZipFile, OSError) as exc:
+        return f"{path} is not a readable npz ({exc}); {fix}"
+    return f"{path}: member {bad} is corrupted; {fix}" if bad else ""
 
 
 def is_available(name: str, root: Path | None = None) -> tuple[bool, str]:
+    """(True, '') when the sidecar says available and the npz is intact; else (False, why)."""
     try:
         meta = sidecar(name, root)
     except FileNotFoundError as exc:
         return False, str(exc)
-    return bool(meta.get("available")), meta.get("reason", "")
+    if not meta.get("available"):
+        return False, meta.get("reason", "") or "unavailable"
+    problem = npz_problem(name, meta, root)
+    return (not problem), problem
 
 
 def load(name: str, root: Path | None = None) -> dict[str, np.ndarray]:
-    """The arrays of a processed dataset; DatasetUnavailable if it could not be built."""
-    meta = sidecar(name, root)
-    if not meta.get("available"):
-        raise DatasetUnavailable(name, meta.get("reason", "unknown reason"))
+    """The arrays of a processed dataset; DatasetUnavailable if it could not be built or is damaged."""
+    ok, reason = is_available(name, root)
+    if not ok:
+        raise DatasetUnavailable(name, reason or "unknown reason")
     with np.load(processed_dir(root) / f"{name}.npz") as npz:
         return {k: npz[k] for k in npz.files}
+
+
+def attempt(name: str, mirror: str | None, *, root: Path | None = None, raw_cache: Path | None = None,
+            now: float | None = None) -> dict:
+    """What decides whether the workflow builds a dataset again (its Snakemake params; a change re-runs the rule).
+
+    For a dataset that is built and intact: the state recorded at its build, so nothing changes and nothing re-runs
+    (changing the mirror does not rebuild good data). For one that is unavailable, not built or damaged: the sources
+    in force now (the mirror, offline mode, name/size/mtime of the files in the mirror folder and the raw cache), so a
+    fixed mirror, a newly set `REPRO_DPADMM_DATA_MIRROR` or a file placed in resources/raw/ retries on the next run;
+    when a network source is involved the failure is also retried once RETRY_NETWORK_AFTER_S has passed.
+    """
+    try:
+        meta = sidecar(name, root)
+    except FileNotFoundError:
+        meta = {}
+    prev = meta.get("attempt") if isinstance(meta.get("attempt"), dict) else {}
+    damaged = bool(meta.get("available")) and bool(npz_problem(name, meta, root))
+    if meta.get("available") and prev and not damaged:
+        return prev
+    spec = dataset(name)
+    raw_cache = raw_cache or raw_dir(root)
+    state = {"mirror": mirror or "", "offline": offline(),
+             "local": {rel: local_state(rel, mirror, raw_cache) for rel in spec.raw}}
+    if damaged:
+        state["damaged"] = True
+    if any(src.network for rel in spec.raw for src in sources(RAW_FILES[rel], mirror)):
+        now = time.time() if now is None else now
+        last = prev.get("network_retry")
+        fresh = isinstance(last, (int, float)) and 0 <= now - last < RETRY_NETWORK_AFTER_S
+        state["network_retry"] = last if fresh else int(now)
+    return state

@@ -56,6 +56,18 @@ class Method:
         return self.kind != "xu_paper"
 
     @property
+    def noiseless_per_level(self) -> bool:
+        """Whether its noise-free run still depends on the level: HUANG DP-ADMM's step sizes follow z, DVP's extra
+        regulariser Delta follows its per-iteration eps, ZKL's scale C is set per level. (PVP, DPSGD and XU without
+        noise are the same run at every level.)"""
+        return self.id in ("huang_dpadmm", "huang_dvp") or self.family == "zhang"
+
+    @property
+    def has_noiseless(self) -> bool:
+        """Whether the frontier runs its optimiser floor (the XU runs as published share the corrected runs')."""
+        return self.kind != "xu_paper"
+
+    @property
     def distributed(self) -> bool:
         """Each agent protects its own records (HUANG's star, ZKL's graph); XU's algorithms are centralised: one
         curator holds all 40,000 records, so its sensitivity is 100x smaller than an agent's with 400."""
@@ -258,8 +270,9 @@ def calibrate_method(method_id: str, target: float, ctx: Context) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------- runs
-def run_zhang(method_id: str, cal: dict, splits, X, y, ctx: Context, rngs) -> np.ndarray:
-    """Final models f_i(T) of every node, per repeat: (R, N, d). One run per repeat (each has its own split)."""
+def run_zhang(method_id: str, cal: dict, splits, X, y, ctx: Context, rngs, noiseless: bool = False) -> np.ndarray:
+    """Final models f_i(T) of every node, per repeat: (R, N, d). One run per repeat (each has its own split).
+    `noiseless`: the same run (C, schedules) without the perturbation (the method's optimiser floor)."""
     z = ctx.params["zhang"]
     _, _, kw = _zkl_schedules(method_id, ctx)
     A, N, T = ctx.zkl_A, ctx.zkl_A.shape[0], ctx.T
@@ -275,18 +288,19 @@ def run_zhang(method_id: str, cal: dict, splits, X, y, ctx: Context, rngs) -> np
         parts = graphs.split_data(len(tr), N, rngs["agents"][r])
         data = dz.node_data(X[tr], y[tr], parts)
         f0 = np.zeros((1, N, X.shape[1]))   # common start for every method [D]
+        noise = {} if noiseless else {"rngs": [rngs["noise"][r]]}
         if method_id == "zhang_radmm":
-            h = dz.r_admm(data, A, C=C, rho=rho, eta=kw["eta"], gamma=kw["gamma"], K=T // 2, f0=f0, alpha=alpha,
-                          rngs=[rngs["noise"][r]], tol=tol)
+            h = dz.r_admm(data, A, C=C, rho=rho, eta=kw["eta"], gamma=kw["gamma"], K=T // 2, f0=f0,
+                          alpha=None if noiseless else alpha, tol=tol, **noise)
         else:
             h = dz.m_admm(data, A, C=C, rho=rho, eta=kw["eta"], theta=kw["theta"], f0=f0,
-                          alpha=alpha * kw["alpha_shape"], rngs=[rngs["noise"][r]], tol=tol)
+                          alpha=None if noiseless else alpha * kw["alpha_shape"], tol=tol, **noise)
         out.append(h.meta["f_final"][0])
     return np.stack(out)
 
 
-def run_xu(method_id: str, cal: dict, splits, X, y, ctx: Context, rngs) -> np.ndarray:
-    """Final x_T per repeat: (R, 1, d) (one model: XU's algorithms are centralised)."""
+def run_xu(method_id: str, cal: dict | None, splits, X, y, ctx: Context, rngs, noiseless: bool = False) -> np.ndarray:
+    """Final x_T per repeat: (R, 1, d) (one model: XU's algorithms are centralised). `noiseless`: sigma = 0."""
     x = ctx.params["xu"]
     accelerated = "dpaccadmm" in method_id
     u0 = "paper" if METHODS[method_id].kind == "xu_paper" else "zero"
@@ -295,7 +309,8 @@ def run_xu(method_id: str, cal: dict, splits, X, y, ctx: Context, rngs) -> np.nd
         problem = L2Logistic(X=sp.csr_matrix(X[tr]), y=y[tr], lam=ctx.lam)
         rho = float(x["rho"])
         eta, _ = xu_items.step_size(x, "adult_huang2019", problem)  # "auto": 1/(L_f + rho), XU's rule (SPEC §6.6)
-        res = lin.run(problem, T=ctx.T, eta=eta, rho=rho, gamma=float(x["gamma"]), sigma=float(cal["sigma"]),
+        sigma = 0.0 if noiseless else float(cal["sigma"])
+        res = lin.run(problem, T=ctx.T, eta=eta, rho=rho, gamma=float(x["gamma"]), sigma=sigma,
                       accelerated=accelerated, repeats=1, rngs=[rngs["noise"][r]], u0=u0)
         out.append(res.x_T)
     return np.stack(out)
@@ -312,21 +327,31 @@ def star_from_splits(X, y, splits, n_agents: int, agent_rngs):
     return consensus.star_from_rows(X, y, np.stack(rows), np.stack([te for _, te in splits]))
 
 
-def run_huang(method_id: str, cal: dict, splits, X, y, ctx: Context, rngs) -> np.ndarray:
-    """Final shared models of every agent, all repeats at once: (R, n, d) (DPSGD: (R, 1, d), one model)."""
+def run_huang(method_id: str, cal: dict | None, splits, X, y, ctx: Context, rngs,
+              noiseless: bool = False) -> np.ndarray:
+    """Final shared models of every agent, all repeats at once: (R, n, d) (DPSGD: (R, 1, d), one model).
+    `noiseless`: the same method without its noise (the optimiser floor): DP-ADMM keeps the level's step sizes, DVP
+    its extra regulariser Delta (with b = 0 its local solve is ADMM's with lambda/n + Delta)."""
     from ..algorithms import consensus, sgd
 
     h = ctx.params["huang"]
     data = star_from_splits(X, y, splits, int(h["agents"]), rngs["agents"])
     common = {"T": ctx.T, "rngs": rngs["noise"], "rho": float(h["rho"]), "lam_n": ctx.lam, "record": False}
     if method_id == "huang_dpadmm":
-        return consensus.dpadmm(data, reg="l2", noise_multiplier=cal["z"], **common).meta["w_tilde"]
+        return consensus.dpadmm(data, reg="l2", noise_multiplier=cal["z"], add_noise=not noiseless,
+                                **common).meta["w_tilde"]
     if method_id == "huang_pvp":
-        return consensus.pvp(data, noise_multiplier=cal["z"], **common).meta["w_tilde"]
+        noise = {"sigma": 0.0} if noiseless else {"noise_multiplier": cal["z"]}
+        return consensus.pvp(data, **noise, **common).meta["w_tilde"]
     if method_id == "huang_dvp":
+        if noiseless:
+            Delta = huang2019.dvp_calibration(cal["eps_iter"], data.m, ctx.lam, float(h["rho"]))["Delta"]
+            return consensus.admm(data, reg="l2", T=ctx.T, rho=float(h["rho"]), lam_n=ctx.lam + Delta,
+                                  repeats=data.D, record=False).meta["w_tilde"]
         return consensus.dvp(data, epsilon=cal["eps_iter"], **common).meta["w_tilde"]
     if method_id == "huang_dpsgd":
-        run = sgd.dpsgd(data, reg="l2", noise_multiplier=cal["z"], lr=float(h["dpsgd"]["lr"]),
-                        convention=h["dpsgd"]["convention"], **common)
+        noise = {"sigma_value": 0.0} if noiseless else {"noise_multiplier": cal["z"]}
+        run = sgd.dpsgd(data, reg="l2", lr=float(h["dpsgd"]["lr"]), convention=h["dpsgd"]["convention"], **noise,
+                        **common)
         return run.meta["w"][:, None, :]
     raise KeyError(method_id)

@@ -8,8 +8,21 @@ The methods and their calibration are in `_frontier_methods.py`.
 The grid is split into one job per (method, level) so that a cluster runs it in parallel: `run_job` (CLI
 `repro-dpadmm frontier-job METHOD LEVEL`, Snakemake rule `frontier_job`) writes
 `results/beyond/frontier/jobs/<method>/<level>.json`, plus one job for the non-private floor
-(`jobs/floor/nonprivate.json`); the notebook only loads them (`load_jobs`, which runs a missing or stale job itself
-when the notebook is run by hand) and aggregates (`summarise`, `metrics`, `conclusions`, `figure`).
+(`jobs/floor/nonprivate.json`) and, per method, its optimiser floor: the same method, calibration and T without the
+noise (`jobs/<method>/<level>-noiseless.json`, or `jobs/<method>/noiseless.json` where the noise-free run does not
+depend on the level); the notebook only loads them (`load_jobs`, which runs a missing or stale job itself when the
+notebook is run by hand) and aggregates (`summarise`, `metrics`, `conclusions`, `figure`).
+
+What the aggregation decides, every part from the numbers (differences judged paired over the repeats, which share
+their splits, at `Z` standard errors):
+* a method whose test error is not below the majority-class classifier's by more than the noise is "no better than
+  constant" and cannot win;
+* the winner of a level is the distributed method (HUANG's star, ZKL's graph: every agent protects its own records)
+  with the lowest mean error among those better than constant, or none; XU's centralised algorithms assume a trusted
+  curator (another threat model) and are shown as a reference, not ranked;
+* a method is "limited by the noise" where its error is above its own noiseless run by more than the noise, else
+  "limited by the optimiser" (step sizes, T);
+* each paper's accounting is loose (states more than the tight total), or understates it, by the ratio measured.
 """
 
 from __future__ import annotations
@@ -34,8 +47,10 @@ from ._frontier_methods import METHODS, level_key
 
 PAPER, ITEM = "beyond", "frontier"
 FLOOR = ("floor", "nonprivate")   # (method, level) of the non-private reference job
+NOISELESS = "noiseless"           # level suffix of a method's optimiser-floor job
+Z = 2.0                           # standard errors that separate two mean test errors (paired over repeats)
 DATASET = "adult_huang2019"
-JOB_FORMAT = 2  # bump when a job file's content changes: older files then count as stale
+JOB_FORMAT = 3  # bump when a job file's content changes: older files then count as stale
 
 
 # ------------------------------------------------------------------------------------------------- parameters
@@ -70,9 +85,20 @@ def job_params(params: dict) -> dict:
             "job_format": JOB_FORMAT}
 
 
+def noiseless_level(method: str, level: str) -> str:
+    """Job level of the method's optimiser floor at `level`: '<level>-noiseless', or 'noiseless' when the noise-free
+    run is the same at every level."""
+    return f"{level}-{NOISELESS}" if METHODS[method].noiseless_per_level else NOISELESS
+
+
 def jobs_of(params: dict) -> list[tuple[str, str]]:
-    """Every (method, level) job of the grid, and the floor job, in plotting order."""
-    return [(m, level_key(v)) for m in params["methods"] for v in params["levels"]] + [FLOOR]
+    """Every (method, level) job of the grid, each method's noiseless jobs, and the floor job, in plotting order."""
+    grid = [(m, level_key(v)) for m in params["methods"] for v in params["levels"]]
+    quiet = []
+    for m, lv in grid:
+        if METHODS[m].has_noiseless and (m, noiseless_level(m, lv)) not in quiet:
+            quiet.append((m, noiseless_level(m, lv)))
+    return grid + quiet + [FLOOR]
 
 
 def check_job(method: str, level: str, params: dict) -> None:
@@ -83,8 +109,9 @@ def check_job(method: str, level: str, params: dict) -> None:
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; known: {list(METHODS)} and {FLOOR[0]!r}")
     levels = [level_key(v) for v in params["levels"]]
-    if level not in levels:
-        raise ValueError(f"unknown level {level!r}; the config's levels are {levels}")
+    allowed = levels + ([noiseless_level(method, lv) for lv in levels] if METHODS[method].has_noiseless else [])
+    if level not in allowed:
+        raise ValueError(f"unknown level {level!r} for {method}; the config's levels are {allowed}")
 
 
 def job_path(out_dir: str | Path, method: str, level: str) -> Path:
@@ -146,15 +173,18 @@ def run_job(method: str, level: str, params: dict, root: Path | None = None) -> 
         trivial = [float(np.mean(y[te] != (1.0 if np.mean(y[tr] > 0) > 0.5 else -1.0))) for tr, te in splits]
         return {**base, **_evaluate(models, X, y, splits, ctx.lam), "trivial_error": trivial,
                 "wall_time_s": time.perf_counter() - t0, "cpu_time_s": time.process_time() - c0}
+    noiseless = level.endswith(NOISELESS)
+    base_level = level.removesuffix(f"-{NOISELESS}") if noiseless else level
     tc = time.perf_counter()
-    cal = fm.calibrate_method(method, levels[level], ctx)
+    # a noiseless job needs the level's calibration only where its noise-free run depends on it
+    cal = fm.calibrate_method(method, levels[base_level], ctx) if base_level in levels else None
     cal_time = time.perf_counter() - tc
     m = METHODS[method]
     rngs = _rngs(params, method, level, m.family)
     runner = getattr(fm, f"run_{m.family}")
     with threadpool_limits(limits=int(params.get("blas_threads", 1))):
-        models = runner(method, cal, splits, X, y, ctx, rngs)
-    return {**base, "calibration": cal, **_evaluate(models, X, y, splits, ctx.lam),
+        models = runner(method, cal, splits, X, y, ctx, rngs, noiseless=noiseless)
+    return {**base, "calibration": cal, "noiseless": noiseless, **_evaluate(models, X, y, splits, ctx.lam),
             "calibration_time_s": cal_time, "wall_time_s": time.perf_counter() - t0,
             "cpu_time_s": time.process_time() - c0}
 
@@ -201,50 +231,7 @@ def load_jobs(params: dict, out_dir: str | Path, *, run_missing: bool = True, ro
 
 
 # ------------------------------------------------------------------------------------------------- aggregation
-def summarise(jobs: dict, params: dict) -> dict:
-    """Rows per (method, level) with the calibration and the test error over repeats, and the floor."""
-    rows = []
-    for method in params["methods"]:
-        m = METHODS[method]
-        for v in params["levels"]:
-            level = level_key(v)
-            job = jobs[(method, level)]
-            cal = job["calibration"]
-            err = np.asarray(job["test_error"])
-            rows.append({
-                "method": method, "label": m.label, "paper": m.paper, "kind": m.kind, "level": level,
-                "distributed": m.distributed,
-                "target": float(v), "noise_name": cal["noise_name"], "noise": cal["noise"], "C": cal.get("C"),
-                "accounting": cal["accounting"], "paper_accounting": m.paper_accounting,
-                "tight_eps": cal.get("tight_eps"), "paper_eps": cal.get("paper_eps"), "rdp_eps": cal.get("rdp_eps"),
-                "u0_factor_max": cal.get("u0_factor_max"), "calibrated": bool(cal["calibrated"]),
-                "rel_gap": cal.get("rel_gap"), "err": err.tolist(), "err_mean": float(err.mean()),
-                "err_std": float(err.std()),
-                "err_min": float(err.min()), "err_max": float(err.max()),
-                "obj_mean": float(np.mean(job["train_objective"])), "wall_time_s": float(job["wall_time_s"]),
-                "calibration_time_s": float(job.get("calibration_time_s", 0.0)),
-            })
-    f = jobs[FLOOR]
-    ferr = np.asarray(f["test_error"])
-    floor = {"err_mean": float(ferr.mean()), "err_std": float(ferr.std()), "err_min": float(ferr.min()),
-             "err_max": float(ferr.max()), "obj_mean": float(np.mean(f["train_objective"])),
-             "trivial_err": list(f["trivial_error"]), "trivial_mean": float(np.mean(f["trivial_error"])),
-             "wall_time_s": float(f["wall_time_s"])}
-    return {"rows": rows, "floor": floor}
-
-
-def winners(summary: dict, params: dict, distributed_only: bool = False) -> dict:
-    """Per level: the soundly calibrated methods (or only the distributed ones) ranked by mean test error."""
-    out = {}
-    for v in params["levels"]:
-        level = level_key(v)
-        ranked = sorted((r for r in summary["rows"] if r["level"] == level and r["calibrated"]
-                         and (r["distributed"] or not distributed_only)), key=lambda r: r["err_mean"])
-        out[level] = ranked
-    return out
-
-
-def separated(err_a, err_b, z: float = 2.0) -> bool:
+def separated(err_a, err_b, z: float = Z) -> bool:
     """Whether method a's test error is below b's by more than `z` standard errors of the mean paired difference
     over the repeats (both ran on the same split in every repeat). Fewer than 2 repeats: never."""
     d = np.asarray(err_b, dtype=float) - np.asarray(err_a, dtype=float)
@@ -254,22 +241,107 @@ def separated(err_a, err_b, z: float = 2.0) -> bool:
     return bool(d.mean() > z * se) if se > 0 else bool(d.mean() > 0)
 
 
-def metrics(summary: dict, params: dict) -> dict:
-    """The flat metrics.json of the item (keys documented in config/claims/beyond.yaml)."""
+def summarise(jobs: dict, params: dict) -> dict:
+    """Rows per (method, level) with the calibration, the test error over repeats, its noiseless run (optimiser
+    floor), whether it beats the majority class and what limits it; and the non-private floor."""
+    f = jobs[FLOOR]
+    trivial = np.asarray(f["trivial_error"], dtype=float)
+    rows = []
+    for method in params["methods"]:
+        m = METHODS[method]
+        for v in params["levels"]:
+            level = level_key(v)
+            job = jobs[(method, level)]
+            cal = job["calibration"]
+            err = np.asarray(job["test_error"])
+            quiet = jobs.get((method, noiseless_level(method, level))) if m.has_noiseless else None
+            qerr = None if quiet is None else np.asarray(quiet["test_error"], dtype=float)
+            rows.append({
+                "method": method, "label": m.label, "paper": m.paper, "kind": m.kind, "level": level,
+                "distributed": m.distributed,
+                "target": float(v), "noise_name": cal["noise_name"], "noise": cal["noise"], "C": cal.get("C"),
+                "z": cal.get("z"), "sigma": cal.get("sigma"),
+                "accounting": cal["accounting"], "paper_accounting": m.paper_accounting,
+                "tight_eps": cal.get("tight_eps"), "paper_eps": cal.get("paper_eps"), "rdp_eps": cal.get("rdp_eps"),
+                "u0_factor_max": cal.get("u0_factor_max"), "calibrated": bool(cal["calibrated"]),
+                "rel_gap": cal.get("rel_gap"), "err": err.tolist(), "err_mean": float(err.mean()),
+                "err_std": float(err.std()),
+                "err_min": float(err.min()), "err_max": float(err.max()),
+                "beats_constant": separated(err, trivial),
+                "noiseless_err": None if qerr is None else qerr.tolist(),
+                "noiseless_mean": None if qerr is None else float(qerr.mean()),
+                "limited_by": None if qerr is None else ("noise" if separated(qerr, err) else "optimiser"),
+                "obj_mean": float(np.mean(job["train_objective"])), "wall_time_s": float(job["wall_time_s"]),
+                "calibration_time_s": float(job.get("calibration_time_s", 0.0)),
+            })
+    ferr = np.asarray(f["test_error"])
+    floor = {"err": ferr.tolist(), "err_mean": float(ferr.mean()), "err_std": float(ferr.std()),
+             "err_min": float(ferr.min()), "err_max": float(ferr.max()), "obj_mean": float(np.mean(f["train_objective"])),
+             "trivial_err": trivial.tolist(), "trivial_mean": float(trivial.mean()),
+             "wall_time_s": float(f["wall_time_s"]) + sum(float(j["wall_time_s"]) for (mm, lv), j in jobs.items()
+                                                          if lv.endswith(NOISELESS))}
+    return {"rows": rows, "floor": floor}
+
+
+def ranked(summary: dict, level: str, *, distributed: bool = True, eligible_only: bool = True) -> list[dict]:
+    """The soundly calibrated methods of `level` by mean test error: the distributed ones (or XU's, with
+    distributed=False), and only those better than the majority class if `eligible_only`."""
+    rows = (r for r in summary["rows"] if r["level"] == level and r["calibrated"] and r["distributed"] == distributed
+            and (r["beats_constant"] or not eligible_only))
+    return sorted(rows, key=lambda r: r["err_mean"])
+
+
+def winners(summary: dict, params: dict) -> dict:
+    """Per level: the distributed methods better than the majority class, best first (empty: none is)."""
+    return {level_key(v): ranked(summary, level_key(v)) for v in params["levels"]}
+
+
+def _span(lo: float, hi: float, digits: int = 2) -> str:
+    """'1.20x', or '1.20-1.50x' when the two differ at that precision."""
+    a, b = f"{lo:.{digits}f}", f"{hi:.{digits}f}"
+    return f"{a}x" if a == b else f"{a}-{b}x"
+
+
+def _ratio_phrase(lo: float, hi: float) -> str:
+    """How a paper's own total compares with the tight one, read from the ratio range paper / tight."""
+    span = _span(lo, hi)
+    if lo >= 1.0:
+        return f"states {span} the tight total of the same noise: loose by that factor, and sound"
+    if hi < 1.0:
+        return f"states only {span} the true total of the same noise: it **understates** the privacy loss"
+    return f"states {span} the tight total: loose at some levels, understating at others"
+
+
+def metrics(summary: dict, params: dict) -> tuple[dict, dict]:
+    """(flat metrics.json, per-repeat values) of the item (keys documented in config/claims/beyond.yaml)."""
     rows, floor = summary["rows"], summary["floor"]
+    rep: dict = {}
     levels = [level_key(v) for v in params["levels"]]
     lo, hi = levels[int(np.argmin(params["levels"]))], levels[int(np.argmax(params["levels"]))]
-    out = {"delta": float(params["delta"]), "repeats": int(params["repeats"]), "iterations": int(params["iterations"]),
+    agents, n_train = int(params["huang"]["agents"]), int(params["n_train"])
+    out = {"delta": float(params["delta"]), "repeat_count": int(params["repeats"]),
+           "iterations": int(params["iterations"]),
            "levels": ", ".join(levels), "lowest_level": min(map(float, params["levels"])),
            "highest_level": max(map(float, params["levels"])), "pure_composition": params.get("pure_composition",
                                                                                               "optimal"),
-           "floor.test_error_mean": floor["err_mean"], "floor.test_error_std": floor["err_std"],
-           "floor.train_objective_mean": floor["obj_mean"], "trivial.test_error_mean": floor["trivial_mean"]}
+           "floor.test_error_std": floor["err_std"], "floor.train_objective_mean": floor["obj_mean"],
+           "separation_z": Z}
+
+    def put(key, values):
+        v = np.asarray(values, dtype=float)
+        out[key], rep[key] = float(v.mean()), v
+
+    put("floor.test_error_mean", floor["err"])
+    put("trivial.test_error_mean", floor["trivial_err"])
     for r in rows:
         k = f"{r['method']}.{r['level']}"
-        out[f"err.{k}"] = r["err_mean"]
+        put(f"err.{k}", r["err"])
         out[f"err_std.{k}"] = r["err_std"]
         out[f"noise.{k}"] = r["noise"]
+        out[f"beats_constant.{k}"] = r["beats_constant"]
+        if r["noiseless_err"] is not None:
+            put(f"noiseless_err.{k}", r["noiseless_err"])
+            out[f"limited_by.{k}"] = r["limited_by"]
         p = f"privacy.{r['method']}.{r['level']}"
         out[f"{p}.paper_eps"] = r["paper_eps"]
         out[f"{p}.pld_eps"] = r["tight_eps"]
@@ -286,35 +358,57 @@ def metrics(summary: dict, params: dict) -> dict:
     out["calibration.max_rel_gap"] = max(gaps) if gaps else None
     out["calibration.max_excess"] = max(r["tight_eps"] / r["target"] - 1 for r in sound) if sound else None
     out["calibration.jobs"] = len(sound)
-    for prefix, only in (("", False), ("distributed.", True)):
-        for level, ranked in winners(summary, params, only).items():
-            if ranked:
-                out[f"{prefix}winner.{level}"] = ranked[0]["method"]
-                out[f"{prefix}winner_err.{level}"] = ranked[0]["err_mean"]
-                out[f"{prefix}winner_gap_to_floor.{level}"] = ranked[0]["err_mean"] - floor["err_mean"]
-                out[f"{prefix}winner_beats_trivial.{level}"] = separated(ranked[0]["err"], floor["trivial_err"])
-            if len(ranked) > 1:
-                out[f"{prefix}runner_up.{level}"] = ranked[1]["method"]
-                out[f"{prefix}winner_margin.{level}"] = ranked[1]["err_mean"] - ranked[0]["err_mean"]
-                out[f"{prefix}winner_separated.{level}"] = separated(ranked[0]["err"], ranked[1]["err"])
-    for level, ranked in winners(summary, params, distributed_only=True).items():
-        for kind in ("gaussian", "pure"):
-            best = [r for r in ranked if r["kind"] == kind]
-            if best:
-                out[f"best_err.{kind}.{level}"] = best[0]["err_mean"]
+    compared = better = 0
+    for level in levels:
+        win = ranked(summary, level)
+        everyone = ranked(summary, level, eligible_only=False)
+        out[f"winner_found.{level}"] = bool(win)
+        out[f"winner.{level}"] = win[0]["method"] if win else "none"
+        out[f"no_better_than_constant.{level}"] = len(everyone) - len(win)
+        if win:
+            put(f"winner_err.{level}", win[0]["err"])
+            out[f"winner_gap_to_floor.{level}"] = win[0]["err_mean"] - floor["err_mean"]
+            out[f"winner_limited_by.{level}"] = win[0]["limited_by"]
+        if len(win) > 1:
+            out[f"runner_up.{level}"] = win[1]["method"]
+            out[f"winner_margin.{level}"] = win[1]["err_mean"] - win[0]["err_mean"]
+            out[f"winner_separated.{level}"] = separated(win[0]["err"], win[1]["err"])
+        if everyone:
+            put(f"best_err.distributed.{level}", everyone[0]["err"])
+            out[f"best.distributed.{level}"] = everyone[0]["method"]
+        xu = ranked(summary, level, distributed=False, eligible_only=False)
+        if xu:
+            out[f"xu_reference.method.{level}"] = xu[0]["method"]
+            put(f"xu_reference.err.{level}", xu[0]["err"])
+        best = {kind: next((r for r in win if r["kind"] == kind), None) for kind in ("gaussian", "pure")}
+        for kind, r in best.items():
+            if r is not None:
+                put(f"best_err.{kind}.{level}", r["err"])
+        if best["gaussian"] and best["pure"]:
+            compared += 1
+            better += separated(best["gaussian"]["err"], best["pure"]["err"])
+        # the sqrt(n) effect: HUANG DPSGD's noise on the aggregated gradient against XU's on the full gradient
+        dp = next((r for r in rows if r["method"] == "huang_dpsgd" and r["level"] == level), None)
+        xr = next((r for r in rows if r["method"] == "xu_dpadmm" and r["level"] == level), None)
+        if dp and xr and dp["z"] and xr["sigma"]:
+            agent_sigma = dp["z"] * 2.0 / (n_train // agents)       # replace-one sensitivity 2 c_1 / m_i, c_1 = 1
+            out[f"averaging.agent_sigma.{level}"] = agent_sigma
+            out[f"averaging.aggregate_over_xu.{level}"] = agent_sigma / np.sqrt(agents) / xr["sigma"]
+    out["averaging.sensitivity_ratio"] = float(agents)             # (2c/m) / (2c/N) = N/m = n
+    out["averaging.sqrt_n"] = float(np.sqrt(agents))
+    out["gaussian_beats_pure.levels_compared"] = compared
+    out["gaussian_beats_pure.levels"] = better
+    out["gaussian_beats_pure.all_compared"] = bool(compared) and better == compared
     for role, level in (("lowest", lo), ("highest", hi)):
-        for key in ("winner", "winner_err", "winner_gap_to_floor", "best_err.gaussian", "best_err.pure",
-                    "distributed.winner", "distributed.winner_err", "distributed.winner_beats_trivial"):
+        for key in ("winner", "winner_found", "winner_err", "winner_gap_to_floor", "best_err.distributed",
+                    "best_err.gaussian", "best_err.pure", "xu_reference.err"):
             if f"{key}.{level}" in out:
                 out[f"{key}.{role}"] = out[f"{key}.{level}"]
-    both = [lv for lv in levels if f"best_err.gaussian.{lv}" in out and f"best_err.pure.{lv}" in out]
-    if both:
-        out["gaussian_beats_pure.levels"] = sum(out[f"best_err.gaussian.{lv}"] < out[f"best_err.pure.{lv}"]
-                                                for lv in both)
-        out["gaussian_beats_pure.all_levels"] = out["gaussian_beats_pure.levels"] == len(both)
-    best_private = [r["err_mean"] for r in sound]
-    if best_private:
-        out["min_private_err_minus_floor"] = min(best_private) - floor["err_mean"]
+                if f"{key}.{level}" in rep:
+                    rep[f"{key}.{role}"] = rep[f"{key}.{level}"]
+    if sound:
+        best = min(sound, key=lambda r: r["err_mean"])
+        put("min_private_err_minus_floor", np.asarray(best["err"]) - np.asarray(floor["err"]))
     # where the papers' own accounting disagrees with the tight one, for the noise actually used
     for fam, methods in (("huang", ("huang_dpadmm", "huang_pvp", "huang_dpsgd", "huang_dvp")),
                          ("zhang", ("zhang_pp", "zhang_dvp", "zhang_radmm")), ("xu", ("xu_dpadmm", "xu_dpaccadmm"))):
@@ -335,7 +429,7 @@ def metrics(summary: dict, params: dict) -> dict:
                 out[f"xu_paper.err_advantage.{r['method'].removesuffix('_paper')}.{r['level']}"] = (
                     twin["err_mean"] - r["err_mean"])
     out["wall_time.jobs_sum_s"] = sum(r["wall_time_s"] for r in rows) + floor["wall_time_s"]
-    return out
+    return out, rep
 
 
 def _fmt(v, digits=3):
@@ -343,84 +437,126 @@ def _fmt(v, digits=3):
 
 
 def table_markdown(summary: dict, params: dict) -> str:
-    """One row per (method, level): noise parameter found, accounting used, the epsilons, test error."""
+    """One row per (method, level): noise parameter found, accounting used, the epsilons, test error, the same
+    method without noise, and what the numbers say about it."""
     head = ("| method | level ε | noise parameter | accounting used (total) | ε tight | ε paper's own | "
-            "test error (mean ± std) |\n|---|---|---|---|---|---|---|")
+            "test error (mean ± std) | without noise | verdict |\n|---|---|---|---|---|---|---|---|---|")
     lines = [head]
     for r in summary["rows"]:
         noise = f"{r['noise_name']} = {r['noise']:.4g}" + (f", C = {r['C']:.4g}" if r["C"] is not None else "")
         tight = _fmt(r["tight_eps"], 4) + ("" if r["calibrated"] else " (true ε; the paper claims the level)")
         used = r["accounting"] if r["calibrated"] else "none: Theorem 1 as published (c/n; u₀ from the exact gradient)"
+        verdict = ("no better than constant" if not r["beats_constant"] else
+                   f"limited by the {r['limited_by']}" if r["limited_by"] else "better than constant")
+        if not r["distributed"]:
+            verdict += " (trusted-curator reference, not ranked)"
         lines.append(f"| {r['label']} | {r['target']:g} | {noise} | {used} | {tight} | "
                      f"{_fmt(r['paper_eps'], 4)} ({r['paper_accounting']}) | "
-                     f"{r['err_mean']:.4f} ± {r['err_std']:.4f} |")
+                     f"{r['err_mean']:.4f} ± {r['err_std']:.4f} | {_fmt(r['noiseless_mean'], 4)} | {verdict} |")
     f = summary["floor"]
-    lines.append(f"| non-private optimum | ∞ | — | — | — | — | {f['err_mean']:.4f} ± {f['err_std']:.4f} |")
-    lines.append(f"| majority class | 0 | — | — | — | — | {f['trivial_mean']:.4f} |")
+    lines.append(f"| non-private optimum | ∞ | — | — | — | — | {f['err_mean']:.4f} ± {f['err_std']:.4f} | — | — |")
+    lines.append(f"| majority class | 0 | — | — | — | — | {f['trivial_mean']:.4f} | — | — |")
     return "\n".join(lines)
 
 
 def conclusions(m: dict, summary: dict, params: dict) -> str:
-    """The closing text (markdown paragraphs), every number from the metrics and the summary."""
+    """The closing text (markdown paragraphs), every number and every judgement from the metrics and the summary."""
     labels = {k: v.label for k, v in METHODS.items()}
     levels = [level_key(v) for v in params["levels"]]
+    rows = summary["rows"]
+    agents, n_train = int(params["huang"]["agents"]), int(params["n_train"])
+    z = f"{m['separation_z']:g}"
 
-    def win(prefix, lv):
-        if f"{prefix}winner.{lv}" not in m:
-            return None
-        text = f"ε = {float(lv[3:]):g}: **{labels[m[f'{prefix}winner.{lv}']]}** ({m[f'{prefix}winner_err.{lv}']:.4f}"
-        if f"{prefix}runner_up.{lv}" in m:
-            sep = "" if m[f"{prefix}winner_separated.{lv}"] else ", not separated over the repeats"
-            text += (f"; next {labels[m[f'{prefix}runner_up.{lv}']]}, +{m[f'{prefix}winner_margin.{lv}']:.4f}"
-                     f"{sep}")
-        if not m[f"{prefix}winner_beats_trivial.{lv}"]:
-            text += "; no better than the majority class"
+    def at(lv):
+        return f"ε = {float(lv[3:]):g}"
+
+    def win(lv):
+        if not m[f"winner_found.{lv}"]:
+            best = m.get(f"best.distributed.{lv}")
+            tail = (f"; the best, {labels[best]}, has {m[f'best_err.distributed.{lv}']:.4f} against the constant "
+                    f"{m['trivial.test_error_mean']:.4f}" if best else "")
+            return f"{at(lv)}: **none better than constant**{tail}"
+        text = f"{at(lv)}: **{labels[m[f'winner.{lv}']]}** ({m[f'winner_err.{lv}']:.4f}"
+        if f"runner_up.{lv}" in m:
+            sep = "" if m[f"winner_separated.{lv}"] else f", not separated by {z} paired SE"
+            text += f"; next {labels[m[f'runner_up.{lv}']]}, +{m[f'winner_margin.{lv}']:.4f}{sep}"
+        if m.get(f"winner_limited_by.{lv}"):
+            text += f"; limited by the {m[f'winner_limited_by.{lv}']}"
         return text + ")"
 
-    parts = [f"**Winners** (lowest mean test error among the methods with a sound guarantee, δ = {m['delta']:g}, "
-             f"{m['repeats']} repeats): " + "; ".join(w for w in (win("", lv) for lv in levels) if w)
+    parts = [f"**Winners among the distributed methods** (every agent protects its own records; lowest mean test "
+             f"error among the methods with a sound guarantee that beat the majority class by more than {z} paired "
+             f"standard errors; δ = {m['delta']:g}, {m['repeat_count']} repeats): " + "; ".join(win(lv) for lv in levels)
              + f". Non-private optimum: {m['floor.test_error_mean']:.4f}; majority class: "
              f"{m['trivial.test_error_mean']:.4f}."]
-    dist = [w for w in (win("distributed.", lv) for lv in levels) if w]
-    if dist:
-        agents = int(params["huang"]["agents"])
-        parts.append(f"XU's algorithms are centralised (one curator holds all the records, so a record moves the "
-                     f"gradient {agents}x less than it moves an agent's {int(params['n_train']) // agents}-record "
-                     "average); **among the distributed methods**, where every agent protects its own records: "
-                     + "; ".join(dist) + ".")
-    if "gaussian_beats_pure.levels" in m:
-        parts.append(f"Among the distributed methods, the best Gaussian-mechanism one (HUANG DP-ADMM, PVP, DPSGD) "
-                     f"beats the best pure-ε one (HUANG DVP, ZKL PP, DVP, R-ADMM) at "
-                     f"{m['gaussian_beats_pure.levels']} of {len(levels)} levels.")
-    flat = []
-    for method in params["methods"]:
-        rows = [r for r in summary["rows"] if r["method"] == method and r["calibrated"]]
-        if len(rows) > 1:
-            errs = [r["err_mean"] for r in rows]
-            if max(errs) - min(errs) < 0.005:
-                flat.append(f"{labels[method]} ({min(errs):.4f}-{max(errs):.4f})")
-    if flat:
-        parts.append("Within 0.005 at every level, i.e. limited by the optimiser (step size, T = "
-                     f"{m['iterations']}), not by the noise: " + ", ".join(flat) + ".")
-    if "paper_over_tight.huang.min" in m:
-        parts.append(f"**Accounting.** HUANG's totals (classic moments accountant; T ε for DVP) state "
-                     f"{m['paper_over_tight.huang.min']:.2f}-{m['paper_over_tight.huang.max']:.2f}x the tight total "
-                     "of the same noise (loose, sound).")
-    if "paper_over_tight.zhang.min" in m:
-        parts.append(f"ZKL's P(T), a sum over iterations, states {m['paper_over_tight.zhang.min']:.2f}-"
-                     f"{m['paper_over_tight.zhang.max']:.2f}x what the optimal composition of the same per-iteration "
-                     "bounds certifies (loose, sound).")
-    if "paper_over_tight.xu.min" in m:
-        parts.append(f"XU's Theorem 1 (sensitivity c/n) states only {m['paper_over_tight.xu.min']:.2f}-"
-                     f"{m['paper_over_tight.xu.max']:.2f}x the true total of the noise calibrated here: it "
-                     "**understates** the privacy loss under replace-one neighbours.")
+    constant = []
+    for lv in levels:
+        names = [r["label"] for r in rows if r["level"] == lv and r["calibrated"] and not r["beats_constant"]]
+        if names:
+            constant.append(f"{at(lv)}: " + ", ".join(names))
+    if constant:
+        parts.append("**No better than the constant classifier** (not ranked): " + "; ".join(constant) + ".")
+    lim = {"noise": [], "optimiser": []}
+    for r in rows:
+        if r["calibrated"] and r["beats_constant"] and r["limited_by"]:
+            lim[r["limited_by"]].append(f"{r['label']} at {at(r['level'])} ({r['err_mean']:.4f}; without noise "
+                                        f"{r['noiseless_mean']:.4f})")
+    if lim["optimiser"]:
+        parts.append(f"**Limited by the optimiser** (within {z} paired SE of the same method without noise, same T = "
+                     f"{m['iterations']}): " + "; ".join(lim["optimiser"]) + ".")
+    if lim["noise"]:
+        parts.append(f"**Limited by the noise** (above the same method without noise by more than {z} paired SE): "
+                     + "; ".join(lim["noise"]) + ".")
+    xu = [lv for lv in levels if f"xu_reference.err.{lv}" in m]
+    if xu:
+        cmp = []
+        for lv in xu:
+            txt = f"{at(lv)}: {labels[m[f'xu_reference.method.{lv}']]} {m[f'xu_reference.err.{lv}']:.4f}"
+            if m[f"winner_found.{lv}"]:
+                w = next(r for r in rows if r["method"] == m[f"winner.{lv}"] and r["level"] == lv)
+                x = next(r for r in rows if r["method"] == m[f"xu_reference.method.{lv}"] and r["level"] == lv)
+                if separated(x["err"], w["err"]):
+                    rel = "below"
+                elif separated(w["err"], x["err"]):
+                    rel = "above"
+                else:
+                    rel = "not separated from"
+                txt += f" ({rel} the distributed winner)"
+            cmp.append(txt)
+        parts.append("**XU as a reference, not ranked.** XU's algorithms are centralised: one trusted curator holds "
+                     f"all {n_train} records, another threat model than the agents' own protection. Best XU run per "
+                     "level: " + "; ".join(cmp) + ".")
+    if "averaging.aggregate_over_xu." + levels[-1] in m:
+        ratios = [m[f"averaging.aggregate_over_xu.{lv}"] for lv in levels if f"averaging.aggregate_over_xu.{lv}" in m]
+        parts.append(f"**Why centralisation helps, by how much.** A record moves a HUANG agent's "
+                     f"{n_train // agents}-record mean gradient {m['averaging.sensitivity_ratio']:g}x more than the "
+                     f"curator's {n_train}-record mean, so each agent's noise is {m['averaging.sensitivity_ratio']:g}x "
+                     f"XU's at the same multiplier; but the aggregator averages {agents} independently noised agents, "
+                     f"which divides the noise by √{agents} = {m['averaging.sqrt_n']:.3g}: DPSGD's noise on the "
+                     f"aggregated gradient is {_span(min(ratios), max(ratios), 1)} XU's (from the calibrated noise), "
+                     f"not {m['averaging.sensitivity_ratio']:g}x.")
+    if m["gaussian_beats_pure.levels_compared"]:
+        parts.append(f"Where both a Gaussian-mechanism method (HUANG DP-ADMM, PVP, DPSGD) and a pure-ε one (HUANG DVP, "
+                     f"ZKL PP, DVP, R-ADMM) beat the constant classifier ({m['gaussian_beats_pure.levels_compared']} of "
+                     f"{len(levels)} levels), the best Gaussian one is better by more than {z} paired SE at "
+                     f"{m['gaussian_beats_pure.levels']}.")
+    else:
+        parts.append("At no level do both a Gaussian-mechanism and a pure-ε distributed method beat the constant "
+                     "classifier, so the two kinds of mechanism are not compared.")
+    acc = []
+    for fam, what in (("huang", "HUANG's total (classic moments accountant; T ε for DVP)"),
+                      ("zhang", "ZKL's P(T), a sum over iterations,"),
+                      ("xu", "XU's Theorem 1 (sensitivity c/n, one RDP order)")):
+        if f"paper_over_tight.{fam}.min" in m:
+            acc.append(f"{what} {_ratio_phrase(m[f'paper_over_tight.{fam}.min'], m[f'paper_over_tight.{fam}.max'])}.")
+    if acc:
+        parts.append("**Accounting.** " + " ".join(acc))
     if "xu_paper.true_over_claimed.min" in m:
         parts.append(f"Run as published, XU's algorithms spend {m['xu_paper.true_over_claimed.min']:.2f}-"
                      f"{m['xu_paper.true_over_claimed.max']:.2f}x the ε they claim. Their u₀, built from the exact "
                      "gradient, reaches the released x_t on this l2 problem only through (λ/(λ+ρ))^t ∇f(x₀): it "
                      f"raises a step's sensitivity by a factor of at most {m['xu_paper.u0_factor_max']:.7f}, which "
-                     "the true ε includes (on XU's fused lasso it also passes the soft-threshold; y_T, Algorithm 2's "
-                     "other output, would carry it without noise and is not released here).")
+                     "the true ε includes.")
     return "\n\n".join(parts)
 
 
@@ -434,52 +570,65 @@ STYLE = {  # colour per paper, marker per method
 
 
 def figure(summary: dict, params: dict):
-    """(a) test error against total epsilon, mean with min-max bars over repeats, floor as a band; methods run with
-    XU's own (unsound) accounting dashed, at the epsilon the paper claims. (b) the paper's own accounting of the
-    noise used, relative to the tight one (> 1: looser; < 1: understates)."""
+    """(a) the distributed methods' test error against total epsilon (mean with min-max bars over repeats), each
+    beside its optimiser floor (the same method without noise, thin dotted), the non-private optimum as a band and the
+    majority class; (b) the same for XU's centralised algorithms, a trusted-curator reference (runs with XU's own,
+    unsound, accounting dashed at the epsilon they truly spend); (c) the paper's own accounting of the noise used,
+    relative to the tight one (> 1: looser; < 1: understates)."""
     import matplotlib.pyplot as plt
 
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(14, 6.4), gridspec_kw={"width_ratios": [1.35, 1]})
+    fig, (ax, cx, bx) = plt.subplots(1, 3, figsize=(18, 6.4), gridspec_kw={"width_ratios": [1.3, 1, 1]})
     f = summary["floor"]
-    ax.axhspan(f["err_min"], f["err_max"], color="0.85", zorder=0)
-    ax.axhline(f["err_mean"], color="k", lw=1.2, label=f"non-private optimum ({f['err_mean']:.3f})")
-    ax.axhline(f["trivial_mean"], color="k", lw=1.0, ls=":", label=f"majority class ({f['trivial_mean']:.3f})")
+    for a in (ax, cx):
+        a.axhspan(f["err_min"], f["err_max"], color="0.85", zorder=0)
+        a.axhline(f["err_mean"], color="k", lw=1.2, label=f"non-private optimum ({f['err_mean']:.3f})")
+        a.axhline(f["trivial_mean"], color="k", lw=1.0, ls=":", label=f"majority class ({f['trivial_mean']:.3f})")
     for method in params["methods"]:
         rows = sorted((r for r in summary["rows"] if r["method"] == method), key=lambda r: r["target"])
         c, mk = STYLE.get(method, ("0.5", "o"))
         paper = rows[0]["kind"] == "xu_paper"
+        target = ax if rows[0]["distributed"] else cx
         x = np.array([r["tight_eps"] if paper else r["target"] for r in rows])  # as published: at its true epsilon
         y = np.array([r["err_mean"] for r in rows])
         yerr = np.array([[r["err_mean"] - r["err_min"] for r in rows], [r["err_max"] - r["err_mean"] for r in rows]])
-        ax.errorbar(x, y, yerr=yerr, color=c, marker=mk, ms=5, lw=1.4, capsize=2, ls="--" if paper else "-",
-                    mfc="white" if paper else c, label=rows[0]["label"] + (" (at its true ε)" if paper else ""))
+        target.errorbar(x, y, yerr=yerr, color=c, marker=mk, ms=5, lw=1.4, capsize=2, ls="--" if paper else "-",
+                        mfc="white" if paper else c, label=rows[0]["label"] + (" (at its true ε)" if paper else ""))
+        if rows[0]["noiseless_mean"] is not None:
+            target.plot(x, [r["noiseless_mean"] for r in rows], color=c, marker=mk, ms=3, lw=0.8, ls=":",
+                        mfc="white")
         ratio = [r["paper_eps"] / r["tight_eps"] for r in rows]
         bx.plot([r["target"] for r in rows], ratio, color=c, marker=mk, ls="--" if paper else "-",
-                mfc="white" if paper else c)
-    ax.set_xscale("log")
-    ax.set_xlabel(f"total ε at δ = {float(params['delta']):g} (tight accounting)")
-    ax.set_ylabel(f"test error ({int(params['repeats'])} repeats: mean, min-max)")
-    ax.set_title("(a) test error at equal total privacy")
-    ax.set_xticks([float(v) for v in params["levels"]], [f"{float(v):g}" for v in params["levels"]])
+                mfc="white" if paper else c, label=rows[0]["label"])
+    cx.plot([], [], color="0.3", ls=":", lw=0.8, marker="o", ms=3, mfc="white", label="thin dotted: the same method "
+            "without noise (optimiser floor)")
+    from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
+
+    for a in (ax, cx):
+        a.set_xscale("log")
+        a.xaxis.set_minor_formatter(NullFormatter())
+        a.set_xlabel(f"total ε at δ = {float(params['delta']):g} (tight accounting)")
+        a.set_xticks([float(v) for v in params["levels"]], [f"{float(v):g}" for v in params["levels"]])
+        a.legend(fontsize=7, loc="upper right")
+    cx.set_title("(b) XU, centralised: trusted-curator reference, not ranked")
     top = max(r["err_max"] for r in summary["rows"])
-    ax.set_ylim(min(f["err_min"], min(r["err_min"] for r in summary["rows"])) - 0.01, min(top + 0.01, 0.6))
+    cx.set_ylim(min(f["err_min"], min(r["err_min"] for r in summary["rows"])) - 0.01, min(top + 0.01, 0.6))
+    ax.set_ylabel(f"test error ({int(params['repeats'])} repeats: mean, min-max)")
+    ax.set_title("(a) distributed methods at equal total privacy")
+    ax.set_ylim(*cx.get_ylim())
     bx.axhline(1.0, color="k", lw=0.8)
     bx.set_xscale("log")
     bx.set_yscale("log")
     bx.set_xticks([float(v) for v in params["levels"]], [f"{float(v):g}" for v in params["levels"]])
     bx.set_xlabel("level ε")
     bx.set_ylabel("paper's own ε / tight ε, same noise")
-    from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
-
+    bx.xaxis.set_minor_formatter(NullFormatter())
     lo_y, hi_y = bx.get_ylim()
     ticks = [t for t in (0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0) if lo_y <= t <= hi_y] or [1.0]
     bx.yaxis.set_major_locator(FixedLocator(ticks))
     bx.yaxis.set_major_formatter(ScalarFormatter())
     bx.yaxis.set_minor_formatter(NullFormatter())
-    bx.set_title("(b) > 1: the paper's accounting is loose; < 1: it understates")
-    handles, labels = ax.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.16, 1, 1))
+    bx.set_title("(c) > 1: the paper's accounting is loose; < 1: it understates")
+    fig.tight_layout()
     return fig
 
 

@@ -7,12 +7,19 @@ each item writes, and its figure.
   delta-sweep (eps fixed) [D].
 * fig3 / fig6: ``comparison`` - DP-ADMM against ADMM, DPSGD (average and sum conventions) and, for l2, PVP and DVP,
   at every setting of the two sweeps.
-* table2: ``timing`` - seconds for 100 iterations of ADMM, PVP, DVP and DP-ADMM (l2), median of repeated runs.
+* table2: ``timing`` - seconds for 100 iterations of ADMM, PVP, DVP and DP-ADMM (l2), timed interleaved (every
+  round runs each method once, in a random order) so that each ratio has a confidence interval (``repro_dpadmm.timing``).
 
 Randomness (SPEC §0.4): repeat r of every item uses the train/test split drawn from
 ``repeat_generators(seed, R, PAPER, "split")[r]`` (the same split in every item and for every n; the agent partition
-is drawn after it), and each method / setting its own noise stream labelled by method, regulariser, n and setting,
-so identical runs in two items (e.g. DP-ADMM in fig2 and fig3) give identical numbers.
+is drawn after it). Each method has one noise stream per regulariser and n, shared by every (eps, delta) setting:
+common random numbers, i.e. repeat r of every setting draws the same standard normals (scaled by its own sigma), so
+the differences between settings of a sweep are paired and not swamped by independent noise. Identical runs in two
+items (e.g. DP-ADMM in fig2 and fig3) give identical numbers.
+
+Metrics: every mean over repeats that a claim compares is also written per repeat (``repeats``), so that the claims
+engine judges differences against their standard error; the DPSGD sum convention and the error of the global model
+w^k are written as variants (``<key>@dpsgd_sum``, ``<key>@global_model``).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import time
 
 import numpy as np
 
+from .. import timing as timing_mod
 from ..algorithms import centralized as ce
 from ..algorithms import consensus as cs
 from ..algorithms import sgd
@@ -53,7 +61,8 @@ DEFAULTS = {
     "n_test": "smoke runs only: fewer test rows",
     "dpsgd": "SPEC §2.2.5: average convention by default, sum reported too; clip C = c_1 = 1",
     "admm": "SPEC §2.2.1: exact local solves, Newton (l2) / accelerated proximal gradient (l1), tol 1e-8",
-    "timing_runs": "Table II: timed single runs per method and eps (median)",
+    "timing_rounds": "Table II: interleaved rounds (each method and eps once per round, random order)",
+    "timing_level": "Table II: confidence level of the timing ratios' intervals",
     "dvp": "SPEC §2.2.4: star-network DVP at the same per-iteration eps",
 }
 
@@ -102,9 +111,33 @@ def _common(params: dict) -> dict:
 
 
 def summarise(trace: np.ndarray) -> dict:
-    """Mean, min and max over repeats of a (R, T+1) trace (NaN where not evaluated)."""
+    """Mean, min and max over repeats of a (R, T+1) trace (NaN where not evaluated), the per-repeat final values and
+    the whole trace ('all')."""
     with np.errstate(all="ignore"):
-        return {"mean": trace.mean(0), "min": trace.min(0), "max": trace.max(0), "final": trace[:, -1]}
+        return {"mean": trace.mean(0), "min": trace.min(0), "max": trace.max(0), "final": trace[:, -1],
+                "all": trace}
+
+
+def put(m: dict, rep: dict, key: str, values) -> None:
+    """Metric `key` = the mean of the per-repeat `values`, which go to the repeats record."""
+    v = np.asarray(values, dtype=float).ravel()
+    m[key] = float(v.mean())
+    rep[key] = v
+
+
+def majority_error(data) -> np.ndarray:
+    """Per repeat, the test error of the constant classifier that predicts the majority label of the training
+    set: what a model that learnt nothing gets."""
+    maj = np.where(data.b.reshape(data.D, -1).mean(1) > 0, 1.0, -1.0)
+    return (data.y_test != maj[:, None]).mean(1)
+
+
+def majority_share(data, w: np.ndarray) -> np.ndarray:
+    """Per repeat, the share of test rows that the single model w (R, d) labels as the training majority class
+    (1.0: a constant classifier)."""
+    maj = np.where(data.b.reshape(data.D, -1).mean(1) > 0, 1.0, -1.0)
+    pred = np.where(data.test_scores(w[:, None, :])[..., 0] > 0, 1.0, -1.0)  # tie -> -1 as in test_error
+    return (pred == maj[:, None]).mean(1)
 
 
 def _curves(h) -> dict:
@@ -114,7 +147,8 @@ def _curves(h) -> dict:
 def _dpadmm_run(data, reg, eps, delta, params, seed, n):
     c = _common(params)
     T, R = int(params["iterations"]), int(params["repeats"])
-    return cs.dpadmm(data, reg=reg, T=T, rngs=_noise(seed, R, "dpadmm", reg, f"n{n}", skey(eps, delta)),
+    # one stream for every (eps, delta): common random numbers across the settings (module docstring)
+    return cs.dpadmm(data, reg=reg, T=T, rngs=_noise(seed, R, "dpadmm", reg, f"n{n}"),
                      epsilon=eps, delta=delta, err_every=int(params.get("err_every", 1)), **c)
 
 
@@ -176,26 +210,30 @@ def n_sweep(X, y, params: dict, seed: int) -> dict:
     return out
 
 
-def n_sweep_metrics(res: dict) -> dict:
+def n_sweep_metrics(res: dict) -> tuple[dict, dict]:
+    """(flat metrics, per-repeat values) of Figs. 1 / 4."""
     m = {"n_train": res["n_train"], "n_test": res["n_test"], "max_row_norm": res["max_row_norm"],
          "central.el": res["central"]["el"].mean(), "central.err": res["central"]["err"].mean(),
          "central.w_norm": res["central"]["w_norm"].mean(), "central.w_norm_min": res["central"]["w_norm"].min(),
          "central.w_norm_max": res["central"]["w_norm"].max()}
+    rep = {}
     for n, r in res["runs"].items():
         k = f"n{n}"
         m[f"m.{k}"] = r["m"]
-        m[f"el_final.{k}"] = r["curves"]["el"]["mean"][-1]
+        put(m, rep, f"el_final.{k}", r["curves"]["el"]["final"])
         m[f"el_final_sd.{k}"] = r["curves"]["el"]["final"].std()
-        m[f"err_final.{k}"] = r["curves"]["err"]["mean"][-1]
+        put(m, rep, f"err_final.{k}", r["curves"]["err"]["final"])
         m[f"err_final_sd.{k}"] = r["curves"]["err"]["final"].std()
-        m[f"errw_final.{k}"] = r["curves"]["err_global"]["mean"][-1]
+        put(m, rep, f"errw_final.{k}", r["curves"]["err_global"]["final"])
+        rep[f"err_final.{k}@global_model"] = rep[f"errw_final.{k}"]
+        m[f"err_final.{k}@global_model"] = m[f"errw_final.{k}"]
         m[f"sigma_k1.{k}"] = float(np.ravel(r["sigma"])[0])
         m[f"sigma_kT.{k}"] = float(np.ravel(r["sigma"])[-1])
         m[f"thm_gap.{k}"] = r["thm_gap"].mean()
         m[f"thm_bound.{k}"] = r["thm_bound"]
         m[f"eta_plugin_rel_diff.{k}"] = r["eta_plugin_rel_diff"]
     _privacy_keys(m, "dpadmm", res["eps"], res["delta"], res["privacy"])
-    return m
+    return m, rep
 
 
 def _privacy_keys(m: dict, method: str, eps: float, delta: float, p: dict) -> None:
@@ -218,20 +256,21 @@ def privacy_sweep(X, y, params: dict, seed: int) -> dict:
     return out
 
 
-def privacy_sweep_metrics(res: dict) -> dict:
-    m = {}
+def privacy_sweep_metrics(res: dict) -> tuple[dict, dict]:
+    """(flat metrics, per-repeat values) of Figs. 2 / 5."""
+    m, rep = {}, {}
     T = res["T"]
     for (eps, delta), r in res["runs"].items():
         k = skey(eps, delta)
         cur = r["curves"]
-        m[f"aov_final.{k}"] = cur["aov"]["mean"][-1]
-        m[f"aov_last10.{k}"] = np.mean(cur["aov"]["mean"][-10:])
-        m[f"el_final.{k}"] = cur["el"]["mean"][-1]
-        m[f"err_final.{k}"] = cur["err"]["mean"][-1]
-        m[f"errw_final.{k}"] = cur["err_global"]["mean"][-1]
+        put(m, rep, f"aov_final.{k}", cur["aov"]["final"])
+        put(m, rep, f"aov_last10.{k}", cur["aov"]["all"][:, -10:].mean(1))
+        put(m, rep, f"el_final.{k}", cur["el"]["final"])
+        put(m, rep, f"err_final.{k}", cur["err"]["final"])
+        put(m, rep, f"errw_final.{k}", cur["err_global"]["final"])
         m[f"c0.{k}"] = r["privacy"]["paper_eps"] / (math.sqrt(T) * eps)
         _privacy_keys(m, "dpadmm", eps, delta, r["privacy"])
-    return m
+    return m, rep
 
 
 # --------------------------------------------------------------------------------------------------- fig3 / fig6
@@ -242,7 +281,8 @@ def comparison(X, y, params: dict, seed: int) -> dict:
     c = _common(params)
     ev = int(params.get("err_every", 1))
     data = _data(X, y, params, seed, n)
-    out = {"reg": reg, "n": n, "T": T, "sweeps": settings(params), "runs": {}, "times": {}}
+    out = {"reg": reg, "n": n, "T": T, "sweeps": settings(params), "runs": {}, "times": {},
+           "majority_err": majority_error(data), "majority_share": {}}
     a = params.get("admm", {})
     t0 = time.perf_counter()
     h = cs.admm(data, reg=reg, T=T, repeats=R, tol=float(a.get("tol", 1e-8)), max_inner=a.get("max_inner"),
@@ -262,21 +302,22 @@ def comparison(X, y, params: dict, seed: int) -> dict:
         out["times"]["dpadmm"] += time.perf_counter() - t0
         for conv in dp["conventions"]:
             t0 = time.perf_counter()
-            h = sgd.dpsgd(data, reg=reg, T=T, rngs=_noise(seed, R, "dpsgd", conv, reg, f"n{n}", k), epsilon=eps,
+            h = sgd.dpsgd(data, reg=reg, T=T, rngs=_noise(seed, R, "dpsgd", conv, reg, f"n{n}"), epsilon=eps,
                           delta=delta, lr=float(dp["lr"]), convention=conv, clip=float(dp["clip"]), err_every=ev,
                           **c)
             name = "dpsgd_avg" if conv == "average" else "dpsgd_sum"
             runs[name] = _curves(h)
+            out["majority_share"][(name, eps, delta)] = majority_share(data, h.meta["w"])
             out["times"][name] = out["times"].get(name, 0.0) + time.perf_counter() - t0
         if reg == "l2":
             t0 = time.perf_counter()
-            h = cs.pvp(data, T=T, rngs=_noise(seed, R, "pvp", f"n{n}", k), epsilon=eps, delta=delta,
+            h = cs.pvp(data, T=T, rngs=_noise(seed, R, "pvp", f"n{n}"), epsilon=eps, delta=delta,
                        tol=float(a.get("tol", 1e-8)), err_every=ev, **c)
             runs["pvp"] = _curves(h)
             out["times"]["pvp"] = out["times"].get("pvp", 0.0) + time.perf_counter() - t0
             if eps not in dvp_done:  # DVP is pure eps-DP per iteration: one run per eps serves every delta
                 t0 = time.perf_counter()
-                h = cs.dvp(data, T=T, rngs=_noise(seed, R, "dvp", f"n{n}", f"eps{eps:g}"), epsilon=eps,
+                h = cs.dvp(data, T=T, rngs=_noise(seed, R, "dvp", f"n{n}"), epsilon=eps,
                            tol=float(a.get("tol", 1e-8)), err_every=ev, **c)
                 dvp_done[eps] = {"curves": _curves(h), "Delta": h.meta["Delta"], "eps_prime": h.meta["eps_prime"]}
                 out["times"]["dvp"] = out["times"].get("dvp", 0.0) + time.perf_counter() - t0
@@ -286,22 +327,43 @@ def comparison(X, y, params: dict, seed: int) -> dict:
     return out
 
 
-def comparison_metrics(res: dict) -> dict:
+# metric name of each run: DPSGD's average convention is the default "dpsgd", its sum convention the variant
+METRIC_NAME = {"dpadmm": ("dpadmm", ""), "pvp": ("pvp", ""), "dvp": ("dvp", ""), "dpsgd_avg": ("dpsgd", ""),
+               "dpsgd_sum": ("dpsgd", "@dpsgd_sum")}
+ADMM_FAST_K = 10  # "ADMM has fast convergence": every method compared at this k
+
+
+def comparison_metrics(res: dict) -> tuple[dict, dict]:
+    """(flat metrics, per-repeat values) of Figs. 3 / 6. DPSGD's sum convention is the variant `dpsgd_sum` of the
+    DPSGD keys, the error of the global model w^k the variant `global_model` of the error keys."""
     T = res["T"]
+    k10 = min(ADMM_FAST_K, T)
     adm = res["admm"]["curves"]
-    m = {"el_final.admm": adm["el"]["mean"][-1], "err_final.admm": adm["err"]["mean"][-1],
-         "errw_final.admm": adm["err_global"]["mean"][-1],
-         "el_k10.admm": adm["el"]["mean"][min(10, T)],
-         "admm.el_k10_rel": (adm["el"]["mean"][min(10, T)] - adm["el"]["mean"][-1]) / adm["el"]["mean"][-1],
-         "admm.inner_steps_mean": res["admm"]["inner_steps_mean"]}
+    m, rep = {"admm.inner_steps_mean": res["admm"]["inner_steps_mean"], "admm_fast.k": k10}, {}
+    put(m, rep, "el_final.admm", adm["el"]["final"])
+    put(m, rep, "err_final.admm", adm["err"]["final"])
+    put(m, rep, "errw_final.admm", adm["err_global"]["final"])
+    put(m, rep, "el_k10.admm", adm["el"]["all"][:, k10])
+    m["admm.el_k10_rel"] = (m["el_k10.admm"] - m["el_final.admm"]) / m["el_final.admm"]
+    put(m, rep, "majority.err", res["majority_err"])
     methods = set()
     for (eps, delta), r in res["runs"].items():
         k = skey(eps, delta)
-        for name, cur in r["curves"].items():
-            methods.add(name)
-            m[f"el_final.{name}.{k}"] = cur["el"]["mean"][-1]
-            m[f"err_final.{name}.{k}"] = cur["err"]["mean"][-1]
-            m[f"errw_final.{name}.{k}"] = cur["err_global"]["mean"][-1]
+        for run, cur in r["curves"].items():
+            name, var = METRIC_NAME[run]
+            methods.add(run)
+            put(m, rep, f"el_final.{name}.{k}{var}", cur["el"]["final"])
+            put(m, rep, f"el_k10.{name}.{k}{var}", cur["el"]["all"][:, k10])
+            put(m, rep, f"err_final.{name}.{k}{var}", cur["err"]["final"])
+            put(m, rep, f"errw_final.{name}.{k}{var}", cur["err_global"]["final"])
+            if not var:  # the error of the global model w^k instead of the agents' mean (SPEC §2.5 [D-alt])
+                put(m, rep, f"err_final.{name}.{k}@global_model", cur["err_global"]["final"])
+        for run in ("dpsgd_avg", "dpsgd_sum"):
+            if (run, eps, delta) in res["majority_share"]:
+                name, var = METRIC_NAME[run]
+                put(m, rep, f"majority_share.{name}.{k}{var}", res["majority_share"][(run, eps, delta)])
+                put(m, rep, f"err_minus_majority.{name}.{k}{var}",
+                    r["curves"][run]["err"]["final"] - res["majority_err"])
         for name in ("dpadmm", "pvp", "dpsgd"):
             if name == "pvp" and "pvp" not in r["curves"]:
                 continue
@@ -312,11 +374,31 @@ def comparison_metrics(res: dict) -> dict:
         m[f"{base}.paper_eps"], m[f"{base}.pld_eps"], m[f"{base}.rdp_eps"] = tot["paper_eps"], tot["pld_eps"], None
         m[f"{base}.delta"] = tot["delta"]
     # DPSGD "noise-resilient but slow": spread of its final EL over the eps-sweep
-    for name in ("dpsgd_avg", "dpsgd_sum", "dpadmm"):
-        if name in methods:
-            vals = [res["runs"][s]["curves"][name]["el"]["mean"][-1] for s in res["sweeps"]["eps"]]
-            m[f"{name}.el_spread_eps"] = max(vals) - min(vals)
-    return m
+    for run in ("dpsgd_avg", "dpsgd_sum", "dpadmm"):
+        if run in methods:
+            name, var = METRIC_NAME[run]
+            vals = [res["runs"][s]["curves"][run]["el"]["mean"][-1] for s in res["sweeps"]["eps"]]
+            m[f"{name}.el_spread_eps{var}"] = max(vals) - min(vals)
+    return m, rep
+
+
+def majority_markdown(m: dict, res: dict) -> str:
+    """Per setting: DPSGD's final test error, the majority-class error and the share of test rows DPSGD labels as
+    the majority class (both conventions): the fact behind "DP-ADMM beats DPSGD"."""
+    lines = [f"Majority-class test error (constant classifier): {m['majority.err']:.4f}.", "",
+             "| setting | DPSGD avg error | avg: share predicted majority | DPSGD sum error | sum: share predicted "
+             "majority |", "|---|---|---|---|---|"]
+    for eps, delta in unique_settings({"epsilons": [e for e, _ in res["sweeps"]["eps"]],
+                                       "deltas": [d for _, d in res["sweeps"]["delta"]],
+                                       "fixed_delta": res["sweeps"]["eps"][0][1],
+                                       "fixed_epsilon": res["sweeps"]["delta"][0][0]}):
+        k = skey(eps, delta)
+        cells = []
+        for var in ("", "@dpsgd_sum"):
+            e, sh = m.get(f"err_final.dpsgd.{k}{var}"), m.get(f"majority_share.dpsgd.{k}{var}")
+            cells += ["-" if e is None else f"{e:.4f}", "-" if sh is None else f"{sh:.3f}"]
+        lines.append(f"| eps {eps:g}, delta {delta:g} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------------------------------- table2
@@ -342,61 +424,77 @@ def machine_info() -> dict:
     return info
 
 
+TIMED = ("admm", "pvp", "dvp", "dpadmm")
+
+
 def timing(X, y, params: dict, seed: int) -> dict:
     """Table II: wall-clock seconds of `iterations` iterations (training only, no metrics) of ADMM, PVP, DVP and
-    DP-ADMM (l2, n agents, delta) at each eps, each method timed on `timing_runs` single runs (one data draw and
-    noise stream each); the median is reported. ADMM is non-private, so one set of runs serves every eps (as in the
-    paper, whose ADMM column is constant)."""
-    n, T, runs = int(params["agents"]), int(params["iterations"]), int(params["timing_runs"])
+    DP-ADMM (l2, n agents, delta) at each eps, timed interleaved (``repro_dpadmm.timing``): in each of
+    `timing_rounds` rounds every (method, eps) runs once on that round's data draw, in a random order, so that the
+    machine's load drifts alike over all of them and every ratio gets a confidence interval from the per-round
+    ratios. ADMM is non-private: one run per round serves every eps (as in the paper, whose ADMM column is
+    constant)."""
+    n, T, rounds = int(params["agents"]), int(params["iterations"]), int(params["timing_rounds"])
     delta = float(params["delta"])
     c = _common(params)
-    a = params.get("admm", {})
-    tol = float(a.get("tol", 1e-8))
-    gens = repeat_generators(seed, runs, PAPER, "split")
+    tol = float(params.get("admm", {}).get("tol", 1e-8))
+    gens = repeat_generators(seed, rounds, PAPER, "split")
     datas = [cs.split_star(X, y, n, [g], int(params.get("n_train", 40_000)), params.get("n_test")) for g in gens]
-    times = {"admm": [], **{(meth, float(e)): [] for e in params["epsilons"] for meth in ("pvp", "dvp", "dpadmm")}}
-    inner = {}  # mean exact-solve steps per iteration, one value per run
-    for r, data in enumerate(datas):
-        h = cs.admm(data, reg="l2", T=T, repeats=1, tol=tol, record=False, **c)
-        times["admm"].append(h.meta["wall_time_s"])
-        inner.setdefault("admm", []).append(h.meta["inner_steps_mean"])
-        for eps in map(float, params["epsilons"]):
-            lab = (f"run{r}", skey(eps, delta))
-            h = cs.pvp(data, T=T, rngs=_noise(seed, 1, "timing", "pvp", *lab), epsilon=eps, delta=delta, tol=tol,
-                       record=False, **c)
-            times[("pvp", eps)].append(h.meta["wall_time_s"])
-            inner.setdefault(("pvp", eps), []).append(h.meta["inner_steps_mean"])
-            h = cs.dvp(data, T=T, rngs=_noise(seed, 1, "timing", "dvp", *lab), epsilon=eps, tol=tol, record=False,
-                       **c)
-            times[("dvp", eps)].append(h.meta["wall_time_s"])
-            inner.setdefault(("dvp", eps), []).append(h.meta["inner_steps_mean"])
-            h = cs.dpadmm(data, reg="l2", T=T, rngs=_noise(seed, 1, "timing", "dpadmm", *lab), epsilon=eps,
-                          delta=delta, record=False, **c)
-            times[("dpadmm", eps)].append(h.meta["train_time_s"])
-    med = {k: statistics.median(v) for k, v in times.items()}
-    rows = {}
+    inner: dict = {}  # mean exact-solve steps per iteration, one value per call
+
+    def note(key, h):
+        inner.setdefault(key, []).append(h.meta["inner_steps_mean"])
+
+    def admm(r):
+        note("admm", cs.admm(datas[r], reg="l2", T=T, repeats=1, tol=tol, record=False, **c))
+
+    def make(meth, eps):
+        def run(r):
+            rng = _noise(seed, 1, "timing", meth, f"round{r}", skey(eps, delta))
+            if meth == "pvp":
+                note((meth, eps), cs.pvp(datas[r], T=T, rngs=rng, epsilon=eps, delta=delta, tol=tol, record=False,
+                                         **c))
+            elif meth == "dvp":
+                note((meth, eps), cs.dvp(datas[r], T=T, rngs=rng, epsilon=eps, tol=tol, record=False, **c))
+            else:
+                cs.dpadmm(datas[r], reg="l2", T=T, rngs=rng, epsilon=eps, delta=delta, record=False, **c)
+        return run
+
+    funcs = {"admm": admm}
     for eps in map(float, params["epsilons"]):
-        rows[eps] = {"admm": med["admm"], "pvp": med[("pvp", eps)], "dvp": med[("dvp", eps)],
-                     "dpadmm": med[("dpadmm", eps)]}
+        for meth in TIMED[1:]:
+            funcs[f"{meth}.eps{eps:g}"] = make(meth, eps)
+    order = repeat_generators(seed, 1, PAPER, "timing", "order")[0]
+    times = timing_mod.interleaved(funcs, rounds, rng=order, warmup=True)
+    level = float(params.get("timing_level", 0.95))
+    rows, ratios = {}, {}
+    for eps in map(float, params["epsilons"]):
+        e = f"eps{eps:g}"
+        t = {"admm": times["admm"], **{meth: times[f"{meth}.{e}"] for meth in TIMED[1:]}}
+        rows[eps] = {meth: float(np.mean(v)) for meth, v in t.items()}
+        for a, b in (("admm", "dpadmm"), ("pvp", "dpadmm"), ("dvp", "dpadmm"), ("pvp", "admm"), ("dvp", "admm")):
+            ratios[(a, b, eps)] = timing_mod.ratio_ci(t[a], t[b], level)
     inner = {k: statistics.median(v) for k, v in inner.items()}
-    return {"rows": rows, "raw": times, "inner_steps": inner, "machine": machine_info(), "n": n, "T": T,
-            "delta": delta, "runs": runs}
+    return {"rows": rows, "ratios": ratios, "raw": times, "inner_steps": inner, "machine": machine_info(), "n": n,
+            "T": T, "delta": delta, "rounds": rounds, "level": level}
 
 
 def timing_metrics(res: dict) -> dict:
+    """Flat metrics of Table II: mean seconds per method and eps, and each ratio (geometric mean of the per-round
+    ratios) with its confidence interval (`.lo`, `.hi`) and standard error (`.se`), which the claims engine reads."""
     m = {f"machine.{k}": v for k, v in res["machine"].items()}
     for eps, row in res["rows"].items():
         e = f"eps{eps:g}"
         for meth, sec in row.items():
             m[f"time.{meth}.{e}"] = sec
-        for meth in ("admm", "pvp", "dvp"):
-            m[f"ratio.{meth}_over_dpadmm.{e}"] = row[meth] / row["dpadmm"]
-        m["ratio.pvp_over_admm." + e] = row["pvp"] / row["admm"]
-        m["ratio.dvp_over_admm." + e] = row["dvp"] / row["admm"]
         paper = PAPER_TABLE2.get(eps)
         if paper:
             m[f"paper_ratio.admm_over_dpadmm.{e}"] = paper["admm"] / paper["dpadmm"]
-    m["timing_runs"] = res["runs"]
+    for (a, b, eps), ci in res["ratios"].items():
+        key = f"ratio.{a}_over_{b}.eps{eps:g}"
+        m[key], m[f"{key}.lo"], m[f"{key}.hi"], m[f"{key}.se"] = ci["ratio"], ci["lo"], ci["hi"], ci["se"]
+    m["timing_rounds"] = res["rounds"]
+    m["timing_level"] = res["level"]
     return m
 
 
@@ -515,11 +613,18 @@ def plot_final_summary(res: dict):
 
 
 def table2_markdown(res: dict) -> str:
-    lines = ["| eps | ADMM | PVP | DVP | DP-ADMM | ADMM / DP-ADMM | paper ADMM / DP-ADMM |", "|---|---|---|---|---|---|---|"]
+    lines = ["| eps | ADMM | PVP | DVP | DP-ADMM | ADMM / DP-ADMM (CI) | PVP / ADMM (CI) | DVP / ADMM (CI) | "
+             "paper ADMM / DP-ADMM |", "|---|---|---|---|---|---|---|---|---|"]
+    lvl = f"{100 * res['level']:g}%"
     for eps, row in res["rows"].items():
         p = PAPER_TABLE2.get(eps, {})
-        ours = " | ".join(f"{row[k]:.3f} s" + (f" (paper {p[k]:.3f} s)" if k in p else "")
-                          for k in ("admm", "pvp", "dvp", "dpadmm"))
+        ours = " | ".join(f"{row[k]:.3f} s" + (f" (paper {p[k]:.3f} s)" if k in p else "") for k in TIMED)
+
+        def ci(a, b):
+            c = res["ratios"][(a, b, eps)]
+            return f"{c['ratio']:.2f} ({c['lo']:.2f}-{c['hi']:.2f})"
         pr = f"{p['admm'] / p['dpadmm']:.1f}x" if p else "-"
-        lines.append(f"| {eps:g} | {ours} | {row['admm'] / row['dpadmm']:.1f}x | {pr} |")
-    return "\n".join(lines)
+        lines.append(f"| {eps:g} | {ours} | {ci('admm', 'dpadmm')} | {ci('pvp', 'admm')} | {ci('dvp', 'admm')} | "
+                     f"{pr} |")
+    return "\n".join(lines) + f"\n\nMeans over {res['rounds']} interleaved rounds; ratios: geometric means with {lvl} " \
+        "confidence intervals (paired by round)."

@@ -27,6 +27,23 @@ ALPHA_GRID = (0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01)  # SPEC §6.6 [D]
 EDGE_TOL = 1e-8  # |Theta_ij| above this is an edge (SPEC §6.6 [D])
 
 
+ETA_RULES = ("paper", "conservative")
+
+
+def step_size(L_f: float, norm_AtA: float, rule: str, rho: float) -> float:
+    """XU's step size eta for a problem with Lipschitz constant `L_f` and ||A^T A||_2 = `norm_AtA` (SPEC §0.5(2)).
+
+    "paper": eta = 1/L_f, the largest step Lemma 5 allows (0 <= eta <= 1/L_f; Algorithm 1 asks eta < 1/L_F) with
+    the paper's gamma = 1 (§V-B). "conservative": eta = 1/(L_f + rho ||A^T A||_2), the old default, which is what
+    G = gamma I - eta rho A^T A >= 0 needs with gamma = 1 (the paper's own gamma_min cannot hold at gamma = 1).
+    """
+    if rule == "paper":
+        return 1.0 / L_f
+    if rule == "conservative":
+        return 1.0 / (L_f + rho * norm_AtA)
+    raise ValueError(f"eta_rule must be one of {ETA_RULES}, got {rule!r}")
+
+
 SPARSE_BELOW = 0.25  # store X as CSR when its density is below this (a9a, a8a: ~11 %): 3x faster products
 
 
@@ -166,9 +183,14 @@ class FusedLasso(logistic.MeanLogisticTerm):
         """||A^T A||_2."""
         return float(np.linalg.eigvalsh(self.AtA)[-1])
 
+    def step_size(self, rule: str, rho: float) -> float:
+        """eta by `rule` (SPEC §0.5(2)): "paper" = 1/L_f, the bound of XU's Lemma 5 (0 <= eta <= 1/L_f) with its
+        gamma = 1; "conservative" = 1/(L_f + rho ||A^T A||_2), what G = gamma I - eta rho A^T A >= 0 needs."""
+        return step_size(self.L_f, self.norm_AtA, rule, rho)
+
     def default_eta(self, rho: float) -> float:
-        """eta = 1 / (L_f + rho ||A^T A||_2) (SPEC §6.6 [D])."""
-        return 1.0 / (self.L_f + rho * self.norm_AtA)
+        """The default step, eta = 1/L_f (SPEC §0.5(2)); `rho` is unused by this rule."""
+        return self.step_size("paper", rho)
 
     def prox_g(self, v: np.ndarray, rho: float) -> np.ndarray:
         """argmin_y lambda ||y||_1 + (rho/2)||v - y||^2: the soft-threshold at lambda/rho (the y-update (3))."""

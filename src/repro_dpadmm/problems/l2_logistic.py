@@ -19,6 +19,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
+from .fused_lasso import step_size
 from .logistic import MeanLogisticTerm
 
 
@@ -43,9 +44,13 @@ class L2Logistic(MeanLogisticTerm):
     def norm_AtA(self) -> float:
         return 1.0
 
+    def step_size(self, rule: str, rho: float) -> float:
+        """eta by `rule`: "paper" = 1/L_f (SPEC §0.5(2)), "conservative" = 1/(L_f + rho) (||A^T A|| = 1 here)."""
+        return step_size(self.L_f, self.norm_AtA, rule, rho)
+
     def default_eta(self, rho: float) -> float:
-        """eta = 1 / (L_f + rho ||A^T A||_2) (SPEC §6.6 [D]), with ||A^T A|| = 1 here."""
-        return 1.0 / (self.L_f + rho)
+        """The default step, eta = 1/L_f (SPEC §0.5(2)); `rho` is unused by this rule."""
+        return self.step_size("paper", rho)
 
     def prox_g(self, v: np.ndarray, rho: float) -> np.ndarray:
         """argmin_y (lambda/2)||y||^2 + (rho/2)||v - y||^2 = rho v / (lambda + rho)."""

@@ -155,7 +155,9 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
     res = ItemResult(paper, item, expected=item in EXPECTED_ITEMS.get(paper, ()), state="missing", spec=spec,
                      metric_docs=(cf.metrics.get(item) if cf else None) or {})
     cfg_params = ((config.get("papers") or {}).get(paper) or {}).get(item)
-    run_params = prov_mod.executed_params(item_dir, item)
+    # Parameters come from the executed notebook only beside a metrics.json: without it the notebook is stale or
+    # partial (the runner writes metrics.json last).
+    run_params = prov_mod.executed_params(item_dir, item) if (item_dir / "metrics.json").is_file() else None
     if run_params is not None:
         res.params, res.params_source = run_params, "run"
         if isinstance(cfg_params, dict):
@@ -193,8 +195,9 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
     res.wall_time_s = float(wall) if isinstance(wall, (int, float)) and not isinstance(wall, bool) else None
     jobs = metrics.get("wall_time.jobs_sum_s")
     res.job_time_s = float(jobs) if isinstance(jobs, (int, float)) and not isinstance(jobs, bool) else None
-    res.figures = _figures(item_dir, item, spec.get("figure") or [])
-    res.missing_figures = [n for n in spec.get("figure") or [] if not (item_dir / n).is_file()]
+    if status == "ok":  # an item that did not run shows no figure, even one left over from an earlier run
+        res.figures = _figures(item_dir, item, spec.get("figure") or [])
+        res.missing_figures = [n for n in spec.get("figure") or [] if not (item_dir / n).is_file()]
     nb = item_dir / f"{item}.html"
     res.notebook = nb if nb.is_file() else None
     return res

@@ -6,8 +6,11 @@ Derivation (App. A): each noisy gradient is a Gaussian mechanism with l2-sensiti
 (alpha, alpha Delta^2 / (2 sigma^2))-RDP; T of them compose to T alpha Delta^2 / (2 sigma^2) = mu epsilon, and the
 RDP-to-DP conversion term ln(1/delta)/(alpha - 1) = (1 - mu) epsilon brings the total to (epsilon, delta).
 
-[!] For replace-one neighbours the mean gradient moves by up to 2c/n, not c/n (SPEC §6.8); `sensitivity_factor=2`
-gives the corrected noise level (the paper's is `sensitivity_factor=1`, the default).
+[!] For replace-one neighbours (Definition 1: datasets "differing by one element") the mean gradient moves by up to
+2c/n, not c/n (SPEC §6.8): the proof's sensitivity is wrong, and `sensitivity_factor=2` gives the noise level the
+proof would need (the paper's is `sensitivity_factor=1`, the default). Whether the published noise nevertheless
+meets (epsilon, delta) is a separate question, answered by exact accounting at 2c/n (`accounted_epsilon`, PLD):
+Theorem 1's single RDP order and its RDP-to-DP conversion are loose enough that it can.
 """
 
 from __future__ import annotations
@@ -82,15 +85,16 @@ def rdp_epsilon_at_order(sigma_value: float, T: int, n: int, epsilon: float, del
 
 
 def accounted_epsilon(sigma_value: float, T: int, n: int, delta: float = DELTA, c: float = C,
-                      sensitivity_factor: float = 1.0, method: str = "rdp") -> float:
+                      sensitivity_factor: float = 1.0, method: str = "rdp", discretization: float = 1e-4) -> float:
     """Total epsilon at `delta` of T full-batch Gaussian steps by dp-accounting (noise multiplier sigma / Delta).
 
-    `method` "rdp" (dp-accounting's RDP accountant, all orders) or "pld" (privacy loss distributions, tight).
+    `method` "rdp" (dp-accounting's RDP accountant, all orders) or "pld" (privacy loss distributions, tight; it
+    rounds each step's loss up to its `discretization` grid, so its total is an upper bound).
     Delta = sensitivity_factor c / n, so `sensitivity_factor=2` accounts the same noise under replace-one.
     """
     z = sigma_value / sensitivity(n, c, sensitivity_factor)
     if method == "rdp":
         return accounting.rdp_epsilon(z, delta, steps=int(T))
     if method == "pld":
-        return accounting.pld_epsilon(z, delta, steps=int(T))
+        return accounting.pld_epsilon(z, delta, steps=int(T), discretization=discretization)
     raise ValueError(f"method must be 'rdp' or 'pld', got {method!r}")

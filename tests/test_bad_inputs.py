@@ -1,0 +1,233 @@
+"""Bad-input matrix: every bad value is rejected before any work starts, with a message naming the key and what is
+allowed there; none is accepted silently.
+
+The item-level cases go through two doors each: a config file merged over config/config.yaml (what `snakemake
+--configfile` and `repro-dpadmm run --configfile` read) and `repro-dpadmm run --params` (what the workflow passes to
+an item). Top-level, CLI-only and Snakemake (`--config`, `--configfile`) cases follow.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+
+import pytest
+import yaml
+
+from repro_dpadmm import config
+from repro_dpadmm.cli import main
+
+from conftest import ROOT, snakemake
+
+NAN, INF = math.nan, math.inf
+HU, HUANG, MADMM, RADMM, XU, BEYOND = ("hu2020_sharing", "huang2019_dpadmm", "zhang2018_madmm", "zhang2018_radmm",
+                                       "xu2020_dpaccadmm", "beyond")
+
+# (paper, item, patch of the item's parameters, offending key below papers.<paper>.<item>, fragment of "allowed")
+ITEM_CASES = [
+    (HUANG, "fig1", {"agents": [10, 0]}, "agents.1", ">= 1"),
+    (HUANG, "fig1", {"epsilon": 0}, "epsilon", "> 0"),
+    (HUANG, "fig1", {"epsilon": 1.5}, "epsilon", "<= 1"),
+    (HUANG, "fig1", {"delta": 0.5}, "delta", "<= 0.01"),
+    (HUANG, "fig1", {"reg": "l3"}, "reg", "one of"),
+    (HUANG, "fig1", {"iterations": 0}, "iterations", ">= 1"),
+    (HUANG, "fig1", {"n_train": 1}, "n_train", ">= 2"),
+    (HUANG, "fig1", {"repeats": "ten"}, "repeats", "integer"),
+    (HUANG, "fig1", {"epsilon": INF}, "epsilon", "finite number"),
+    (HUANG, "fig1", {"datasets": ["a9a"]}, "datasets.0", '"adult_huang2019"'),
+    (HUANG, "fig1", {"agentz": 3}, "agentz", "allowed keys here: agents"),
+    (HUANG, "fig2", {"agents": 2.5}, "agents", "integer"),
+    (HUANG, "fig2", {"epsilons": []}, "epsilons", "1 to"),
+    (HUANG, "fig2", {"epsilons": [0.1, NAN]}, "epsilons.1", "finite number"),
+    (HUANG, "fig2", {"deltas": [INF]}, "deltas.0", "finite number"),
+    (HUANG, "fig2", {"fixed_epsilon": -0.1}, "fixed_epsilon", "> 0"),
+    (HUANG, "fig3", {"dpsgd": {"conventions": ["avg"]}}, "dpsgd.conventions.0", "one of"),
+    (HUANG, "fig3", {"dpsgd": {"lr": 0}}, "dpsgd.lr", "> 0"),
+    (HUANG, "fig3", {"admm": {"tol": NAN}}, "admm.tol", "finite number"),
+    (HUANG, "table2", {"timing_rounds": 1}, "timing_rounds", ">= 2"),
+    (HU, "fig1", {"repeats": 11}, "repeats", "<= 10"),
+    (HU, "fig1", {"lam_scale": "median"}, "lam_scale", "one of"),
+    (HU, "fig1", {"noise_on": "both"}, "noise_on", "one of"),
+    (HU, "fig1", {"boundaries": [5]}, "boundaries", "2 to"),
+    (HU, "fig1", {"sgd": {"lr_grid": [0]}}, "sgd.lr_grid.0", "> 0"),
+    (HU, "fig1", {"train_rows": 5}, "train_rows", ">= 10"),
+    (HU, "fig1", {"bias": "yes"}, "bias", "boolean"),
+    (HU, "fig3", {"panels": {"mnist": {"boundaries": [0, 1], "sigmas": [1], "read_at": 1}}}, "panels.mnist",
+     "matching ^(a9a|gisette)$"),
+    (HU, "eps_sweep", {"delta": 1}, "delta", "< 1"),
+    (MADMM, "fig2", {"graph": {"kind": "erdos_renyi", "nodes": 5, "p": 1.5}}, "graph.p", "<= 1"),
+    (MADMM, "fig2", {"split": "random"}, "split", "one of"),
+    (MADMM, "fig2", {"iterations": 1}, "iterations", ">= 2"),
+    (MADMM, "fig2", {"repeats": 101}, "repeats", "<= 100"),
+    (MADMM, "fig2", {"newton_tol": 0.1}, "newton_tol", "<= 0.001"),
+    (MADMM, "fig2", {"theta": NAN}, "theta", "finite number"),
+    (MADMM, "fig1", {"theta_random": [1.0]}, "theta_random", "2 to 2 items"),
+    (MADMM, "fig1", {"q1_list": [2.0]}, "q1_list", "2 to"),
+    (RADMM, "fig1", {"gammas": [-1]}, "gammas.0", "> 0"),
+    (RADMM, "fig2", {"pp": {"q1": 0.5}}, "pp.q1", ">= 1"),
+    (RADMM, "fig3", {"alpha": INF}, "alpha", "finite number"),
+    (RADMM, "fig3", {"thetaa": 1.0}, "thetaa", "allowed keys here:"),
+    (XU, "fig1", {"mu": 1}, "mu", "< 1"),
+    (XU, "fig1", {"eta": -1}, "eta", '"auto"'),
+    (XU, "fig1", {"u0": "one"}, "u0", "one of"),
+    (XU, "fig1", {"restart": "always"}, "restart", "one of"),
+    (XU, "fig1", {"datasets": ["gisette"]}, "datasets.0", '"a9a"'),
+    (XU, "fig1", {"datasets": []}, "datasets", "1 to"),
+    (XU, "fig1", {"blas_threads": 0}, "blas_threads", ">= 1"),
+    (XU, "fig1", {"epsilon": NAN}, "epsilon", "finite number"),
+    (XU, "fig2", {"repeats": 0}, "repeats", ">= 1"),
+    (XU, "table1", {"graph": {"alphas": [0]}}, "graph.alphas.0", "> 0"),
+    (BEYOND, "frontier", {"levels": [0.1, NAN]}, "levels.1", "finite number"),
+    (BEYOND, "frontier", {"levels": [0.1, 0.1]}, "levels", "no repeats"),
+    (BEYOND, "frontier", {"iterations": 3}, "iterations", "multiple of 2"),
+    (BEYOND, "frontier", {"methods": ["huang_typo"]}, "methods.0", '"huang_dpadmm"'),
+    (BEYOND, "frontier", {"rtol": 0.5}, "rtol", "<= 0.01"),
+    (BEYOND, "audit", {"confidence": 0.4}, "confidence", ">= 0.5"),
+    (BEYOND, "audit", {"trials": 10}, "trials", ">= 100"),
+    (BEYOND, "audit", {"mechanisms": {"m": {"kind": "x", "epsilon": 1}}}, "mechanisms.m.kind", "one of"),
+]
+ITEM_IDS = [f"{p}.{i}.{k}" for p, i, _, k, _ in ITEM_CASES]
+
+# Item names that do not exist: a typo must not run another item or fail later as "missing input".
+TYPO_ITEMS = [(HUANG, "fig55"), (HU, "fig_1"), (XU, "tabel1"), (BEYOND, "frontiers")]
+
+# (patch of the whole config, offending key, fragment of "allowed")
+TOP_CASES = [
+    ({"seed": -1}, "seed", ">= 0"),
+    ({"seed": 1.5}, "seed", "integer"),
+    ({"seed": NAN}, "seed", "integer"),
+    ({"data_mirror": 3}, "data_mirror", "string or null"),
+    ({"datasets": {"adult_huang2019": {"row_normalisation": "l1"}}}, "datasets.adult_huang2019.row_normalisation",
+     "one of"),
+    ({"datasets": {"bio_train": {"split_seed": -1}}}, "datasets.bio_train.split_seed", ">= 0"),
+    ({"datasets": {"mnist": {}}}, "datasets.mnist", "allowed keys here: a8a"),
+    ({"papers": {"nobody2020": {}}}, "papers.nobody2020", "allowed keys here: beyond"),
+]
+
+
+@functools.cache
+def _base() -> dict:
+    return config.load()
+
+
+def _base_item(paper, item):
+    return _base()["papers"][paper][item]
+
+
+def _assert_names_key_and_range(message: str, key: str, allowed: str):
+    line = next((ln for ln in message.splitlines() if key + ":" in ln or key + " " in ln or
+                 ln.strip().startswith(key)), None)
+    assert line is not None, f"no line names {key!r}:\n{message}"
+    assert allowed in line and "allowed" in line, f"{key!r} named without its allowed range {allowed!r}:\n{line}"
+
+
+@pytest.fixture
+def no_work(monkeypatch, tmp_path):
+    """Any item run, dataset build or job is a failure; work happens nowhere."""
+    from repro_dpadmm import runner
+    from repro_dpadmm.datasets import processed
+    from repro_dpadmm.experiments import beyond_frontier
+
+    def forbidden(*a, **k):
+        pytest.fail("work started despite a bad input")
+
+    monkeypatch.setattr(runner, "run_item", forbidden)
+    monkeypatch.setattr(processed, "build", forbidden)
+    monkeypatch.setattr(beyond_frontier, "run_job", forbidden)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize("paper, item, patch, key, allowed", ITEM_CASES, ids=ITEM_IDS)
+def test_config_file(tmp_path, paper, item, patch, key, allowed):
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump({"papers": {paper: {item: patch}}}))
+    with pytest.raises(config.ConfigError) as exc:
+        config.load(path)
+    _assert_names_key_and_range(str(exc.value), f"papers.{paper}.{item}.{key}", allowed)
+
+
+@pytest.mark.parametrize("paper, item, patch, key, allowed", ITEM_CASES, ids=ITEM_IDS)
+def test_run_params(no_work, capsys, paper, item, patch, key, allowed):
+    params = {**config.deep_merge(_base_item(paper, item), patch), "seed": 0}
+    assert main(["run", paper, item, "--params", json.dumps(params)]) == 2
+    _assert_names_key_and_range(capsys.readouterr().err, f"papers.{paper}.{item}.{key}", allowed)
+    assert not list(no_work.iterdir())
+
+
+@pytest.mark.parametrize("paper, item", TYPO_ITEMS)
+def test_typo_item_name(tmp_path, no_work, capsys, paper, item):
+    path = tmp_path / "typo.yaml"
+    path.write_text(yaml.safe_dump({"papers": {paper: {item: {"repeats": 1}}}}))
+    with pytest.raises(config.ConfigError) as exc:
+        config.load(path)
+    _assert_names_key_and_range(str(exc.value), f"papers.{paper}.{item}", "fig" if paper != BEYOND else "frontier")
+    assert main(["run", paper, "fig1" if paper != BEYOND else "audit", "--configfile", str(path)]) == 2
+    assert f"papers.{paper}.{item}: no such item" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("patch, key, allowed", TOP_CASES, ids=[c[1] for c in TOP_CASES])
+def test_top_level(patch, key, allowed):
+    with pytest.raises(config.ConfigError) as exc:
+        config.validate(config.deep_merge(_base(), patch))
+    _assert_names_key_and_range(str(exc.value), key, allowed)
+
+
+CLI_CASES = [
+    (["run", HUANG, "fig1", "--params", "{not json"], "--params is not valid JSON"),
+    (["run", HUANG, "fig1", "--params", "[1, 2]"], "--params must be a JSON object"),
+    (["run", HUANG, "fig1", "--params", json.dumps({"seed": -3})], "seed: -3 is less than the minimum of 0"),
+    (["run", HUANG, "no_such_item"], "no item huang2019_dpadmm/no_such_item"),
+    (["run", HUANG, "fig1", "--configfile", "missing.yaml"], "missing.yaml does not exist (relative paths are read from"),
+    (["data", "build", "mnist"], "unknown dataset 'mnist'"),
+    (["data", "build", "adult_huang2019", "--options", '{"row_normalisation": "l1"}'],
+     "datasets.adult_huang2019.row_normalisation: 'l1' is not one of"),
+    (["data", "build", "a9a", "--options", '{"scale": 2}'], "datasets.a9a.scale: unknown key"),
+    (["data", "build", "a9a", "--options", "nope"], "--options is not valid JSON"),
+    (["frontier-job", "huang_dpadmm", "eps0.1", "--params", json.dumps({"levels": [NAN]})],
+     "papers.beyond.frontier.levels.0: nan is not of type 'number'"),
+]
+
+
+@pytest.mark.parametrize("argv, message", CLI_CASES, ids=[" ".join(a[:2]) + f" #{i}" for i, (a, _) in
+                                                          enumerate(CLI_CASES)])
+def test_cli(no_work, capsys, argv, message):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_relative_configfile_is_read_from_the_working_directory(no_work, capsys):
+    (no_work / "mine.yaml").write_text(yaml.safe_dump({"papers": {HUANG: {"fig1": {"repeats": 0}}}}))
+    assert main(["run", HUANG, "fig1", "--configfile", "mine.yaml"]) == 2
+    assert "papers.huang2019_dpadmm.fig1.repeats: 0 is less than the minimum of 1" in capsys.readouterr().err
+
+
+def test_the_good_configs_still_pass():
+    config.load()
+    config.load(ROOT / "config/smoke.yaml")
+    for paper, items in config.load()["papers"].items():
+        for item, params in items.items():
+            config.check_item_params(paper, item, {**params, "seed": 0})
+
+
+SNAKEMAKE_CASES = [
+    (["--config", "seed=-5"], "seed"),
+    ({"papers": {HUANG: {"fig1": {"epsilon": NAN}}}}, "papers.huang2019_dpadmm.fig1.epsilon: nan is not of type"),
+    ({"papers": {HUANG: {"fig55": {"repeats": 1}}}}, "papers.huang2019_dpadmm.fig55: no such item"),
+    ({"papers": {BEYOND: {"frontier": {"levels": [0.1, INF]}}}}, "papers.beyond.frontier.levels.1"),
+    ({"papers": {HUANG: {"fig2": {"agents": 2.5}}}}, "On instance['papers']['huang2019_dpadmm']['fig2']['agents']"),
+]
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("case, message", SNAKEMAKE_CASES, ids=["config seed", "nan", "typo item", "inf level", "agents 2.5"])
+def test_snakemake_rejects_before_any_job(tmp_path, case, message):
+    if isinstance(case, dict):
+        path = tmp_path / "bad.yaml"
+        path.write_text(yaml.safe_dump(case))
+        case = ["--configfile", str(path)]
+    run = snakemake(["-n", *case], cwd=ROOT, timeout=300)
+    out = run.stdout + run.stderr
+    assert run.returncode != 0 and message in out, out[-2000:]
+    assert "Job stats" not in out and "rule " not in out.split(message)[0][-200:]
