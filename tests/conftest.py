@@ -45,7 +45,7 @@ def fresh_copy(dst: Path) -> Path:
     import shutil
 
     dst.mkdir(parents=True, exist_ok=True)
-    for name in ("Snakefile", "workflow", "config", "notebooks", "envs"):
+    for name in ("Snakefile", "workflow", "config", "notebooks", "envs", ".test"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy2)(src, dst / name)
     return dst
@@ -63,12 +63,15 @@ def snakemake(args, cwd, env=None, timeout=1800):
 
 @pytest.fixture(scope="session")
 def smoke_project(mirror, tmp_path_factory):
-    """A fresh copy of the workflow on which the whole DAG ran once with config/smoke.yaml (offline, mirror).
+    """A fresh copy of the workflow on which the whole DAG ran once with the CI config .test/config/config.yaml
+    (the smoke settings of config/smoke.yaml; offline, mirror).
 
     Returns (project folder, completed process). `--keep-going` lets every item run even if one fails, so each
-    test can report exactly which item broke.
+    test can report exactly which item broke. One thread per item job (the rule asks for 2): on CI's two cores two
+    small items run side by side instead of one after the other.
     """
     proj = fresh_copy(tmp_path_factory.mktemp("smoke") / "project")
-    proc = snakemake(["--cores", "2", "--keep-going", "--configfile", "config/smoke.yaml"], proj,
+    proc = snakemake(["--cores", "2", "--keep-going", "--set-threads", "item_notebook=1",
+                      "--configfile", ".test/config/config.yaml"], proj,
                      {"REPRO_DPADMM_DATA_MIRROR": str(mirror), "REPRO_DPADMM_OFFLINE": "1"})
     return proj, proc

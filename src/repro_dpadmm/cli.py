@@ -156,45 +156,99 @@ def cmd_report(args) -> int:
     from .report.claims import ClaimsError
 
     try:
-        build_report(out_dir=Path(args.out_dir))
+        if args.results:  # re-judge a bundle with the current claims files (bundle.rejudge)
+            from .bundle import BundleError, rejudge
+
+            source = Path(args.results)
+            out = Path(args.out_dir) if args.out_dir else Path.cwd() / f"{source.name.split('.')[0]}-rejudged"
+            try:
+                result = rejudge(source, out)
+            except BundleError as exc:
+                print(f"repro-dpadmm: error: {exc}", file=sys.stderr)
+                return 2
+            print(result.summary())
+            print(f"re-judged report: {result.out_dir / 'index.html'}")
+            return 0
+        build_report(out_dir=Path(args.out_dir or "results/report"))
     except ClaimsError as exc:   # a claims file that cannot be read as written: no report, a clear error
         print(f"repro-dpadmm report: {exc}", file=sys.stderr)
         return 1
     return 0
 
 
+def cmd_bundle(args) -> int:
+    from .bundle import BundleError, make_bundle
+
+    try:
+        path = make_bundle(args.out)
+    except BundleError as exc:
+        print(f"repro-dpadmm: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"bundle: {path} ({path.stat().st_size / 1e6:.1f} MB); "
+          f"re-judge it with: repro-dpadmm report --results {path}")
+    return 0
+
+
+EXAMPLES = """\
+examples:
+  repro-dpadmm info                                   versions, data mirror, raw-file cache
+  repro-dpadmm data build adult_huang2019             fetch, verify and preprocess one dataset
+  repro-dpadmm items                                  every item (Snakemake target <paper>_<item>)
+  repro-dpadmm run huang2019_dpadmm fig3 --configfile config/smoke.yaml
+                                                      run one item's notebook at smoke settings
+  repro-dpadmm report                                 rebuild results/report/ from results/
+  repro-dpadmm bundle                                 pack results/ into one archive with a manifest
+  repro-dpadmm report --results bundle.tar.gz --out-dir rejudged
+                                                      re-judge a bundle with the current claims files
+
+The whole workflow runs through Snakemake: `snakemake --cores all` (see README.md).
+"""
+
+
+def _package_version() -> str:
+    try:
+        return version("repro-dpadmm")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="repro-dpadmm", description=__doc__)
-    sub = p.add_subparsers(dest="command", required=True)
+    p = argparse.ArgumentParser(prog="repro-dpadmm", description=__doc__, epilog=EXAMPLES,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"%(prog)s {_package_version()}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     info = sub.add_parser("info", help="versions, data mirror and cache status")
-    info.add_argument("--mirror", default=None)
+    info.add_argument("--mirror", default=None,
+                      help="data mirror to show instead of REPRO_DPADMM_DATA_MIRROR (local folder or URL base)")
     info.set_defaults(func=cmd_info)
 
     data = sub.add_parser("data", help="dataset commands").add_subparsers(dest="data_command", required=True)
     dl = data.add_parser("list", help="processed datasets and their state")
     dl.set_defaults(func=cmd_data_list)
     df = data.add_parser("fetch", help="download and verify raw files (all datasets if none named)")
-    df.add_argument("names", nargs="*")
+    df.add_argument("names", nargs="*", help="dataset names, e.g. adult_huang2019 a9a (see `data list`)")
     df.add_argument("--mirror", default=None, help="local folder or URL base (wins over REPRO_DPADMM_DATA_MIRROR)")
     df.set_defaults(func=cmd_data_fetch)
     db = data.add_parser("build", help="fetch + preprocess one dataset into resources/processed/")
-    db.add_argument("name")
-    db.add_argument("--mirror", default=None)
+    db.add_argument("name", help="dataset name, e.g. adult_huang2019 (see `data list`)")
+    db.add_argument("--mirror", default=None,
+                    help="local folder or URL base tried before the canonical URL (wins over REPRO_DPADMM_DATA_MIRROR)")
     db.add_argument("--options", default=None, help="JSON preprocessing options")
     db.add_argument("--attempt", default=None, help="JSON source state to record (the workflow passes it)")
     db.set_defaults(func=cmd_data_build)
 
     items = sub.add_parser("items", help="list the items (Snakemake target names)")
-    items.add_argument("--configfile", action="append", default=[])
+    items.add_argument("--configfile", action="append", default=[],
+                       help="config override merged over config/config.yaml, e.g. config/smoke.yaml (repeatable)")
     items.set_defaults(func=cmd_items)
 
     run = sub.add_parser("run", help="run one item's notebook (papermill) and render it to HTML")
-    run.add_argument("paper")
-    run.add_argument("item")
+    run.add_argument("paper", help="paper id, e.g. huang2019_dpadmm (see `items`)")
+    run.add_argument("item", help="item id, e.g. fig3")
     run.add_argument("--params", default=None, help="item parameters as JSON (default: from the config)")
     run.add_argument("--configfile", action="append", default=[], help="config override, e.g. config/smoke.yaml")
-    run.add_argument("--out-dir", default=None)
+    run.add_argument("--out-dir", default=None, help="output folder (default results/<paper>/<item>)")
     run.set_defaults(func=cmd_run)
 
     fj = sub.add_parser("frontier-job", help="run one (method, level) job of beyond/frontier and write its JSON")
@@ -206,9 +260,23 @@ def build_parser() -> argparse.ArgumentParser:
     fj.add_argument("--out", default=None, help="default results/beyond/frontier/jobs/<method>/<level>.json")
     fj.set_defaults(func=cmd_frontier_job)
 
-    rep = sub.add_parser("report", help="build the reproduction report from results/*/*/metrics.json")
-    rep.add_argument("--out-dir", default="results/report")
+    rep = sub.add_parser("report", help="build the reproduction report from results/*/*/metrics.json, or re-judge "
+                                        "a results bundle with the current claims files")
+    rep.add_argument("--results", default=None, metavar="BUNDLE",
+                     help="a results bundle (.tar.gz from `repro-dpadmm bundle`, or its unpacked folder): verify its "
+                          "manifest, rebuild the report from its numbers with the current config/claims/*.yaml "
+                          "(nothing is recomputed) and list changed verdicts and items whose parameters differ "
+                          "from the current config")
+    rep.add_argument("--out-dir", default=None,
+                     help="where index.html, claims.json, summary.json go (default results/report; with --results: "
+                          "<bundle name>-rejudged in the working directory)")
     rep.set_defaults(func=cmd_report)
+
+    bun = sub.add_parser("bundle", help="pack a finished run (metrics, notebooks, figures, report, logs, provenance) "
+                                        "into one .tar.gz with a sha256 manifest")
+    bun.add_argument("--out", default=None, metavar="FILE.tar.gz",
+                     help="archive to write (default bundles/repro-dpadmm-results-<time>-<commit>.tar.gz)")
+    bun.set_defaults(func=cmd_bundle)
     return p
 
 

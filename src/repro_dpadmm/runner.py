@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 import os
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -34,6 +36,18 @@ KERNEL = "python3"
 METRICS = "metrics.json"
 MANIFEST = ".outputs.json"  # the names a run wrote into the item's folder (so a rerun removes exactly those)
 STAGING = ".staging-"
+
+
+def _stream_log() -> bool:
+    """Show each cell's start and output on stderr as the notebook runs (papermill's log_output, as
+    `papermill --log-output`), so that an item's log under Snakemake fills while it runs, not when it ends."""
+    log = logging.getLogger("papermill")
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+    return True
 
 
 def _render_html(executed: Path, html_path: Path) -> None:
@@ -145,7 +159,7 @@ def _execute(paper: str, item: str, notebook: Path, params: dict, stage: Path, o
     # The notebook writes into the staging folder; out_dir is where its outputs will live (for messages only).
     pm.execute_notebook(str(notebook), str(stage / f"{item}.ipynb"),
                         parameters={"params": params, "out_dir": str(stage)},
-                        kernel_name=KERNEL, cwd=str(root), progress_bar=False)
+                        kernel_name=KERNEL, cwd=str(root), progress_bar=False, log_output=_stream_log())
     wall = time.perf_counter() - t0
     _show_final_folder(stage / f"{item}.ipynb", stage, out_dir)
     _render_html(stage / f"{item}.ipynb", stage / f"{item}.html")

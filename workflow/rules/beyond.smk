@@ -19,6 +19,8 @@ rule frontier_job:
         item=frontier_job_params,
     log:
         "logs/beyond/frontier/{method}/{level}.log",
+    benchmark:
+        "logs/benchmarks/beyond/frontier/{method}/{level}.tsv"
     threads: 1
     resources:
         mem_mb=3000,

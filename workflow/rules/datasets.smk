@@ -18,6 +18,8 @@ rule dataset:
         options=lambda w: json.dumps(config["datasets"].get(w.name, {})),
     log:
         "logs/datasets/{name}.log",
+    benchmark:
+        "logs/benchmarks/datasets/{name}.tsv"
     wildcard_constraints:
         name="|".join(config["datasets"]),
     conda:

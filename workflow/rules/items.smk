@@ -20,6 +20,11 @@ rule item_notebook:
         out_dir=subpath(output.metrics, parent=True),
     log:
         "logs/{paper}/{item}.log",
+    benchmark:
+        "logs/benchmarks/{paper}/{item}.tsv"
+    # Snakemake sets OMP/OpenBLAS/MKL threads to this: 2 BLAS threads per item, as `repro-dpadmm run` gets on two
+    # cores (lowered to --cores when fewer; `--set-threads item_notebook=1` runs more items side by side instead).
+    threads: 2
     wildcard_constraints:
         paper="|".join(config["papers"]),
         item=r"[A-Za-z0-9_]+",

@@ -25,6 +25,8 @@ rule report:
         copies=directory("results/report/items"),
     log:
         "logs/report.log",
+    benchmark:
+        "logs/benchmarks/report.tsv"
     conda:
         "../../envs/repro-dpadmm.yaml"
     shell:

@@ -53,6 +53,7 @@ from ..privacy.bounds import xu2020 as xu_bounds
 from ..problems import fused_lasso as fl
 from ..problems import logistic
 from ..rng import seed_sequence
+from .progress import progress
 
 PAPER, ITEM = "beyond", "audit"
 
@@ -695,7 +696,8 @@ def run(params: dict, seed: int, data: dict) -> dict:
         t0 = time.perf_counter()
         mechs, skipped = build_mechanisms(params, seed, data)
         build = time.perf_counter() - t0
-        results = {m.key: {"mechanism": m, **audit_one(m, params, seed), "build_seconds": build} for m in mechs}
+        results = {m.key: {"mechanism": m, **audit_one(m, params, seed), "build_seconds": build}
+                   for m in progress(mechs, "audit", name=lambda m: m.key)}
     return {"results": results, "skipped": skipped}
 
 

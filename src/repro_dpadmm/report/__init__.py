@@ -357,8 +357,12 @@ def summary(report: Report) -> dict:
 
 def build_report(out_dir: str | Path = "results/report", *, root: Path | None = None,
                  results: Path | None = None, claims_dir: Path | None = None,
-                 processed: Path | None = None) -> Report:
-    """Build `index.html`, `claims.json` and `summary.json` in `out_dir` (relative paths are below the root)."""
+                 processed: Path | None = None, bundle: dict | None = None) -> Report:
+    """Build `index.html`, `claims.json` and `summary.json` in `out_dir` (relative paths are below the root).
+
+    `bundle`: when the results come from a results bundle (repro_dpadmm.bundle.rejudge), where and with what the
+    numbers were made (its provenance summary); the page and summary.json then say so.
+    """
     from .html import render
 
     root = Path(root) if root else project_root()
@@ -367,6 +371,8 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
         out_dir = root / out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     report = collect(root=root, results=results, claims_dir=claims_dir, processed=processed)
+    if bundle is not None:
+        report.provenance["bundle"] = bundle
     links = _copy_item_files(report, out_dir)
     records = [v.record() for v in report.verdicts]
     (out_dir / "claims.json").write_text(json.dumps(records, indent=2, default=str) + "\n")

@@ -1,0 +1,160 @@
+"""Results bundles: pack a finished run, verify its manifest, re-judge it with the current claims files."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from _report_synth import make_project
+
+from repro_dpadmm.bundle import MANIFEST, BundleError, make_bundle, opened, rejudge, verify
+from repro_dpadmm.cli import main
+from repro_dpadmm.report import build_report
+
+
+@pytest.fixture()
+def run(tmp_path):
+    """A synthetic finished run: items' outputs, dataset sidecars and the report built from them."""
+    root = make_project(tmp_path / "project")
+    (root / "resources/processed/a9a.npz").write_bytes(b"not really arrays")
+    (root / "logs/benchmarks/huang2019_dpadmm").mkdir(parents=True)
+    (root / "logs/benchmarks/huang2019_dpadmm/fig1.tsv").write_text("s\th:m:s\tmax_rss\n12.5\t0:00:12\t210.3\n")
+    build_report("results/report", root=root)
+    return root
+
+
+def unpack(archive: Path, dest: Path) -> Path:
+    with tarfile.open(archive) as tar:
+        tar.extractall(dest, filter="data")
+    (top,) = dest.iterdir()
+    return top
+
+
+def test_bundle_holds_the_run_and_a_manifest_of_every_file(run, tmp_path):
+    archive = make_bundle(tmp_path / "b.tar.gz", root=run)
+    folder = unpack(archive, tmp_path / "x")
+    assert folder.name == "b" and verify(folder) == []
+    files = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    for rel in ("results/huang2019_dpadmm/fig1/metrics.json", "results/huang2019_dpadmm/fig1/fig1.ipynb",
+                "results/huang2019_dpadmm/fig1/fig1.png", "results/huang2019_dpadmm/fig1/fig1.html",
+                "results/report/index.html", "results/report/claims.json", "results/report/summary.json",
+                "resources/processed/adult_huang2019.json", "logs/benchmarks/huang2019_dpadmm/fig1.tsv",
+                "config/config.yaml", "config/claims/huang2019_dpadmm.yaml", "provenance.json", MANIFEST):
+        assert rel in files, rel
+    assert not [f for f in files if f.startswith("results/report/items/") or f.endswith(".npz")]
+    listed = {line.split("  ", 1)[1] for line in (folder / MANIFEST).read_text().splitlines()}
+    assert listed == files - {MANIFEST}
+    prov = json.loads((folder / "provenance.json").read_text())
+    assert prov["packages"]["numpy"] and prov["packages"]["repro-dpadmm"]
+    a9a = prov["datasets"]["a9a"]
+    assert a9a["available"] and len(a9a["processed_sha256"]) == 64
+    assert prov["datasets"]["adult_huang2019"]["sources_sha256"] == {
+        "uci/adult/adult.data": "5b00264637dbfec36bdeaab5676b0b30"}
+    assert prov["datasets"]["bio_train"]["available"] is False
+
+
+def test_rejudged_bundle_gives_the_same_claims_json(run, tmp_path):
+    archive = make_bundle(tmp_path / "b.tar.gz", root=run)
+    result = rejudge(archive, tmp_path / "again", root=run)
+    before = json.loads((run / "results/report/claims.json").read_text())
+    after = json.loads((tmp_path / "again/claims.json").read_text())
+    assert after == before and len(after) > 5
+    assert result.changes == []
+    assert (tmp_path / "again/rejudged.json").is_file()
+    # the page and summary.json say where the numbers come from; the run's own report does not
+    page = (tmp_path / "again/index.html").read_text()
+    assert 'id="bundle">Re-judged from the results bundle <code>b.tar.gz</code>' in page
+    assert "id=\"bundle\"" not in (run / "results/report/index.html").read_text()
+    origin = json.loads((tmp_path / "again/summary.json").read_text())["provenance"]["bundle"]
+    assert origin["name"] == "b.tar.gz" and origin["packages"]["numpy"]
+    # parameters: table1 ran with repeats = 1, which the current config does not set
+    assert any("repeats: 1 in the run vs (unset) now" in d for d in result.params_differ["xu2020_dpaccadmm/table1"])
+
+
+def test_a_changed_tolerance_changes_the_verdict_without_recomputing(run, tmp_path):
+    archive = make_bundle(tmp_path / "b.tar.gz", root=run)
+    for p in (run / "results").glob("*/*/metrics.json"):
+        p.unlink()  # nothing of the original run is read: only the bundle
+    claims_path = run / "config/claims/huang2019_dpadmm.yaml"
+    claims = yaml.safe_load(claims_path.read_text())
+    claim = next(c for c in claims["claims"] if c["id"].endswith("error_near_centralised"))
+    claim["checks"][0]["abs_tol"] = 0.001  # |0.155 - 0.15| = 0.005 no longer within tolerance
+    gone = claims["claims"].pop()  # a claim withdrawn since the bundle was judged
+    claims_path.write_text(yaml.safe_dump(claims, sort_keys=False))
+    t0 = time.perf_counter()
+    result = rejudge(archive, tmp_path / "again", root=run)
+    assert time.perf_counter() - t0 < 60
+    change = [c for c in result.changes if c["id"] == claim["id"]]
+    assert change and change[0]["before"] == "reproduced" and change[0]["after"] != "reproduced", result.changes
+    after = {r["id"]: r for r in json.loads((tmp_path / "again/claims.json").read_text())}
+    assert after[claim["id"]]["verdict"] == change[0]["after"]
+    assert f"{claim['id']}: reproduced -> {change[0]['after']}" in result.summary()
+    assert f"1 claims of the bundle's judgement that no longer exist: {gone['id']}" in result.summary()
+
+
+def test_manifest_detects_a_modified_a_missing_and_an_added_file(run, tmp_path):
+    folder = unpack(make_bundle(tmp_path / "b.tar.gz", root=run), tmp_path / "x")
+    metrics = folder / "results/huang2019_dpadmm/fig1/metrics.json"
+    metrics.write_text(metrics.read_text().replace("0.155", "0.150"))
+    (folder / "results/report/summary.json").unlink()
+    (folder / "results/huang2019_dpadmm/fig1/extra.txt").write_text("x")
+    problems = verify(folder)
+    assert "modified: results/huang2019_dpadmm/fig1/metrics.json (sha256 differs from MANIFEST.sha256)" in problems
+    assert "missing: results/report/summary.json" in problems
+    assert f"not in {MANIFEST}: results/huang2019_dpadmm/fig1/extra.txt" in problems
+    with pytest.raises(BundleError, match="modified: results/huang2019_dpadmm/fig1/metrics.json"):
+        rejudge(folder, tmp_path / "again", root=run)
+    assert not (tmp_path / "again").exists()
+
+
+def test_a_tampered_archive_is_refused(run, tmp_path):
+    folder = unpack(make_bundle(tmp_path / "b.tar.gz", root=run), tmp_path / "x")
+    (folder / "results/report/claims.json").write_text("[]\n")
+    with tarfile.open(tmp_path / "t.tar.gz", "w:gz") as tar:
+        tar.add(folder, arcname=folder.name)
+    with pytest.raises(BundleError, match="modified: results/report/claims.json"):
+        with opened(tmp_path / "t.tar.gz"):
+            pass
+
+
+def test_an_unfinished_run_cannot_be_bundled(run, tmp_path):
+    metrics = run / "results/huang2019_dpadmm/fig1/metrics.json"
+    later = (run / "results/report/claims.json").stat().st_mtime + 10
+    import os
+
+    os.utime(metrics, (later, later))
+    with pytest.raises(BundleError, match="the report is older than results/huang2019_dpadmm/fig1/metrics.json"):
+        make_bundle(tmp_path / "b.tar.gz", root=run)
+    (run / "results/report/claims.json").unlink()
+    with pytest.raises(BundleError, match="finish the run first"):
+        make_bundle(tmp_path / "b.tar.gz", root=run)
+
+
+def test_cli_bundle_and_report_from_results(run, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(run))
+    assert main(["bundle", "--out", str(tmp_path / "b.tar.gz")]) == 0
+    assert "repro-dpadmm report --results" in capsys.readouterr().out
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "--results", "b.tar.gz"]) == 0
+    out = capsys.readouterr().out
+    assert "manifest ok" in out and "no verdict changed" in out and "xu2020_dpaccadmm/table1" in out
+    assert (tmp_path / "b-rejudged/claims.json").is_file()
+    assert main(["report", "--results", str(tmp_path / "nothing.tar.gz")]) == 2
+    assert "no bundle at" in capsys.readouterr().err
+
+
+@pytest.mark.workflow
+def test_bundle_of_the_smoke_run_rejudges_to_the_same_claims(smoke_project, tmp_path):
+    proj, proc = smoke_project
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    archive = make_bundle(tmp_path / "smoke.tar.gz", root=proj)
+    result = rejudge(archive, tmp_path / "again", root=proj)
+    before = json.loads((proj / "results/report/claims.json").read_text())
+    after = json.loads((tmp_path / "again/claims.json").read_text())
+    assert after == before and result.changes == []
+    # the smoke run's parameters are not the paper-scale config's: every item that ran says so
+    assert result.params_differ
