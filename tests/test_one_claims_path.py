@@ -2,10 +2,8 @@
 `experiments.common.claims_table` in notebooks). No notebook or experiment module carries its own checker or
 computes a verdict inline.
 
-The repository scans are marked xfail (not strict) until the paper branches that delete the old checkers
-(xu2020_dpaccadmm.evaluate_claims/_check, hu2020_sharing.describe_*/_verdict, _zhang2018.check/claims_markdown,
-beyond_audit.checks and the inline notebook checks) are merged; then the mark goes. The scanner's own test is not
-marked: it must always catch the old patterns.
+The scanner's own test pins the old checkers' patterns (xu2020_dpaccadmm.evaluate_claims/_check,
+hu2020_sharing.describe_*/_verdict, _zhang2018.check/claims_markdown, beyond_audit.checks), so they cannot return.
 """
 
 from __future__ import annotations
@@ -22,9 +20,6 @@ from repro_dpadmm.paths import project_root
 ROOT = project_root(Path(__file__).parent)
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*/*.ipynb"))
 MODULES = sorted(p for p in (ROOT / "src" / "repro_dpadmm" / "experiments").glob("*.py") if p.name != "common.py")
-
-PENDING = pytest.mark.xfail(strict=False, reason="the old checkers are removed in the paper branches (issue 13's "
-                                                 "follow-ups); remove this mark once they are merged")
 
 # Names of the old checkers, and function names that would make a new one.
 OLD_CHECKERS = re.compile(r"\b(evaluate_claims|claims_markdown|describe_[a-z_]+|_verdict|_check|check|checks)\s*\(")
@@ -87,13 +82,11 @@ def test_the_scanner_catches_every_old_pattern():
     assert module_problems("def run_item(params):\n    return {'acc': 0.9}\n") == []
 
 
-@PENDING
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[f"{p.parent.name}/{p.name}" for p in NOTEBOOKS])
 def test_notebooks_judge_claims_only_through_claims_table(path):
     assert notebook_problems(notebook_code(path)) == []
 
 
-@PENDING
 @pytest.mark.parametrize("path", MODULES, ids=[p.name for p in MODULES])
 def test_experiment_modules_carry_no_claim_checker(path):
     assert module_problems(path.read_text()) == []
