@@ -267,7 +267,7 @@ def test_page_shows_variants_causes_and_marks(built):
     top = page.index('id="summary"')
     m = report.marks()
     assert page.index('id="marks"') < top                               # the counts come first
-    assert f"<b>{m['unexplained']}</b> unexplained failures" in page[:top]
+    assert f"<b>{m['unexplained']}</b> unexplained failure" in page[:top]          # singular or plural
     assert f"<b>{m['depend_on_choice']}</b> verdict depends on a choice" in page[:top]
     card = page[page.index('id="huang2019_dpadmm.fig1.beats_dpsgd_noisy"'):]
     card = card[:card.index("</blockquote>")]
