@@ -90,3 +90,10 @@ def test_smoke_item_end_to_end(mirror, processed_root, tmp_path):
     assert on_disk["status"] == "ok" and metrics["status"] == "ok"
     assert on_disk["P_max_abs_diff"] < 1e-9
     assert on_disk["L_final_mean.radmm"] > 0 and (tmp_path / "fig3.html").is_file()
+
+
+def test_bisection_given_too_few_steps_raises():
+    from repro_dpadmm.solvers import NotConvergedError
+
+    with pytest.raises(NotConvergedError, match="bisection"):
+        bounds.match_alpha(lambda a: a, 0.3, rtol=1e-9, max_iter=3)

@@ -18,6 +18,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ...solvers import require_converged
+
 C1 = 0.25
 
 
@@ -111,5 +113,6 @@ def match_alpha(final_P: Callable[[float], float], target: float, *, rtol: float
             hi = mid
         if hi - lo <= rtol * hi:
             break
+    require_converged("matching alpha to the target privacy bound (bisection)", max_iter, (hi - lo) / hi, rtol)
     alpha = 0.5 * (lo + hi)
     return {"alpha": alpha, "P": float(final_P(alpha)), "reached": True, "floor": floor, "reason": ""}
