@@ -339,7 +339,7 @@ def test_metric_keys_are_documented_and_cover_the_claims(configfile):
     claims = yaml.safe_load((ROOT / "config/claims/beyond.yaml").read_text())
     documented = set(claims["metrics"]["frontier"])
     assert not set(m) - documented, sorted(set(m) - documented)[:10]
-    from repro_dpadmm.report.claims import check_keys
+    from repro_dpadmm.claims import check_keys
 
     for claim in claims["claims"]:
         if claim["item"] == "frontier":

@@ -1,4 +1,4 @@
-"""One claims path: a claim is checked only in config/claims/*.yaml, judged only by report.claims (through
+"""One claims path: a claim is checked only in config/claims/*.yaml, judged only by repro_dpadmm.claims (through
 `experiments.common.claims_table` in notebooks). No notebook or experiment module carries its own checker or
 computes a verdict inline.
 
@@ -30,7 +30,7 @@ VERDICT_WORDS = re.compile(r"""(["'])[^"'\n]*(\*\*(holds|does not hold|held|not 
 
 
 def _reads_claims_files(tree: ast.AST) -> bool:
-    """A string in code (not a docstring) naming the claims folder: only report.claims reads it."""
+    """A string in code (not a docstring) naming the claims folder: only repro_dpadmm.claims reads it."""
     docs = {id(n.body[0].value) for n in ast.walk(tree)
             if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body
             and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
@@ -60,7 +60,7 @@ def module_problems(source: str) -> list[str]:
             out.append(f"defines a checker {node.name}() (line {node.lineno})")
     out += [f"types a verdict: {m.group(0)[:60]}" for m in VERDICT_WORDS.finditer(source)]
     if _reads_claims_files(tree):
-        out.append("reads config/claims itself (only report.claims does)")
+        out.append("reads config/claims itself (only repro_dpadmm.claims does)")
     return out
 
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from repro_dpadmm.paths import project_root
-from repro_dpadmm.report.claims import (ClaimsError, claims_paths, evaluate_check, evaluate_claim, flatten, fmt,
+from repro_dpadmm.claims import (ClaimsError, claims_paths, evaluate_check, evaluate_claim, flatten, fmt,
                                         parse_claims, validate_claims_file)
 
 ROOT = project_root(Path(__file__).parent)

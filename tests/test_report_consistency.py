@@ -19,7 +19,7 @@ from _report_synth import make_project
 
 from repro_dpadmm.paths import project_root
 from repro_dpadmm.report.audit import audit
-from repro_dpadmm.report.claims import load_all
+from repro_dpadmm.claims import load_all
 
 ROOT = project_root(Path(__file__).parent)
 CLAIMS = ROOT / "config" / "claims"

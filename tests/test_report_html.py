@@ -183,7 +183,7 @@ def test_unreadable_metrics_do_not_crash_the_report(tmp_path):
 ])
 def test_a_broken_claims_file_fails_the_report_loudly_with_file_and_line(tmp_path, monkeypatch, capsys, text, where):
     from repro_dpadmm.cli import main
-    from repro_dpadmm.report.claims import ClaimsError
+    from repro_dpadmm.claims import ClaimsError
 
     root = make_project(tmp_path / "p")
     (root / "config" / "claims" / "zhang2018_madmm.yaml").write_text(text)

@@ -94,7 +94,7 @@ def dataset_checksums(processed: Path) -> dict[str, dict]:
 
 
 def provenance(root: Path) -> dict:
-    from .report.provenance import git_state
+    from .provenance import git_state
 
     try:
         own = version("repro-dpadmm")
@@ -217,7 +217,7 @@ def opened(source: str | Path):
 def param_differences(results: Path, root: Path) -> dict[str, list[str]]:
     """{"<paper>/<item>": ["key: run value vs current config value", ...]} for every bundled item whose executed
     parameters (papermill's record in its notebook) differ from what the current config would pass it."""
-    from .report.provenance import executed_params, load_config
+    from .provenance import executed_params, load_config
 
     current = load_config(root)  # config/config.yaml as the report reads it
     if not current:

@@ -8,8 +8,7 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-PACKAGES = ("repro-dpadmm", "numpy", "scipy", "scikit-learn", "matplotlib", "pooch", "dp-accounting",
-            "snakemake", "papermill", "nbconvert")
+from .provenance import PACKAGES
 
 
 def _versions() -> dict[str, str]:
@@ -153,7 +152,7 @@ def cmd_frontier_job(args) -> int:
 
 def cmd_report(args) -> int:
     from .report import build_report  # provided by the report package
-    from .report.claims import ClaimsError
+    from .claims import ClaimsError
 
     try:
         if args.results:  # re-judge a bundle with the current claims files (bundle.rejudge)

@@ -87,6 +87,21 @@ def _rows(node: dict, schema: dict, path: list[str], out: list[tuple]) -> None:
             _rows(res, schema, [*path, "<other>"], out)
 
 
+def parameter_descriptions(paper: str, item: str, root: Path | None = None) -> dict[str, str]:
+    """{key: description} of an item's parameters, as the schema documents them (a reproduction choice that no
+    paper states starts with "[D]"). The notebooks' parameter tables and the report read them from here."""
+    root = root or project_root()
+    schema = yaml.safe_load((root / SCHEMA).read_text())
+    papers = _resolve(schema["properties"]["papers"], schema)
+    node = _resolve(papers["properties"].get(paper, {}), schema)
+    sub = node.get("properties", {}).get(item) or node.get("additionalProperties") or {}
+    out = {}
+    for key, value in _resolve(sub, schema).get("properties", {}).items():
+        desc = value.get("description") or _resolve(value, schema).get("description") or ""
+        out[key] = " ".join(str(desc).split())
+    return out
+
+
 def render(root: Path | None = None) -> str:
     root = root or project_root()
     schema = yaml.safe_load((root / SCHEMA).read_text())

@@ -40,7 +40,7 @@ from ..datasets.partition import train_test
 from ..datasets.processed import atomic_write
 from ..problems import logistic
 from ..problems.l2_logistic import L2Logistic
-from ..report.provenance import canonical_hash
+from ..provenance import canonical_hash
 from ..rng import repeat_generators
 from . import _frontier_methods as fm
 from ._frontier_methods import METHODS, level_key

@@ -90,6 +90,17 @@ def write_metrics(out_dir: str | Path, metrics: dict, *, status: str = "ok", rea
     return path
 
 
+def save_figures(figures: dict, out_dir: str | Path) -> list[Path]:
+    """Save each {name: matplotlib figure} of an item's `plot_<item>` (png and pdf) and show it in the notebook."""
+    import matplotlib.pyplot as plt
+
+    paths = []
+    for name, fig in figures.items():
+        paths.append(save_figure(fig, out_dir, name))
+        plt.show()
+    return paths
+
+
 def save_figure(fig, out_dir: str | Path, name: str) -> Path:
     """Save `name`.png (for the HTML and the report) and `name`.pdf."""
     out_dir = Path(out_dir)
@@ -98,11 +109,15 @@ def save_figure(fig, out_dir: str | Path, name: str) -> Path:
     return out_dir / f"{name}.png"
 
 
-def show_params(params: dict, defaults: dict) -> str:
-    """Markdown list of every parameter, marking the [D] defaults (SPEC) with their reason."""
-    lines = ["| parameter | value | source |", "|---|---|---|"]
+def show_params(params: dict, paper: str, item: str) -> str:
+    """Markdown table of every parameter with its meaning from the config schema (workflow/schemas), where
+    reproduction choices no paper states are marked [D]."""
+    from ..config_doc import parameter_descriptions
+
+    desc = parameter_descriptions(paper, item)
+    lines = ["| parameter | value | meaning |", "|---|---|---|"]
     for k, v in params.items():
-        lines.append(f"| `{k}` | `{v}` | {('[D] ' + defaults[k]) if k in defaults else 'paper / workflow'} |")
+        lines.append(f"| `{k}` | `{_cell(v)}` | {_cell(desc.get(k, '')) or '–'} |")
     return "\n".join(lines)
 
 
@@ -110,16 +125,20 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "/").replace("\n", " ")
 
 
-def claims_table(paper: str, item: str, metrics: dict, *, repeats: dict | None = None) -> str:
+def claims_table(paper: str, item: str, metrics: dict, *, repeats: dict | None = None, status: str = "ok",
+                 reason: str = "", note: str = "") -> str:
     """Markdown table of the item's claims in config/claims/<paper>.yaml, judged on `metrics` (and the per-repeat
     values `repeats`, or a `"repeats"` entry of `metrics`) by the report's own evaluate_claim, so that a notebook's
-    "what we see" and the reproduction report never disagree. A malformed claims file raises ClaimsError."""
-    from ..report.claims import evaluate_claim, validate_claims_file
+    "what we see" and the reproduction report never disagree. Takes the same arguments as `write_metrics` (so both
+    can be called with one `**ex.metrics_<item>(result)`); `status`/`reason` mark an item that did not run. A
+    malformed claims file raises ClaimsError."""
+    from ..claims import evaluate_claim, validate_claims_file
 
     cf = validate_claims_file(project_root() / "config" / "claims" / f"{paper}.yaml", warnings=False)
     reps = dict(metrics.get("repeats") or {}) if isinstance(metrics.get("repeats"), dict) else {}
     reps.update(repeats or {})
-    flat = {k: _clean(v) for k, v in metrics.items() if k != "repeats"}
+    flat = {"status": status, "reason": reason,
+            **{k: _clean(v) for k, v in metrics.items() if k != "repeats"}}
     if reps:
         flat["repeats"] = _repeats(reps, flat)
     verdicts = [evaluate_claim(c, flat) for c in cf.claims if c.item == item]

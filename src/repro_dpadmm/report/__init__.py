@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..paths import project_root
-from . import claims as claims_mod
-from . import provenance as prov_mod
-from .claims import SETUP_VERDICTS, VERDICTS, Claim, ClaimsFile, Verdict, evaluate_claim, flatten
+from .. import claims as claims_mod
+from .. import provenance as prov_mod
+from ..claims import SETUP_VERDICTS, VERDICTS, Claim, ClaimsFile, Verdict, evaluate_claim, flatten
 from .expected import EXPECTED_ITEMS, PAPERS, paper as paper_record
 
 __all__ = ["build_report", "collect", "Report", "ItemResult", "EXPECTED_ITEMS", "VERDICTS"]

@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .claims import flatten, load_all
+from ..claims import flatten, load_all
 from .expected import EXPECTED_ITEMS
 
 ALWAYS_PRESENT = frozenset({"status", "reason", "note", "wall_time_s", "repeats"})

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import jinja2
 
-from .claims import DEFAULT_NOISE_Z, VERDICTS, fmt
-from .provenance import canonical_hash
+from ..claims import DEFAULT_NOISE_Z, VERDICTS, fmt
+from ..provenance import canonical_hash
 
 VERDICT_HELP = {
     "reproduced": "every check of the claim passes on the measured numbers, beyond the run-to-run noise",

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..paths import project_root
-from .claims import ClaimsError, claims_paths, validate_claims_file
+from ..claims import ClaimsError, claims_paths, validate_claims_file
 
 
 def main(argv=None) -> int:

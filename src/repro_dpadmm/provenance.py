@@ -17,9 +17,12 @@ from pathlib import Path
 import yaml
 
 
-def package_versions() -> dict[str, str]:
-    from ..cli import PACKAGES  # the one list of packages whose versions matter
+# The one list of packages whose versions matter (the report's provenance, `repro-dpadmm info`).
+PACKAGES = ("repro-dpadmm", "numpy", "scipy", "scikit-learn", "matplotlib", "pooch", "dp-accounting",
+            "snakemake", "papermill", "nbconvert")
 
+
+def package_versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
     for name in PACKAGES:
         try:

@@ -56,7 +56,7 @@ REPEATS_KEY = "repeats"     # the one reserved non-flat key of metrics.json: {ke
 CHECK_KINDS = ("approx", "equal", "less", "greater", "monotone", "range", "true", "false", "ratio_range")
 # The schema of a claims file (JSON Schema 2020-12): the one structural definition of the format.
 SCHEMA_NAME = "claims.schema.yaml"
-SOURCE_SCHEMA = Path(__file__).resolve().parents[3] / "config" / "claims" / SCHEMA_NAME
+SOURCE_SCHEMA = Path(__file__).resolve().parents[2] / "config" / "claims" / SCHEMA_NAME
 
 
 class ClaimsError(ValueError):
