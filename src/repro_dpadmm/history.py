@@ -11,12 +11,15 @@ import numpy as np
 class History:
     """Per-iteration traces with a leading `repeat` axis.
 
-    `traces[name]` has shape (repeats, iterations[+1]); `meta` holds scalars and settings (noise levels,
-    privacy spent, wall time). Algorithms return one History per setting; experiments reduce them.
+    `traces[name]` has shape (repeats, iterations[+1]); `meta` holds scalars and settings (noise levels, wall
+    time). `spends` is what a private run released, as `repro_dpadmm.privacy.spend.Spend` records (dp-accounting
+    events with their neighbouring relation and the paper bound that claims them); `privacy.spend.totals` turns
+    each into the paper's, RDP and PLD totals. Algorithms return one History per setting; experiments reduce them.
     """
 
     traces: dict[str, np.ndarray] = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
+    spends: list = field(default_factory=list)
 
     def mean(self, name: str) -> np.ndarray:
         return self.traces[name].mean(axis=0)

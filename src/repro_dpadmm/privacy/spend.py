@@ -1,0 +1,137 @@
+"""Privacy as data: what a private run spent, recorded by the algorithm, and one function from that record to totals.
+
+A private algorithm returns, in its History, one `Spend` per setting: the dp-accounting `DpEvent` of everything it
+released (composed over its iterations; Gaussian noise multipliers are the noise standard deviation divided by the
+l2-sensitivity under the recorded neighbouring relation), the neighbouring relation itself, and which paper bound
+claims it (a name in `PAPER_BOUNDS` with that bound's arguments). `totals(spend, delta)` turns a record into the
+paper's own epsilon beside dp-accounting's RDP and PLD totals, so experiments never recompute the noise from
+(epsilon, delta) on the side: they account what the run actually used.
+
+Pure epsilon-DP steps (e.g. ZKL's and HUANG's DVP) are recorded as binary randomised response with the same epsilon:
+its privacy loss distribution is the (eps, 0) dominating pair, so their PLD total is the optimal composition
+(Kairouz, Oh, Viswanath 2015) of any eps-DP steps, whatever their noise; it is computed by
+`accounting.pure_composed_epsilon` (tested against the exact binomial formula) because dp-accounting's PLD accountant
+accepts randomised response only under its own replace-one convention.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import dp_accounting
+import numpy as np
+
+from .accounting import pld_grid, pure_composed_epsilon
+
+# The neighbouring relation a Spend's sensitivities are computed under. The events carry multipliers relative to
+# that sensitivity, so the accountants run with dp-accounting's default relation: for mechanisms without
+# subsampling the relation enters only through the sensitivity (dp-accounting's REPLACE_ONE would instead double a
+# Gaussian event's sensitivity once more).
+REPLACE_ONE = "replace-one"
+ADD_OR_REMOVE_ONE = "add/remove-one"
+RELATIONS = (REPLACE_ONE, ADD_OR_REMOVE_ONE)
+
+
+@dataclass(frozen=True)
+class Spend:
+    """One private run's release: a dp-accounting event, the neighbouring relation it is private under, and the
+    paper bound (a `PAPER_BOUNDS` name and its keyword arguments) that claims its privacy, if any."""
+
+    event: dp_accounting.DpEvent
+    neighbouring: str = REPLACE_ONE
+    bound: str | None = None
+    bound_args: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not isinstance(self.event, dp_accounting.DpEvent):
+            raise TypeError(f"Spend.event must be a dp_accounting.DpEvent, got {type(self.event).__name__}")
+        if self.neighbouring not in RELATIONS:
+            raise ValueError(f"Spend.neighbouring must be one of {RELATIONS}, got {self.neighbouring!r}")
+        if self.bound is not None and self.bound not in PAPER_BOUNDS:
+            raise ValueError(f"Spend.bound {self.bound!r} is not a paper bound; known: {sorted(PAPER_BOUNDS)}")
+
+
+def gaussian_steps(noise_multipliers: Sequence[float] | float, steps: int | None = None) -> dp_accounting.DpEvent:
+    """Composed full-batch Gaussian steps: one multiplier repeated `steps` times, or one multiplier per step
+    (equal multipliers self-composed, so the PLD accountant convolves once per distinct value)."""
+    if np.ndim(noise_multipliers) == 0:
+        z = float(noise_multipliers)
+        if not (z > 0 and np.isfinite(z)) or steps is None or steps < 1:
+            raise ValueError(f"need a noise multiplier > 0 and steps >= 1, got {z!r}, {steps!r}")
+        return dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(z), int(steps))
+    zs = np.asarray(noise_multipliers, dtype=float).ravel()
+    if zs.size == 0 or not np.all(np.isfinite(zs)) or zs.min() <= 0:
+        raise ValueError("noise multipliers must be finite and > 0")
+    values, counts = np.unique(zs, return_counts=True)
+    return dp_accounting.ComposedDpEvent([dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(float(z)),
+                                                                            int(k)) for z, k in zip(values, counts)])
+
+
+def pure_steps(epsilons: Sequence[float]) -> dp_accounting.DpEvent:
+    """Composed pure eps_t-DP steps, each as binary randomised response with epsilon eps_t (its PLD is the (eps_t, 0)
+    dominating pair): noise parameter p = 2 / (1 + e^eps_t)."""
+    eps = np.asarray(epsilons, dtype=float).ravel()
+    if eps.size == 0 or not np.all(np.isfinite(eps)) or eps.min() <= 0:
+        raise ValueError("per-step epsilons must be finite and > 0")
+    values, counts = np.unique(eps, return_counts=True)
+    return dp_accounting.ComposedDpEvent([dp_accounting.SelfComposedDpEvent(
+        dp_accounting.RandomizedResponseDpEvent(noise_parameter=float(2.0 / (1.0 + np.exp(e))), num_buckets=2),
+        int(k)) for e, k in zip(values, counts)])
+
+
+def pure_epsilons(event: dp_accounting.DpEvent) -> np.ndarray | None:
+    """The per-step epsilons of an event made only of `pure_steps`, else None."""
+    if isinstance(event, dp_accounting.RandomizedResponseDpEvent) and event.num_buckets == 2:
+        return np.array([np.log((2.0 - event.noise_parameter) / event.noise_parameter)])
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        inner = pure_epsilons(event.event)
+        return None if inner is None else np.repeat(inner, event.count)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        parts = [pure_epsilons(e) for e in event.events]
+        return None if any(p is None for p in parts) else np.concatenate(parts)
+    return None
+
+
+def _paper_bounds() -> dict[str, Callable[..., float]]:
+    from .bounds import hu2020, huang2019, xu2020, zhang2018  # noqa: F401  (each registers in PAPER_BOUNDS)
+
+    return PAPER_BOUNDS
+
+
+# name -> function(**bound_args) giving the paper's total epsilon; filled by privacy.bounds.<paper> modules through
+# `paper_bound` below.
+PAPER_BOUNDS: dict[str, Callable[..., float]] = {}
+
+
+def paper_bound(name: str):
+    """Decorator registering a paper's own total-epsilon bound under `name` (used by privacy.bounds.<paper>)."""
+    def register(fn):
+        PAPER_BOUNDS[name] = fn
+        return fn
+    return register
+
+
+def totals(spend: Spend, delta: float, *, pld: bool = True, discretization: float | None = None) -> dict:
+    """{"paper_eps", "rdp_eps", "pld_eps", "delta", "neighbouring"} of a recorded Spend at total `delta`: the paper's
+    own bound (None without one), dp-accounting's RDP and PLD totals (PLD skipped when `pld=False`; None where an
+    accountant does not support the event)."""
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    _paper_bounds()
+    out = {"delta": float(delta), "neighbouring": spend.neighbouring,
+           "paper_eps": float(PAPER_BOUNDS[spend.bound](**spend.bound_args)) if spend.bound else None}
+    pure = pure_epsilons(spend.event)
+    if pure is not None:  # pure DP: the optimal composition (PLD of the dominating pairs); RDP adds nothing here
+        out.update(rdp_eps=None, pld_eps=pure_composed_epsilon(pure, delta) if pld else None,
+                   basic_eps=float(pure.sum()))
+        return out
+    rdp = dp_accounting.rdp.RdpAccountant()
+    out["rdp_eps"] = float(rdp.compose(spend.event).get_epsilon(delta)) if rdp.supports(spend.event) else None
+    out["pld_eps"] = None
+    if pld:
+        grid = discretization or (pld_grid(out["rdp_eps"]) if out["rdp_eps"] else 1e-4)
+        acc = dp_accounting.pld.PLDAccountant(value_discretization_interval=grid)
+        if acc.supports(spend.event):
+            out["pld_eps"] = float(acc.compose(spend.event).get_epsilon(delta))
+    return out

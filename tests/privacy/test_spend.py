@@ -1,0 +1,59 @@
+"""privacy.spend: a run's recorded release and the one function from it to the paper's, RDP and PLD totals."""
+
+import numpy as np
+import pytest
+
+from repro_dpadmm.privacy import accounting
+from repro_dpadmm.privacy.spend import (ADD_OR_REMOVE_ONE, Spend, gaussian_steps, paper_bound, PAPER_BOUNDS,
+                                        pure_epsilons, pure_steps, totals)
+
+
+def test_gaussian_totals_equal_the_accountants_on_the_same_multipliers():
+    out = totals(Spend(gaussian_steps(2.0, 100)), 1e-5)
+    grid = accounting.pld_grid(out["rdp_eps"])
+    assert out["pld_eps"] == pytest.approx(accounting.pld_epsilon(2.0, 1e-5, 100, discretization=grid), rel=1e-9)
+    assert out["rdp_eps"] == pytest.approx(accounting.rdp_epsilon(2.0, 1e-5, 100), rel=1e-12)
+    assert out["pld_eps"] < out["rdp_eps"]  # PLD is tight, RDP an upper bound
+    # the analytic Gaussian (mu-GDP) is the exact total; PLD overstates it only by its discretisation
+    exact = accounting.analytic_gaussian_epsilon(2.0, 1e-5, 100)
+    assert exact <= out["pld_eps"] <= exact * 1.01
+
+
+def test_heterogeneous_multipliers_compose_per_step():
+    zs = [1.0] * 10 + [3.0] * 20
+    a = totals(Spend(gaussian_steps(zs)), 1e-6)["rdp_eps"]
+    b = accounting.rdp_epsilon(zs, 1e-6)
+    assert a == pytest.approx(b, rel=1e-12)
+    assert a > totals(Spend(gaussian_steps(3.0, 30)), 1e-6)["rdp_eps"]
+
+
+def test_pure_steps_are_the_optimal_composition_and_round_trip_their_epsilons():
+    eps = np.array([0.1] * 50 + [0.2] * 50)
+    assert np.allclose(np.sort(pure_epsilons(pure_steps(eps))), np.sort(eps))
+    out = totals(Spend(pure_steps(eps)), 1e-5)
+    assert out["basic_eps"] == pytest.approx(15.0)
+    assert out["pld_eps"] == pytest.approx(accounting.pure_composed_epsilon(eps, 1e-5), rel=1e-12)
+    assert out["pld_eps"] < out["basic_eps"]
+    assert pure_epsilons(gaussian_steps(1.0, 3)) is None
+
+
+def test_the_paper_bound_is_evaluated_from_the_record(monkeypatch):
+    monkeypatch.setitem(PAPER_BOUNDS, "test.sum", lambda T, eps: T * eps)
+    out = totals(Spend(gaussian_steps(1.0, 4), ADD_OR_REMOVE_ONE, "test.sum", {"T": 4, "eps": 0.5}), 1e-5)
+    assert out["paper_eps"] == 2.0 and out["neighbouring"] == "add/remove-one"
+    assert callable(paper_bound("test.other")(lambda: 1.0))
+
+
+def test_bad_records_are_refused():
+    with pytest.raises(TypeError, match="DpEvent"):
+        Spend(0.5)
+    with pytest.raises(ValueError, match="neighbouring"):
+        Spend(gaussian_steps(1.0, 1), "swap")
+    with pytest.raises(ValueError, match="not a paper bound"):
+        Spend(gaussian_steps(1.0, 1), bound="nobody.bound")
+    with pytest.raises(ValueError, match="delta"):
+        totals(Spend(gaussian_steps(1.0, 1)), 0.0)
+    with pytest.raises(ValueError):
+        gaussian_steps(0.0, 3)
+    with pytest.raises(ValueError):
+        pure_steps([0.1, -1.0])
