@@ -24,7 +24,7 @@ def tiny_setup():
     X[:, 1] += X[:, 0]
     y = np.where(X @ rng.standard_normal(6) > 0, 1.0, -1.0)
     prob, graph = fl.build(X, y, 1e-3, min_edges=3)
-    eta, rule = xu.step_size({}, "ijcnn1", prob)
+    eta, rule = fl.resolve_step_size({}, "ijcnn1", prob)
     return xu.Setup(name="ijcnn1", problem=prob, graph=graph, X_test=fl.normalise_rows(X), y_test=y,
                     eta=eta, eta_rule=rule, max_row_norm_raw=1.0)
 
@@ -47,18 +47,18 @@ def test_step_size_rule_and_gamma_are_what_the_config_says(tiny_setup):
     for item in ("table1", "fig1", "fig2"):
         params = config_mod.item_params(xu.PAPER, item)
         assert params["eta_rule"] == "paper" and params["gamma"] == 1.0 and params["eta"] == "auto"
-        eta, rule = xu.step_size(params, "a9a", prob)
+        eta, rule = fl.resolve_step_size(params, "a9a", prob)
         assert rule == "paper" and eta == pytest.approx(1.0 / prob.L_f)
-    eta_c, rule = xu.step_size({"eta_rule": "conservative", "rho": 2.0}, "a9a", prob)
+    eta_c, rule = fl.resolve_step_size({"eta_rule": "conservative", "rho": 2.0}, "a9a", prob)
     assert rule == "conservative" and eta_c == pytest.approx(1.0 / (prob.L_f + 2.0 * prob.norm_AtA))
-    assert xu.step_size({"eta": {"a9a": 0.3}}, "a9a", prob) == (0.3, "config")
+    assert fl.resolve_step_size({"eta": {"a9a": 0.3}}, "a9a", prob) == (0.3, "config")
     assert xu.with_rule(tiny_setup, {}, "conservative").eta == pytest.approx(1.0 / (prob.L_f + prob.norm_AtA))
     # what the runs use: eta and gamma end up in the run's settings
     run = xu.run_algorithm(tiny_setup, "dp_admm", {**PARAMS, "gamma": 1.0}, sigma=0.1, repeats=1,
                            rngs=xu.noise_streams(PARAMS, "t", "ijcnn1", [0.1], 1))
     assert run.settings["eta"] == tiny_setup.eta == pytest.approx(1.0 / prob.L_f) and run.settings["gamma"] == 1.0
     with pytest.raises(ValueError, match="eta_rule"):
-        xu.step_size({"eta_rule": "large"}, "a9a", prob)
+        fl.resolve_step_size({"eta_rule": "large"}, "a9a", prob)
     with pytest.raises(ValueError, match="gamma"):
         xu.run_algorithm(tiny_setup, "admm", {**PARAMS, "gamma": 0})
 

@@ -404,3 +404,8 @@ def centralised_optimum(D, Y, lam: float, *, tol: float = 1e-9, max_iter: int = 
     require_converged(f"centralised optimum ({res.message})", res.nit, mean_grad, grad_tol,
                       "mean-form gradient norm at scipy's answer")
     return res.x
+
+
+def observed_b1(h: History) -> float:
+    """Assumption 1.1's b_1 as SPEC §3.3 [D] takes it: the largest ||x||, ||y||, ||z|| seen in a noise-free run."""
+    return float(max(h.traces["norm_x"].max(), h.traces["norm_y"].max(), h.traces["norm_z"].max()))

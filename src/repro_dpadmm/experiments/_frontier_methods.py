@@ -35,8 +35,8 @@ from ..algorithms import linearized as lin
 from ..privacy import accounting, calibrate
 from ..privacy.bounds import huang2019, xu2020
 from ..privacy.bounds import zhang2018 as zb
+from ..problems.fused_lasso import resolve_step_size
 from ..problems.l2_logistic import L2Logistic
-from . import xu2020_dpaccadmm as xu_items
 
 
 @dataclass(frozen=True)
@@ -308,7 +308,7 @@ def run_xu(method_id: str, cal: dict | None, splits, X, y, ctx: Context, rngs, n
     for r, (tr, _) in enumerate(splits):
         problem = L2Logistic(X=sp.csr_matrix(X[tr]), y=y[tr], lam=ctx.lam)
         rho = float(x["rho"])
-        eta, _ = xu_items.step_size(x, "adult_huang2019", problem)  # "auto": 1/(L_f + rho), XU's rule (SPEC §6.6)
+        eta, _ = resolve_step_size(x, "adult_huang2019", problem)  # "auto": 1/(L_f + rho), XU's rule (SPEC §6.6)
         sigma = 0.0 if noiseless else float(cal["sigma"])
         res = lin.run(problem, T=ctx.T, eta=eta, rho=rho, gamma=float(x["gamma"]), sigma=sigma,
                       accelerated=accelerated, repeats=1, rngs=[rngs["noise"][r]], u0=u0)

@@ -451,7 +451,7 @@ def sharing_canary(X: np.ndarray, y: np.ndarray, hp: dict, seed: int) -> Sharing
     step is the next one); b_1 and Lemma 1's C as the hu2020 eps_sweep item computes them (the largest ||x||, ||y||,
     ||z|| of the noise-free run, here the run of warm_iterations + 1 iterations that ends with the audited step); and
     the greedy canary column (see `_greedy_column`)."""
-    from .hu2020_sharing import observed_b1
+    from ..algorithms.sharing import observed_b1
 
     N, b = int(hp["rows"]), tuple(int(v) for v in hp["boundaries"])
     rng = np.random.default_rng(seed_sequence(seed, PAPER, ITEM, "hu-rows"))

@@ -339,7 +339,7 @@ def hu_setup(X, y, up: dict, seed: int) -> HuSetup:
     plus = with_signs(np.ones(k))
     ref = sh.admm_sharing(plus.D, Y, b, rho=rho, lam=lam, iterations=int(up["iterations_b1"]), sigma=0.0,
                           noise_on="shared", runs=1, setup_=plus)
-    from .hu2020_sharing import observed_b1
+    from ..algorithms.sharing import observed_b1
 
     b1 = observed_b1(ref)
     C = np.asarray(hu_bounds.sensitivity_bound(lam, float(up["c1"]), b1, len(b) - 1, rho, np.diff(b)), float)

@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..algorithms.fdml_sgd import fdml_sgd, select_lr
+from ..algorithms import sharing
 from ..algorithms.sharing import admm_sharing, centralised_optimum, regularised_objective, setup
 from ..datasets import load
 from ..datasets.partition import vertical
@@ -303,11 +304,6 @@ def noise_metrics(dataset: str, res: dict) -> tuple[dict, dict]:
     return m, reps
 
 
-def observed_b1(h: History) -> float:
-    """Assumption 1.1's b_1 as SPEC §3.3 [D] takes it: the largest ||x||, ||y||, ||z|| seen in a noise-free run."""
-    return float(max(h.traces["norm_x"].max(), h.traces["norm_y"].max(), h.traces["norm_z"].max()))
-
-
 CALIBRATIONS = {None: "shared", AUTHORS: "authors", EQ7: "params"}
 
 
@@ -326,7 +322,7 @@ def eps_panel(dataset: str, params: dict, *, root=None) -> dict:
     delta, dprime = float(params["delta"]), float(params["delta_prime"])
     lam = lam_sum(params, prob["n_train"])
     ref = run_admm(prob, params, [0.0], repeats=1, iterations=T, seed=seed, label=f"eps-{dataset}-ref")
-    b1 = observed_b1(ref)
+    b1 = sharing.observed_b1(ref)
     d_m = np.diff(prob["boundaries"])                  # party 1 includes its bias column
     M = len(d_m)
     C = bounds.sensitivity_bound(lam, float(params["c1"]), b1, M, float(params["rho"]), d_m)

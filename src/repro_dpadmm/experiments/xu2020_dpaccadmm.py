@@ -81,26 +81,9 @@ def graph_options(params: dict, d: int) -> dict:
             "tol": float(g.get("tol", 1e-4)), "max_iter": int(g.get("max_iter", 200))}
 
 
-def step_size(params: dict, name: str, problem) -> tuple[float, str]:
-    """eta for one dataset and how it was set: `eta` is "auto" (the rule `eta_rule`: "paper" = 1/L_f, the default
-    of SPEC §0.5(2); "conservative" = 1/(L_f + rho ||A^T A||_2)), a positive number, or a mapping dataset -> either.
-    `problem` is any problem with `step_size(rule, rho)` (FusedLasso, L2Logistic)."""
-    eta = params.get("eta", "auto")
-    if isinstance(eta, dict):
-        eta = eta.get(name, "auto")
-    rule = params.get("eta_rule", "paper")
-    if rule not in fl.ETA_RULES:
-        raise ValueError(f"eta_rule must be one of {fl.ETA_RULES}, got {rule!r}")
-    if eta == "auto":
-        return problem.step_size(rule, params.get("rho", 1.0)), rule
-    if not (isinstance(eta, (int, float)) and not isinstance(eta, bool) and eta > 0):
-        raise ValueError(f"eta must be 'auto', a positive number or a mapping dataset -> either, got {eta!r}")
-    return float(eta), "config"
-
-
 def with_rule(s: Setup, params: dict, rule: str) -> Setup:
     """The same dataset with the step size of `rule` (for the `eta_rule` variant)."""
-    eta, how = step_size({**params, "eta": "auto", "eta_rule": rule}, s.name, s.problem)
+    eta, how = fl.resolve_step_size({**params, "eta": "auto", "eta_rule": rule}, s.name, s.problem)
     return dataclasses.replace(s, eta=eta, eta_rule=how)
 
 
@@ -111,7 +94,7 @@ def setup(name: str, params: dict, root: Path | None = None) -> Setup:
     with threadpool_limits(limits=params.get("blas_threads", 1)):
         problem, graph = fl.build(X_raw, data["y_train"], params.get("lam", 1e-5),
                                   **graph_options(params, X_raw.shape[1]))
-    eta, rule = step_size(params, name, problem)
+    eta, rule = fl.resolve_step_size(params, name, problem)
     X_test = fl.as_compute_matrix(fl.normalise_rows(data["X_test"]))
     return Setup(name=name, problem=problem, graph=graph, X_test=X_test, y_test=np.asarray(data["y_test"], float),
                  eta=eta, eta_rule=rule, max_row_norm_raw=float(np.linalg.norm(X_raw, axis=1).max()))

@@ -237,3 +237,20 @@ def build(X_train: np.ndarray, y_train: np.ndarray, lam: float, graph: Graph | N
         graph = estimate_graph(X, **graph_options)
     A = constraint_matrix(incidence(graph.edges, X.shape[1]))
     return FusedLasso(X=as_compute_matrix(X), y=y, A=A, lam=float(lam)), graph
+
+
+def resolve_step_size(params: dict, name: str, problem) -> tuple[float, str]:
+    """eta for one dataset and how it was set: `eta` is "auto" (the rule `eta_rule`: "paper" = 1/L_f, the default
+    of SPEC §0.5(2); "conservative" = 1/(L_f + rho ||A^T A||_2)), a positive number, or a mapping dataset -> either.
+    `problem` is any problem with `step_size(rule, rho)` (FusedLasso, L2Logistic)."""
+    eta = params.get("eta", "auto")
+    if isinstance(eta, dict):
+        eta = eta.get(name, "auto")
+    rule = params.get("eta_rule", "paper")
+    if rule not in ETA_RULES:
+        raise ValueError(f"eta_rule must be one of {ETA_RULES}, got {rule!r}")
+    if eta == "auto":
+        return problem.step_size(rule, params.get("rho", 1.0)), rule
+    if not (isinstance(eta, (int, float)) and not isinstance(eta, bool) and eta > 0):
+        raise ValueError(f"eta must be 'auto', a positive number or a mapping dataset -> either, got {eta!r}")
+    return float(eta), "config"
