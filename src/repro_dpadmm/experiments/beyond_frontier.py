@@ -1,9 +1,22 @@
 """Beyond the papers: the equal-privacy frontier (item beyond/frontier).
 
 Every record-level private method of the papers, on one problem (l2-regularised logistic regression on Adult, the
-same 40,000/5,222 split per repeat), calibrated by bisection to the same TOTAL privacy guarantee, epsilon in
-`levels` at one delta (replace-one neighbours), then run for `repeats` repeats: test error against total epsilon.
-The methods and their calibration are in `_frontier_methods.py`.
+same 40,000/5,222 split per repeat, mean loss + (lam/2)||w||^2, lam = HUANG's lambda/n = 1e-6), calibrated to the
+same TOTAL privacy guarantee, epsilon in `levels` at one delta (replace-one neighbours), then run for `repeats`
+repeats: test error against total epsilon. Each method is a mechanism of repro_dpadmm.mechanisms (`METHODS`):
+
+* Gaussian mechanisms (HUANG DP-ADMM, PVP, DPSGD; XU DP-ADMM and DP-AccADMM corrected): the noise multiplier
+  z = sigma / (replace-one l2-sensitivity) of T composed Gaussian steps, by dp-accounting's PLD accountant.
+* Pure-DP mechanisms (HUANG DVP; ZKL PP, DVP, private R-ADMM): the paper's own per-iteration pure-epsilon bound,
+  composed over the iterations by the optimal composition theorem (dp-accounting PLD of the (eps_t, 0)
+  dominating pairs) or, with `pure_composition: basic`, by summation as the papers do (ZKL's P(T), T eps).
+* XU "paper" variants: sigma from XU's Theorem 1 (sensitivity c/n, its single-order RDP conversion) and u_0 built
+  from the exact gradient, exactly as the paper runs it; what they really spend is accounted as for the corrected
+  runs, with the extra sensitivity u_0 adds.
+
+For every method the job also records what the paper's own accounting says for the same noise (`paper_eps`, from
+the mechanism's Spend), so the table shows where the papers' accounting is looser (paper_eps > target) or unsound
+(XU: below the truth).
 
 The grid is split into one job per (method, level) so that a cluster runs it in parallel: `run_job` (CLI
 `repro-dpadmm frontier-job METHOD LEVEL`, Snakemake rule `frontier_job`) writes
@@ -29,21 +42,25 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-from ..datasets import load
+from .. import graphs
+from ..algorithms import consensus
+from ..algorithms import decentralized as dz
+from ..datasets import load, partition
 from ..datasets.partition import train_test
 from ..datasets.processed import atomic_write
+from ..mechanisms import huang2019, xu2020, zhang2018
+from ..mechanisms.base import Mechanism
 from ..problems import logistic
 from ..problems.l2_logistic import L2Logistic
 from ..provenance import canonical_hash
 from ..rng import repeat_generators
-from . import _frontier_methods as fm
-from ._frontier_methods import METHODS, level_key
 
 PAPER, ITEM = "beyond", "frontier"
 FLOOR = ("floor", "nonprivate")   # (method, level) of the non-private reference job
@@ -51,6 +68,145 @@ NOISELESS = "noiseless"           # level suffix of a method's optimiser-floor j
 Z = 2.0                           # standard errors that separate two mean test errors (paired over repeats)
 DATASET = "adult_huang2019"
 JOB_FORMAT = 3  # bump when a job file's content changes: older files then count as stale
+
+
+# ------------------------------------------------------------------------------------------------- methods
+@dataclass(frozen=True)
+class Method:
+    """One line of the frontier: a mechanism (its paper defaults; `configured` sets the frontier's constants) and the
+    data layout it runs on (`family`: "huang" star network, "zhang" graph, "xu" one curator)."""
+
+    id: str             # job and metric name, one word
+    family: str
+    prototype: Mechanism
+
+    paper = property(lambda self: self.prototype.paper)
+    label = property(lambda self: self.prototype.label)
+    noise_name = property(lambda self: self.prototype.noise_name)
+    paper_accounting = property(lambda self: self.prototype.paper_accounting)
+    distributed = property(lambda self: self.prototype.distributed)  # each agent protects its own records
+
+    @property
+    def calibrated(self) -> bool:
+        """Its noise is set so that a sound accounting meets the level (all but the XU runs as published)."""
+        return self.prototype.sound
+
+    @property
+    def kind(self) -> str:
+        """"gaussian", "pure", or "xu_paper" for a run whose own calibration is unsound."""
+        return self.prototype.kind if self.calibrated else "xu_paper"
+
+    @property
+    def noiseless_per_level(self) -> bool:
+        """Whether its noise-free run still depends on the level (HUANG DP-ADMM's step sizes, DVP's Delta, ZKL's C)."""
+        return self.prototype.noiseless_needs_calibration
+
+    @property
+    def has_noiseless(self) -> bool:
+        """Whether the frontier runs its optimiser floor (the XU runs as published share the corrected runs')."""
+        return self.calibrated
+
+
+METHODS: dict[str, Method] = {m.id: m for m in (
+    Method("huang_dpadmm", "huang", huang2019.DpAdmm()),
+    Method("huang_pvp", "huang", huang2019.Pvp()),
+    Method("huang_dvp", "huang", huang2019.Dvp()),
+    Method("huang_dpsgd", "huang", huang2019.DpSgd()),
+    Method("zhang_pp", "zhang", zhang2018.PenaltyPerturbation()),
+    Method("zhang_dvp", "zhang", zhang2018.DualPerturbation()),
+    Method("zhang_radmm", "zhang", zhang2018.PrivateRAdmm()),
+    Method("xu_dpadmm", "xu", xu2020.GradientPerturbation(u0="zero")),
+    Method("xu_dpaccadmm", "xu", xu2020.GradientPerturbation(accelerated=True, u0="zero")),
+    Method("xu_dpadmm_paper", "xu", xu2020.GradientPerturbation(published=True, u0="paper")),
+    Method("xu_dpaccadmm_paper", "xu", xu2020.GradientPerturbation(accelerated=True, published=True, u0="paper")),
+)}
+ZKL_BLOCK = {"zhang_pp": "pp", "zhang_dvp": "dvp", "zhang_radmm": "radmm"}   # its constants in params["zhang"]
+
+
+def level_key(epsilon: float) -> str:
+    """Job and metric name of a privacy level: 0.1 -> 'eps0.1', 1.0 -> 'eps1'."""
+    return f"eps{float(epsilon):g}"
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything a calibration needs (public: sizes, schedules, constants) and the run settings."""
+
+    params: dict
+    n_train: int            # training samples per repeat
+    delta: float
+    T: int                  # iterations of every method
+    lam: float              # (lam/2)||w||^2 next to the mean loss
+    zkl_A: np.ndarray       # ZKL network
+    zkl_B: np.ndarray       # ZKL samples per node
+    rtol: float
+
+
+def context(params: dict) -> Context:
+    n_train, T = int(params["n_train"]), int(params["iterations"])
+    n_agents = int(params["huang"]["agents"])
+    if n_train % n_agents:
+        raise ValueError(f"HUANG's even split needs huang.agents to divide n_train: {n_train} samples over "
+                         f"{n_agents} agents leaves {n_train % n_agents}")
+    A = graphs.make_graph(params["zhang"]["graph"])
+    B = np.array([len(p) for p in np.array_split(np.arange(n_train), A.shape[0])], dtype=float)
+    return Context(params=params, n_train=n_train, delta=float(params["delta"]), T=T, lam=float(params["lam"]),
+                   zkl_A=A, zkl_B=B, rtol=float(params.get("rtol", 2e-3)))
+
+
+def configured(method: str, ctx: Context) -> Mechanism:
+    """The method's mechanism with the frontier's constants: the common problem's lam and size, each paper's own
+    constants from the config (HUANG rho, DPSGD's lr; ZKL's network, schedules and floor_share; XU rho, gamma, mu,
+    c and its step rule)."""
+    m, p = METHODS[method], ctx.params
+    if m.family == "huang":
+        kw = {"rho": float(p["huang"]["rho"]), "lam_n": ctx.lam}
+        if method == "huang_dpsgd":
+            kw.update(lr=float(p["huang"]["dpsgd"]["lr"]), convention=p["huang"]["dpsgd"]["convention"])
+    elif m.family == "zhang":
+        z = p["zhang"]
+        kw = {"A": ctx.zkl_A, "B": ctx.zkl_B, "lam": ctx.lam, "floor_share": float(z["floor_share"]),
+              "newton_tol": float(z.get("newton_tol", 1e-6)),
+              **{k: float(v) for k, v in z[ZKL_BLOCK[method]].items()}}
+    else:
+        x = p["xu"]
+        kw = {"n": ctx.n_train, "lam": ctx.lam, "rho": float(x["rho"]), "gamma": float(x["gamma"]),
+              "mu": float(x["mu"]), "c": float(x["c"]), "eta": x.get("eta", "auto"),
+              "eta_rule": x.get("eta_rule", "paper"), "dataset": DATASET}
+    return replace(m.prototype, **kw)
+
+
+def calibrate_method(method: str, target: float, ctx: Context) -> dict:
+    """The noise parameter(s) of one method at one target, and every accounting of the result (no data needed)."""
+    mech = configured(method, ctx)
+    how = ctx.params.get("pure_composition", "optimal")
+    out = {"method": method, "target": float(target), "delta": ctx.delta, "steps": ctx.T,
+           "noise_name": mech.noise_name}
+    out.update(mech.calibrate(target, ctx.delta, ctx.T, rtol=ctx.rtol, how=how))
+    out["calibrated"] = mech.sound
+    out["rel_gap"] = (target - out["tight_eps"]) / target
+    return out
+
+
+def star_from_splits(X, y, splits, n_agents: int, agent_rngs) -> consensus.StarData:
+    """HUANG's StarData (one data draw per repeat) from the frontier's shared splits, each repeat's training rows
+    partitioned evenly over n_agents by its own generator. (consensus.split_star draws its own split; this is the
+    same construction from given indices.)"""
+    rows = [tr[partition.even(len(tr), n_agents, g)] for (tr, _), g in zip(splits, agent_rngs)]
+    return consensus.star_from_rows(X, y, np.stack(rows), np.stack([te for _, te in splits]))
+
+
+def layout(method: str, X, y, splits, ctx: Context, agent_rngs):
+    """The method's data on the common problem, every repeat: HUANG's StarData (n agents of the star); per repeat,
+    ZKL's NodeData (the network's nodes, a near-even split by the repeat's generator) or XU's L2Logistic (one
+    curator); the per-repeat ones are built as the run reaches them."""
+    family = METHODS[method].family
+    if family == "huang":
+        return star_from_splits(X, y, splits, int(ctx.params["huang"]["agents"]), agent_rngs)
+    if family == "zhang":
+        N = ctx.zkl_A.shape[0]
+        return (dz.node_data(X[tr], y[tr], graphs.split_data(len(tr), N, g)) for (tr, _), g in zip(splits, agent_rngs))
+    return (L2Logistic(X=sp.csr_matrix(X[tr]), y=y[tr], lam=ctx.lam) for tr, _ in splits)
 
 
 # ------------------------------------------------------------------------------------------------- parameters
@@ -75,7 +231,7 @@ def check_params(params: dict) -> dict:
                          f"{params['iterations']}")
     if int(params["repeats"]) < 1:
         raise ValueError(f"repeats must be >= 1, got {params['repeats']}")
-    fm.context(params)  # checks the split sizes and the graph
+    context(params)  # checks the split sizes and the graph
     return params
 
 
@@ -158,7 +314,7 @@ def run_job(method: str, level: str, params: dict, root: Path | None = None) -> 
     """One (method, level) of the grid, or the non-private floor: calibrate, run every repeat, evaluate."""
     check_job(method, level, params)
     levels = {level_key(v): float(v) for v in params["levels"]}
-    ctx = fm.context(params)
+    ctx = context(params)
     t0, c0 = time.perf_counter(), time.process_time()
     X, y, splits = data(params, root)
     base = {"method": method, "level": level, "params_hash": canonical_hash(job_params(params)),
@@ -177,13 +333,12 @@ def run_job(method: str, level: str, params: dict, root: Path | None = None) -> 
     base_level = level.removesuffix(f"-{NOISELESS}") if noiseless else level
     tc = time.perf_counter()
     # a noiseless job needs the level's calibration only where its noise-free run depends on it
-    cal = fm.calibrate_method(method, levels[base_level], ctx) if base_level in levels else None
+    cal = calibrate_method(method, levels[base_level], ctx) if base_level in levels else None
     cal_time = time.perf_counter() - tc
-    m = METHODS[method]
-    rngs = _rngs(params, method, level, m.family)
-    runner = getattr(fm, f"run_{m.family}")
+    rngs = _rngs(params, method, level, METHODS[method].family)
     with threadpool_limits(limits=int(params.get("blas_threads", 1))):
-        models = runner(method, cal, splits, X, y, ctx, rngs, noiseless=noiseless)
+        data_ = layout(method, X, y, splits, ctx, rngs["agents"])
+        models = configured(method, ctx).run(data_, cal, ctx.T, rngs["noise"], noiseless=noiseless)
     return {**base, "calibration": cal, "noiseless": noiseless, **_evaluate(models, X, y, splits, ctx.lam),
             "calibration_time_s": cal_time, "wall_time_s": time.perf_counter() - t0,
             "cpu_time_s": time.process_time() - c0}
@@ -289,11 +444,6 @@ def ranked(summary: dict, level: str, *, distributed: bool = True, eligible_only
     rows = (r for r in summary["rows"] if r["level"] == level and r["calibrated"] and r["distributed"] == distributed
             and (r["beats_constant"] or not eligible_only))
     return sorted(rows, key=lambda r: r["err_mean"])
-
-
-def winners(summary: dict, params: dict) -> dict:
-    """Per level: the distributed methods better than the majority class, best first (empty: none is)."""
-    return {level_key(v): ranked(summary, level_key(v)) for v in params["levels"]}
 
 
 def _span(lo: float, hi: float, digits: int = 2) -> str:
@@ -635,3 +785,26 @@ def figure(summary: dict, params: dict):
 def report_note(conclusions_text: str) -> str:
     """The winners (first two paragraphs of `conclusions`) as plain text, for the report's note on the item."""
     return " ".join(conclusions_text.split("\n\n")[:2]).replace("**", "")
+
+
+# ------------------------------------------------------------------------------------------------- the item
+def run_frontier(params: dict, out_dir: str | Path) -> dict:
+    """Every job of the grid from `out_dir/jobs/` (a missing or stale one is run here, see `load_jobs`), summarised."""
+    check_params(params)
+    return {"params": params, "summary": summarise(load_jobs(params, out_dir), params)}
+
+
+def plot_frontier(result: dict) -> dict:
+    return {"frontier": figure(result["summary"], result["params"])}
+
+
+def metrics_frontier(result: dict) -> dict:
+    """write_metrics arguments: the flat metrics, the per-repeat values, and the winners as the report's note."""
+    m, rep = metrics(result["summary"], result["params"])
+    return {"metrics": m, "repeats": rep, "note": report_note(conclusions(m, result["summary"], result["params"]))}
+
+
+def table_frontier(result: dict, m: dict) -> str:
+    """The table of every (method, level), then the closing text computed from the metrics."""
+    return (table_markdown(result["summary"], result["params"]) + "\n\n"
+            + conclusions(m, result["summary"], result["params"]))

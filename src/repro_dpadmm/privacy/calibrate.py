@@ -7,7 +7,7 @@ eps(x) >= (1 - rtol) target (no noise wasted); rtol defaults to 0.2%, inside the
 * `solve`: the root finder (Illinois regula falsi on log x / log eps, keeping a bracket, so it always converges;
   total epsilon is close to a power of the noise parameter, so it needs a handful of evaluations).
 * `gaussian_multiplier`: the noise multiplier z of `steps` composed Gaussian mechanisms, by dp-accounting's PLD
-  accountant, started from the exact analytic-Gaussian value.
+  accountant, started from the exact analytic-Gaussian value (`gaussian_multiplier_exact`).
 * `pure_epsilon_step`: the per-step epsilon of `steps` equal pure-DP steps whose composition meets the target.
 * `pure_schedule`: two-stage calibration for bounds with a noise-free part (ZKL's Theorems): first the scale C
   so that the noise-free part of the bound uses `floor_share` of the target, then the noise parameter alpha.
@@ -139,9 +139,16 @@ def gaussian_multiplier(target: float, delta: float, steps: int, *, rtol: float 
     def eps_of(z):
         return accounting.pld_epsilon(z, delta, steps=int(steps), discretization=disc)
 
-    z0 = solve(lambda z: accounting.analytic_gaussian_epsilon(z, delta, steps=int(steps)), target,
-               lo=1.0, hi=2.0, increasing=False, rtol=1e-6).value
+    z0 = gaussian_multiplier_exact(target, delta, steps).value
     return solve(eps_of, target, lo=z0, hi=z0 * 1.05, increasing=False, rtol=rtol)
+
+
+def gaussian_multiplier_exact(target: float, delta: float, steps: int, *, rtol: float = 1e-6) -> Calibration:
+    """Noise multiplier z of `steps` composed Gaussian mechanisms whose exact total (the analytic Gaussian of
+    mu = sqrt(steps) / z, `accounting.analytic_gaussian_epsilon`) is `target` at `delta`: no PLD discretisation."""
+    _check_target(target, delta)
+    return solve(lambda z: accounting.analytic_gaussian_epsilon(z, delta, steps=int(steps)), target,
+                 lo=1.0, hi=2.0, increasing=False, rtol=rtol)
 
 
 def pure_epsilon_step(target: float, delta: float, steps: int, *, how: str = "optimal",

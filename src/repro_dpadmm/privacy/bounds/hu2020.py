@@ -13,6 +13,7 @@ import numpy as np
 
 from ..accounting import pld_epsilon, rdp_epsilon
 from ..mechanisms import check_epsilon_delta
+from ..spend import paper_bound
 
 
 def sensitivity_bound(lam: float, c1: float, b1: float, M: int, rho: float, d_m) -> np.ndarray | float:
@@ -53,6 +54,7 @@ def epsilon_for_sigma(C, sigma, delta: float):
     return np.asarray(C, dtype=float) * np.sqrt(2.0 * np.log(1.25 / delta)) / sigma
 
 
+@paper_bound("hu2020.corollary1")
 def corollary1_epsilon(epsilon, T, delta_prime: float):
     """Corollary 1, eq. (10): eps' = sqrt(2 T ln(1/delta')) eps + T eps (e^eps - 1) (advanced composition)."""
     eps, T = np.asarray(epsilon, dtype=float), np.asarray(T, dtype=float)

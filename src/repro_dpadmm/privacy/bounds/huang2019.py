@@ -28,6 +28,7 @@ import numpy as np
 
 from ..accounting import moments_accountant_epsilon, pld_epsilon, pure_composed_epsilon, rdp_epsilon
 from ..mechanisms import check_epsilon_delta, gaussian_multiplier
+from ..spend import paper_bound
 
 # Constants of §VI-E (l1) and §VI-F (l2); d = 104, p = 1 for Adult.
 C1 = 1.0           # ||l'|| <= c_1: rows normalised to ||a|| <= 1
@@ -146,6 +147,7 @@ def dvp_calibration(epsilon: float, m: int, lam_n: float, rho: float, c: float =
     return {"eps_prime": epsilon / 2.0, "Delta": float(Delta), "alpha": epsilon / 4.0}
 
 
+@paper_bound("huang2019.eps_bar")
 def eps_bar(epsilon=None, delta=None, T: int = 100, *, z=None, total_delta=None, integer_orders: bool = False,
             max_order: float = 32) -> float:
     """Total privacy loss of T full-batch Gaussian iterations by the moments accountant (§IV-C; SPEC §1.4, §2.4).
@@ -170,6 +172,12 @@ def accountant_table(epsilon: float, delta: float, T: int = 100) -> dict:
     return {"paper_eps": eps_bar(epsilon, delta, T), "paper_eps_int32": eps_bar(epsilon, delta, T, integer_orders=True),
             "rdp_eps": rdp_epsilon(z, delta, steps=T), "pld_eps": pld_epsilon(z, delta, steps=T),
             "delta": delta, "noise_multiplier": z, "steps": T}
+
+
+@paper_bound("huang2019.dvp_total")
+def dvp_total(epsilon: float, T: int) -> float:
+    """DVP's total over T pure epsilon-DP iterations as the paper composes them: basic composition, T eps (SPEC §2.4)."""
+    return T * epsilon
 
 
 def dvp_totals(epsilon: float, T: int, delta: float) -> dict:

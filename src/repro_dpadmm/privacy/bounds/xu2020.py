@@ -18,8 +18,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.optimize import brentq
 
 from .. import accounting
+from ..spend import paper_bound
 
 # The paper's constants (§V-B): delta, mu, and the gradient bound c after unit-norm rows (SPEC §6.5 [D]).
 DELTA = 1e-3
@@ -70,6 +72,15 @@ def sigma(epsilon, T: int, n: int, delta: float = DELTA, mu: float = MU, c: floa
     alpha = math.log(1.0 / delta) / ((1.0 - mu) * eps) + 1.0
     out = np.sqrt((sensitivity_factor * c) ** 2 * alpha * T / (2.0 * n * n * eps * mu))
     return float(out) if np.ndim(epsilon) == 0 else out
+
+
+@paper_bound("xu2020.theorem1")
+def claimed_epsilon(sigma_value: float, T: int, n: int, delta: float = DELTA, mu: float = MU, c: float = C) -> float:
+    """The epsilon Theorem 1 claims for noise `sigma_value` (its sensitivity c/n and RDP order alpha(epsilon)): the
+    inverse of `sigma` in epsilon (sigma falls as epsilon grows)."""
+    def gap(log_eps):
+        return math.log(sigma(math.exp(log_eps), T, n, delta, mu, c, 1.0)) - math.log(sigma_value)
+    return math.exp(brentq(gap, math.log(1e-8), math.log(1e8), xtol=1e-12))
 
 
 def rdp_epsilon_at_order(sigma_value: float, T: int, n: int, epsilon: float, delta: float = DELTA,

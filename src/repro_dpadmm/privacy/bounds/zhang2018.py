@@ -19,6 +19,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ...solvers import require_converged
+from ..spend import paper_bound
 
 C1 = 0.25
 
@@ -64,6 +65,12 @@ def icml_P(C: float, B, V, eta, alpha, c1: float = C1) -> np.ndarray:
     return np.concatenate([[0.0], np.cumsum(per_iter, axis=0).max(axis=1)])
 
 
+@paper_bound("zhang2018.icml_P")
+def icml_total(C: float, B, V, eta, alpha, c1: float = C1) -> float:
+    """P(T) of ICML Thm 4.1: the paper's total privacy loss of the whole run."""
+    return float(icml_P(C, B, V, eta, alpha, c1)[-1])
+
+
 def allerton_per_release(C: float, B, V, rho: float, eta, alpha, T: int, c1: float = C1) -> np.ndarray:
     """The summand of Allerton Thm IV.1, (2C/B_i) (1.4 c_1 / (rho/N + 2 eta V_i) + alpha_i(k)): node i's pure-DP
     budget at the k-th private (odd) iteration, k = 1..ceil(T/2). Shape (K, N)."""
@@ -84,6 +91,12 @@ def allerton_P(C: float, B, V, rho: float, eta, alpha, T: int, c1: float = C1) -
     cum = np.concatenate([np.zeros((1, N)), np.cumsum(per_release, axis=0)])  # k = 0..K
     k_of_t = -(-np.arange(T + 1) // 2)
     return cum[k_of_t].max(axis=1)
+
+
+@paper_bound("zhang2018.allerton_P")
+def allerton_total(C: float, B, V, rho: float, eta, alpha, T: int, c1: float = C1) -> float:
+    """P(T) of Allerton Thm IV.1: the paper's total privacy loss of the whole run."""
+    return float(allerton_P(C, B, V, rho, eta, alpha, T, c1)[-1])
 
 
 def match_alpha(final_P: Callable[[float], float], target: float, *, rtol: float = 1e-9,

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from privacy_estimates import AttackResults, compute_eps_lo
 
+from .. import accounting
+
 # Output arrays a sampler returns: (trials, dim). A sampler is called as sample(b, k) for dataset b in {0, 1} and
 # returns the outputs of the next k trials on D_b; successive calls continue the same seeded stream.
 Sampler = Callable[[int, int], np.ndarray]
@@ -133,6 +135,21 @@ def run_audit(sample: Sampler, *, delta: float, alpha: float, trials: int, calib
     return AuditResult(eps_lo=eps_lower_bound(c, delta, alpha), delta=float(delta), alpha=float(alpha),
                        threshold=tau, counts=c, calibration_eps_lo=cal_bound, trials=int(trials),
                        calibration_trials=int(calibration_trials), score=score_name or "custom")
+
+
+def trial_cap(trials: int, delta: float, alpha: float) -> float:
+    """The largest lower bound `trials` audit trials per dataset can give: a perfect test (no error at all)."""
+    return eps_lower_bound(attack_results({"FP": 0, "FN": 0, "TN": trials, "TP": trials}), delta, alpha)
+
+
+def gaussian_eps(noise_multiplier: float | None, delta: float) -> float:
+    """Exact epsilon at delta of one Gaussian mechanism with this sigma / sensitivity (dp-accounting PLD): the
+    ceiling an audit of a Gaussian release can reach."""
+    if noise_multiplier is None or not np.isfinite(noise_multiplier):
+        return float("nan")
+    if noise_multiplier <= 0:
+        return float("inf")
+    return accounting.pld_epsilon(float(noise_multiplier), delta, steps=1, discretization=1e-4)
 
 
 def gaussian_pair_sampler(mu: float, dim: int, rng: np.random.Generator) -> Sampler:

@@ -4,7 +4,7 @@ independently, ONE run of the mechanism, a score per canary, guesses "+1" for th
 lowest scores (abstain on the rest), and a lower bound on epsilon from the number of correct guesses.
 
 The bound (arXiv:2305.08846v1: the main result, Theorem 3.1, in the form of Corollary 5.4, computed as their
-Appendix D does; tests/test_beyond_audit_run.py pins Appendix D's worked example and one run of Section 7).
+Appendix D does; tests/privacy/audit/test_one_run.py pins Appendix D's worked example and one run of Section 7).
 If the mechanism is (epsilon, delta)-DP in each coordinate of S, then for r guesses of which W are correct,
 
     P[W >= v] <= beta(v) + 2 m delta * alpha(v),    beta(v) = P[Binomial(r, q) >= v],   q = e^eps / (1 + e^eps),
@@ -17,9 +17,9 @@ pool: the runs together are one mechanism of all their canaries, each coordinate
 Why a small function instead of a package. jax-privacy's ``auditing`` module has this bound (and the f-DP one of
 Mahloujifar et al. 2024) and itself needs only numpy / scipy / dp-accounting, but importing it imports the jax-privacy
 package, which installs JAX, jaxlib, optax and chex (hundreds of MB) for a 20-line tail bound; privacy-estimates
-(already a dependency, used by `privacy.audit`) has only the two-dataset Clopper-Pearson bounds, not the one-run
-analysis. The function below is checked against a direct binomial computation and against the values the paper
-prints (tests/test_beyond_audit_run.py).
+(already a dependency, used by `privacy.audit.two_datasets`) has only the two-dataset Clopper-Pearson bounds, not
+the one-run analysis. The function below is checked against a direct binomial computation and against the values the paper
+prints (tests/privacy/audit/test_one_run.py).
 
 Choosing k. The number of guesses must not be picked by looking at which choice gives the best bound on the same
 canaries. `audit` tries a fixed grid of guess fractions and gives each the level alpha / len(grid) (Bonferroni), so

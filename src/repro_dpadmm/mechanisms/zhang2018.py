@@ -1,0 +1,174 @@
+"""ZHANG, KHALILI and LIU's private decentralised ADMM (ICML 2018: M-ADMM; Allerton 2018: R-ADMM) as mechanisms.
+
+Every node i perturbs its local objective with noise of density ~ exp(-alpha_i(t) ||b||) (l2-Laplace, "Gamma-norm";
+algorithms.decentralized), and each paper bounds node i's privacy loss per private iteration by a pure-DP budget:
+
+* `PenaltyPerturbation`, ICML Algorithm 1: increasing penalty eta_i(t) = theta q_1^(t-1) and noise parameter
+  alpha_i(t) = alpha q_2^(t-1) (ICML §5.2; SPEC §4.7), budget C (1.4 c_1 + alpha_i(t)) / (eta_i(t) V_i B_i) per
+  iteration (Theorem 4.1, eq. (26)).
+* `DualPerturbation`, ICML §4.5: the same with a constant penalty eta = theta (Zhang & Zhu's DVP).
+* `PrivateRAdmm`, Allerton Algorithm 2: only odd iterations touch the data, budget
+  (2C/B_i)(1.4 c_1 / (rho/N + 2 eta V_i) + alpha) per odd iteration (Theorem IV.1, eq. (30)).
+
+The papers total these by summation, P(T) (`zhang2018.icml_P` / `zhang2018.allerton_P`); a sound tighter total is the
+optimal composition of the worst node's per-iteration budgets (a record lives at one node, and only that node's
+releases depend on it). The bounds have a part that no noise removes (the "1.4 c_1" Jacobian term) and only eta/C and
+alpha matter, so a calibration to a total sets two parameters: the scale C, so that the noise-free part uses
+`floor_share` of the target, then alpha (privacy.calibrate.pure_schedule).
+
+The problem solved is C N (mean logistic loss + (lam/2)||f||^2) when rho = lam C N (eq. (1)).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ..algorithms import decentralized as dz
+from ..privacy import calibrate
+from ..privacy.bounds import zhang2018 as zb
+from ..privacy.spend import REPLACE_ONE, Spend, pure_steps, totals
+from .base import PURE, Mechanism
+
+
+@dataclass(frozen=True, eq=False)
+class _ZklMechanism(Mechanism):
+    """Shared by the three: the network A (N x N), samples per node B (N,), the problem's lam, the calibration's
+    floor_share and the local Newton tolerance."""
+
+    A: np.ndarray | None = None
+    B: np.ndarray | None = None
+    lam: float = 1e-6
+    floor_share: float = 0.5
+    newton_tol: float = 1e-6
+
+    kind: ClassVar[str] = PURE
+    noise_name: ClassVar[str] = "alpha"
+    noiseless_needs_calibration: ClassVar[bool] = True   # the scale C is set per target
+
+    @property
+    def V(self) -> np.ndarray:
+        return self.A.sum(1)
+
+    @property
+    def N(self) -> int:
+        return self.A.shape[0]
+
+    def schedules(self, T: int):
+        """(per_step(C, alpha): the per-iteration pure-DP budget of every node, (steps, N); the paper's bound name
+        and its arguments at (C, alpha); the run's schedules)."""
+        raise NotImplementedError
+
+    def spend(self, T: int, delta: float, C: float, alpha: float) -> Spend:
+        """The worst node's per-iteration budgets (one node's are the largest at every step: the smallest V_i B_i),
+        and the paper's P(T) for the same (C, alpha)."""
+        per_step, (bound, args), _ = self.schedules(T)
+        eps = per_step(C, alpha)
+        return Spend(pure_steps(eps[:, int(np.argmax(eps.sum(0)))]), REPLACE_ONE, bound, args(C, alpha))
+
+    def calibrate(self, target: float, delta: float, T: int, *, rtol: float = 2e-3, how: str = "optimal") -> dict:
+        """C (the noise-free part of the bound at `floor_share` of the target, C <= min B_i), then alpha, so that the
+        worst node's budgets compose (`how`) to `target` at `delta`."""
+        per_step, _, _ = self.schedules(T)
+        cal = calibrate.pure_schedule(per_step, target, delta, how=how, floor_share=self.floor_share,
+                                      C_max=float(self.B.min()), rtol=rtol)
+        paper = totals(self.spend(T, delta, cal.C, cal.alpha), delta, pld=False)["paper_eps"]
+        return {"noise": cal.alpha, "alpha": cal.alpha, "C": cal.C, "C_capped": cal.C_capped, "floor_eps": cal.floor,
+                "tight_eps": cal.epsilon, "evaluations": cal.evaluations,
+                "accounting": f"{how} composition of the per-iteration pure-DP bound, worst node",
+                "paper_eps": paper}
+
+    def _check_parameter(self, C: float, rho: float, theta_min: float) -> None:
+        # ICML Algorithm 1 / Allerton Algorithm 2 require 2 c_1 < (B_i / C)(rho/N + 2 theta V_i)
+        if not np.all(2 * zb.C1 < (self.B / C) * (rho / self.N + 2 * theta_min * self.V)):
+            raise ValueError(f"{self.label}: 2 c_1 < (B_i / C)(rho/N + 2 theta V_i) fails at C = {C:g}")
+
+    def run(self, data: Iterable[dz.NodeData], cal: dict, T: int, rngs, *, noiseless: bool = False) -> np.ndarray:
+        """Final models f_i(T) of every node, per repeat: (R, N, d), one run per repeat (each repeat's nodes hold
+        their own split). `noiseless`: the same run (C, schedules) without the perturbation. Every node starts at
+        f_i(0) = 0 [D]."""
+        _, _, kw = self.schedules(T)
+        C, alpha = float(cal["C"]), float(cal["alpha"])
+        rho = self.lam * C * self.N     # so that eq. (1) is C N (mean loss + (lam/2)||f||^2)
+        self._check_parameter(C, rho, float(np.min(kw.get("theta", kw["eta"]))))
+        out = []
+        for nodes, g in zip(data, rngs):
+            f0 = np.zeros((1, self.N, nodes.dim))
+            noise = {} if noiseless else {"rngs": [g]}
+            out.append(self._solve(nodes, C, rho, None if noiseless else alpha, f0, kw, T, noise).meta["f_final"][0])
+        return np.stack(out)
+
+
+@dataclass(frozen=True, eq=False)
+class PenaltyPerturbation(_ZklMechanism):
+    """Private M-ADMM by penalty perturbation (ICML Algorithm 1)."""
+
+    theta: float = 0.5      # ICML §5.2
+    q1: float = 1.05        # SPEC §4.7 (blue)
+    q2: float = 1.04
+
+    paper: ClassVar[str] = "zhang2018_madmm"
+    label: ClassVar[str] = "ZKL PP (M-ADMM)"
+    noise_name: ClassVar[str] = "alpha1"     # alpha(1): the schedule is alpha(t) = alpha(1) q2^(t-1)
+    release: ClassVar[str] = "Gamma-norm penalty perturbation, increasing penalty (ICML Alg. 1)"
+    paper_accounting: ClassVar[str] = "P(T), ICML Thm 4.1 (sum over iterations)"
+
+    def schedules(self, T: int):
+        eta = dz.geometric(self.theta, self.q1, T)          # eta(t) = theta q1^(t-1) (ICML §5.2)
+        shape = dz.geometric(1.0, self.q2, T)               # alpha(t) = alpha(1) q2^(t-1)
+        B, V = self.B, self.V
+        return (lambda C, a: zb.icml_per_iteration(C, B, V, eta, a * shape),
+                ("zhang2018.icml_P", lambda C, a: {"C": C, "B": B, "V": V, "eta": eta, "alpha": a * shape}),
+                {"eta": eta, "theta": np.full(T, self.theta), "alpha_shape": shape})
+
+    def _solve(self, nodes, C, rho, alpha, f0, kw, T, noise):
+        return dz.m_admm(nodes, self.A, C=C, rho=rho, eta=kw["eta"], theta=kw["theta"], f0=f0,
+                         alpha=None if alpha is None else alpha * kw["alpha_shape"], tol=self.newton_tol, **noise)
+
+
+@dataclass(frozen=True, eq=False)
+class DualPerturbation(_ZklMechanism):
+    """DVP (Zhang & Zhu 2017) as ICML §4.5 instantiates it: M-ADMM with eta_i(t) = theta, constant alpha."""
+
+    eta: float = 0.5
+
+    paper: ClassVar[str] = "zhang2018_madmm"
+    label: ClassVar[str] = "ZKL DVP"
+    release: ClassVar[str] = "Gamma-norm dual perturbation, constant penalty (ICML §4, eta = theta)"
+    paper_accounting: ClassVar[str] = "P(T), ICML Thm 4.1 (sum over iterations)"
+
+    def schedules(self, T: int):
+        eta = np.full(T, self.eta)                          # DVP: eta_i(t) = theta (ICML §4.5)
+        B, V = self.B, self.V
+        return (lambda C, a: zb.icml_per_iteration(C, B, V, eta, np.full(T, a)),
+                ("zhang2018.icml_P", lambda C, a: {"C": C, "B": B, "V": V, "eta": eta, "alpha": np.full(T, a)}),
+                {"eta": eta, "theta": eta, "alpha_shape": np.ones(T)})
+
+    _solve = PenaltyPerturbation._solve
+
+
+@dataclass(frozen=True, eq=False)
+class PrivateRAdmm(_ZklMechanism):
+    """Private R-ADMM (Allerton Algorithm 2): objective perturbation at odd iterations, even ones recycle."""
+
+    eta: float = 1.0        # Allerton §V-B
+    gamma: float = 0.2
+
+    paper: ClassVar[str] = "zhang2018_radmm"
+    label: ClassVar[str] = "ZKL private R-ADMM"
+    release: ClassVar[str] = "Gamma-norm objective perturbation at odd iterations (Allerton Alg. 2)"
+    paper_accounting: ClassVar[str] = "P(T), Allerton Thm IV.1 (sum over odd iterations)"
+
+    def schedules(self, T: int):
+        B, V, lam, N, eta = self.B, self.V, self.lam, self.N, self.eta
+        return (lambda C, a: zb.allerton_per_release(C, B, V, lam * C * N, eta, a, T),
+                ("zhang2018.allerton_P",
+                 lambda C, a: {"C": C, "B": B, "V": V, "rho": lam * C * N, "eta": eta, "alpha": a, "T": T}),
+                {"eta": eta, "gamma": self.gamma})
+
+    def _solve(self, nodes, C, rho, alpha, f0, kw, T, noise):
+        return dz.r_admm(nodes, self.A, C=C, rho=rho, eta=kw["eta"], gamma=kw["gamma"], K=T // 2, f0=f0,
+                         alpha=alpha, tol=self.newton_tol, **noise)
