@@ -86,9 +86,11 @@ class OneRun(NamedTuple):
 
 
 class Claim(NamedTuple):
-    """A claimed guarantee of T releases, as a one-run audit compares it: the noise parameter, the paper's own total
-    (at `paper_delta`), and the tight total of the same noise at the audit's delta."""
+    """A claimed guarantee of T releases, as a one-run audit compares it: the delta it is audited at, the noise
+    parameter, the paper's own total (at `paper_delta`; None: the same delta), and the tight total of the same
+    noise at `delta`."""
 
+    delta: float
     noise: float
     paper_eps: float
     tight_eps: float

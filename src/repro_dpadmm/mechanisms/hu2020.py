@@ -103,7 +103,7 @@ class SharedRelease(GaussianMechanism):
         Corollary 1's total over T at (T paper_delta + delta'); the tight total at the audit's `delta`."""
         s = float(self.paper_noise(C, epsilon, paper_delta, strict=False))
         paper = totals(self.spend(T, delta, s / C, epsilon, delta_prime), delta, pld=False)["paper_eps"]
-        return Claim(s, paper, accounting.analytic_gaussian_epsilon(s / C, delta, steps=int(T)),
+        return Claim(delta, s, paper, accounting.analytic_gaussian_epsilon(s / C, delta, steps=int(T)),
                      hb.corollary1_delta(paper_delta, T, delta_prime))
 
     def level_claim(self, level: float, delta: float, T: int, *, C: float) -> Claim:
@@ -113,7 +113,7 @@ class SharedRelease(GaussianMechanism):
         z = calibrate.gaussian_multiplier_exact(level, delta, T).value
         eps_s = float(hb.epsilon_for_sigma(1.0, z, delta / (2 * T)))
         paper = totals(self.spend(T, delta, z, eps_s, delta / 2), delta, pld=False)["paper_eps"]
-        return Claim(z * C, paper, accounting.analytic_gaussian_epsilon(z, delta, steps=int(T)), delta)
+        return Claim(delta, z * C, paper, accounting.analytic_gaussian_epsilon(z, delta, steps=int(T)), delta)
 
     # ------------------------------------------------------------------------------------------- one step
     def audit_case(self, canary: SharingCanary, epsilon: float, delta: float) -> AuditCase:

@@ -69,7 +69,7 @@ class _HuangGaussian(GaussianMechanism):
         """T releases with multiplier z: the paper's total (moments accountant) and the exact one (analytic
         Gaussian of the composition), both at `delta`."""
         paper = totals(self.spend(T, delta, z=z), delta, pld=False)["paper_eps"]
-        return Claim(z, paper, accounting.analytic_gaussian_epsilon(z, delta, steps=int(T)))
+        return Claim(delta, z, paper, accounting.analytic_gaussian_epsilon(z, delta, steps=int(T)))
 
     def paper_claim(self, epsilon: float, delta: float, T: int) -> Claim:
         """Theorem 1's noise for (epsilon, delta) per iteration, run T iterations."""

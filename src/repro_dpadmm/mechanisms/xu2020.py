@@ -205,8 +205,8 @@ class GradientPerturbation(GaussianMechanism):
                    f"{g.n_edges} edges (estimated on the common rows, held fixed)"])
 
     def claim(self, sigma: float, paper_eps: float, delta: float, T: int) -> Claim:
-        return Claim(sigma, paper_eps, accounting.analytic_gaussian_epsilon(sigma / self.sensitivity, delta,
-                                                                           steps=int(T)))
+        return Claim(delta, sigma, paper_eps,
+                     accounting.analytic_gaussian_epsilon(sigma / self.sensitivity, delta, steps=int(T)))
 
     def paper_claim(self, epsilon: float, delta: float, T: int) -> Claim:
         """Theorem 1 as stated: sigma for a total (epsilon, delta); the paper claims epsilon."""
