@@ -38,7 +38,7 @@ from ..privacy import accounting, calibrate
 from ..privacy.audit.canaries import least_used
 from ..privacy.audit.trials import AuditCase
 from ..privacy.bounds import hu2020 as hb
-from ..privacy.spend import FEATURE_COLUMN, Spend, gaussian_steps, totals
+from ..privacy.spend import REPLACE_ONE, Spend, gaussian_steps, totals
 from .base import Claim, GaussianMechanism, OneRun
 
 SUBSPACE_CAVEAT = {
@@ -62,7 +62,9 @@ class SharedRelease(GaussianMechanism):
 
     paper: ClassVar[str] = "hu2020_sharing"
     paper_accounting: ClassVar[str] = "Theorem 1 per iteration, Corollary 1 (advanced composition) over T"
-    neighbouring: ClassVar[str] = FEATURE_COLUMN
+    # HU's relation (Definition 1) replaces one feature column of one party, ||D_m - D'_m|| <= 1: replace-one on
+    # columns; C is the sensitivity under it.
+    neighbouring: ClassVar[str] = REPLACE_ONE
 
     def __post_init__(self):
         if self.noise_on not in sh.NOISE_TARGETS:
@@ -89,20 +91,21 @@ class SharedRelease(GaussianMechanism):
         """Theorem 1: sigma = sqrt(2 ln(1.25/delta)) C / epsilon per iteration (strict: epsilon <= 1, as stated)."""
         return hb.theorem1_sigma(C, epsilon, delta, strict=strict)
 
-    def spend(self, T: int, delta: float, z: float, epsilon: float | None = None,
-              delta_prime: float | None = None) -> Spend:
-        """T releases with multiplier z = sigma / C under the feature-level relation; with the per-iteration epsilon
-        the noise claims and Corollary 1's delta', the paper's total by advanced composition."""
-        bound = ("hu2020.corollary1", {"epsilon": epsilon, "T": int(T), "delta_prime": delta_prime}) \
-            if epsilon is not None else (None, {})
-        return Spend(gaussian_steps(z, T), FEATURE_COLUMN, *bound)
+    def spend(self, T: int, delta: float | None, z: float, delta_prime: float | None = None) -> Spend:
+        """T releases with multiplier z = sigma / C (C: Lemma 1's bound), replace-one on feature columns; with
+        Theorem 1's per-iteration `delta` and Corollary 1's `delta_prime`, the paper's total by advanced
+        composition."""
+        if delta is None or delta_prime is None:
+            return Spend(gaussian_steps(z, int(T)), REPLACE_ONE)
+        return Spend(gaussian_steps(z, int(T)), REPLACE_ONE, "hu2020.corollary1",
+                     {"noise_multiplier": z, "T": int(T), "delta": float(delta), "delta_prime": float(delta_prime)})
 
     def paper_claim(self, epsilon: float, paper_delta: float, T: int, *, C: float, delta_prime: float,
                     delta: float) -> Claim:
         """The authors' (epsilon, delta) runs: Theorem 1's sigma per iteration (any epsilon, as the authors ran it),
         Corollary 1's total over T at (T paper_delta + delta'); the tight total at the audit's `delta`."""
         s = float(self.paper_noise(C, epsilon, paper_delta, strict=False))
-        paper = totals(self.spend(T, delta, s / C, epsilon, delta_prime), delta, pld=False)["paper_eps"]
+        paper = totals(self.spend(T, paper_delta, s / C, delta_prime), delta, pld=False)["paper_eps"]
         return Claim(delta, s, paper, accounting.analytic_gaussian_epsilon(s / C, delta, steps=int(T)),
                      hb.corollary1_delta(paper_delta, T, delta_prime))
 
@@ -111,8 +114,7 @@ class SharedRelease(GaussianMechanism):
         noise: Theorem 1 per iteration at delta_s = delta / (2T), Corollary 1 with delta' = delta / 2, so that its
         total delta T delta_s + delta' is the level's delta."""
         z = calibrate.gaussian_multiplier_exact(level, delta, T).value
-        eps_s = float(hb.epsilon_for_sigma(1.0, z, delta / (2 * T)))
-        paper = totals(self.spend(T, delta, z, eps_s, delta / 2), delta, pld=False)["paper_eps"]
+        paper = totals(self.spend(T, delta / (2 * T), z, delta / 2), delta, pld=False)["paper_eps"]
         return Claim(delta, z * C, paper, accounting.analytic_gaussian_epsilon(z, delta, steps=int(T)), delta)
 
     # ------------------------------------------------------------------------------------------- one step

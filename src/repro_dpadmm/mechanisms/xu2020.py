@@ -140,8 +140,8 @@ class GradientPerturbation(GaussianMechanism):
         Theorem 1's claim for sigma = z 2c/n."""
         event = gaussian_steps(z, T) if u0_factors is None else gaussian_steps(z / u0_factors)
         return Spend(event, REPLACE_ONE, "xu2020.theorem1",
-                     {"sigma_value": z * self.sensitivity, "T": int(T), "n": self.n, "delta": delta, "mu": self.mu,
-                      "c": self.c})
+                     {"sigma": z * self.sensitivity, "T": int(T), "n": int(self.n), "delta": float(delta),
+                      "mu": float(self.mu), "c": float(self.c)})
 
     def calibrate(self, target: float, delta: float, T: int, *, rtol: float = 2e-3, how: str = "optimal") -> dict:
         """Corrected: z by the PLD accountant at 2c/n (`GaussianMechanism.calibrate`), sigma = z 2c/n, and what

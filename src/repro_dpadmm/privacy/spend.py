@@ -30,9 +30,7 @@ from .accounting import pld_grid, pure_composed_epsilon
 # Gaussian event's sensitivity once more).
 REPLACE_ONE = "replace-one"
 ADD_OR_REMOVE_ONE = "add/remove-one"
-# HU's feature-level relation (its Definition 1): one feature column of one party's block changes, ||D_m - D'_m|| <= 1.
-FEATURE_COLUMN = "one-feature-column"
-RELATIONS = (REPLACE_ONE, ADD_OR_REMOVE_ONE, FEATURE_COLUMN)
+RELATIONS = (REPLACE_ONE, ADD_OR_REMOVE_ONE)
 
 
 @dataclass(frozen=True)

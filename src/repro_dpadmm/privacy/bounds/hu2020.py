@@ -54,7 +54,6 @@ def epsilon_for_sigma(C, sigma, delta: float):
     return np.asarray(C, dtype=float) * np.sqrt(2.0 * np.log(1.25 / delta)) / sigma
 
 
-@paper_bound("hu2020.corollary1")
 def corollary1_epsilon(epsilon, T, delta_prime: float):
     """Corollary 1, eq. (10): eps' = sqrt(2 T ln(1/delta')) eps + T eps (e^eps - 1) (advanced composition)."""
     eps, T = np.asarray(epsilon, dtype=float), np.asarray(T, dtype=float)
@@ -70,6 +69,13 @@ def corollary1_delta(delta: float, T, delta_prime: float):
     """Corollary 1's total delta: T delta + delta'. A value >= 1 means the guarantee is vacuous."""
     out = np.asarray(T, dtype=float) * delta + delta_prime
     return out if out.ndim else float(out)
+
+
+@paper_bound("hu2020.corollary1")
+def corollary1_total(noise_multiplier: float, T: int, delta: float, delta_prime: float) -> float:
+    """Corollary 1's total epsilon' for T releases with noise multiplier sigma_m / C_m: the per-iteration epsilon of
+    Theorem 1 for that multiplier (sqrt(2 ln(1.25/delta)) / multiplier) composed by eq. (10)."""
+    return corollary1_epsilon(float(epsilon_for_sigma(1.0, noise_multiplier, delta)), T, delta_prime)
 
 
 def composed_gaussian_epsilon(sigma_over_C: float, T: int, delta_total: float, method: str = "pld") -> float:

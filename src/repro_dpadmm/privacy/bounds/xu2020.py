@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import brentq
 
 from .. import accounting
 from ..spend import paper_bound
@@ -74,15 +73,6 @@ def sigma(epsilon, T: int, n: int, delta: float = DELTA, mu: float = MU, c: floa
     return float(out) if np.ndim(epsilon) == 0 else out
 
 
-@paper_bound("xu2020.theorem1")
-def claimed_epsilon(sigma_value: float, T: int, n: int, delta: float = DELTA, mu: float = MU, c: float = C) -> float:
-    """The epsilon Theorem 1 claims for noise `sigma_value` (its sensitivity c/n and RDP order alpha(epsilon)): the
-    inverse of `sigma` in epsilon (sigma falls as epsilon grows)."""
-    def gap(log_eps):
-        return math.log(sigma(math.exp(log_eps), T, n, delta, mu, c, 1.0)) - math.log(sigma_value)
-    return math.exp(brentq(gap, math.log(1e-8), math.log(1e8), xtol=1e-12))
-
-
 def rdp_epsilon_at_order(sigma_value: float, T: int, n: int, epsilon: float, delta: float = DELTA,
                          mu: float = MU, c: float = C, sensitivity_factor: float = 1.0) -> float:
     """The paper's own (epsilon, delta) accounting at its single RDP order alpha(epsilon):
@@ -109,3 +99,17 @@ def accounted_epsilon(sigma_value: float, T: int, n: int, delta: float = DELTA, 
     if method == "pld":
         return accounting.pld_epsilon(z, delta, steps=int(T), discretization=discretization)
     raise ValueError(f"method must be 'rdp' or 'pld', got {method!r}")
+
+
+@paper_bound("xu2020.theorem1")
+def theorem1_epsilon(sigma: float, T: int, n: int, delta: float = DELTA, mu: float = MU, c: float = C) -> float:
+    """The epsilon Theorem 1 claims for noise `sigma`: eq. (8) solved for epsilon (its sensitivity c/n).
+
+    sigma^2 = c^2 alpha T / (2 n^2 epsilon mu) with alpha = L / ((1 - mu) epsilon) + 1, L = ln(1/delta), is the
+    quadratic 2 n^2 mu sigma^2 epsilon^2 - c^2 T epsilon - c^2 T L / (1 - mu) = 0; its positive root.
+    """
+    _check(1.0, delta, mu, c, T, n, 1.0)
+    if not (sigma > 0 and np.isfinite(sigma)):
+        raise ValueError(f"sigma must be > 0 and finite, got {sigma!r}")
+    a, b = 2.0 * n * n * mu * sigma ** 2, c * c * T
+    return float((b + math.sqrt(b * b + 4.0 * a * b * math.log(1.0 / delta) / (1.0 - mu))) / (2.0 * a))
