@@ -1,10 +1,11 @@
-"""beyond/frontier: accountants, the bisection, the methods on the common problem, the jobs and the cluster path."""
+"""beyond/frontier: the methods (mechanisms) on the common problem, the jobs, the aggregation and the cluster path.
+
+The accountants, the bisection and each mechanism's calibration are tested in tests/privacy and tests/mechanisms."""
 
 from __future__ import annotations
 
 import copy
 import json
-import math
 import shutil
 from pathlib import Path
 
@@ -12,215 +13,26 @@ import numpy as np
 import pytest
 import yaml
 from conftest import ROOT, fresh_copy, snakemake
-from scipy.optimize import brentq
-from scipy.special import comb
 
 from repro_dpadmm import config
-from repro_dpadmm.algorithms import linearized as lin
-from repro_dpadmm.experiments import _frontier_methods as fm
 from repro_dpadmm.experiments import beyond_frontier as bf
-from repro_dpadmm.privacy import accounting, calibrate
-from repro_dpadmm.privacy.bounds import zhang2018 as zb
-from repro_dpadmm.problems.l2_logistic import L2Logistic
 
 PARAMS = config.item_params("beyond", "frontier")
 
 
-# ------------------------------------------------------------------------------------------------- accountants
-@pytest.mark.parametrize("z", [1.0, 2.0, 5.0, 20.0])
-def test_accountant_matches_analytic_gaussian_for_one_mechanism(z):
-    """dp-accounting's PLD epsilon of one Gaussian mechanism equals Balle & Wang's analytic Gaussian epsilon."""
-    delta = 1e-5
-    exact = accounting.analytic_gaussian_epsilon(z, delta)
-    assert accounting.gaussian_epsilon_exact(z, delta) == pytest.approx(exact, rel=1e-3, abs=1e-5)
-    # RDP can only overstate; the classic calibration z = sqrt(2 ln(1.25/delta))/eps is sound for eps < 1
-    assert accounting.rdp_epsilon(z, delta, steps=1) >= exact
-    eps_classic = math.sqrt(2 * math.log(1.25 / delta)) / z
-    if eps_classic < 1:
-        assert exact <= eps_classic
-
-
-def test_analytic_gaussian_solves_its_delta_equation_and_composes_as_gdp():
-    from scipy.stats import norm
-
-    z, delta, T = 3.0, 1e-5, 100
-    eps = accounting.analytic_gaussian_epsilon(z, delta, steps=T)
-    mu = math.sqrt(T) / z
-    assert norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2) == pytest.approx(delta,
-                                                                                                         rel=1e-6)
-    # T steps with multiplier z are one Gaussian with multiplier z / sqrt(T); PLD agrees to its discretisation
-    assert eps == pytest.approx(accounting.analytic_gaussian_epsilon(z / math.sqrt(T), delta))
-    assert accounting.pld_epsilon(z, delta, steps=T) == pytest.approx(eps, rel=2e-3)
-
-
-def _kov_epsilon(eps0: float, k: int, delta: float) -> float:
-    """Exact optimal composition of k eps0-DP mechanisms (Kairouz, Oh, Viswanath 2015), from the binomial privacy
-    loss of randomised response: delta(eps) = sum_l C(k,l) [e^{(k-l) eps0} - e^eps e^{l eps0}]_+ / (1 + e^eps0)^k."""
-    l = np.arange(k + 1)
-
-    def excess(eps):
-        terms = comb(k, l) * np.maximum(np.exp((k - l) * eps0) - np.exp(eps + l * eps0), 0.0)
-        return terms.sum() / (1 + math.exp(eps0)) ** k - delta
-    return brentq(excess, 0.0, k * eps0) if excess(0.0) > 0 else 0.0
-
-
-@pytest.mark.parametrize("eps0, k", [(0.05, 20), (0.2, 10), (0.01, 100)])
-def test_pure_composition_matches_the_exact_optimal_composition(eps0, k):
-    delta = 1e-5
-    exact = _kov_epsilon(eps0, k, delta)
-    got = accounting.pure_composed_epsilon(np.full(k, eps0), delta)
-    assert exact <= got <= exact * 1.01  # PLD rounds up: never below the truth, within 1%
-    assert accounting.pure_composed_epsilon(np.full(k, eps0), delta, how="basic") == pytest.approx(k * eps0)
-    # heterogeneous budgets: between the exact value of the smaller and of the larger homogeneous sequences
-    mixed = accounting.pure_composed_epsilon(np.r_[np.full(k // 2, eps0), np.full(k - k // 2, 2 * eps0)], delta)
-    assert got < mixed < _kov_epsilon(2 * eps0, k, delta) * 1.01
-
-
-# ------------------------------------------------------------------------------------------------- bisection
-def test_solve_meets_target_from_below_for_either_direction():
-    for increasing, f in ((False, lambda x: 3.0 / x ** 0.5), (True, lambda x: 0.1 * x + 0.01 * x ** 3)):
-        for target in (0.1, 1.0, 3.0):
-            cal = calibrate.solve(f, target, lo=1.0, hi=2.0, increasing=increasing, rtol=1e-3)
-            assert cal.epsilon == pytest.approx(f(cal.value))
-            assert (1 - 1e-3) * target <= cal.epsilon <= target
-
-
-def test_solve_rejects_unreachable_targets_and_bad_brackets():
-    with pytest.raises(ValueError, match="no parameter brings"):
-        calibrate.solve(lambda x: 1.0 + 0.0 * x, 0.5, lo=1.0, hi=2.0, increasing=True)
-    with pytest.raises(ValueError, match="target epsilon must be a positive"):
-        calibrate.solve(lambda x: x, -1.0, lo=1.0, hi=2.0, increasing=True)
-    with pytest.raises(ValueError, match="0 < lo < hi"):
-        calibrate.solve(lambda x: x, 1.0, lo=2.0, hi=1.0, increasing=True)
-
-
-@pytest.mark.parametrize("method", ["huang_dpadmm", "huang_dvp", "zhang_dvp", "zhang_radmm", "xu_dpadmm"])
-def test_bisection_meets_each_level_within_one_percent(method):
-    """At paper scale, every level: tight epsilon in [0.99 level, level], re-computed independently of the solver."""
-    ctx = fm.context(PARAMS)
-    for level in PARAMS["levels"]:
-        cal = fm.calibrate_method(method, level, ctx)
-        assert 0 <= cal["rel_gap"] <= 0.01, (method, level, cal)
-        m = fm.METHODS[method]
-        if m.kind == "gaussian":
-            again = accounting.pld_epsilon(cal["z"], ctx.delta, steps=ctx.T, discretization=2e-5 * level)
-        elif method == "huang_dvp":
-            again = accounting.pure_composed_epsilon(np.full(ctx.T, cal["eps_iter"]), ctx.delta,
-                                                     discretization=cal["eps_iter"] * 2e-4)
-        else:
-            per_step = fm._zkl_schedules(method, ctx)[0](cal["C"], cal["alpha"])
-            node = per_step[:, np.argmax(per_step.sum(0))]
-            again = accounting.pure_composed_epsilon(node, ctx.delta, discretization=node.mean() * 2e-4)
-        assert again <= level * 1.001 and again >= 0.985 * level, (method, level, again)
-
-
-def test_bisection_meets_level_for_penalty_perturbation_schedule():
-    """PP's per-iteration budgets differ (eta and alpha grow geometrically): one level suffices (slow accountant)."""
-    ctx = fm.context(PARAMS)
-    cal = fm.calibrate_method("zhang_pp", 1.0, ctx)
-    assert 0 <= cal["rel_gap"] <= 0.01
-    assert cal["floor_eps"] == pytest.approx(0.5 * 1.0, rel=0.01)  # floor_share of the level
-    assert cal["paper_eps"] > cal["tight_eps"]  # P(T) sums: looser than the optimal composition
-
-
-def test_pure_schedule_splits_the_level_and_caps_C():
-    B, V, T = np.full(3, 100.0), np.array([2.0, 1.0, 1.0]), 20
-
-    def per_step(C, a):
-        return zb.icml_per_iteration(C, B, V, np.full(T, 0.5), np.full(T, a))
-    cal = calibrate.pure_schedule(per_step, 1.0, 1e-5, how="basic", floor_share=0.3, C_max=100.0)
-    assert not cal.C_capped and cal.floor == pytest.approx(0.3, rel=3e-3) and 0 <= cal.rel_gap <= 2e-3
-    # basic composition is a sum, so the noise-free share fixes C in closed form: T C 1.4 c_1 / (eta V_min B)
-    assert cal.C == pytest.approx(0.3 * 0.5 * 1.0 * 100.0 / (T * 1.4 * zb.C1), rel=3e-3)
-    capped = calibrate.pure_schedule(per_step, 1.0, 1e-5, how="basic", floor_share=0.3, C_max=1.0)
-    assert capped.C_capped and capped.C == 1.0 and capped.floor < 0.3 and 0 <= capped.rel_gap <= 2e-3
-    with pytest.raises(ValueError, match="floor_share"):
-        calibrate.pure_schedule(per_step, 1.0, 1e-5, how="basic", floor_share=1.0, C_max=1.0)
-
-
-def test_paper_bound_of_the_calibrated_noise_is_the_papers_sum():
-    ctx = fm.context(PARAMS)
-    cal = fm.calibrate_method("zhang_dvp", 0.3, ctx)
-    per_iter = zb.icml_per_iteration(cal["C"], ctx.zkl_B, ctx.zkl_V, np.full(ctx.T, 0.5), np.full(ctx.T, cal["alpha"]))
-    assert cal["paper_eps"] == pytest.approx(per_iter.sum(0).max())
-    assert calibrate.pure_total(per_iter, ctx.delta, "basic") == pytest.approx(cal["paper_eps"])
-
-
-def test_xu_paper_variant_claims_the_level_but_spends_more():
-    ctx = fm.context(PARAMS)
-    cal = fm.calibrate_method("xu_dpadmm_paper", 1.0, ctx)
-    assert cal["paper_eps"] == 1.0 and cal["calibrated"] is False
-    assert cal["tight_eps"] > 1.2  # sensitivity 2c/n under replace-one
-    # u_0's exact gradient raises the first step's sensitivity by lambda / (lambda + rho) only (l2 problem, A = I)
-    assert cal["u0_factor_max"] == pytest.approx(1 + ctx.lam / (ctx.lam + 1.0), rel=1e-12)
-    assert cal["tight_eps"] == pytest.approx(accounting.pld_epsilon(cal["z"], ctx.delta, steps=ctx.T), rel=1e-3)
-    corrected = fm.calibrate_method("xu_dpadmm", 1.0, ctx)
-    assert corrected["sigma"] > cal["sigma"]
-    assert corrected["paper_eps"] < 1.0  # Theorem 1 understates what the corrected noise spends
-
-
-# ------------------------------------------------------------------------------------------------- XU on l2
-def test_l2_problem_prox_and_xu_admm_reach_the_l2_optimum():
-    rng = np.random.default_rng(3)
-    X = rng.standard_normal((300, 5))
-    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
-    y = np.where(X @ np.array([2.0, -1.0, 0.5, 0.0, 1.0]) + 0.3 * rng.standard_normal(300) > 0, 1.0, -1.0)
-    p = L2Logistic(X=X, y=y, lam=0.05)
-    v = rng.standard_normal(5)
-    yy = p.prox_g(v, 2.0)  # argmin (lam/2)||y||^2 + (rho/2)||v - y||^2
-    assert np.allclose(0.05 * yy + 2.0 * (yy - v), 0.0)
-    from scipy.optimize import minimize
-
-    opt = minimize(lambda w: p.objective(w), np.zeros(5), jac=lambda w: p.grad(w) + 0.05 * w, tol=1e-12).x
-    run = lin.run(p, T=3000, eta=p.default_eta(1.0), rho=1.0, gamma=1.0, u0="zero")
-    assert np.allclose(run.x_T[0], opt, atol=1e-4)
-    acc = lin.run(p, T=3000, eta=p.default_eta(1.0), rho=1.0, gamma=1.0, u0="paper",
-                  accelerated=True, restart="goldstein")
-    assert np.allclose(acc.x_T[0], opt, atol=1e-4)
-
-
+# ------------------------------------------------------------------------------------------------- data layout
 @pytest.mark.mirror
 def test_huang_star_data_uses_the_shared_splits(processed_root):
     p = tiny_params()
     X, y, splits = bf.data(p, processed_root)
     rngs = bf._rngs(p, "huang_dpadmm", "eps1", "huang")
-    data = fm.star_from_splits(X, y, splits, p["huang"]["agents"], rngs["agents"])
+    data = bf.star_from_splits(X, y, splits, p["huang"]["agents"], rngs["agents"])
     assert data.D == len(splits) and data.n == p["huang"]["agents"] and data.n * data.m == p["n_train"]
     for r, (tr, te) in enumerate(splits):
         np.testing.assert_array_equal(data.y_test[r], y[te])
         assert sorted(data.b[r].ravel().tolist()) == sorted(y[tr].tolist())
     Xs, _ = data.training_rows()
     assert Xs.shape == (len(splits) * p["n_train"], X.shape[1])
-
-
-@pytest.mark.parametrize("accelerated", [False, True])
-def test_u0_sensitivity_factors_match_the_released_iterates(accelerated):
-    """From the released x_t alone, the part of each x-step's bracket that u_0 (the exact gradient) contributes is
-    (1 - s) c^_{t-1} grad f(x_0): its size relative to grad f(x_0) is factor_t - 1 (a large lambda makes it visible)."""
-    rng = np.random.default_rng(5)
-    X = rng.standard_normal((200, 4))
-    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
-    y = np.where(X @ np.array([1.0, -2.0, 0.5, 1.0]) > 0, 1.0, -1.0)
-    lam, rho, eta, gamma, T = 0.5, 1.0, 0.3, 1.0, 8
-    p = L2Logistic(X=X, y=y, lam=lam)
-    x = lin.run(p, T=T, eta=eta, rho=rho, gamma=gamma, u0="paper", accelerated=accelerated).x[0]
-    s = rho / (lam + rho)
-    g0 = p.grad(x[0])
-    u_prev = u = u_hat = np.zeros(4)  # the public part of u: its recursion with u_0 = 0, from released x's only
-    x_hat, theta, ratios = x[0], 1.0, []
-    for t in range(1, T + 1):
-        bracket = (gamma / eta) * (x_hat - x[t])
-        residual = bracket - p.grad(x_hat) - rho * (1 - s) * (x_hat + u_hat)
-        ratios.append(np.linalg.norm(residual) / np.linalg.norm(g0))
-        u_prev, u = u, u_hat + x[t] - s * (x_hat + u_hat)
-        w = 0.0
-        if accelerated:
-            theta_next = 0.5 * (1 + np.sqrt(1 + 4 * theta * theta))
-            w, theta = (theta - 1) / theta_next, theta_next
-        u_hat = u + w * (u - u_prev)
-        x_hat = x[t] + w * (x[t] - x[t - 1])
-    np.testing.assert_allclose(ratios, fm.u0_sensitivity_factors(T, lam, rho, accelerated) - 1.0, rtol=1e-6,
-                               atol=1e-12)
 
 
 # ------------------------------------------------------------------------------------------------- parameters
@@ -237,7 +49,7 @@ def test_bad_parameters_fail_before_any_work(change, message):
 
 
 def test_level_names_and_job_grid():
-    assert [fm.level_key(v) for v in (0.1, 0.3, 1.0, 3.0)] == ["eps0.1", "eps0.3", "eps1", "eps3"]
+    assert [bf.level_key(v) for v in (0.1, 0.3, 1.0, 3.0)] == ["eps0.1", "eps0.3", "eps1", "eps3"]
     jobs = bf.jobs_of(PARAMS)
     grid = len(PARAMS["methods"]) * len(PARAMS["levels"])
     quiet = jobs[grid:-1]
@@ -259,7 +71,7 @@ def _fake_jobs(params, err=None):
     jobs = {}
     ctx_T = int(params["iterations"])
     for method in params["methods"]:
-        m = fm.METHODS[method]
+        m = bf.METHODS[method]
         for v in params["levels"]:
             cal = {"noise_name": m.noise_name, "noise": 1.0, "accounting": "x", "tight_eps": 0.999 * v,
                    "paper_eps": 1.5 * v, "rdp_eps": 1.1 * v if m.kind == "gaussian" else None, "steps": ctx_T,
@@ -270,7 +82,7 @@ def _fake_jobs(params, err=None):
                 cal["sigma"] = 2.0 * 2 / params["n_train"]
             if m.kind == "xu_paper":
                 cal.update(tight_eps=1.6 * v, paper_eps=float(v), rel_gap=-0.6, u0_factor_max=1.000001)
-            lv = fm.level_key(v)
+            lv = bf.level_key(v)
             e = list(0.2 + 0.01 * rng.random(3)) if err is None else err(method, lv)
             jobs[(method, lv)] = {"calibration": cal, "test_error": e, "train_objective": [0.4] * 3,
                                   "wall_time_s": 1.0}
@@ -352,6 +164,23 @@ def test_metric_keys_are_documented_and_cover_the_claims(configfile):
     note = bf.report_note(text)
     assert "**" not in note and f"{m['winner_err.lowest']:.4f}" in note
     assert "|" in bf.table_markdown(summary, params)
+
+
+def test_item_functions_read_the_job_files(tmp_path):
+    """run_frontier loads the grid's job files (none is rerun: all are current), metrics_frontier gives what
+    write_metrics takes (the note is the winners' text), plot and table come from the same result."""
+    params = copy.deepcopy(PARAMS)
+    want = bf.canonical_hash(bf.job_params(params))
+    for key, job in _fake_jobs(params).items():
+        bf.write_job({**job, "params_hash": want}, bf.job_path(tmp_path, *key))
+    result = bf.run_frontier(params, tmp_path)
+    m = bf.metrics_frontier(result)
+    assert set(m) == {"metrics", "repeats", "note"} and m["note"] == bf.report_note(
+        bf.conclusions(m["metrics"], result["summary"], params))
+    assert m["metrics"]["repeat_count"] == params["repeats"] and set(m["repeats"]) <= set(m["metrics"])
+    assert bf.table_frontier(result, m["metrics"]).endswith(bf.conclusions(m["metrics"], result["summary"], params))
+    figs = bf.plot_frontier(result)
+    assert list(figs) == ["frontier"] and len(figs["frontier"].axes) == 3
 
 
 # ------------------------------------------------------------------------------------------------- jobs
@@ -457,12 +286,13 @@ def test_optimiser_floor_is_the_method_with_zero_noise(processed_root, method):
     p = tiny_params(seed=0)
     floor = bf.run_job(method, bf.noiseless_level(method, "eps1"), p, processed_root)
     assert floor["noiseless"] and floor["calibration"] is None  # no level enters its noise-free run
-    ctx = fm.context(p)
+    ctx = bf.context(p)
     X, y, splits = bf.data(p, processed_root)
-    fam = fm.METHODS[method].family
+    fam = bf.METHODS[method].family
     rngs = bf._rngs(p, method, "eps1", fam)
     cal = {"z": 1e-12, "sigma": 1e-12}
-    models = getattr(fm, f"run_{fam}")(method, cal, splits, X, y, ctx, rngs)
+    models = bf.configured(method, ctx).run(bf.layout(method, X, y, splits, ctx, rngs["agents"]), cal, ctx.T,
+                                            rngs["noise"])
     np.testing.assert_allclose(floor["test_error"], bf._evaluate(models, X, y, splits, ctx.lam)["test_error"])
     np.testing.assert_allclose(floor["train_objective"],
                                bf._evaluate(models, X, y, splits, ctx.lam)["train_objective"], rtol=1e-9)
@@ -480,8 +310,8 @@ def test_dpadmm_floor_keeps_the_levels_step_sizes(processed_root):
     cal = floor["calibration"]
     X, y, splits = bf.data(p, processed_root)
     rngs = bf._rngs(p, "huang_dpadmm", "eps1-noiseless", "huang")
-    data = fm.star_from_splits(X, y, splits, p["huang"]["agents"], rngs["agents"])
+    data = bf.star_from_splits(X, y, splits, p["huang"]["agents"], rngs["agents"])
     w = consensus.dpadmm(data, reg="l2", T=p["iterations"], noise_multiplier=cal["z"], add_noise=False,
                          rho=p["huang"]["rho"], lam_n=p["lam"], record=False).meta["w_tilde"]
-    ctx = fm.context(p)
+    ctx = bf.context(p)
     np.testing.assert_allclose(floor["test_error"], bf._evaluate(w, X, y, splits, ctx.lam)["test_error"])
