@@ -17,6 +17,7 @@ import numpy as np
 from repro_dpadmm import config
 from repro_dpadmm.datasets import load
 from repro_dpadmm.experiments import beyond_audit as ba
+from repro_dpadmm.privacy.audit import trials
 
 
 def main() -> None:
@@ -27,13 +28,13 @@ def main() -> None:
     out = ba.run(params, int(params["seed"]), data)
     total = time.perf_counter() - t0
     for key, r in out["results"].items():
-        s = r["claimed"]["seconds"] + r["control"]["seconds"]
+        s = r["claimed"].seconds + r["control"].seconds
         print(f"{key:16s} claimed + control: {s:6.2f} s (target < 5 s: {'meets' if s < 5 else 'MISSES'})")
     print(f"{'all':16s} build + audits:     {total:6.2f} s (target < 60 s: {'meets' if total < 60 else 'MISSES'})")
-    mech = out["results"]["xu_replace_one"]["mechanism"]
+    case = out["results"]["xu_replace_one"]["case"]
     k = 2_000
     t = time.perf_counter()
-    ba.direct_sampler(mech.step, 1.0, ba.streams(0, "bench", "direct"))(0, k)
+    trials.direct_sampler(case.step, 1.0, trials.streams(0, "bench", "direct"))(0, k)
     per = (time.perf_counter() - t) / k
     print(f"direct library step (xu_replace_one): {1e6 * per:.0f} microseconds per trial, "
           f"{per * 2 * (params['trials'] + params['calibration_trials']):.0f} s per audit at this trial count")
