@@ -28,7 +28,7 @@ post-processing, so DP-AccADMM spends what DP-ADMM spends.
 Step size: the paper runs gamma = 1 (§V-B) with eta up to 1/L_f (Lemma 5), although its analysis wants
 gamma >= eta rho ||A^T A|| + 1 (G >= I). With lambda/rho small (1e-5 in §V) the y-step absorbs the A-part of the
 x-step and the runs are stable (checked by `check_stable`); with a large lambda/rho the same step can cycle
-(tests/test_xu2020_algorithms.py). A non-finite iterate raises DivergedError naming the problem and eta.
+(tests/algorithms/test_linearized.py). A non-finite iterate raises DivergedError naming the problem and eta.
 
 All repeats run together: iterates are arrays with a leading repeat axis (R, d); internally they are kept as columns
 (d, R) so that one product X @ x serves every repeat. Each repeat draws its noise from its own Generator, so a
@@ -142,7 +142,7 @@ def run(problem: FusedLasso, *, T: int, eta: float, rho: float = 1.0, gamma: flo
     combined residual c_t = rho ||u_t - u^_{t-1}||^2 + rho ||A (x_t - x^_{t-1})||^2 per repeat; when
     c_t >= restart_eta c_{t-1}, that repeat restarts (theta = 1, x^_t = x_{t-1}, u^_t = u_{t-1},
     c_t <- c_{t-1} / restart_eta). Without it, AccADMM on this (not strongly convex) problem stalls: its last
-    iterate oscillates around the minimum instead of converging (tests/test_xu2020_algorithms.py).
+    iterate oscillates around the minimum instead of converging (tests/algorithms/test_linearized.py).
     """
     sig = _check(T, eta, rho, gamma, sigma, repeats, rngs, u0)
     if restart not in ("none", "goldstein"):
