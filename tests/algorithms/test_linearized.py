@@ -44,16 +44,6 @@ def reference_minimum(prob):
     return float(prob.objective(res.x[:d])), res.x[:d]
 
 
-def test_soft_threshold_exact():
-    v = np.array([-3.0, -0.5, 0.0, 0.2, 0.5, 2.0])
-    np.testing.assert_array_equal(lin.soft_threshold(v, 0.5), [-2.5, 0.0, 0.0, 0.0, 0.0, 1.5])
-    # it is the prox of kappa |.|: compare with a 1-d numerical argmin
-    for vi in v:
-        res = so.minimize_scalar(lambda y: 0.5 * abs(y) + 0.5 * (y - vi) ** 2, bounds=(-5, 5), method="bounded",
-                                 options={"xatol": 1e-10})
-        assert abs(res.x - lin.soft_threshold(vi, 0.5)) < 1e-6
-
-
 def test_x_update_is_argmin_of_eq7():
     prob = tiny_problem()
     rng = np.random.default_rng(1)
