@@ -28,8 +28,7 @@ def test_x_update_closed_form_equals_lbfgsb():
     D, Y = small_problem()
     b, rho, lam = (0, 4, 9), 0.7, 0.3
     st = sharing.setup(D, Y, b, rho=rho, lam=lam)
-    rng = np.random.default_rng(1)
-    xt, y, z = rng.normal(size=(1, 9)), rng.normal(size=(1, 120)), rng.normal(size=(1, 120))
+    xt, y, z = _random_state(D, b, seed=1)
     state = sharing.SharingState(xt.copy(), xt, None, xt @ D.T, z, y)
     x_new = sharing.sharing_step(st, state, np.zeros((1, 9)), None)
     for lo, hi in zip(b, b[1:]):

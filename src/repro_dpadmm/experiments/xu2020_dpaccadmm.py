@@ -652,17 +652,32 @@ def plot_fig1(result: dict) -> dict:
     return figs
 
 
-def metrics_fig1(result: dict) -> dict:
+def _item_metrics(result: dict, dataset_metrics) -> dict:
+    """write_metrics arguments of a figure: `dataset_metrics(setup, params, runs)` of every dataset that ran, its
+    graph (edges, estimation time), and "not run" for the unavailable ones."""
     metrics, repeats = {}, {}
     for name, d in result["datasets"].items():
-        for variant, r in d["runs"].items():
-            m, rp = fig1_metrics(name, r, result["params"], variant)
-            metrics.update(m)
-            repeats.update(rp)
+        m, rp = dataset_metrics(d["setup"], result["params"], d["runs"])
+        metrics.update(m)
+        repeats.update(rp)
         metrics[f"edges.{name}"] = d["setup"].graph.n_edges
         metrics[f"graph_seconds.{name}"] = d["setup"].graph.seconds
     metrics.update(_not_run(result["missing"]))
     return {"metrics": metrics, "repeats": repeats}
+
+
+def fig1_dataset_metrics(s: Setup, params: dict, runs: dict) -> tuple[dict, dict]:
+    """(flat metrics, per-repeat values) of one dataset's Fig. 1 runs ({variant ("" = default): result})."""
+    metrics, reps = {}, {}
+    for variant, r in runs.items():
+        m, rp = fig1_metrics(s.name, r, params, variant)
+        metrics.update(m)
+        reps.update(rp)
+    return metrics, reps
+
+
+def metrics_fig1(result: dict) -> dict:
+    return _item_metrics(result, fig1_dataset_metrics)
 
 
 def table_fig1(result: dict, metrics: dict) -> str:
@@ -701,15 +716,7 @@ def plot_fig2(result: dict) -> dict:
 
 
 def metrics_fig2(result: dict) -> dict:
-    metrics, repeats = {}, {}
-    for name, d in result["datasets"].items():
-        m, rp = fig2_dataset_metrics(d["setup"], result["params"], d["runs"])
-        metrics.update(m)
-        repeats.update(rp)
-        metrics[f"edges.{name}"] = d["setup"].graph.n_edges
-        metrics[f"graph_seconds.{name}"] = d["setup"].graph.seconds
-    metrics.update(_not_run(result["missing"]))
-    return {"metrics": metrics, "repeats": repeats}
+    return _item_metrics(result, fig2_dataset_metrics)
 
 
 def table_fig2(result: dict, metrics: dict) -> str:
