@@ -348,10 +348,15 @@ def _check_common(data: NodeData, A, C, rho, f0):
     return A, f0
 
 
-def _check_alpha(alpha):
-    if alpha is not None and np.any(np.asarray(alpha) <= 0):
+def _alpha_schedule(alpha, rows: int, N: int):
+    """None (a non-private run) or the noise parameters alpha_i as a (rows, N) schedule, all > 0."""
+    if alpha is None:
+        return None
+    alpha = _per_node(alpha, rows, N, "alpha")
+    if np.any(alpha <= 0):
         raise ValueError(f"noise parameters alpha must all be > 0 (density exp(-alpha ||eps||)); got min "
                          f"{np.min(alpha)}")
+    return alpha
 
 
 def _noise(rngs, d, alpha_row, R, N):
@@ -368,12 +373,24 @@ def _solver_meta(solves) -> dict:
             "local_residual_max": float(max(x.residual for x in solves))}
 
 
-def _worst_node_spend(per_step: np.ndarray, bound: str, bound_args: dict) -> Spend:
-    """The Spend of a private ZKL run: the pure-DP budgets per private iteration (steps, N) of the node whose total
-    is the largest (the max over nodes in ICML (26) / Allerton (30): a record lives at one node, and only that node's
-    releases depend on it), composed as pure steps, with the paper's bound `bound` over `bound_args`."""
-    worst = int(np.cumsum(per_step, axis=0)[-1].argmax())
-    return Spend(pure_steps(per_step[:, worst]), REPLACE_ONE, bound, bound_args)
+def _worst_node_spend(per_step, bound: str, bound_args: dict) -> Spend:
+    """The Spend of a private ZKL run: the pure-DP budgets per private iteration, per_step(**bound_args) of shape
+    (steps, N), of the node whose total is the largest (the max over nodes in ICML (26) / Allerton (30): a record
+    lives at one node, and only that node's releases depend on it), composed as pure steps, with the paper's bound
+    `bound` over `bound_args`."""
+    budgets = per_step(**bound_args)
+    worst = int(np.cumsum(budgets, axis=0)[-1].argmax())
+    return Spend(pure_steps(budgets[:, worst]), REPLACE_ONE, bound, bound_args)
+
+
+def _history(Ls, dists, fc, solves, spends, **meta) -> History:
+    """A run's History: traces 'L', 'dist' (with fc) and 'newton_steps' (most Newton steps of any node's local solve
+    per data step), the solver summary and `meta`, and the privacy records `spends`."""
+    traces = {"L": np.stack(Ls, axis=1)}
+    if fc is not None:
+        traces["dist"] = np.stack(dists, axis=1)
+    traces["newton_steps"] = np.stack([x.steps.max(axis=1) for x in solves], axis=1)
+    return History(traces, {**_solver_meta(solves), **meta}, spends)
 
 
 def _traces(data, f, fc):
@@ -409,9 +426,7 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
         t, i = np.argwhere(theta > eta + 1e-12)[0]
         raise ValueError(f"M-ADMM needs eta_i(t) >= theta (ICML Thm 3.1) but at t = {t + 1}, node {i}: "
                          f"theta = {theta[t, i]} > eta = {eta[t, i]}; raise eta or lower theta")
-    if alpha is not None:
-        alpha = _per_node(alpha, T, N, "alpha")
-        _check_alpha(alpha)
+    alpha = _alpha_schedule(alpha, T, N)
     V = A.sum(1)
     lam = np.zeros_like(f0)
     f = f0.copy()
@@ -434,15 +449,9 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
         L, dist = _traces(data, f, fc)
         Ls.append(L)
         dists.append(dist)
-    traces = {"L": np.stack(Ls, axis=1)}
-    if fc is not None:
-        traces["dist"] = np.stack(dists, axis=1)
-    traces["newton_steps"] = np.stack([x.steps.max(axis=1) for x in solves], axis=1)
-    spends = []
-    if alpha is not None:
-        args = {"C": C, "B": data.B, "V": V, "eta": eta, "alpha": alpha}
-        spends.append(_worst_node_spend(bounds.icml_per_iteration(**args), "zhang2018.icml_P", args))
-    return History(traces, {**_solver_meta(solves), "T": T, "f_final": f, "lambda_final": lam}, spends)
+    spends = [] if alpha is None else [_worst_node_spend(bounds.icml_per_iteration, "zhang2018.icml_P", {
+        "C": C, "B": data.B, "V": V, "eta": eta, "alpha": alpha})]
+    return _history(Ls, dists, fc, solves, spends, T=T, f_final=f, lambda_final=lam)
 
 
 def conventional_admm(data: NodeData, A, *, C, rho, eta: float, T: int, f0, **kw) -> History:
@@ -474,9 +483,7 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
         raise ValueError("R-ADMM needs eta > 0 and gamma > 0")
     if np.any(theta > eta + 1e-12):
         raise ValueError("the dual step theta must not exceed the penalty eta (ICML Thm 3.1)")
-    if alpha is not None:
-        alpha = _per_node(alpha, K, N, "alpha")
-        _check_alpha(alpha)
+    alpha = _alpha_schedule(alpha, K, N)  # alpha_i(k), one per private (odd) iteration
     V = A.sum(1)
     lam = np.zeros_like(f0)
     f = f0.copy()
@@ -513,13 +520,7 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
         L, dist = _traces(data, f, fc)
         Ls.append(L)
         dists.append(dist)
-    traces = {"L": np.stack(Ls, axis=1)}
-    if fc is not None:
-        traces["dist"] = np.stack(dists, axis=1)
-    traces["newton_steps"] = np.stack([x.steps.max(axis=1) for x in solves], axis=1)
-    spends = []
-    if alpha is not None:
-        args = {"C": C, "B": data.B, "V": V, "rho": rho, "eta": eta[0::2], "alpha": alpha, "T": T}
-        spends.append(_worst_node_spend(bounds.allerton_per_release(**args), "zhang2018.allerton_P", args))
-    return History(traces, {**_solver_meta(solves), "T": T, "recycled_grad_max_err": recycled_err,
-                            "f_final": f, "f_odd_final": f_odd, "lambda_final": lam}, spends)
+    spends = [] if alpha is None else [_worst_node_spend(bounds.allerton_per_release, "zhang2018.allerton_P", {
+        "C": C, "B": data.B, "V": V, "rho": rho, "eta": eta[0::2], "alpha": alpha, "T": T})]
+    return _history(Ls, dists, fc, solves, spends, T=T, recycled_grad_max_err=recycled_err, f_final=f,
+                    f_odd_final=f_odd, lambda_final=lam)

@@ -13,15 +13,11 @@ import numpy as np
 from ..algorithms import decentralized as dz
 from ..datasets import load
 from ..privacy.bounds import zhang2018 as bounds
-from ..privacy.spend import totals
 from ..rng import seed_sequence
 from .plotting import accuracy_privacy, metrics_table, summary
 
 PAPER = "zhang2018_madmm"
 DATASET = "adult_zhang2018"
-# ZKL's bounds are pure DP: the paper's total does not depend on delta; totals() takes one for its (eps, delta)
-# accountants, which are not asked for here (pld=False).
-_DELTA = 1e-5
 
 
 def _adult():
@@ -32,11 +28,6 @@ def _adult():
 def _network(X, y, params: dict, seed: int, *labels: str):
     return dz.network(X, y, params["graph"], seed, PAPER, *labels, split=params.get("split", "even"),
                       min_size=params.get("min_size"), subsample=params.get("subsample"))
-
-
-def _paper_total(h) -> float:
-    """P(T) of the run, from the Spend it recorded (its paper bound, Theorem 4.1)."""
-    return totals(h.spends[0], _DELTA, pld=False)["paper_eps"]
 
 
 def _solver(params):
@@ -150,7 +141,7 @@ def private_comparison(X, y, params: dict, seed: int, alpha1: float, item: str, 
         h = dz.m_admm(data, A, C=C, rho=rho, eta=eta, theta=np.full(T, theta), f0=f0, alpha=alpha, rngs=rngs,
                       **_solver(params))
         curves[name] = {**summary(h.traces["L"]), "L": h.traces["L"], "P": bounds.P_curve(h.spends[0]),
-                        "P_total": _paper_total(h), "q1": q1, "q2": q2, "stream": stream,
+                        "P_total": bounds.paper_total(h.spends[0]), "q1": q1, "q2": q2, "stream": stream,
                         "newton_steps_max": h.meta["newton_steps_max"],
                         "newton_steps_mean": h.meta["newton_steps_mean"]}
     return {"curves": curves, "B": data.B, "V": V, "N": N}

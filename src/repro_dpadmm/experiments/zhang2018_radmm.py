@@ -14,14 +14,10 @@ import numpy as np
 from ..algorithms import decentralized as dz
 from ..datasets import load
 from ..privacy.bounds import zhang2018 as bounds
-from ..privacy.spend import totals
 from .plotting import accuracy_privacy, metrics_table, summary
 
 PAPER = "zhang2018_radmm"
 DATASET = "adult_zhang2018"
-# ZKL's bounds are pure DP: the paper's total does not depend on delta; totals() takes one for its (eps, delta)
-# accountants, which are not asked for here (pld=False).
-_DELTA = 1e-5
 
 
 def _adult():
@@ -173,7 +169,7 @@ def _private_curve(h) -> dict:
     bound the record names, and P(T) = the record's paper total."""
     spend = h.spends[0]
     return {**summary(h.traces["L"]), "L": h.traces["L"], "P": bounds.P_curve(spend),
-            "P_total": totals(spend, _DELTA, pld=False)["paper_eps"],
+            "P_total": bounds.paper_total(spend),
             "newton_steps_max": h.meta["newton_steps_max"], "newton_steps_mean": h.meta["newton_steps_mean"]}
 
 

@@ -9,8 +9,8 @@
   iteration, which an optimal composition theorem can compose more tightly than the sum (beyond/frontier).
 * `match_alpha`: the bisection of SPEC §5.4 that gives DVP and PP the same final bound as R-ADMM.
 * `icml_total`, `allerton_total`: P(T), registered as the paper bounds 'zhang2018.icml_P' and 'zhang2018.allerton_P'
-  that a private run's recorded Spend names (privacy.spend.totals evaluates them from the record); `P_curve`: the
-  whole curve P(t) of such a record.
+  that a private run's recorded Spend names (privacy.spend.totals evaluates them from the record); `paper_total`
+  and `P_curve`: P(T) and the whole curve P(t) of such a record.
 
 1.4 comes from -ln(1 - x) <= 1.4 x on [0, 0.5]; c_1 = 1/4 for the logistic loss.
 """
@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ...solvers import require_converged
-from ..spend import paper_bound
+from ..spend import paper_bound, totals
 
 C1 = 0.25
 
@@ -143,3 +143,14 @@ def P_curve(spend) -> np.ndarray:
     if spend.bound not in _CURVES:
         raise ValueError(f"not a ZKL privacy record: bound {spend.bound!r}; expected one of {sorted(_CURVES)}")
     return _CURVES[spend.bound](**spend.bound_args)
+
+
+# ZKL's bounds are pure DP: the paper's total does not depend on delta. totals() takes one for its (eps, delta)
+# accountants, which paper_total does not ask for (pld=False).
+_UNUSED_DELTA = 1e-5
+
+
+def paper_total(spend) -> float:
+    """P(T) of a private ZKL run from the Spend it recorded, through privacy.spend.totals (the paper bound the
+    record names, over the schedules it holds)."""
+    return totals(spend, _UNUSED_DELTA, pld=False)["paper_eps"]
