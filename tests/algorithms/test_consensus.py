@@ -174,11 +174,11 @@ def test_dvp_spend_is_pure_steps_of_its_budget(eps):
     h = cs.dvp(data, T=3, rngs=repeat_generators(0, 1, "d"), epsilon=eps, record=False)
     (sp,) = h.spends
     per_step = pure_epsilons(sp.event)
-    assert per_step.size == 3 and sp.neighbouring == REPLACE_ONE and sp.bound is None
+    assert per_step.size == 3 and sp.neighbouring == REPLACE_ONE and sp.bound == hb.DVP_TOTAL
     np.testing.assert_allclose(per_step, hb.dvp_epsilon(h.meta["alpha"], h.meta["Delta"], 30, 1e-6, 0.1), rtol=1e-12)
     np.testing.assert_allclose(per_step, eps, rtol=1e-12)
     t = hb.spend_totals(sp, 1e-4)
-    assert t["basic_eps"] == pytest.approx(3 * eps, rel=1e-12) and t["pld_eps"] <= t["basic_eps"]
+    assert t["paper_eps"] == pytest.approx(3 * eps, rel=1e-12) and t["pld_eps"] <= t["paper_eps"]
 
 
 def test_same_seed_same_result_and_repeats_independent():

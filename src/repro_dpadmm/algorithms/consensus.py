@@ -598,7 +598,7 @@ def dvp(data: StarData, *, T: int, rngs: Sequence[np.random.Generator], epsilon:
                                max_inner=max_inner, share=None, perturb=perturb, err_every=err_every)
     meta.update(epsilon=epsilon, **cal)
     eps_used = hb.dvp_epsilon(cal["alpha"], cal["Delta"], data.m, lam_n, rho, c)
-    return _history(rec, t0, meta, [hb.pure_spend(np.full(T, eps_used))])
+    return _history(rec, t0, meta, [hb.dvp_spend(eps_used, T)])
 
 
 def _check_private_data(data: StarData, c1: float | None):

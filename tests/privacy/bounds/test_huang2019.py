@@ -120,10 +120,12 @@ def test_spend_totals_are_the_accountants_on_the_recorded_multiplier(eps, delta,
 
 
 def test_spend_totals_of_pure_steps():
-    """DVP's record: basic composition T eps and the optimal composition (PLD), within one discretisation cell per
-    step of the accountant run on the budgets directly."""
-    t = hb.spend_totals(hb.pure_spend(np.full(100, 0.05)), 1e-4)
-    assert t["paper_eps"] is None and t["rdp_eps"] is None
+    """DVP's record: the paper bound dvp_total = basic composition T eps, and the optimal composition (PLD), within
+    one discretisation cell per step of the accountant run on the budgets directly."""
+    sp = hb.dvp_spend(0.05, 100)
+    assert PAPER_BOUNDS[hb.DVP_TOTAL] is hb.dvp_total and sp.bound_args == {"epsilon": 0.05, "T": 100}
+    t = hb.spend_totals(sp, 1e-4)
+    assert t["paper_eps"] == 100 * 0.05 and t["rdp_eps"] is None
     assert t["basic_eps"] == pytest.approx(5.0, rel=1e-12)
     direct = accounting.pure_composed_epsilon(np.full(100, 0.05), 1e-4)
     assert abs(t["pld_eps"] - direct) <= 100 * 1e-3 * 0.05 + 1e-12

@@ -6,7 +6,8 @@
 * Theorem 4, eq. (34): eta_i^k for l2 (smooth), constants c_1, c_3, c_4, c_w (paper §VI-F: 1, 0.25, 1, 89).
 * §III-A: the PVP noise sigma_i = 2 c_1 sqrt(2 ln(1.25/delta)) / ((lambda/n + rho) m_i eps).
 * §IV-C / Theorem 2: the total eps-bar of t iterations by the moments accountant (full batch, sampling ratio 1),
-  registered as the paper bound ``huang2019.eps_bar`` that the Spends of DP-ADMM, PVP and DPSGD name.
+  registered as the paper bound ``huang2019.eps_bar`` that the Spends of DP-ADMM, PVP and DPSGD name; DVP's basic
+  composition T eps (SPEC §2.4) as ``huang2019.dvp_total``.
 * Theorems 3/4: the utility-bound constants M_1..M_4 (eqs. (30), (31), (35), (36)).
 * SPEC §2.2.4 [D]: the star-network DVP calibration (Chaudhuri et al. 2011, Alg. 2 with n -> m_i).
 
@@ -20,9 +21,10 @@ API
 (arrays over k = 1..T); ``sensitivity(m, rho, eta)``; ``sigma(m, rho, eta, ...)``; ``pvp_sigma(m, rho, lam_n, ...)``;
 ``pvp_sensitivity``; ``dvp_calibration(epsilon, m, lam_n, rho)`` and ``dvp_epsilon`` (the per-iteration epsilon its
 noise gives); ``eps_bar(epsilon, delta, T)`` (moments accountant, continuous order or Abadi et al.'s integer orders
-<= 32); the records of a run, ``gaussian_spend(z, T, delta)`` (DP-ADMM, PVP, DPSGD) and ``pure_spend(epsilons)``
-(DVP), and ``spend_totals(spend, delta)`` (the paper's eps-bar beside dp-accounting's RDP and PLD totals of what a
-run recorded); ``utility_bound_l1/l2(...)`` (M_1/sqrt(t) + M_2/t and M_3/sqrt(t) + M_4/t).
+<= 32) and ``dvp_total(epsilon, T)`` (the paper bounds Spends name); the records of a run, ``gaussian_spend(z, T,
+delta)`` (DP-ADMM, PVP, DPSGD) and ``dvp_spend(epsilon, T)`` (DVP), and ``spend_totals(spend, delta)`` (the paper's
+total beside dp-accounting's RDP and PLD totals of what a run recorded); ``utility_bound_l1/l2(...)``
+(M_1/sqrt(t) + M_2/t and M_3/sqrt(t) + M_4/t).
 """
 
 from __future__ import annotations
@@ -203,9 +205,20 @@ def gaussian_spend(z: float, T: int, delta: float | None) -> Spend:
     return Spend(gaussian_steps(float(z), int(T)), REPLACE_ONE, bound, args)
 
 
-def pure_spend(epsilons) -> Spend:
-    """The record of pure eps_k-DP releases (DVP, SPEC §2.4): the paper states no total for them."""
-    return Spend(pure_steps(epsilons), REPLACE_ONE)
+DVP_TOTAL = "huang2019.dvp_total"
+
+
+@paper_bound(DVP_TOTAL)
+def dvp_total(epsilon: float, T: int) -> float:
+    """DVP's total over T pure epsilon-DP iterations as the paper composes them: basic composition, T eps (SPEC §2.4;
+    the paper states no DVP total)."""
+    return T * epsilon
+
+
+def dvp_spend(epsilon: float, T: int) -> Spend:
+    """The record of T pure epsilon-DP releases (DVP), claimed by their basic composition ``dvp_total``."""
+    return Spend(pure_steps(np.full(int(T), float(epsilon))), REPLACE_ONE, DVP_TOTAL,
+                 {"epsilon": float(epsilon), "T": int(T)})
 
 
 def spend_totals(spend: Spend, delta: float) -> dict:
