@@ -34,6 +34,7 @@ from ..privacy.bounds import hu2020 as bounds
 from ..rng import repeat_generators, seed_sequence
 from ..solvers import NotConvergedError
 from .common import dataset_status
+from .plotting import metrics_table
 
 PAPER = "hu2020_sharing"
 UNAVAILABLE = "not run: dataset unavailable"
@@ -624,7 +625,7 @@ def table_eps_sweep(result: dict, metrics: dict) -> str:
     params = result["params"]
     parts = ["Eq. (10) on the SPEC §3.3 grid (delta' as configured), and the dp-accounting (PLD) epsilon of T composed "
              "Theorem-1 Gaussian steps at per-step (epsilon, delta) = (0.1, delta) for the same T:", "",
-             "| quantity | value |", "|---|---|", *[f"| `{k}` | {v:.4f} |" for k, v in result["examples"].items()]]
+             metrics_table(result["examples"])]
     for ds, res in result["panels"].items():
         if res is not None:
             parts += ["", f"**{ds}**", "", accounting_table(metrics, ds, params["panels"][ds]["epsilons"],

@@ -76,3 +76,11 @@ def _fmt(v) -> str:
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
         return str(v)
     return f"{v:.6g}"
+
+
+def rows_table(rows: list[dict]) -> str:
+    """Markdown table of `rows` (dicts; the columns are their keys in first-seen order; a missing value shows as -)."""
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    return "\n".join(lines + ["| " + " | ".join("–" if r.get(c) is None else _fmt(r[c]).replace("|", "/")
+                                                 for c in cols) + " |" for r in rows])

@@ -42,6 +42,7 @@ from ..problems import fused_lasso as fl
 from ..problems import logistic
 from ..rng import repeat_generators
 from .common import dataset_status
+from .plotting import rows_table
 
 PAPER = "xu2020_dpaccadmm"
 ALGORITHMS = ("admm", "acc_admm", "dp_admm", "dp_acc_admm")
@@ -585,21 +586,6 @@ def _not_run(missing: dict) -> dict:
     return {f"status.{n}": UNAVAILABLE for n in missing}
 
 
-def _fmt(v) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v).replace("|", "/")
-
-
-def markdown_table(rows: list[dict]) -> str:
-    """A Markdown table of `rows` (dicts; the columns are their keys in first-seen order)."""
-    cols = list(dict.fromkeys(k for r in rows for k in r))
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    return "\n".join(lines + ["| " + " | ".join(_fmt(r.get(c)) for c in cols) + " |" for r in rows])
-
-
 def _with_missing(result: dict, text: str) -> str:
     lines = [f"- **{n}**: {UNAVAILABLE} ({why})" for n, why in result["missing"].items()]
     return "\n".join(lines + ["", text] if lines else [text])
@@ -621,7 +607,7 @@ def metrics_table1(result: dict) -> dict:
 
 
 def table_table1(result: dict, metrics: dict) -> str:
-    return markdown_table([{c: r.get(c, UNAVAILABLE if c == "n_train" else None) for c in TABLE1_COLUMNS}
+    return rows_table([{c: r.get(c, UNAVAILABLE if c == "n_train" else None) for c in TABLE1_COLUMNS}
                            for r in result["rows"]])
 
 
@@ -694,7 +680,7 @@ def table_fig1(result: dict, metrics: dict) -> str:
                         | {f"{LABELS[a]}: {what}": metrics[key(f"{k}.{a}")]
                            for a in ALGORITHMS for what, k in (("gap at T", "gap_T"), ("test accuracy", "acc_T"))}
                         | {"slope ADMM": metrics[key("slope.admm")], "slope AccADMM": metrics[key("slope.acc_admm")]})
-    return _with_missing(result, markdown_table(setups) + "\n\n" + markdown_table(runs))
+    return _with_missing(result, rows_table(setups) + "\n\n" + rows_table(runs))
 
 
 # Fig. 2
@@ -734,5 +720,5 @@ def table_fig2(result: dict, metrics: dict) -> str:
                                    (f"PLD, {sf:g}c/n", "eps_pld"), ("RDP, 2c/n (replace-one)", "eps_rdp_replace_one"),
                                    ("PLD, 2c/n (replace-one)", "eps_pld_replace_one"))}
                for n in result["datasets"] for e in result["params"]["epsilons"]]
-    return _with_missing(result, markdown_table(stability) + "\n\nTheorem 1's sigma and the total epsilon the runs' "
-                         "records account to:\n\n" + markdown_table(privacy))
+    return _with_missing(result, rows_table(stability) + "\n\nTheorem 1's sigma and the total epsilon the runs' "
+                         "records account to:\n\n" + rows_table(privacy))

@@ -22,8 +22,6 @@ import math
 
 import numpy as np
 
-import dp_accounting
-
 from .. import accounting
 from ..spend import ADD_OR_REMOVE_ONE, REPLACE_ONE, Spend, gaussian_steps, paper_bound
 
@@ -133,16 +131,6 @@ def spend(sigma: float, T: int, n: int, c: float = C, delta: float | None = None
                   "c": float(c)})
 
 
-def _scaled(event: dp_accounting.DpEvent, factor: float) -> dp_accounting.DpEvent:
-    if isinstance(event, dp_accounting.GaussianDpEvent):
-        return dp_accounting.GaussianDpEvent(event.noise_multiplier * factor)
-    if isinstance(event, dp_accounting.SelfComposedDpEvent):
-        return dp_accounting.SelfComposedDpEvent(_scaled(event.event, factor), event.count)
-    if isinstance(event, dp_accounting.ComposedDpEvent):
-        return dp_accounting.ComposedDpEvent([_scaled(e, factor) for e in event.events])
-    raise TypeError(f"only Gaussian steps can be rescaled, got {type(event).__name__}")
-
-
 def at_sensitivity(record: Spend, sensitivity_factor: float = 1.0) -> Spend:
     """The same release accounted at sensitivity `sensitivity_factor` c/n instead of the recorded replace-one 2c/n
     (multipliers times 2 / sensitivity_factor). Factor 1 is the proof's c/n: the add/remove-one sensitivity of the
@@ -152,5 +140,10 @@ def at_sensitivity(record: Spend, sensitivity_factor: float = 1.0) -> Spend:
     _check(1.0, 0.5, 0.5, 1.0, 1, 1, sensitivity_factor)
     if sensitivity_factor == 2.0:
         return record
+    zs = accounting.gaussian_multipliers(record.event)
+    if zs is None:
+        raise ValueError("only a record of Gaussian steps can be accounted at another sensitivity")
+    zs = zs * (2.0 / sensitivity_factor)
+    event = gaussian_steps(zs[0], len(zs)) if np.all(zs == zs[0]) else gaussian_steps(zs)
     relation = ADD_OR_REMOVE_ONE if sensitivity_factor == 1.0 else REPLACE_ONE
-    return Spend(_scaled(record.event, 2.0 / sensitivity_factor), relation, record.bound, record.bound_args)
+    return Spend(event, relation, record.bound, record.bound_args)
