@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TRACKED = ("Snakefile", "workflow", "config", "notebooks", "envs", ".test")
 # Metrics of wall-clock measurements: noisy by nature. Keys containing one of TIMED, and per item the key prefixes of
 # TIMED_ITEMS (Huang Table II's ratios of timings and their intervals).
-TIMED = ("time", "seconds", "timing", "speed", "_ms", "per_iter_s")
+TIMED = ("time", "seconds", "timing", "speed", "_ms", "per_iter_s", "cpu_")
 TIMED_ITEMS = {"huang2019_dpadmm/table2": ("ratio",)}
 
 
