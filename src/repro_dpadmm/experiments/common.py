@@ -90,15 +90,16 @@ def write_metrics(out_dir: str | Path, metrics: dict, *, status: str = "ok", rea
     return path
 
 
-def save_figures(figures: dict, out_dir: str | Path) -> list[Path]:
-    """Save each {name: matplotlib figure} of an item's `plot_<item>` (png and pdf) and show it in the notebook."""
+def save_figures(figures: dict, out_dir: str | Path) -> None:
+    """Save each {name: matplotlib figure} of an item's `plot_<item>` (png and pdf), show the saved png in the
+    notebook (an image output whatever the matplotlib backend, so the rendered HTML has every figure) and close it."""
     import matplotlib.pyplot as plt
+    from IPython.display import Image, display
 
-    paths = []
     for name, fig in figures.items():
-        paths.append(save_figure(fig, out_dir, name))
-        plt.show()
-    return paths
+        png = save_figure(fig, out_dir, name)
+        display(Image(filename=str(png)))
+        plt.close(fig)
 
 
 def save_figure(fig, out_dir: str | Path, name: str) -> Path:

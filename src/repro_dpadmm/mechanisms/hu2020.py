@@ -38,7 +38,7 @@ from ..privacy import accounting, calibrate
 from ..privacy.audit.canaries import least_used
 from ..privacy.audit.trials import AuditCase
 from ..privacy.bounds import hu2020 as hb
-from ..privacy.spend import REPLACE_ONE, Spend, gaussian_steps, totals
+from ..privacy.spend import REPLACE_ONE, Spend, totals
 from .base import Claim, GaussianMechanism, OneRun
 
 SUBSPACE_CAVEAT = {
@@ -95,17 +95,14 @@ class SharedRelease(GaussianMechanism):
         """T releases with multiplier z = sigma / C (C: Lemma 1's bound), replace-one on feature columns; with
         Theorem 1's per-iteration `delta` and Corollary 1's `delta_prime`, the paper's total by advanced
         composition."""
-        if delta is None or delta_prime is None:
-            return Spend(gaussian_steps(z, int(T)), REPLACE_ONE)
-        return Spend(gaussian_steps(z, int(T)), REPLACE_ONE, "hu2020.corollary1",
-                     {"noise_multiplier": z, "T": int(T), "delta": float(delta), "delta_prime": float(delta_prime)})
+        return hb.spend(z, 1.0, T, delta, delta_prime)     # sigma in units of C: the multiplier as calibrated
 
     def paper_claim(self, epsilon: float, paper_delta: float, T: int, *, C: float, delta_prime: float,
                     delta: float) -> Claim:
         """The authors' (epsilon, delta) runs: Theorem 1's sigma per iteration (any epsilon, as the authors ran it),
         Corollary 1's total over T at (T paper_delta + delta'); the tight total at the audit's `delta`."""
         s = float(self.paper_noise(C, epsilon, paper_delta, strict=False))
-        paper = totals(self.spend(T, paper_delta, s / C, delta_prime), delta, pld=False)["paper_eps"]
+        paper = totals(hb.spend(s, C, T, paper_delta, delta_prime), delta, pld=False)["paper_eps"]
         return Claim(delta, s, paper, accounting.analytic_gaussian_epsilon(s / C, delta, steps=int(T)),
                      hb.corollary1_delta(paper_delta, T, delta_prime))
 

@@ -42,7 +42,7 @@ from ..privacy import accounting, calibrate
 from ..privacy.audit.canaries import GradientCanary, canary_rows, least_used
 from ..privacy.audit.trials import AuditCase
 from ..privacy.bounds import huang2019 as hb
-from ..privacy.spend import REPLACE_ONE, Spend, gaussian_steps, pure_steps, totals
+from ..privacy.spend import Spend, totals
 from ..rng import stacked_normal
 from .base import PURE, Claim, GaussianMechanism, Mechanism, OneRun
 
@@ -62,8 +62,7 @@ class _HuangGaussian(GaussianMechanism):
         return hb.noise_multiplier(epsilon, delta)
 
     def spend(self, T: int, delta: float, z: float) -> Spend:
-        return Spend(gaussian_steps(z, T), REPLACE_ONE, "huang2019.eps_bar", {"T": int(T), "z": z,
-                                                                             "total_delta": delta})
+        return hb.gaussian_spend(z, T, delta)
 
     def claim(self, z: float, delta: float, T: int) -> Claim:
         """T releases with multiplier z: the paper's total (moments accountant) and the exact one (analytic
@@ -237,8 +236,7 @@ class Dvp(Mechanism):
     noiseless_needs_calibration: ClassVar[bool] = True   # the extra regulariser Delta follows the per-iteration eps
 
     def spend(self, T: int, delta: float, eps_iter: float) -> Spend:
-        return Spend(pure_steps(np.full(int(T), eps_iter)), REPLACE_ONE, "huang2019.dvp_total",
-                     {"epsilon": eps_iter, "T": int(T)})
+        return hb.dvp_spend(eps_iter, T)
 
     def calibrate(self, target: float, delta: float, T: int, *, rtol: float = 2e-3, how: str = "optimal") -> dict:
         """The per-iteration eps whose T-fold composition (`how`: optimal, or basic = the paper's sum) meets

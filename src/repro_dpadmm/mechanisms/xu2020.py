@@ -137,7 +137,8 @@ class GradientPerturbation(GaussianMechanism):
 
     def spend(self, T: int, delta: float, z: float, u0_factors: np.ndarray | None = None) -> Spend:
         """T releases with multiplier z = sigma / (2c/n) (divided per step by u_0's sensitivity factors, if any);
-        Theorem 1's claim for sigma = z 2c/n."""
+        Theorem 1's claim for sigma = z 2c/n. (The record bounds.xu2020.spend makes from sigma, with the calibrated
+        multiplier kept as it is rather than recomputed from sigma, and u_0's per-step factors.)"""
         event = gaussian_steps(z, T) if u0_factors is None else gaussian_steps(z / u0_factors)
         return Spend(event, REPLACE_ONE, "xu2020.theorem1",
                      {"sigma": z * self.sensitivity, "T": int(T), "n": int(self.n), "delta": float(delta),
