@@ -1,11 +1,16 @@
 """privacy.accounting: the classic moments accountant, dp-accounting's RDP and PLD totals of composed Gaussian steps
-against reference values, and reading the multipliers back from a composed event."""
+against reference values, the analytic Gaussian (Balle & Wang; mu-GDP composition) and the exact optimal composition
+of pure-DP steps (Kairouz, Oh, Viswanath), and reading the multipliers back from a composed event."""
 
 from __future__ import annotations
+
+import math
 
 import dp_accounting
 import numpy as np
 import pytest
+from scipy.optimize import brentq
+from scipy.special import comb
 
 from repro_dpadmm.privacy import accounting
 from repro_dpadmm.privacy.spend import gaussian_steps, pure_steps
@@ -39,3 +44,52 @@ def test_gaussian_multipliers_read_back_every_step():
     assert accounting.gaussian_multipliers(pure_steps([0.1, 0.1])) is None
     mixed = dp_accounting.ComposedDpEvent([gaussian_steps(1.0, 2), pure_steps([0.1])])
     assert accounting.gaussian_multipliers(mixed) is None
+
+
+@pytest.mark.parametrize("z", [1.0, 2.0, 5.0, 20.0])
+def test_accountant_matches_analytic_gaussian_for_one_mechanism(z):
+    """dp-accounting's PLD epsilon of one Gaussian mechanism equals Balle & Wang's analytic Gaussian epsilon."""
+    delta = 1e-5
+    exact = accounting.analytic_gaussian_epsilon(z, delta)
+    assert accounting.gaussian_epsilon_exact(z, delta) == pytest.approx(exact, rel=1e-3, abs=1e-5)
+    # RDP can only overstate; the classic calibration z = sqrt(2 ln(1.25/delta))/eps is sound for eps < 1
+    assert accounting.rdp_epsilon(z, delta, steps=1) >= exact
+    eps_classic = math.sqrt(2 * math.log(1.25 / delta)) / z
+    if eps_classic < 1:
+        assert exact <= eps_classic
+
+
+def test_analytic_gaussian_solves_its_delta_equation_and_composes_as_gdp():
+    from scipy.stats import norm
+
+    z, delta, T = 3.0, 1e-5, 100
+    eps = accounting.analytic_gaussian_epsilon(z, delta, steps=T)
+    mu = math.sqrt(T) / z
+    assert norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2) == pytest.approx(delta,
+                                                                                                         rel=1e-6)
+    # T steps with multiplier z are one Gaussian with multiplier z / sqrt(T); PLD agrees to its discretisation
+    assert eps == pytest.approx(accounting.analytic_gaussian_epsilon(z / math.sqrt(T), delta))
+    assert accounting.pld_epsilon(z, delta, steps=T) == pytest.approx(eps, rel=2e-3)
+
+
+def _kov_epsilon(eps0: float, k: int, delta: float) -> float:
+    """Exact optimal composition of k eps0-DP mechanisms (Kairouz, Oh, Viswanath 2015), from the binomial privacy
+    loss of randomised response: delta(eps) = sum_l C(k,l) [e^{(k-l) eps0} - e^eps e^{l eps0}]_+ / (1 + e^eps0)^k."""
+    l = np.arange(k + 1)
+
+    def excess(eps):
+        terms = comb(k, l) * np.maximum(np.exp((k - l) * eps0) - np.exp(eps + l * eps0), 0.0)
+        return terms.sum() / (1 + math.exp(eps0)) ** k - delta
+    return brentq(excess, 0.0, k * eps0) if excess(0.0) > 0 else 0.0
+
+
+@pytest.mark.parametrize("eps0, k", [(0.05, 20), (0.2, 10), (0.01, 100)])
+def test_pure_composition_matches_the_exact_optimal_composition(eps0, k):
+    delta = 1e-5
+    exact = _kov_epsilon(eps0, k, delta)
+    got = accounting.pure_composed_epsilon(np.full(k, eps0), delta)
+    assert exact <= got <= exact * 1.01  # PLD rounds up: never below the truth, within 1%
+    assert accounting.pure_composed_epsilon(np.full(k, eps0), delta, how="basic") == pytest.approx(k * eps0)
+    # heterogeneous budgets: between the exact value of the smaller and of the larger homogeneous sequences
+    mixed = accounting.pure_composed_epsilon(np.r_[np.full(k // 2, eps0), np.full(k - k // 2, 2 * eps0)], delta)
+    assert got < mixed < _kov_epsilon(2 * eps0, k, delta) * 1.01
