@@ -4,18 +4,14 @@ canaries and scores of each method in tests/mechanisms."""
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from repro_dpadmm.experiments import beyond_audit_run as ex
 
+from _audit_synth import sparse_rows
+
 
 def _rows(N=1200, d=12, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.random((N, d)) * (rng.random((N, d)) < 0.4)
-    X[:, -3:] *= 0.05                                 # three barely used coordinates
-    X = X / np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
-    y = np.where(X @ rng.standard_normal(d) > 0, 1.0, -1.0)
-    return sp.csr_matrix(X), y
+    return sparse_rows(N, d, seed)
 
 
 HP = {"agents": 4, "rows_per_agent": 60, "canaries_per_agent": 5, "runs": 2, "reg": "l2", "rho": 0.1,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from repro_dpadmm.mechanisms import hu2020 as mhu
 from repro_dpadmm.privacy import accounting
@@ -13,16 +12,13 @@ from repro_dpadmm.privacy.bounds import hu2020 as hb
 from repro_dpadmm.privacy.spend import REPLACE_ONE, totals
 from repro_dpadmm.rng import repeat_generators
 
+from _audit_synth import sparse_rows
+
 DELTA = 1e-5
 
 
 def _rows(N=400, d=12, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.random((N, d)) * (rng.random((N, d)) < 0.4)
-    X[:, -3:] *= 0.05                                 # three barely used coordinates
-    X = X / np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
-    y = np.where(X @ rng.standard_normal(d) > 0, 1.0, -1.0)
-    return sp.csr_matrix(X), y
+    return sparse_rows(N, d, seed)
 
 
 def test_noise_readings_are_checked_and_only_the_shared_one_is_sound():

@@ -17,6 +17,8 @@ from repro_dpadmm.privacy.bounds import huang2019 as hb
 from repro_dpadmm.privacy.spend import REPLACE_ONE, pure_epsilons, totals
 from repro_dpadmm.rng import repeat_generators, stacked_normal
 
+from _audit_synth import sparse_rows
+
 DELTA, T = 1e-5, 100
 
 
@@ -137,12 +139,7 @@ def test_audit_cases_reach_the_sensitivity_bound_at_the_classic_calibration():
 
 # ------------------------------------------------------------------------------------------------- one run
 def _rows(N=1200, d=12, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.random((N, d)) * (rng.random((N, d)) < 0.4)
-    X[:, -3:] *= 0.05                                 # three barely used coordinates
-    X = X / np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
-    y = np.where(X @ rng.standard_normal(d) > 0, 1.0, -1.0)
-    return sp.csr_matrix(X), y
+    return sparse_rows(N, d, seed)
 
 
 HP = {"agents": 4, "rows_per_agent": 60, "canaries": 5, "runs": 2}

@@ -17,6 +17,8 @@ from repro_dpadmm.privacy.spend import totals
 from repro_dpadmm.problems.l2_logistic import L2Logistic
 from repro_dpadmm.rng import repeat_generators
 
+from _audit_synth import sparse_rows
+
 DELTA, T, N = 1e-5, 100, 40_000
 CORRECTED = mx.GradientPerturbation(n=N)
 PUBLISHED = mx.GradientPerturbation(n=N, published=True, u0="paper")
@@ -146,13 +148,8 @@ def test_audit_case_sensitivities_and_the_claim_it_is_checked_against():
         assert out.shape == (3, 6)
 
 
-def _rows(N_=800, d=10, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.random((N_, d)) * (rng.random((N_, d)) < 0.4)
-    X[:, -3:] *= 0.05
-    X = X / np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
-    y = np.where(X @ rng.standard_normal(d) > 0, 1.0, -1.0)
-    return sp.csr_matrix(X), y
+def _rows(N=800, d=10, seed=0):
+    return sparse_rows(N, d, seed)
 
 
 def test_xu_score_isolates_each_canary_without_noise():

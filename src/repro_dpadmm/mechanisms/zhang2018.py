@@ -117,12 +117,15 @@ class PenaltyPerturbation(_ZklMechanism):
     paper_accounting: ClassVar[str] = "P(T), ICML Thm 4.1 (sum over iterations)"
 
     def schedules(self, T: int):
-        eta = dz.geometric(self.theta, self.q1, T)          # eta(t) = theta q1^(t-1) (ICML §5.2)
-        shape = dz.geometric(1.0, self.q2, T)               # alpha(t) = alpha(1) q2^(t-1)
+        return self._madmm_schedules(T, self.theta, self.q1, self.q2)
+
+    def _madmm_schedules(self, T: int, theta: float, q1: float, q2: float):
+        eta = dz.geometric(theta, q1, T)                    # eta(t) = theta q1^(t-1) (ICML §5.2)
+        shape = dz.geometric(1.0, q2, T)                    # alpha(t) = alpha(1) q2^(t-1)
         B, V = self.B, self.V
         return (lambda C, a: zb.icml_per_iteration(C, B, V, eta, a * shape),
                 ("zhang2018.icml_P", lambda C, a: {"C": C, "B": B, "V": V, "eta": eta, "alpha": a * shape}),
-                {"eta": eta, "theta": np.full(T, self.theta), "alpha_shape": shape})
+                {"eta": eta, "theta": np.full(T, theta), "alpha_shape": shape})
 
     def _solve(self, nodes, C, rho, alpha, f0, kw, T, noise):
         return dz.m_admm(nodes, self.A, C=C, rho=rho, eta=kw["eta"], theta=kw["theta"], f0=f0,
@@ -131,7 +134,8 @@ class PenaltyPerturbation(_ZklMechanism):
 
 @dataclass(frozen=True, eq=False)
 class DualPerturbation(_ZklMechanism):
-    """DVP (Zhang & Zhu 2017) as ICML §4.5 instantiates it: M-ADMM with eta_i(t) = theta, constant alpha."""
+    """DVP (Zhang & Zhu 2017) as ICML §4.5 instantiates it: M-ADMM with eta_i(t) = theta = eta, constant alpha, i.e.
+    penalty perturbation with q_1 = q_2 = 1."""
 
     eta: float = 0.5
 
@@ -141,11 +145,7 @@ class DualPerturbation(_ZklMechanism):
     paper_accounting: ClassVar[str] = "P(T), ICML Thm 4.1 (sum over iterations)"
 
     def schedules(self, T: int):
-        eta = np.full(T, self.eta)                          # DVP: eta_i(t) = theta (ICML §4.5)
-        B, V = self.B, self.V
-        return (lambda C, a: zb.icml_per_iteration(C, B, V, eta, np.full(T, a)),
-                ("zhang2018.icml_P", lambda C, a: {"C": C, "B": B, "V": V, "eta": eta, "alpha": np.full(T, a)}),
-                {"eta": eta, "theta": eta, "alpha_shape": np.ones(T)})
+        return PenaltyPerturbation._madmm_schedules(self, T, self.eta, 1.0, 1.0)
 
     _solve = PenaltyPerturbation._solve
 
