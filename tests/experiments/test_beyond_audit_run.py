@@ -2,7 +2,6 @@
 numbers; the settings fail before any work. The bound is tested in tests/privacy/audit/test_one_run.py, the
 canaries and scores of each method in tests/mechanisms."""
 
-import numpy as np
 import pytest
 
 from repro_dpadmm.experiments import beyond_audit_run as ex

@@ -12,9 +12,11 @@ D_m (x_m + N(0, sigma^2 I)), eq. (7) read literally; "authors", the calibration 
 D_m (x_m + xi), xi ~ N(0, sigma_t^2 (D_m^T D_m)^+), sigma_t from the iterates. In the last two the pushed value lies
 in the column space of D_m, which the neighbour changes: a subspace test separates the datasets exactly.
 
-Audits. `sharing_canary` + `SharedRelease.audit_case`: one local update from a warm state, the canary column found
-greedily with the library's noise-free step. `one_run_canaries` + `SharedRelease.one_run_scores`: whole runs with
-noise on the shared values. Canary j is a column of party 1 (one of those the clean rows use least, emptied) that is
+HU is not on the equal-privacy frontier (its guarantee is feature-level, not record-level), so the mechanism has no
+frontier `run`: its release runs inside the audits (the library's `sharing.local_update`, one seeded Generator per
+repeat or trial). `sharing_canary` + `SharedRelease.audit_case`: one local update from a warm state, the canary
+column found greedily with the library's noise-free step. `one_run_canaries` + `SharedRelease.one_run`: whole runs
+with noise on the shared values. Canary j is a column of party 1 (one of those the clean rows use least, emptied) that is
 non-zero only in two dedicated rows a_j, b_j: 1/2 in row a_j and S_j / 2 in row b_j (the two states differ by 1 in
 one entry); those rows have no other party-1 feature and a real row's party-2 features scaled to norm sqrt(3)/2.
 The canary columns are then orthogonal to every other party-1 column, and in party 1's released value D_1 x_1 (the

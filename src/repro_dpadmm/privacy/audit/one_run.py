@@ -18,8 +18,8 @@ Why a small function instead of a package. jax-privacy's ``auditing`` module has
 Mahloujifar et al. 2024) and itself needs only numpy / scipy / dp-accounting, but importing it imports the jax-privacy
 package, which installs JAX, jaxlib, optax and chex (hundreds of MB) for a 20-line tail bound; privacy-estimates
 (already a dependency, used by `privacy.audit.two_datasets`) has only the two-dataset Clopper-Pearson bounds, not
-the one-run analysis. The function below is checked against a direct binomial computation and against the values the paper
-prints (tests/privacy/audit/test_one_run.py).
+the one-run analysis. The function below is checked against a direct binomial computation and against the values
+the paper prints (tests/privacy/audit/test_one_run.py).
 
 Choosing k. The number of guesses must not be picked by looking at which choice gives the best bound on the same
 canaries. `audit` tries a fixed grid of guess fractions and gives each the level alpha / len(grid) (Bonferroni), so
