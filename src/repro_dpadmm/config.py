@@ -2,8 +2,8 @@
 
 One validator for every way a value comes in (config files, `--config`, `repro-dpadmm run --params`, the CLI's
 JSON options): the JSON schema `workflow/schemas/config.schema.yaml`, with numbers required to be finite (NaN and
-infinity are not numbers here), plus the rule that an item exists only if its notebook does. Every error names the
-key (a dotted path) and what is allowed there.
+infinity are not numbers here), plus the registry's rule (`repro_dpadmm.registry`) that an item exists only if it is
+registered and its notebook is on disk. Every error names the key (a dotted path) and what is allowed there.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from . import registry
 from .paths import project_root
 
 
@@ -167,22 +168,6 @@ def _spurious(err: jsonschema.ValidationError, root_schema: dict) -> bool:
     return bool(known) and set(err.instance) <= known  # <matching ...> entries never equal a key
 
 
-def _unknown_items(config: dict, root: Path) -> list[str]:
-    """An item exists when its notebook does: a typo'd item name is an error, not a silent extra job."""
-    errors = []
-    papers = config.get("papers") if isinstance(config.get("papers"), dict) else {}
-    for paper, items in papers.items():
-        folder = root / "notebooks" / str(paper)
-        if not isinstance(items, dict) or not folder.is_dir():
-            continue
-        known = sorted(p.stem for p in folder.glob("*.ipynb"))
-        for item in items:
-            if item not in known:
-                errors.append(f"papers.{paper}.{item}: no such item (no notebook notebooks/{paper}/{item}.ipynb; "
-                              f"allowed: {', '.join(known)})")
-    return errors
-
-
 def errors(config: dict, root: Path | None = None) -> list[str]:
     """Every problem with `config`, each naming its key and what is allowed."""
     root = root or project_root()
@@ -191,7 +176,8 @@ def errors(config: dict, root: Path | None = None) -> list[str]:
     sch = validator.schema
     found = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
     msgs = list(dict.fromkeys(_describe(_leaf(e), sch) for e in found if not _spurious(e, sch)))
-    return msgs + _unknown_items(config, root)
+    papers = config.get("papers") if isinstance(config, dict) else None
+    return msgs + registry.config_errors(papers or {}, root)
 
 
 def validate(config: dict, root: Path | None = None) -> dict:

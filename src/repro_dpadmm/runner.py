@@ -31,6 +31,7 @@ from pathlib import Path
 from .datasets import is_available
 from .experiments.common import write_metrics
 from .paths import project_root
+from .registry import notebook_path
 
 KERNEL = "python3"
 METRICS = "metrics.json"
@@ -177,7 +178,7 @@ def run_item(paper: str, item: str, params: dict, out_dir: str | Path, *, root: 
     out_dir = Path(out_dir)
     if not out_dir.is_absolute():
         out_dir = root / out_dir
-    notebook = root / "notebooks" / paper / f"{item}.ipynb"
+    notebook = root / notebook_path(paper, item)
     if not notebook.is_file():
         raise FileNotFoundError(f"no notebook {notebook} for item {paper}/{item}")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
