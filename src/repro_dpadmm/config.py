@@ -47,7 +47,7 @@ def _yaml(text: str):
 SCHEMA = "workflow/schemas/config.schema.yaml"
 
 
-def _schema_path(root: Path | None) -> Path:
+def schema_path(root: Path | None) -> Path:
     """The project's schema; a root without one (a scratch folder given by REPRO_DPADMM_ROOT) uses the schema of
     the checkout this package runs from."""
     path = (root or project_root()) / SCHEMA
@@ -55,7 +55,7 @@ def _schema_path(root: Path | None) -> Path:
 
 
 def schema(root: Path | None = None) -> dict:
-    return _yaml(_schema_path(root).read_text())
+    return _yaml(schema_path(root).read_text())
 
 
 def _finite_number(checker, instance) -> bool:
@@ -171,7 +171,7 @@ def _spurious(err: jsonschema.ValidationError, root_schema: dict) -> bool:
 def errors(config: dict, root: Path | None = None) -> list[str]:
     """Every problem with `config`, each naming its key and what is allowed."""
     root = root or project_root()
-    path = _schema_path(root)
+    path = schema_path(root)
     validator = _validator(path, path.stat().st_mtime_ns)
     sch = validator.schema
     found = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
