@@ -74,7 +74,7 @@ ITEMS = {
                           "oneOf": [{"type": "object", "required": ["kind"],
                                      "properties": {"kind": {"const": "ring", "description": "topology"}}},
                                     {"type": "object", "required": ["kind", "nodes"],
-                                     "properties": {"kind": {"const": "random"},
+                                     "properties": {"kind": {"const": "random", "description": "or random"},
                                                     "nodes": {"type": "integer", "description": "N"}}}]},
             }},
     },
@@ -90,17 +90,18 @@ def test_an_item_shows_its_shared_keys_and_every_nested_key(tmp_path):
                 "| `papers.p.fig1.noise_on` | one of `\"a\"`, `\"b\"` | yes |  | where the noise goes |",
                 "| `papers.p.fig1.panels.<a9a|gisette>.read_at` | integer |  |  | when to read |",
                 "| `papers.p.fig1.curves.<other>.q1` | number |  |  | a growth factor |",
-                "| `papers.p.fig1.graph.kind` | `\"ring\"` or `\"random\"` | yes |  | topology |",
+                "| `papers.p.fig1.graph.kind` | `\"ring\"` or `\"random\"` | yes |  | topology; or random |",
                 "| `papers.p.fig1.graph.nodes` | integer |  |  | N |"):
         assert row.replace("|gisette", "\\|gisette") in text, row
     assert parameter_descriptions("p", "fig1", root) == {
         "noise_on": "where the noise goes", "panels": "one panel per dataset", "panels.<a9a|gisette>": "a panel",
         "panels.<a9a|gisette>.read_at": "when to read", "curves": "named curves", "curves.<other>": "one curve",
-        "curves.<other>.q1": "a growth factor", "graph": "the network", "graph.kind": "topology", "graph.nodes": "N",
+        "curves.<other>.q1": "a growth factor", "graph": "the network", "graph.kind": "topology; or random", "graph.nodes": "N",
         "seed": "base seed"}
     assert key_description("p", "fig1", ["panels", "gisette", "read_at"], root) == "when to read"
     assert key_description("p", "fig1", ["curves", "blue", "q1"], root) == "a growth factor"
     assert key_description("p", "fig1", ["graph", "nodes"], root) == "N"
+    assert key_description("p", "fig1", ["graph", "kind"], root) == "topology; or random"
     assert key_description("p", "fig1", ["seed"], root) == "base seed"
     assert key_description("p", "fig1", ["nope"], root) == ""
 

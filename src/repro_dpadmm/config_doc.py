@@ -99,22 +99,24 @@ def _children(node: dict, schema: dict) -> list[tuple[str, list[dict], bool]]:
     return [(k, subs, req) for k, (subs, req) in out.items()]
 
 
-def _child(node: dict, key: str, schema: dict) -> dict | None:
-    """The schema of an actual key of a resolved object schema (the first that applies), None if none does."""
+def _child(node: dict, key: str, schema: dict) -> list[dict]:
+    """The schemas of an actual key of a resolved object schema: its property, else the first matching pattern, else
+    additionalProperties, else the key in every oneOf/anyOf branch that names it; [] if none applies."""
     if key in node.get("properties", {}):
-        return node["properties"][key]
+        return [node["properties"][key]]
     for pattern, sub in node.get("patternProperties", {}).items():
         if re.search(pattern, key):
-            return sub
+            return [sub]
     extra = node.get("additionalProperties")
     if isinstance(extra, dict) and extra:
-        return extra
-    for alt in ("oneOf", "anyOf"):
-        for branch in node.get(alt, []):
-            props = _resolve(branch, schema).get("properties", {})
-            if key in props:
-                return props[key]
-    return None
+        return [extra]
+    branches = [_resolve(b, schema) for alt in ("oneOf", "anyOf") for b in node.get(alt, [])]
+    return [b["properties"][key] for b in branches if key in b.get("properties", {})]
+
+
+def _descriptions(subs: list[dict], schema: dict) -> str:
+    """The descriptions of a key's schemas (one per oneOf branch that names it), each once."""
+    return "; ".join(dict.fromkeys(d for d in (_description(s, schema) for s in subs) if d))
 
 
 def _type(node: dict, schema: dict) -> str:
@@ -146,7 +148,7 @@ def _rows(node: dict, schema: dict, path: list[str], out: list[tuple]) -> None:
         full = [*path, key]
         resolved = [_resolve(s, schema) for s in subs]
         kind = " or ".join(dict.fromkeys(_type(s, schema) for s in subs))
-        desc = next((d for d in (_description(s, schema) for s in subs) if d), "")
+        desc = _descriptions(subs, schema)
         default = next((_short(r["default"]) for r in resolved if "default" in r), "")
         out.append((".".join(full), kind, required, default, desc))
         for res in resolved:
@@ -179,13 +181,12 @@ def key_description(paper: str, item: str, path: list[str] | tuple[str, ...], ro
     schema = load_schema(root)
     if list(path) == ["seed"]:
         return _description(schema["properties"]["seed"], schema)
-    node, desc = _item_node(schema, paper, item), ""
+    subs = [_item_node(schema, paper, item)]
     for key in path:
-        sub = _child(_resolve(node, schema), str(key), schema)
-        if sub is None:
+        subs = [c for sub in subs for c in _child(_resolve(sub, schema), str(key), schema)]
+        if not subs:
             return ""
-        desc, node = _description(sub, schema), sub
-    return desc
+    return _descriptions(subs, schema)
 
 
 def render(root: Path | None = None) -> str:
