@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -12,6 +13,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 from _report_synth import make_project
 
+from repro_dpadmm.config_doc import parameter_descriptions
 from repro_dpadmm.registry import PAPERS
 from repro_dpadmm.report import VERDICTS, build_report
 
@@ -151,6 +153,10 @@ def test_privacy_and_provenance_sections(built):
     assert "Beyond the papers" in page
     fig1 = next(it for p in report.papers for it in p.items if (p.id, it.item) == ("huang2019_dpadmm", "fig1"))
     assert fig1.params_source == "run" and not fig1.params_differ
+    # the parameter table gives each key's meaning from the config schema (a key the schema lacks gets none)
+    repeats_doc = parameter_descriptions("huang2019_dpadmm", "fig1")["repeats"]
+    assert fig1.param_docs["repeats"] == repeats_doc and "n" not in fig1.param_docs
+    assert "<th>meaning</th>" in page and html.escape(repeats_doc).replace("&quot;", "&#34;") in page
     table1 = next(it for p in report.papers for it in p.items if (p.id, it.item) == ("xu2020_dpaccadmm", "table1"))
     assert table1.params_differ  # ran with repeats: 1, which config.yaml does not say
     assert "differ from <code>config/config.yaml</code>" in page

@@ -2,8 +2,9 @@
 
 `build_report(out_dir)` reads only `results/<paper>/<item>/metrics.json` (and each item's rendered notebook and
 figures, which it copies or embeds), `config/claims/*.yaml`, the dataset sidecars `resources/processed/*.json`,
-`config/config.yaml` and provenance (git, package versions, papermill's record of each item's parameters), and
-writes into `out_dir` (default `results/report/`):
+`config/config.yaml`, each parameter's meaning from the config schema (`config_doc.parameter_descriptions`) and
+provenance (git, package versions, papermill's record of each item's parameters), and writes into `out_dir` (default
+`results/report/`):
 
 * `claims.json`: one record per claim (id, paper, item, quote, expected, measured, verdict, reason, checks...);
 * `summary.json`: per paper, items by state and claims by verdict, plus provenance;
@@ -18,11 +19,12 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..paths import project_root
 from .. import claims as claims_mod
 from .. import provenance as prov_mod
-from ..claims import SETUP_VERDICTS, VERDICTS, Claim, ClaimsFile, Verdict, evaluate_claim, flatten
 from .. import registry
+from ..claims import SETUP_VERDICTS, VERDICTS, Claim, ClaimsFile, Verdict, evaluate_claim, flatten
+from ..config_doc import parameter_descriptions
+from ..paths import project_root
 
 __all__ = ["build_report", "collect", "Report", "ItemResult", "VERDICTS"]
 
@@ -45,6 +47,7 @@ class ItemResult:
     params: dict | None = None          # the parameters the item ran with (or the config's, see params_source)
     params_source: str = ""             # "run" (papermill record), "config" (config/config.yaml) or ""
     params_differ: bool = False         # the run's parameters differ from config/config.yaml (e.g. a smoke run)
+    param_docs: dict = field(default_factory=dict)  # each parameter's meaning, from the config schema's descriptions
     figures: list[Path] = field(default_factory=list)
     missing_figures: list[str] = field(default_factory=list)  # named in the claims file but not written
     notebook: Path | None = None
@@ -270,6 +273,9 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
         pr = PaperResult(pid, rec.short, rec.title, rec.citation, rec.beyond, claims_file=cf)
         for name in names:
             it = _item_result(pid, name, results, cf, config, sidecars)
+            if it.params:
+                docs = parameter_descriptions(pid, name, root)
+                it.param_docs = {k: docs[k] for k in it.params if docs.get(k)}
             item_claims = [c for c in (cf.claims if cf else []) if c.item == name]
             it.verdicts = [evaluate_claim(c, it.metrics, missing_reason=_missing_reason(it),
                                           unavailable=it.unavailable) for c in item_claims]
