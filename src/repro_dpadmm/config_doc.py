@@ -201,7 +201,9 @@ def render(root: Path | None = None) -> str:
              "`config/config.yaml` holds the paper-faithful parameters of every item; `config/smoke.yaml` overrides "
              "them with tiny settings (`--configfile config/smoke.yaml`); `.test/config/config.yaml` is the "
              "configuration CI runs. Snakemake validates the merged configuration against "
-             f"`{SCHEMA}` before any job starts. Reproduction choices that no paper states are marked `[D]`.", "",
+             f"`{SCHEMA}` before any job starts. Reproduction choices that no paper states are marked `[D]`; `[P §x]` "
+             "cites the paper's section a value comes from, `SPEC §x` the specification's. The notebooks' and the "
+             "report's parameter tables show these descriptions.", "",
              f"{len(rows)} keys; {missing} without a description in the schema yet.", ""]
     section = None
     for name, kind, req, default, desc in rows:
