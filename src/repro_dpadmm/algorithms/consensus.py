@@ -24,7 +24,9 @@ draws a 40,000/5,222 split and an even partition per repeat. ``StarData`` has ``
 
 Runs (each returns a ``History``: traces 'el', 'err', 'err_global', 'aov' of shape (R, T+1) for k = 0..T, and meta
 with the final iterates 'w_tilde' (R, n, d) (the shared vectors), 'w' (R, d), 'gamma' (R, n, d), the noise levels and
-'wall_time_s'; ``record=False`` skips the traces so the timing is that of training alone):
+'wall_time_s'; ``record=False`` skips the traces so the timing is that of training alone). A private run records what
+each agent's dataset spent in ``History.spends`` (one ``privacy.spend.Spend``: the T releases of its shared vector under
+replace-one neighbours, Lemma 1; ``privacy.bounds.huang2019.spend_totals`` turns it into totals):
 
 * ``admm(data, reg=, T=)``
 * ``pvp(data, T=, rngs=, sigma= | epsilon=, delta= | noise_multiplier=)``
@@ -479,12 +481,12 @@ class _Recorder:
         return {k: np.stack(v, axis=1) for k, v in self.rows.items() if v}
 
 
-def _history(rec: _Recorder, t_start: float, meta: dict) -> History:
+def _history(rec: _Recorder, t_start: float, meta: dict, spends: Sequence = ()) -> History:
     wall = time.perf_counter() - t_start
     # with record=False the loop is training alone; with traces on, DP-ADMM reuses the recorder's margins, so only
     # the total is meaningful
     meta = {**meta, "wall_time_s": wall, "train_time_s": None if rec.on else wall, "metric_time_s": rec.seconds}
-    return History(rec.traces(), meta)
+    return History(rec.traces(), meta, list(spends))
 
 
 # --------------------------------------------------------------------------------------------------- algorithms
@@ -544,7 +546,8 @@ def pvp(data: StarData, *, T: int, rngs: Sequence[np.random.Generator], sigma: f
     N(0, sigma_i^2 I) with constant sigma_i (line 5), and w-tilde replaces w_i in lines 7 and 9.
 
     Give `sigma` directly, or (epsilon, delta), or the noise multiplier z: sigma_i = z 2 c_1 / ((lambda/n + rho) m_i)
-    (§III-A). The next local solve is warm-started at the agent's own noise-free w_i^k.
+    (§III-A). The next local solve is warm-started at the agent's own noise-free w_i^k. A noisy run records T
+    Gaussian releases of multiplier sigma_i / (2 c_1 / ((lambda/n + rho) m_i)) (``hb.pvp_sensitivity``).
     """
     given = [sigma is not None, epsilon is not None or delta is not None, noise_multiplier is not None]
     if sum(given) != 1:
@@ -566,7 +569,11 @@ def pvp(data: StarData, *, T: int, rngs: Sequence[np.random.Generator], sigma: f
     rec, t0, meta = _admm_loop(data, reg="l2", T=T, rho=rho, lam_n=lam_n, R=R, record=record, init=init, tol=tol,
                                max_inner=max_inner, share=share, err_every=err_every)
     meta.update(sigma=float(sigma), noise_multiplier=z, epsilon=epsilon, delta=delta)
-    return _history(rec, t0, meta)
+    spends = []
+    if sigma > 0:  # z as calibrated (sigma = z sensitivity), or sigma given directly over the sensitivity
+        z_used = z if z is not None else sigma / float(hb.pvp_sensitivity(data.m, rho, lam_n, c1))
+        spends.append(hb.gaussian_spend(z_used, T, delta))
+    return _history(rec, t0, meta, spends)
 
 
 def dvp(data: StarData, *, T: int, rngs: Sequence[np.random.Generator], epsilon: float, rho: float = 0.1,
@@ -576,7 +583,8 @@ def dvp(data: StarData, *, T: int, rngs: Sequence[np.random.Generator], epsilon:
     pure epsilon-DP per iteration by objective perturbation. Each iteration, agent i draws b with density
     ~ exp(-(eps'/2) ||b||) and solves w_i^k = argmin f_i(w) + (Delta/2)||w||^2 + (1/m) b^T w - <gamma_i^{k-1},
     w - w^{k-1}> + (rho/2)||w - w^{k-1}||^2 exactly (i.e. the dual gamma_i is perturbed by -b/m inside the solve);
-    w_i^k is shared as is, and aggregation / dual step use the unperturbed gamma (l2 only)."""
+    w_i^k is shared as is, and aggregation / dual step use the unperturbed gamma (l2 only). Records T pure releases
+    of the epsilon its noise and regulariser give (``hb.dvp_epsilon``; equal to `epsilon` up to rounding)."""
     check_epsilon_delta(epsilon)
     _check_private_data(data, 1.0)  # Chaudhuri et al.'s calibration assumes ||a|| <= 1
     cal = hb.dvp_calibration(epsilon, data.m, lam_n, rho, c)
@@ -589,7 +597,8 @@ def dvp(data: StarData, *, T: int, rngs: Sequence[np.random.Generator], epsilon:
     rec, t0, meta = _admm_loop(data, reg="l2", T=T, rho=rho, lam_n=lam_n, R=R, record=record, init=init, tol=tol,
                                max_inner=max_inner, share=None, perturb=perturb, err_every=err_every)
     meta.update(epsilon=epsilon, **cal)
-    return _history(rec, t0, meta)
+    eps_used = hb.dvp_epsilon(cal["alpha"], cal["Delta"], data.m, lam_n, rho, c)
+    return _history(rec, t0, meta, [hb.dvp_spend(eps_used, T)])
 
 
 def _check_private_data(data: StarData, c1: float | None):
@@ -610,6 +619,9 @@ def dpadmm(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Generat
     Privacy: (epsilon, delta) per iteration (Theorem 1), or the noise multiplier z = sigma/Delta directly.
     Step sizes: Theorem 3 (29) for l1 (c_w = 23), Theorem 4 (34) for l2 (c_w = 89), computed from the same z, unless
     `eta` is given (shape (T,) or (T, n)). `add_noise=False` keeps the schedule and drops the noise.
+
+    A noisy run records T Gaussian releases of multiplier sigma_{i,k} / Delta_{i,k} = z (eq. (14) over Lemma 1's
+    sensitivity (11), the same at every k), claimed by the paper's eps-bar when (epsilon, delta) was given.
     """
     regularizers.check(reg)
     if epsilon is not None or delta is not None:
@@ -663,4 +675,5 @@ def dpadmm(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Generat
             "w_tilde_mean_prev": sum_prev / T,  # (1/t) sum_{k=0}^{t-1} w-tilde_i^k, Theorem 3 (§V-A)
             "w_tilde_mean": (sum_prev - w_tilde0 + w_tilde) / T,  # (1/t) sum_{k=1}^{t} w-tilde_i^k, Theorem 4 (§V-B)
             "noise_multiplier": z, "epsilon": epsilon, "delta": delta, "add_noise": add_noise}
-    return _history(rec, t0, meta)
+    # sig = z * sensitivity(eta) step by step, so every release's multiplier sigma / Delta is z
+    return _history(rec, t0, meta, [hb.gaussian_spend(z, T, delta)] if add_noise else [])

@@ -19,6 +19,11 @@ every ||grad||/kappa_i <= tol (a bound on the distance to the exact minimiser); 
 NotConvergedError, so no iterate is ever computed from a half-solved local problem. Each Newton system is
 solved by preconditioned conjugate gradients with exact Hessian-vector products (a dense d x d Hessian per node and
 repeat would cost n d^2 per step; a Hessian shared by the repeats made the steps diverge under noise).
+
+Privacy as data: a private run (PP, DVP, private R-ADMM) records in its History one `Spend`: the pure-DP budgets per
+private iteration of the node whose total is the paper's bound (ICML Thm 4.1 / Allerton Thm IV.1 summands, from the
+schedules the run used), under replace-one neighbours ("differing in at most one data point", ICML Def. 4.1), and
+the paper's own total P(T) as its bound.
 """
 
 from __future__ import annotations
@@ -28,13 +33,17 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .. import graphs
 from ..graphs import check_graph
 from ..history import History
+from ..privacy.bounds import zhang2018 as bounds
 from ..privacy.mechanisms import stacked_gamma_norm
+from ..privacy.spend import REPLACE_ONE, Spend, pure_steps
 from ..problems.logistic import loss, sigmoid_neg
+from ..rng import repeat_generators, seed_sequence, stacked_normal
 from ..solvers import require_converged
 
-C1 = 0.25  # c_1: bound on L'' for the logistic loss (ICML §5)
+C1 = bounds.C1  # c_1: bound on L'' for the logistic loss (ICML §5)
 
 
 # --------------------------------------------------------------------------------------------------- node data
@@ -94,6 +103,34 @@ def node_data(X, y, parts) -> NodeData:
     G = np.zeros((N, d, d))
     G[Gs.row // d, Gs.row % d, Gs.col % d] = Gs.data
     return NodeData(Xb, Xb.T.tocsr(), y[idx], w, P, G, B, node)
+
+
+# --------------------------------------------------------------------------------------------------- set-up
+def network(X, y, graph: dict, seed: int, *labels: str, split: str = "even", min_size: int | None = None,
+            subsample: int | None = None) -> tuple[NodeData, np.ndarray]:
+    """(NodeData, A): the rows of (X, y) split over the nodes of the graph `graph` (a `graphs.make_graph` spec).
+
+    split: 'even' or 'uneven' (`graphs.split_data`; `min_size` for uneven), drawn from seed_sequence(seed, *labels,
+    'split') so that every item (labels) has its own split. subsample (smoke runs only): a seeded subset of that many
+    rows, the same for every item of a seed."""
+    A = graphs.make_graph(graph)
+    if subsample:  # smoke runs only: a seeded subset of the rows
+        keep = np.random.default_rng(seed_sequence(seed, "subsample")).permutation(len(y))[:int(subsample)]
+        X, y = X[keep], y[keep]
+    split_rng = np.random.default_rng(seed_sequence(seed, *labels, "split"))
+    parts = graphs.split_data(len(y), A.shape[0], split_rng, kind=split, min_size=min_size)
+    return node_data(X, y, parts), A
+
+
+def initial_points(seed: int, repeats: int, N: int, d: int, scale: float, *labels: str) -> np.ndarray:
+    """f_i(0) ~ N(0, scale^2 I) [D] (ICML Alg. 1 / Allerton Alg. 1: "randomly"), shape (repeats, N, d): one
+    generator per repeat, labelled (*labels, 'init'), so every curve of an item starts its repeat r at the same point."""
+    return stacked_normal(repeat_generators(seed, repeats, *labels, "init"), (N, d), scale)
+
+
+def noise_generators(seed: int, repeats: int, *labels: str) -> list[np.random.Generator]:
+    """One noise generator per repeat for a private run, labelled (*labels, 'noise')."""
+    return repeat_generators(seed, repeats, *labels, "noise")
 
 
 def _to_cols(f):
@@ -311,10 +348,15 @@ def _check_common(data: NodeData, A, C, rho, f0):
     return A, f0
 
 
-def _check_alpha(alpha):
-    if alpha is not None and np.any(np.asarray(alpha) <= 0):
+def _alpha_schedule(alpha, rows: int, N: int):
+    """None (a non-private run) or the noise parameters alpha_i as a (rows, N) schedule, all > 0."""
+    if alpha is None:
+        return None
+    alpha = _per_node(alpha, rows, N, "alpha")
+    if np.any(alpha <= 0):
         raise ValueError(f"noise parameters alpha must all be > 0 (density exp(-alpha ||eps||)); got min "
                          f"{np.min(alpha)}")
+    return alpha
 
 
 def _noise(rngs, d, alpha_row, R, N):
@@ -329,6 +371,26 @@ def _solver_meta(solves) -> dict:
     return {"newton_steps_max": int(steps.max()), "newton_steps_mean": float(steps.mean()),
             "newton_damped_steps": int(sum(int(x.damped.sum()) for x in solves)),
             "local_residual_max": float(max(x.residual for x in solves))}
+
+
+def _worst_node_spend(per_step, bound: str, bound_args: dict) -> Spend:
+    """The Spend of a private ZKL run: the pure-DP budgets per private iteration, per_step(**bound_args) of shape
+    (steps, N), of the node whose total is the largest (the max over nodes in ICML (26) / Allerton (30): a record
+    lives at one node, and only that node's releases depend on it), composed as pure steps, with the paper's bound
+    `bound` over `bound_args`."""
+    budgets = per_step(**bound_args)
+    worst = int(np.cumsum(budgets, axis=0)[-1].argmax())
+    return Spend(pure_steps(budgets[:, worst]), REPLACE_ONE, bound, bound_args)
+
+
+def _history(Ls, dists, fc, solves, spends, **meta) -> History:
+    """A run's History: traces 'L', 'dist' (with fc) and 'newton_steps' (most Newton steps of any node's local solve
+    per data step), the solver summary and `meta`, and the privacy records `spends`."""
+    traces = {"L": np.stack(Ls, axis=1)}
+    if fc is not None:
+        traces["dist"] = np.stack(dists, axis=1)
+    traces["newton_steps"] = np.stack([x.steps.max(axis=1) for x in solves], axis=1)
+    return History(traces, {**_solver_meta(solves), **meta}, spends)
 
 
 def _traces(data, f, fc):
@@ -348,7 +410,8 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
     With eta = theta this is conventional ADMM (8)-(9) and, with noise, DVP (SPEC §4.5).
     Traces: 'L' (R, T+1) average loss, 'dist' ||f-hat(t) - 1 f_c*^T||_F if fc is given, 'newton_steps' (R, T) the
     most Newton steps of any node's local solve at t = 1..T. Every local solve meets ||grad||/kappa <= tol or raises
-    NotConvergedError (solve_local).
+    NotConvergedError (solve_local). A private run records its Spend: per iteration t the pure-DP budget
+    C (1.4 c_1 + alpha_i(t)) / (eta_i(t) V_i B_i) of Theorem 4.1 (26), bound 'zhang2018.icml_P' (P(T)).
     """
     A, f0 = _check_common(data, A, C, rho, f0)
     if np.ndim(eta) == 0:
@@ -363,9 +426,7 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
         t, i = np.argwhere(theta > eta + 1e-12)[0]
         raise ValueError(f"M-ADMM needs eta_i(t) >= theta (ICML Thm 3.1) but at t = {t + 1}, node {i}: "
                          f"theta = {theta[t, i]} > eta = {eta[t, i]}; raise eta or lower theta")
-    if alpha is not None:
-        alpha = _per_node(alpha, T, N, "alpha")
-        _check_alpha(alpha)
+    alpha = _alpha_schedule(alpha, T, N)
     V = A.sum(1)
     lam = np.zeros_like(f0)
     f = f0.copy()
@@ -388,11 +449,9 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
         L, dist = _traces(data, f, fc)
         Ls.append(L)
         dists.append(dist)
-    traces = {"L": np.stack(Ls, axis=1)}
-    if fc is not None:
-        traces["dist"] = np.stack(dists, axis=1)
-    traces["newton_steps"] = np.stack([x.steps.max(axis=1) for x in solves], axis=1)
-    return History(traces, {**_solver_meta(solves), "T": T, "f_final": f, "lambda_final": lam})
+    spends = [] if alpha is None else [_worst_node_spend(bounds.icml_per_iteration, "zhang2018.icml_P", {
+        "C": C, "B": data.B, "V": V, "eta": eta, "alpha": alpha})]
+    return _history(Ls, dists, fc, solves, spends, T=T, f_final=f, lambda_final=lam)
 
 
 def conventional_admm(data: NodeData, A, *, C, rho, eta: float, T: int, f0, **kw) -> History:
@@ -410,6 +469,9 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
     the odd step uses eta(2k-1), the even step eta(2k) and gamma(2k)). theta: dual step (default eta, as in
     conventional ADMM; SPEC §5.5 uses theta = 1 when eta varies). alpha: alpha_i(k), shape (K, N) or scalar.
     The gradient grad O(f_i(2k-1)) used at 2k is recycled from the KKT condition (15) of the odd step.
+    A private run records its Spend: per odd iteration 2k-1 the pure-DP budget
+    (2C/B_i)(1.4 c_1 / (rho/N + 2 eta_i(2k-1) V_i) + alpha_i(k)) of Theorem IV.1 (30) (even iterations are
+    post-processing, Lemma IV.1), bound 'zhang2018.allerton_P' (P(T)).
     """
     A, f0 = _check_common(data, A, C, rho, f0)
     R, N, d = f0.shape
@@ -421,9 +483,7 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
         raise ValueError("R-ADMM needs eta > 0 and gamma > 0")
     if np.any(theta > eta + 1e-12):
         raise ValueError("the dual step theta must not exceed the penalty eta (ICML Thm 3.1)")
-    if alpha is not None:
-        alpha = _per_node(alpha, K, N, "alpha")
-        _check_alpha(alpha)
+    alpha = _alpha_schedule(alpha, K, N)  # alpha_i(k), one per private (odd) iteration
     V = A.sum(1)
     lam = np.zeros_like(f0)
     f = f0.copy()
@@ -460,9 +520,7 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
         L, dist = _traces(data, f, fc)
         Ls.append(L)
         dists.append(dist)
-    traces = {"L": np.stack(Ls, axis=1)}
-    if fc is not None:
-        traces["dist"] = np.stack(dists, axis=1)
-    traces["newton_steps"] = np.stack([x.steps.max(axis=1) for x in solves], axis=1)
-    return History(traces, {**_solver_meta(solves), "T": T, "recycled_grad_max_err": recycled_err,
-                            "f_final": f, "f_odd_final": f_odd, "lambda_final": lam})
+    spends = [] if alpha is None else [_worst_node_spend(bounds.allerton_per_release, "zhang2018.allerton_P", {
+        "C": C, "B": data.B, "V": V, "rho": rho, "eta": eta[0::2], "alpha": alpha, "T": T})]
+    return _history(Ls, dists, fc, solves, spends, T=T, recycled_grad_max_err=recycled_err, f_final=f,
+                    f_odd_final=f_odd, lambda_final=lam)

@@ -20,10 +20,15 @@ not account for; `u0="zero"` is the strict alternative (SPEC §6.8 [D-alt]).
 
 The non-private ADMM and AccADMM of XU §V are the same algorithms with sigma = 0 (SPEC §6.4 [D]).
 
+Privacy as data: a noisy run records, per repeat, what it released as a `privacy.spend.Spend` (T Gaussian gradient
+steps with multiplier sigma / (2c/n), the replace-one sensitivity of the mean gradient; privacy/bounds/xu2020.py),
+naming Theorem 1 as the paper bound when its constants are given. The extrapolated points of Algorithm 3 are
+post-processing, so DP-AccADMM spends what DP-ADMM spends.
+
 Step size: the paper runs gamma = 1 (§V-B) with eta up to 1/L_f (Lemma 5), although its analysis wants
 gamma >= eta rho ||A^T A|| + 1 (G >= I). With lambda/rho small (1e-5 in §V) the y-step absorbs the A-part of the
 x-step and the runs are stable (checked by `check_stable`); with a large lambda/rho the same step can cycle
-(tests/test_xu2020_algorithms.py). A non-finite iterate raises DivergedError naming the problem and eta.
+(tests/algorithms/test_linearized.py). A non-finite iterate raises DivergedError naming the problem and eta.
 
 All repeats run together: iterates are arrays with a leading repeat axis (R, d); internally they are kept as columns
 (d, R) so that one product X @ x serves every repeat. Each repeat draws its noise from its own Generator, so a
@@ -38,6 +43,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..privacy.bounds import xu2020
 from ..problems import regularizers
 from ..problems.fused_lasso import FusedLasso
 
@@ -69,7 +75,8 @@ class LinearizedRun:
     """Iterates and timings of one batch of repeats of (DP-)(Acc)ADMM.
 
     x: (R, T+1, d) with x[:, 0] = x_0; y_T, u_T: (R, |E| + d); cpu_time: (T+1,) cumulative process time in
-    seconds after each iteration (0 at t = 0), for the whole batch; settings: the parameters used.
+    seconds after each iteration (0 at t = 0), for the whole batch; settings: the parameters used; spends: one
+    `privacy.spend.Spend` per repeat with sigma > 0, in repeat order (none for a noise-free run).
     """
 
     x: np.ndarray
@@ -77,6 +84,7 @@ class LinearizedRun:
     u_T: np.ndarray
     cpu_time: np.ndarray
     settings: dict = field(default_factory=dict)
+    spends: list = field(default_factory=list)
 
     @property
     def x_T(self) -> np.ndarray:
@@ -112,7 +120,8 @@ def initial_dual(problem: FusedLasso, x0: np.ndarray, rho: float) -> np.ndarray:
 def run(problem: FusedLasso, *, T: int, eta: float, rho: float = 1.0, gamma: float = 1.0, sigma=0.0,
         accelerated: bool = False, repeats: int = 1, rngs: Sequence[np.random.Generator] | None = None,
         x0: np.ndarray | None = None, u0: str = "paper", restart: str = "none",
-        restart_eta: float = 0.999, name: str = "problem") -> LinearizedRun:
+        restart_eta: float = 0.999, name: str = "problem", gradient_bound: float | None = None,
+        bound_args: dict | None = None) -> LinearizedRun:
     """Algorithm 2 (accelerated=False) or Algorithm 3 (accelerated=True) for `repeats` runs at once.
 
     sigma: scalar or (repeats,) noise std (0 gives the non-private ADMM / AccADMM); rngs: one Generator per repeat
@@ -124,18 +133,26 @@ def run(problem: FusedLasso, *, T: int, eta: float, rho: float = 1.0, gamma: flo
     name: what the problem is (the dataset), used in the error raised when the run diverges (DivergedError: an
     iterate that is not finite); `check_stable` adds the objective test for noise-free runs.
 
+    gradient_bound: c, the bound on every per-sample gradient norm the release's sensitivity 2c/n rests on (default
+    the problem's own, max_i ||l_i||); bound_args: Theorem 1's `delta` and `mu`, so that each repeat's Spend names
+    Theorem 1 as its paper bound (privacy/bounds/xu2020.spend).
+
     restart (Algorithm 3 only): "none" as in the paper (SPEC §6.3 [D]), or "goldstein": the restart rule of
     Goldstein et al. (2014, Alg. 8), which the paper cites for its acceleration but does not use. It tracks the
     combined residual c_t = rho ||u_t - u^_{t-1}||^2 + rho ||A (x_t - x^_{t-1})||^2 per repeat; when
     c_t >= restart_eta c_{t-1}, that repeat restarts (theta = 1, x^_t = x_{t-1}, u^_t = u_{t-1},
     c_t <- c_{t-1} / restart_eta). Without it, AccADMM on this (not strongly convex) problem stalls: its last
-    iterate oscillates around the minimum instead of converging (tests/test_xu2020_algorithms.py).
+    iterate oscillates around the minimum instead of converging (tests/algorithms/test_linearized.py).
     """
     sig = _check(T, eta, rho, gamma, sigma, repeats, rngs, u0)
     if restart not in ("none", "goldstein"):
         raise ValueError(f"restart must be 'none' (paper) or 'goldstein', got {restart!r}")
     if not 0 < restart_eta < 1:
         raise ValueError(f"restart_eta must lie in (0, 1), got {restart_eta!r}")
+    spends = []
+    if np.any(sig > 0):
+        c = problem.gradient_bound if gradient_bound is None else float(gradient_bound)
+        spends = [xu2020.spend(s, int(T), problem.n, c, **(bound_args or {})) for s in sig if s > 0]
     T, R, d = int(T), int(repeats), problem.d
     A = problem.A
     At = A.T.tocsr()
@@ -184,7 +201,8 @@ def run(problem: FusedLasso, *, T: int, eta: float, rho: float = 1.0, gamma: flo
     settings = {"T": T, "eta": float(eta), "rho": float(rho), "gamma": float(gamma), "accelerated": bool(accelerated),
                 "repeats": R, "u0": u0, "sigma": sig.tolist(), "restart": restart if accelerated else "n/a",
                 "n_restarts": n_restarts.tolist()}
-    return LinearizedRun(x=np.moveaxis(xs, 2, 0), y_T=y.T.copy(), u_T=u.T.copy(), cpu_time=cpu, settings=settings)
+    return LinearizedRun(x=np.moveaxis(xs, 2, 0), y_T=y.T.copy(), u_T=u.T.copy(), cpu_time=cpu, settings=settings,
+                         spends=spends)
 
 
 def check_stable(problem, run: LinearizedRun, name: str) -> np.ndarray:

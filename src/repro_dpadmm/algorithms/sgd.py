@@ -15,10 +15,12 @@ SPEC §2.2.5 warns that the convention decides "DP-ADMM outperforms DPSGD": both
 API
 ---
 ``dpsgd(data, reg=, T=, rngs=, epsilon=, delta= | noise_multiplier= | sigma=, lr=0.1, convention='average')``
-returns a History with the traces of ``consensus`` ('el', 'err', 'err_global', 'aov'; every agent's model is w^k) and
-meta 'w' (R, d), 'sigma', 'noise_multiplier'. Single steps for callers that add the noise themselves:
+returns a History with the traces of ``consensus`` ('el', 'err', 'err_global', 'aov'; every agent's model is w^k),
+meta 'w' (R, d), 'sigma', 'noise_multiplier', and (a noisy, clipped run) the Spend of each agent's T releases of its
+noisy gradient (multiplier sigma / ``sensitivity``, replace-one). Single steps for callers that add the noise themselves:
 ``local_gradients(data, w, clip)`` (the noiseless per-agent g_i, (R, n, d)), ``noiseless_step(data, w, ...)`` (the
-noiseless aggregated gradient and the next w), ``update(w, g_tilde, ...)`` (the aggregator step), ``sigma(m, ...)``.
+noiseless aggregated gradient and the next w), ``update(w, g_tilde, ...)`` (the aggregator step), ``sigma(m, ...)``,
+``sensitivity(m, clip)``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,11 @@ from ..rng import stacked_normal
 from .consensus import StarData, _check_common, _Recorder, _history, _repeats
 
 CONVENTIONS = ("average", "sum")
+
+
+def sensitivity(m, clip: float = hb.C1):
+    """2 C / m: the l2 sensitivity of a mean of m gradients clipped to C when one sample is replaced."""
+    return 2.0 * clip / np.asarray(m, dtype=float)
 
 
 def sigma(m, epsilon=None, delta=None, *, z=None, clip: float = hb.C1):
@@ -83,7 +90,8 @@ def dpsgd(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Generato
           rho: float = 0.1, clip: float | None = hb.C1, record: bool = True, init=None, err_every: int = 1) -> History:
     """Distributed DPSGD (SPEC §2.2.5) for T iterations from w^0 = 0 [D]. Give (epsilon, delta), the noise multiplier
     z, or `sigma_value` directly (0 runs non-private gradient descent). `rho` only enters the AOV trace (the
-    consensus penalty is 0: all agents hold w^k)."""
+    consensus penalty is 0: all agents hold w^k). A noisy run with a clipping bound records a Spend; without `clip`
+    the sensitivity is unbounded and nothing is recorded."""
     regularizers.check(reg)
     if convention not in CONVENTIONS:
         raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
@@ -121,4 +129,8 @@ def dpsgd(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Generato
         z = rec(np.broadcast_to(w[:, None, :], (R, n, d)), w, k)
     meta = {"w": w, "w_tilde": np.broadcast_to(w[:, None, :], (R, n, d)).copy(), "T": T, "sigma": s,
             "noise_multiplier": z_noise, "epsilon": epsilon, "delta": delta, "lr": lr, "convention": convention}
-    return _history(rec, t0, meta)
+    spends = []
+    if s > 0 and clip is not None:  # z as calibrated (s = z sensitivity), or sigma_value over the sensitivity
+        z_used = z_noise if z_noise is not None else s / float(sensitivity(data.m, clip))
+        spends.append(hb.gaussian_spend(z_used, T, delta))
+    return _history(rec, t0, meta, spends)

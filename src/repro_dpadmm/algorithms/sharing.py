@@ -25,6 +25,12 @@ Where the noise goes (SPEC §0.5(1)):
   the paper's proof: the pushed noise D_m xi_m lies in the column space of D_m (total variance sigma^2 rank(D_m), not
   sigma^2 N).
 
+Privacy as data: with `noise_on="shared"` and Assumption 1.1's bound `b1` given, a run records each party's release
+as a `privacy.spend.Spend` (T Gaussian steps with multiplier sigma_m / C_m, C_m Lemma 1's sensitivity bound; see
+privacy/bounds/hu2020.py), naming Corollary 1 as the paper bound when Theorem 1's delta and Corollary 1's delta' are
+given. The other two readings put noise of another shape on the shared value (covariance sigma^2 D_m D_m^T, or in
+the column space of D_m), which no Gaussian event of Theorem 1 describes: they record nothing.
+
 The z-step penalty: the paper's (8) has rho/2 ||s - z||^2 (`z_penalty="paper"`, default); the authors' code
 minimises 2 rho (s_i - z_i)^2 per sample, i.e. a curvature 4 rho (`z_penalty="code"`, an ablation).
 
@@ -52,6 +58,7 @@ from scipy.linalg import cho_factor, cho_solve
 
 from ..datasets.partition import vertical
 from ..history import History
+from ..privacy.bounds import hu2020
 from ..problems.logistic import loss, sigmoid_neg
 from ..rng import stacked_normal
 from ..solvers import NotConvergedError, require_converged
@@ -289,7 +296,7 @@ def _broadcast_sigma(sigma, runs: int, M: int) -> np.ndarray:
 def admm_sharing(D, Y, boundaries: Sequence[int], *, rho: float, lam: float, iterations: int, sigma=0.0,
                  noise_on: str = "shared", rngs: Sequence[np.random.Generator] | None = None, runs: int | None = None,
                  D_test=None, Y_test=None, setup_: SharingSetup | None = None, z_penalty: str = "paper",
-                 c1: float = 2.0) -> History:
+                 c1: float = 2.0, b1: float | None = None, bound_args: dict | None = None) -> History:
     """Run Algorithm 1 for `iterations` epochs on R runs at once (vectorised over repeats and noise levels).
 
     `sigma`: a scalar, (R,) or (R, M) noise standard deviations (noise_on "shared" or "params"), or noise
@@ -303,6 +310,9 @@ def admm_sharing(D, Y, boundaries: Sequence[int], *, rho: float, lam: float, ite
     meta: `iter_time_s` (iterations,) wall time of each batched update (6)-(9), evaluation excluded;
     `setup_time_s`; the final `x`, `x_tilde` (R, d); `sigma_t` (R, iterations, M) the noise standard deviation each
     party used at each update (for "authors": sigma_{m,t}).
+    spends (noise_on "shared" with `b1`, Assumption 1.1's bound, given): one `privacy.spend.Spend` per run and party
+    with sigma > 0, run-major (spends[r M + m]), with C_m = Lemma 1's bound from lam, c1, b1, M, rho and d_m;
+    `bound_args` {"delta", "delta_prime"} (Theorem 1's per-iteration delta, Corollary 1's delta') name Corollary 1.
     """
     if noise_on not in NOISE_TARGETS:
         raise ValueError(f"noise_on must be one of {NOISE_TARGETS}, got {noise_on!r}")
@@ -356,7 +366,12 @@ def admm_sharing(D, Y, boundaries: Sequence[int], *, rho: float, lam: float, ite
     meta = {"rho": st.rho, "lam": st.lam, "M": st.M, "d_m": st.d_m.tolist(), "noise_on": noise_on,
             "z_penalty": z_penalty, "sigma": sig, "sigma_t": sigma_t, "iter_time_s": times,
             "setup_time_s": setup_time, "x": state.x, "x_tilde": state.xt}
-    return History(traces=tr, meta=meta)
+    spends = []
+    if noise_on == "shared" and b1 is not None and noisy:
+        C = np.atleast_1d(hu2020.sensitivity_bound(st.lam, c1, b1, st.M, st.rho, st.d_m))
+        spends = [hu2020.spend(sig[r, m], C[m], iterations, **(bound_args or {}))
+                  for r in range(R) for m in range(st.M) if sig[r, m] > 0]
+    return History(traces=tr, meta=meta, spends=spends)
 
 
 def regularised_objective(D, Y, x, lam: float):

@@ -1,4 +1,6 @@
-"""Hu et al. (ADMM sharing over distributed features): one function per figure, config in, tidy results out.
+"""Hu et al. (ADMM sharing over distributed features): per item (fig1, fig2, fig3, eps_sweep) `run_<item>(params)`
+runs it (loading its datasets), `plot_<item>(result)` returns its figure by file name, `metrics_<item>(result)` the
+keyword arguments of `write_metrics`, and `table_<item>(result, metrics)` (fig1, fig2, eps_sweep) a Markdown table.
 
 fig1 / fig2: training objective and test log-loss against epochs for ADMM sharing (noise-free and noisy) and the
 FDML-SGD baseline (a9a / gisette). fig3: test log-loss against the noise level, with scikit-learn logistic
@@ -11,6 +13,10 @@ what the authors' noise sweeps ran; "params" is eq. (7) read literally (noise on
 `eq7_literal`: neither the authors' runs nor Theorem 1. Variant metrics are written as `<key>@<variant>`; noisy
 quantities are the mean over repeats with the per-repeat values beside them (the `repeats` of write_metrics, which
 the claims engine judges against their standard error). The *_metrics functions return (metrics, repeats).
+
+Privacy: the (epsilon, delta) runs record each party's release (algorithms.sharing: a `Spend` per run and party,
+multiplier sigma_m / C_m of Theorem 1, Corollary 1 as the paper bound); the eps sweep's totals (Corollary 1,
+dp-accounting PLD and RDP) are read from those records, never recomputed from (epsilon, delta) on the side.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ from ..history import History
 from ..privacy.bounds import hu2020 as bounds
 from ..rng import repeat_generators, seed_sequence
 from ..solvers import NotConvergedError
+from .common import dataset_status
+from .plotting import metrics_table
 
 PAPER = "hu2020_sharing"
 UNAVAILABLE = "not run: dataset unavailable"
@@ -81,10 +89,12 @@ def lam_sum(params: dict, N: int) -> float:
 
 # ---------------------------------------------------------------------------------------------------- runs
 def run_admm(prob: dict, params: dict, sigmas, *, repeats: int, iterations: int, seed: int, label: str,
-             noise_on: str | None = None, z_penalty: str | None = None) -> History:
+             noise_on: str | None = None, z_penalty: str | None = None, b1: float | None = None,
+             bound_args: dict | None = None) -> History:
     """ADMM sharing for every noise level x repeat at once (runs ordered level-major). Level k's repeat r draws from
     its own generator (seed, label, level), so adding levels never changes another level's numbers. For
-    noise_on="authors" the levels are noise multipliers (see algorithms.sharing.authors_sigma)."""
+    noise_on="authors" the levels are noise multipliers (see algorithms.sharing.authors_sigma). With `b1` (and
+    `bound_args`) the runs record their releases (algorithms.sharing.admm_sharing)."""
     sigmas = np.asarray(sigmas, dtype=float)
     levels = sigmas if sigmas.ndim == 2 else sigmas.reshape(-1)
     rngs = [g for k, s in enumerate(levels)
@@ -94,7 +104,8 @@ def run_admm(prob: dict, params: dict, sigmas, *, repeats: int, iterations: int,
                         lam=lam_sum(params, prob["n_train"]), iterations=int(iterations), sigma=sigma_runs,
                         noise_on=noise_on or params.get("noise_on", "shared"), rngs=rngs,
                         D_test=prob["D_test"], Y_test=prob["Y_test"],
-                        z_penalty=z_penalty or params.get("z_penalty", "paper"), c1=float(params.get("c1", 2.0)))
+                        z_penalty=z_penalty or params.get("z_penalty", "paper"), c1=float(params.get("c1", 2.0)),
+                        b1=b1, bound_args=bound_args)
 
 
 def run_sgd(prob: dict, params: dict, *, seed: int, label: str, repeats: int = 1) -> tuple[History, float, dict]:
@@ -334,20 +345,14 @@ def eps_panel(dataset: str, params: dict, *, root=None) -> dict:
     runs = {}
     for var in [None] + [v for v in (AUTHORS, EQ7) if v in params.get("variants", [])]:
         levels = mult if var == AUTHORS else sig
+        record = {"b1": b1, "bound_args": {"delta": delta, "delta_prime": dprime}} if var is None else {}
         h = run_admm(prob, params, levels, repeats=R, iterations=T, seed=seed, label=f"eps-{dataset}",
-                     noise_on=CALIBRATIONS[var])
+                     noise_on=CALIBRATIONS[var], **record)
         runs[var] = {"history": h, "test_clean": h.traces["test_logloss_clean"][:, -1].reshape(E, R),
                      "test_noisy": h.traces["test_logloss"][:, -1].reshape(E, R),
                      "sigma_party1": h.meta["sigma_t"][:, :, 0].reshape(E, R, T)}
-    acct = []
-    for k, e in enumerate(eps):
-        z = float(mult[k, 0])                           # sigma / C of every Theorem-1 step
-        acct.append({
-            "cor1_epsilon": bounds.corollary1_epsilon(e, T, dprime),
-            "cor1_delta": bounds.corollary1_delta(delta, T, dprime),
-            "pld_epsilon": bounds.composed_gaussian_epsilon(z, T, float(params["accounting_delta"])),
-            "rdp_epsilon": bounds.composed_gaussian_epsilon(z, T, float(params["accounting_delta"]), method="rdp"),
-        })
+    spends = runs[None]["history"].spends              # one per run and party, run-major
+    acct = [release_totals(spends[k * R * M], float(params["accounting_delta"])) for k in range(E)]  # party 1
     return {"problem": prob, "reference": ref, "runs": runs, "b1": b1, "C": C, "sigma": sig, "multiplier": mult,
             "epsilons": eps, "T": T, "reference_test": float(ref.traces["test_logloss_clean"][0, -1]),
             "accounting": acct, "sklearn": sklearn_lines(prob, params, lam)}
@@ -365,7 +370,6 @@ def eps_metrics(dataset: str, res: dict) -> tuple[dict, dict]:
     reps = {}
     for k, e in enumerate(res["epsilons"]):
         q = f"{p}eps{e:g}."
-        m[q + "noise_multiplier"] = res["multiplier"][k, 0]
         m.update({q + key: val for key, val in res["accounting"][k].items()})
         m[q + "cor1_vacuous"] = bool(res["accounting"][k]["cor1_delta"] >= 1.0)
         for var, run in res["runs"].items():
@@ -378,6 +382,17 @@ def eps_metrics(dataset: str, res: dict) -> tuple[dict, dict]:
     return m, reps
 
 
+def release_totals(record, accounting_delta: float) -> dict:
+    """What one party's recorded release (a `Spend` of Theorem 1's mechanism) totals to: its noise multiplier
+    sigma_m / C_m, Corollary 1's (epsilon', T delta + delta') as the paper states it, and dp-accounting's tight PLD and
+    RDP epsilon of the same record at `accounting_delta`."""
+    args = record.bound_args
+    t = bounds.tight_totals(record, accounting_delta)
+    return {"noise_multiplier": args["noise_multiplier"], "cor1_epsilon": t["paper_eps"],
+            "cor1_delta": bounds.corollary1_delta(args["delta"], args["T"], args["delta_prime"]),
+            "pld_epsilon": t["pld_eps"], "rdp_epsilon": t["rdp_eps"]}
+
+
 def corollary1_table(epsilons, Ts, delta_prime: float) -> dict:
     """eq. (10) for a grid (the SPEC §3.3 examples): {'cor1_example.eps{e}.T{T}': eps'}."""
     return {f"cor1_example.eps{e:g}.T{T}": bounds.corollary1_epsilon(e, T, delta_prime)
@@ -385,10 +400,11 @@ def corollary1_table(epsilons, Ts, delta_prime: float) -> dict:
 
 
 def composed_table(epsilon: float, delta: float, Ts, accounting_delta: float) -> dict:
-    """Tight total epsilon (dp-accounting PLD) of T Theorem-1 Gaussian steps at per-step (epsilon, delta)."""
-    z = float(bounds.theorem1_sigma(1.0, epsilon, delta, strict=False))
-    return {f"pld_example.eps{epsilon:g}.T{T}": bounds.composed_gaussian_epsilon(z, T, accounting_delta)
-            for T in Ts}
+    """Tight total epsilon (dp-accounting PLD) of T Theorem-1 Gaussian steps at per-step (epsilon, delta): the
+    record of a release calibrated by Theorem 1 (sigma = C sqrt(2 ln(1.25/delta)) / epsilon, here C = 1)."""
+    sigma = float(bounds.theorem1_sigma(1.0, epsilon, delta, strict=False))
+    return {f"pld_example.eps{epsilon:g}.T{T}": bounds.tight_totals(bounds.spend(sigma, 1.0, T), accounting_delta)
+            ["pld_eps"] for T in Ts}
 
 
 def accounting_table(m: dict, dataset: str, epsilons, accounting_delta: float) -> str:
@@ -506,23 +522,112 @@ def plot_eps(panels: dict, reasons: dict, delta: float):
     return fig
 
 
-# ---------------------------------------------------------------------------------------------------- text
-# Where each parameter comes from: [P] the paper, [code] the authors' public code (SPEC §3.10b, §0.5(1)), [D] a
-# default.
-PARAM_SOURCES = {
-    "datasets": "[P §5]", "boundaries": "[P §5]", "bias": "[code]", "rho": "[code]", "lam": "[code]",
-    "lam_scale": "[code] summed loss", "noise_on": "[P Theorem 1, §3] [code] noise sweeps: on D_m x_m",
-    "z_penalty": "[P eq. (8)] rho/2 (the code's 2 rho: variant)", "iterations": "[code]",
-    "noise_sigmas": "SPEC §0.5(1)", "noise_iterations": "[code]", "repeats": "[D]", "settle_tols": "[D]",
-    "sgd": "[code] epochs, batch size; [P] read at 100 epochs (plotted window); [D] init, lr grid",
-    "sklearn": "[code] C = 1/lambda, liblinear, intercept", "sklearn_defaults": "variant: sklearn defaults",
-    "variants": "[D] ablations written as <key>@<variant>", "panels": "[code]",
-    "delta": "[code]", "delta_prime": "[D]", "accounting_delta": "[D]", "c1": "[D]",
-    "corollary_examples": "SPEC §3.3 [V]", "seed": "config", "train_rows": "smoke runs only (null = all)",
-}
+# ---------------------------------------------------------------------------------------------------- items
+def run_convergence(params: dict) -> dict:
+    """Fig. 1 (a9a) / Fig. 2 (gisette): `convergence_item` on the item's dataset, with its parameters."""
+    dataset = params["datasets"][0]
+    return {"params": params, "dataset": dataset, **convergence_item(dataset, params)}
 
 
-def parameter_table(params: dict) -> str:
-    """Markdown table of an item's parameters with their source."""
-    rows = [f"| `{k}` | `{v}` | {PARAM_SOURCES.get(k, '')} |" for k, v in params.items()]
-    return "| parameter | value | source |\n|---|---|---|\n" + "\n".join(rows)
+def metrics_convergence(result: dict) -> dict:
+    m, reps = convergence_metrics(result, result["params"])
+    return {"metrics": m, "repeats": reps}
+
+
+def table_convergence(result: dict, metrics: dict) -> str:
+    """FDML-SGD's learning rate (the objective after the selection epochs for each candidate) and the wall time of
+    one ADMM sharing update (6)-(9) of all parties (the z-step and the dual step included, evaluation excluded; the
+    one-time Cholesky factorisation apart)."""
+    t = result["admm"].meta["iter_time_s"] * 1e3
+    scores = ", ".join(f"{lr}: {v:.4g}" for lr, v in result["lr_scores"].items())
+    return "\n".join(["| quantity | value |", "|---|---|",
+                      f"| FDML-SGD learning rate (chosen on the grid) | {result['lr']:g} |",
+                      f"| objective after selection, per candidate | {scores} |",
+                      f"| ADMM per-iteration time, median / min / max (ms) | {np.median(t):.2f} / {t.min():.2f} / "
+                      f"{t.max():.2f} over {t.size} iterations |",
+                      f"| ADMM factorisation (s) | {result['admm'].meta['setup_time_s']:.3f} |"])
+
+
+def _plot_convergence_item(name: str, result: dict) -> dict:
+    return {name: plot_convergence(result, result["params"], result["dataset"])}
+
+
+run_fig1 = run_fig2 = run_convergence
+metrics_fig1 = metrics_fig2 = metrics_convergence
+table_fig1 = table_fig2 = table_convergence
+
+
+def plot_fig1(result: dict) -> dict:
+    """{"fig1": (a) training objective, (b) test log loss against epochs on a9a}."""
+    return _plot_convergence_item("fig1", result)
+
+
+def plot_fig2(result: dict) -> dict:
+    """{"fig2": (a) training objective, (b) test log loss against epochs on gisette}."""
+    return _plot_convergence_item("fig2", result)
+
+
+def _panels(params: dict, build) -> tuple[dict, dict]:
+    """({dataset: build(dataset, params), or None when it is unavailable}, {unavailable dataset: reason})."""
+    status = dataset_status(params["datasets"])
+    panels = {ds: build(ds, params) if status[ds][0] else None for ds in params["datasets"]}
+    return panels, {ds: status[ds][1] for ds, res in panels.items() if res is None}
+
+
+def _panel_metrics(panels: dict, metrics_of) -> dict:
+    metrics, repeats = {}, {}
+    for ds, res in panels.items():
+        if res is None:
+            metrics[f"{ds}.status"] = UNAVAILABLE
+            continue
+        m, r = metrics_of(ds, res)
+        metrics.update(m)
+        repeats.update(r)
+    return {"metrics": metrics, "repeats": repeats}
+
+
+def run_fig3(params: dict) -> dict:
+    """Fig. 3: one `noise_panel` per available dataset."""
+    panels, reasons = _panels(params, noise_panel)
+    return {"params": params, "panels": panels, "reasons": reasons}
+
+
+def plot_fig3(result: dict) -> dict:
+    return {"fig3": plot_noise(result["panels"], result["reasons"])}
+
+
+def metrics_fig3(result: dict) -> dict:
+    return _panel_metrics(result["panels"], noise_metrics)
+
+
+def run_eps_sweep(params: dict) -> dict:
+    """The (epsilon, delta) runs (`eps_panel` per available dataset) and the examples: eq. (10) on the SPEC §3.3 grid
+    and the tight total of T Theorem-1 steps at per-step (0.1, delta) for the same T."""
+    ce = params["corollary_examples"]
+    examples = corollary1_table(ce["epsilons"], ce["T"], params["delta_prime"])
+    examples.update(composed_table(0.1, params["delta"], ce["T"], params["accounting_delta"]))
+    panels, reasons = _panels(params, eps_panel)
+    return {"params": params, "examples": examples, "panels": panels, "reasons": reasons}
+
+
+def plot_eps_sweep(result: dict) -> dict:
+    return {"eps_sweep": plot_eps(result["panels"], result["reasons"], result["params"]["delta"])}
+
+
+def metrics_eps_sweep(result: dict) -> dict:
+    out = _panel_metrics(result["panels"], eps_metrics)
+    out["metrics"] = {**result["examples"], **out["metrics"]}
+    return out
+
+
+def table_eps_sweep(result: dict, metrics: dict) -> str:
+    """Corollary 1 against tight accounting on the examples grid, then each curve of the sweep with its total."""
+    params = result["params"]
+    parts = ["Eq. (10) on the SPEC §3.3 grid (delta' as configured), and the dp-accounting (PLD) epsilon of T composed "
+             "Theorem-1 Gaussian steps at per-step (epsilon, delta) = (0.1, delta) for the same T:", "",
+             metrics_table(result["examples"])]
+    for ds, res in result["panels"].items():
+        if res is not None:
+            parts += ["", f"**{ds}**", "", accounting_table(metrics, ds, params["panels"][ds]["epsilons"],
+                                                           params["accounting_delta"])]
+    return "\n".join(parts)

@@ -1,5 +1,7 @@
-"""Huang et al. 2019 (DP-ADMM) items, SPEC §2.7: one function per item (config in, tidy results out), the metrics
-each item writes, and its figure.
+"""Huang et al. 2019 (DP-ADMM) items, SPEC §2.7: per item, ``run_<item>(params)`` (loads Adult, runs, returns the
+result), ``plot_<item>(result)`` ({figure file name: figure}), ``metrics_<item>(result)`` (the keyword arguments of
+``write_metrics``: flat metrics and per-repeat values) and ``table_<item>(result, metrics)`` (the notebook's results
+table, markdown). Items of one shape share one implementation (config in, tidy results out, on arrays X, y):
 
 * fig1 / fig4: ``n_sweep`` - DP-ADMM (l1 / l2) for several numbers of agents n at one (eps, delta), beside the
   centralised optimum.
@@ -9,6 +11,9 @@ each item writes, and its figure.
   at every setting of the two sweeps.
 * table2: ``timing`` - seconds for 100 iterations of ADMM, PVP, DVP and DP-ADMM (l2), timed interleaved (every
   round runs each method once, in a random order) so that each ratio has a confidence interval (``repro_dpadmm.timing``).
+
+Privacy totals are those of what each run recorded (``History.spends``, turned into the paper's eps-bar, RDP and
+PLD totals by ``privacy.bounds.huang2019.spend_totals``), never recomputed from (eps, delta).
 
 Randomness (SPEC §0.4): repeat r of every item uses the train/test split drawn from
 ``repeat_generators(seed, R, PAPER, "split")[r]`` (the same split in every item and for every n; the agent partition
@@ -36,6 +41,7 @@ from .. import timing as timing_mod
 from ..algorithms import centralized as ce
 from ..algorithms import consensus as cs
 from ..algorithms import sgd
+from ..datasets import load
 from ..privacy.bounds import huang2019 as hb
 from ..problems import regularizers
 from ..rng import repeat_generators
@@ -51,20 +57,6 @@ PAPER_TABLE2 = {
 
 LABELS = {"dpadmm": "DP-ADMM", "admm": "ADMM (non-private)", "pvp": "ADMM + PVP", "dvp": "DVP",
           "dpsgd_avg": "DPSGD (average)", "dpsgd_sum": "DPSGD (sum)", "central": "centralised optimum"}
-DEFAULTS = {
-    "agents": "SPEC §2.6: n values of Figs. 1/4 (all divide 40,000)",
-    "epsilon": "SPEC §2.6: (eps, delta) of Figs. 1/4, middle of the stated grids",
-    "delta": "SPEC §2.6: (eps, delta) of Figs. 1/4 and Table II",
-    "fixed_delta": "SPEC §2.6: delta held fixed when sweeping eps",
-    "fixed_epsilon": "SPEC §2.6: eps held fixed when sweeping delta",
-    "err_every": "the agents' mean test error is evaluated every k-th iteration (and at k = t)",
-    "n_test": "smoke runs only: fewer test rows",
-    "dpsgd": "SPEC §2.2.5: average convention by default, sum reported too; clip C = c_1 = 1",
-    "admm": "SPEC §2.2.1: exact local solves, Newton (l2) / accelerated proximal gradient (l1), tol 1e-8",
-    "timing_rounds": "Table II: interleaved rounds (each method and eps once per round, random order)",
-    "timing_level": "Table II: confidence level of the timing ratios' intervals",
-    "dvp": "SPEC §2.2.4: star-network DVP at the same per-iteration eps",
-}
 
 
 # --------------------------------------------------------------------------------------------------- helpers
@@ -188,11 +180,13 @@ def n_sweep(X, y, params: dict, seed: int) -> dict:
     reg, eps, delta = params["reg"], float(params["epsilon"]), float(params["delta"])
     c = _common(params)
     T = int(params["iterations"])
-    out = {"reg": reg, "eps": eps, "delta": delta, "T": T, "runs": {}, "privacy": hb.accountant_table(eps, delta, T)}
+    out = {"reg": reg, "eps": eps, "delta": delta, "T": T, "runs": {}}
     for n in params["agents"]:
         n = int(n)
         data = _data(X, y, params, seed, n)
         h = _dpadmm_run(data, reg, eps, delta, params, seed, n)
+        if "privacy" not in out:  # sigma_{i,k} and Delta_{i,k} share 1/m_i (eq. (14)): every n records the same z
+            out["privacy"] = hb.spend_totals(h.spends[0], delta)
         run = {"m": data.m, "curves": _curves(h), "sigma": h.meta["sigma"], "eta": h.meta["eta"],
                "time_s": h.meta["wall_time_s"]}
         if "central" not in out:
@@ -251,7 +245,7 @@ def privacy_sweep(X, y, params: dict, seed: int) -> dict:
     out = {"reg": reg, "n": n, "T": T, "sweeps": settings(params), "runs": {}}
     for eps, delta in unique_settings(params):
         h = _dpadmm_run(data, reg, eps, delta, params, seed, n)
-        out["runs"][(eps, delta)] = {"curves": _curves(h), "privacy": hb.accountant_table(eps, delta, T),
+        out["runs"][(eps, delta)] = {"curves": _curves(h), "privacy": hb.spend_totals(h.spends[0], delta),
                                      "sigma": h.meta["sigma"], "eta": h.meta["eta"]}
     return out
 
@@ -293,11 +287,10 @@ def comparison(X, y, params: dict, seed: int) -> dict:
     dp = params["dpsgd"]
     dvp_done = {}
     for eps, delta in unique_settings(params):
-        k = skey(eps, delta)
-        runs = {}
+        runs, spends = {}, {}  # spends: what each private method recorded, accounted after the timed runs
         t0 = time.perf_counter()
         h = _dpadmm_run(data, reg, eps, delta, params, seed, n)
-        runs["dpadmm"] = _curves(h)
+        runs["dpadmm"], spends["dpadmm"] = _curves(h), h.spends[0]
         out["times"].setdefault("dpadmm", 0.0)
         out["times"]["dpadmm"] += time.perf_counter() - t0
         for conv in dp["conventions"]:
@@ -307,22 +300,26 @@ def comparison(X, y, params: dict, seed: int) -> dict:
                           **c)
             name = "dpsgd_avg" if conv == "average" else "dpsgd_sum"
             runs[name] = _curves(h)
+            spends.setdefault("dpsgd", h.spends[0])  # both conventions release the same noisy gradients
             out["majority_share"][(name, eps, delta)] = majority_share(data, h.meta["w"])
             out["times"][name] = out["times"].get(name, 0.0) + time.perf_counter() - t0
         if reg == "l2":
             t0 = time.perf_counter()
             h = cs.pvp(data, T=T, rngs=_noise(seed, R, "pvp", f"n{n}"), epsilon=eps, delta=delta,
                        tol=float(a.get("tol", 1e-8)), err_every=ev, **c)
-            runs["pvp"] = _curves(h)
+            runs["pvp"], spends["pvp"] = _curves(h), h.spends[0]
             out["times"]["pvp"] = out["times"].get("pvp", 0.0) + time.perf_counter() - t0
             if eps not in dvp_done:  # DVP is pure eps-DP per iteration: one run per eps serves every delta
                 t0 = time.perf_counter()
                 h = cs.dvp(data, T=T, rngs=_noise(seed, R, "dvp", f"n{n}"), epsilon=eps,
                            tol=float(a.get("tol", 1e-8)), err_every=ev, **c)
-                dvp_done[eps] = {"curves": _curves(h), "Delta": h.meta["Delta"], "eps_prime": h.meta["eps_prime"]}
                 out["times"]["dvp"] = out["times"].get("dvp", 0.0) + time.perf_counter() - t0
+                # pure DP: its totals at the eps-sweep's delta (PLD; paper_eps: basic composition, SPEC §2.4)
+                dvp_done[eps] = {"curves": _curves(h), "Delta": h.meta["Delta"], "eps_prime": h.meta["eps_prime"],
+                                 "privacy": hb.spend_totals(h.spends[0], float(params["fixed_delta"]))}
             runs["dvp"] = dvp_done[eps]["curves"]
-        out["runs"][(eps, delta)] = {"curves": runs, "privacy": hb.accountant_table(eps, delta, T)}
+        privacy = {name: hb.spend_totals(sp, delta) for name, sp in spends.items()}
+        out["runs"][(eps, delta)] = {"curves": runs, "privacy": privacy["dpadmm"], "privacy_by": privacy}
     out["dvp"] = dvp_done
     return out
 
@@ -364,13 +361,10 @@ def comparison_metrics(res: dict) -> tuple[dict, dict]:
                 put(m, rep, f"majority_share.{name}.{k}{var}", res["majority_share"][(run, eps, delta)])
                 put(m, rep, f"err_minus_majority.{name}.{k}{var}",
                     r["curves"][run]["err"]["final"] - res["majority_err"])
-        for name in ("dpadmm", "pvp", "dpsgd"):
-            if name == "pvp" and "pvp" not in r["curves"]:
-                continue
-            _privacy_keys(m, name, eps, delta, r["privacy"])
-    for eps in res.get("dvp", {}):
-        base = f"privacy.dvp.eps{eps:g}"
-        tot = hb.dvp_totals(eps, T, float(res["sweeps"]["eps"][0][1]))
+        for name, p in r["privacy_by"].items():
+            _privacy_keys(m, name, eps, delta, p)
+    for eps, dv in res.get("dvp", {}).items():
+        base, tot = f"privacy.dvp.eps{eps:g}", dv["privacy"]
         m[f"{base}.paper_eps"], m[f"{base}.pld_eps"], m[f"{base}.rdp_eps"] = tot["paper_eps"], tot["pld_eps"], None
         m[f"{base}.delta"] = tot["delta"]
     # DPSGD "noise-resilient but slow": spread of its final EL over the eps-sweep
@@ -388,10 +382,7 @@ def majority_markdown(m: dict, res: dict) -> str:
     lines = [f"Majority-class test error (constant classifier): {m['majority.err']:.4f}.", "",
              "| setting | DPSGD avg error | avg: share predicted majority | DPSGD sum error | sum: share predicted "
              "majority |", "|---|---|---|---|---|"]
-    for eps, delta in unique_settings({"epsilons": [e for e, _ in res["sweeps"]["eps"]],
-                                       "deltas": [d for _, d in res["sweeps"]["delta"]],
-                                       "fixed_delta": res["sweeps"]["eps"][0][1],
-                                       "fixed_epsilon": res["sweeps"]["delta"][0][0]}):
+    for eps, delta in res["runs"]:  # every setting of the two sweeps, once
         k = skey(eps, delta)
         cells = []
         for var in ("", "@dpsgd_sum"):
@@ -628,3 +619,207 @@ def table2_markdown(res: dict) -> str:
                      f"{pr} |")
     return "\n".join(lines) + f"\n\nMeans over {res['rounds']} interleaved rounds; ratios: geometric means with {lvl} " \
         "confidence intervals (paired by round)."
+
+
+def plot_timing(res: dict):
+    """Table II as bars: this reproduction's mean seconds (log scale) beside the paper's MATLAB seconds."""
+    import matplotlib.pyplot as plt
+
+    eps = list(res["rows"])
+    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
+    w = 0.2
+    for j, meth in enumerate(TIMED):
+        x = np.arange(len(eps)) + (j - 1.5) * w
+        ax[0].bar(x, [res["rows"][e][meth] for e in eps], w, label=LABELS[meth])
+        ax[1].bar(x, [PAPER_TABLE2[e][meth] if e in PAPER_TABLE2 else np.nan for e in eps], w, label=LABELS[meth])
+    for a, t in zip(ax, ("this reproduction (s, mean over rounds)", "paper, MATLAB (s)")):
+        a.set_xticks(np.arange(len(eps)), [f"eps = {e:g}" for e in eps])
+        a.set_yscale("log")
+        a.set_title(t)
+    fig.legend(*ax[0].get_legend_handles_labels(), loc="lower center", ncol=4, fontsize=8)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return fig
+
+
+# --------------------------------------------------------------------------------------------------- tables
+def dataset_line(info: dict) -> str:
+    return (f"Adult (HUANG preprocessing): {info['rows']} rows x {info['features']} features; largest row norm "
+            f"{info['max_row_norm']:.6f} (so c_1 = 1 bounds ||l'||).")
+
+
+def privacy_line(eps: float, delta: float, T: int, p: dict) -> str:
+    return (f"Per-iteration eps = {eps:g}, delta = {delta:g}: z = {p['noise_multiplier']:.2f}; total over t = {T} "
+            f"(from the runs' records): eps-bar = {p['paper_eps']:.4f} (moments accountant, the paper's method), "
+            f"{p['paper_eps_int32']:.4f} (integer orders <= 32), {p['rdp_eps']:.4f} (dp-accounting RDP), "
+            f"{p['pld_eps']:.4f} (PLD).")
+
+
+def n_sweep_table(res: dict, m: dict) -> str:
+    """Figs. 1 / 4: the data, the privacy totals and the final values per n (mean +- sd over runs)."""
+    rows = ["| n | m_i | EL at k = t | test error at k = t | sigma_{i,1} | sigma_{i,t} | eta_i^1 | DP-ADMM time |",
+            "|---|---|---|---|---|---|---|---|"]
+    for n, r in res["runs"].items():
+        rows.append(f"| {n} | {r['m']} | {m[f'el_final.n{n}']:.4f} ± {m[f'el_final_sd.n{n}']:.4f} | "
+                    f"{m[f'err_final.n{n}']:.4f} ± {m[f'err_final_sd.n{n}']:.4f} | {m[f'sigma_k1.n{n}']:.4f} | "
+                    f"{m[f'sigma_kT.n{n}']:.4f} | {np.ravel(r['eta'])[0]:.4f} | {r['time_s']:.1f} s |")
+    rows.append(f"| centralised | all | {m['central.el']:.4f} | {m['central.err']:.4f} | - | - | - | - |")
+    c = res["central"]
+    c_w = hb.CW_L1 if res["reg"] == "l1" else hb.CW_L2
+    return "\n\n".join([dataset_line(res["dataset"]), privacy_line(res["eps"], res["delta"], res["T"], res["privacy"]),
+                        f"Centralised optimum: {c['time_s']:.1f} s for {len(c['el'])} runs; ||w*|| = "
+                        f"{m['central.w_norm']:.1f} (runs {m['central.w_norm_min']:.1f} to "
+                        f"{m['central.w_norm_max']:.1f}) against the paper's c_w = {c_w:g}.",
+                        "Final values (mean ± sd over runs):\n\n" + "\n".join(rows)])
+
+
+def privacy_sweep_table(res: dict, m: dict) -> str:
+    """Figs. 2 / 5: final AOV, EL and error per setting beside the privacy totals of the runs' records."""
+    rows = ["| eps | delta | AOV at k = t | EL | test error | eps-bar (MA) | MA, integer orders <= 32 | RDP | PLD |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for (eps, delta), r in res["runs"].items():
+        k, p = skey(eps, delta), r["privacy"]
+        rows.append(f"| {eps:g} | {delta:g} | {m['aov_final.' + k]:.2f} | {m['el_final.' + k]:.4f} | "
+                    f"{m['err_final.' + k]:.4f} | {p['paper_eps']:.4f} | {p['paper_eps_int32']:.4f} | "
+                    f"{p['rdp_eps']:.4f} | {p['pld_eps']:.4f} |")
+    return dataset_line(res["dataset"]) + "\n\n" + "\n".join(rows)
+
+
+def comparison_table(res: dict, m: dict) -> str:
+    """Figs. 3 / 6: compute times, EL / test error at k = t of every method and setting, DPSGD against the constant
+    classifier, and (l2) DVP's calibration and totals."""
+    times = ", ".join(f"{LABELS[k]} {v:.1f} s" for k, v in res["times"].items())
+    adm = res["admm"]
+    parts = [dataset_line(res["dataset"]), f"Compute time per method (all settings): {times}.",
+             f"ADMM: mean Newton / proximal steps per local solve {adm['inner_steps_mean']:.1f}, largest final "
+             f"residual {adm['inner_residual_max']:.2g}."]
+    meths = list(next(iter(res["runs"].values()))["curves"])
+    rows = ["| setting | " + " | ".join(LABELS[x] for x in meths) + " | eps-bar (MA / PLD) |",
+            "|" + "---|" * (len(meths) + 2)]
+    for (eps, delta), r in res["runs"].items():
+        k = skey(eps, delta)
+        key = {x: f"{METRIC_NAME[x][0]}.{k}{METRIC_NAME[x][1]}" for x in meths}
+        cells = " | ".join(f"{m[f'el_final.{key[x]}']:.4f} / {m[f'err_final.{key[x]}']:.4f}" for x in meths)
+        rows.append(f"| eps {eps:g}, delta {delta:g} | {cells} | {r['privacy']['paper_eps']:.3f} / "
+                    f"{r['privacy']['pld_eps']:.3f} |")
+    rows.append(f"| non-private ADMM | EL {m['el_final.admm']:.4f} / error {m['err_final.admm']:.4f} |")
+    parts.append("EL / test error at k = t (mean over runs):\n\n" + "\n".join(rows))
+    parts.append("**DPSGD against the constant (majority-class) classifier** at k = t:\n\n" + majority_markdown(m, res))
+    for eps, dv in res.get("dvp", {}).items():
+        b = f"privacy.dvp.eps{eps:g}"
+        parts.append(f"DVP eps = {eps:g}: eps' = {dv['eps_prime']:.4g}, extra regulariser Delta = {dv['Delta']:.4g}; "
+                     f"total over t: {m[f'{b}.paper_eps']:.3g} (basic composition, pure DP), {m[f'{b}.pld_eps']:.3g} "
+                     f"(PLD at delta {m[f'{b}.delta']:g}).")
+    return "\n\n".join(parts)
+
+
+def timing_table(res: dict, m: dict) -> str:
+    """Table II: the machine, the timing table with the ratios' intervals, seconds per round and exact-solve steps."""
+    raw = "; ".join(f"{k}: " + ", ".join(f"{t:.3f}" for t in v) for k, v in res["raw"].items())
+    inner = "; ".join(f"{k if isinstance(k, str) else f'{k[0]} eps {k[1]:g}'}: {v:.2f}"
+                      for k, v in res["inner_steps"].items())
+    return "\n\n".join([dataset_line(res["dataset"]),
+                        "Machine: " + ", ".join(f"{k} {v}" for k, v in res["machine"].items()), table2_markdown(res),
+                        f"Seconds per round: {raw}.", f"Mean exact-solve steps per iteration: {inner}."])
+
+
+# --------------------------------------------------------------------------------------------------- items
+DATASET = "adult_huang2019"
+
+
+def adult(root=None) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Adult with HUANG's preprocessing (SPEC §1.1): X, y and what the tables say about them."""
+    d = load(DATASET, root)
+    X, y = d["X"], d["y"]
+    return X, y, {"rows": X.shape[0], "features": X.shape[1], "max_row_norm": float(np.linalg.norm(X, axis=1).max())}
+
+
+def _run(item: str, fn, params: dict, root=None) -> dict:
+    X, y, info = adult(root)
+    return {**fn(X, y, params, int(params.get("seed", 0))), "item": item, "dataset": info}
+
+
+def _kwargs(metrics_and_repeats: tuple[dict, dict]) -> dict:
+    m, rep = metrics_and_repeats
+    return {"metrics": m, "repeats": rep}
+
+
+def run_fig1(params: dict, root=None) -> dict:
+    """Fig. 1 (l1): DP-ADMM for several numbers of agents beside the centralised optimum (``n_sweep``)."""
+    return _run("fig1", n_sweep, params, root)
+
+
+def run_fig4(params: dict, root=None) -> dict:
+    """Fig. 4 (l2): as Fig. 1 (``n_sweep``)."""
+    return _run("fig4", n_sweep, params, root)
+
+
+def plot_fig1(res: dict) -> dict:
+    """Figs. 1 / 4: EL and test error against k, one curve per n."""
+    return {res["item"]: plot_n_sweep(res)}
+
+
+def metrics_fig1(res: dict) -> dict:
+    return _kwargs(n_sweep_metrics(res))
+
+
+def run_fig2(params: dict, root=None) -> dict:
+    """Fig. 2 (l1): DP-ADMM's augmented objective value over the eps- and delta-sweeps (``privacy_sweep``)."""
+    return _run("fig2", privacy_sweep, params, root)
+
+
+def run_fig5(params: dict, root=None) -> dict:
+    """Fig. 5 (l2): as Fig. 2 (``privacy_sweep``)."""
+    return _run("fig5", privacy_sweep, params, root)
+
+
+def plot_fig2(res: dict) -> dict:
+    """Figs. 2 / 5: AOV against k, panel (a) the eps-sweep, (b) the delta-sweep."""
+    return {res["item"]: plot_privacy_sweep(res)}
+
+
+def metrics_fig2(res: dict) -> dict:
+    return _kwargs(privacy_sweep_metrics(res))
+
+
+def run_fig3(params: dict, root=None) -> dict:
+    """Fig. 3 (l1): DP-ADMM against ADMM and DPSGD at every setting of both sweeps (``comparison``)."""
+    return _run("fig3", comparison, params, root)
+
+
+def run_fig6(params: dict, root=None) -> dict:
+    """Fig. 6 (l2): as Fig. 3, with PVP and DVP (``comparison``)."""
+    return _run("fig6", comparison, params, root)
+
+
+def plot_fig3(res: dict) -> dict:
+    """Figs. 3 / 6: the eps-sweep (`<item>`), the delta-sweep (`<item>_delta`) and the final values against the
+    budget (`<item>_summary`)."""
+    item = res["item"]
+    return {item: plot_comparison(res, "eps"), f"{item}_delta": plot_comparison(res, "delta"),
+            f"{item}_summary": plot_final_summary(res)}
+
+
+def metrics_fig3(res: dict) -> dict:
+    return _kwargs(comparison_metrics(res))
+
+
+def run_table2(params: dict, root=None) -> dict:
+    """Table II: interleaved timing of ADMM, PVP, DVP and DP-ADMM (l2) (``timing``)."""
+    return _run("table2", timing, params, root)
+
+
+def plot_table2(res: dict) -> dict:
+    return {"table2": plot_timing(res)}
+
+
+def metrics_table2(res: dict) -> dict:
+    return {"metrics": timing_metrics(res)}
+
+
+# items of one shape share their plot, metrics and table functions
+plot_fig4, plot_fig5, plot_fig6 = plot_fig1, plot_fig2, plot_fig3
+metrics_fig4, metrics_fig5, metrics_fig6 = metrics_fig1, metrics_fig2, metrics_fig3
+table_fig1 = table_fig4 = n_sweep_table
+table_fig2 = table_fig5 = privacy_sweep_table
+table_fig3 = table_fig6 = comparison_table
+table_table2 = timing_table

@@ -1,8 +1,11 @@
 """XU (Xu et al., "Differentially Private ADMM Algorithms for Machine Learning"): Table I, Fig. 1 and Fig. 2.
 
-One pure function per item and dataset: parameters in, arrays and flat metrics out (SPEC §6.6, §6.7). The notebooks
-call these, draw the figures and write the metrics; the claims of config/claims/xu2020_dpaccadmm.yaml are judged by
-the report's claims engine only (experiments.common.claims_table), never here.
+Per item (table1, fig1, fig2): `run_<item>(params)` runs it (loading its datasets; a dataset that is not available
+is recorded as not run), `plot_<item>(result)` returns its figures by file name, `metrics_<item>(result)` the keyword
+arguments of `write_metrics` (flat metrics and per-repeat values), `table_<item>(result, metrics)` a Markdown table of
+what the notebook shows. Below them, one pure function per dataset (SPEC §6.6, §6.7). The claims of
+config/claims/xu2020_dpaccadmm.yaml are judged by the report's claims engine only (experiments.common.claims_table),
+never here.
 
 Algorithms (SPEC §6.2-6.4): "admm" and "acc_admm" are Algorithms 2 and 3 with sigma = 0; "dp_admm" (XU's DP-ADMM,
 not HUANG's) and "dp_acc_admm" add N(0, sigma^2 I) to every gradient, sigma from Theorem 1.
@@ -14,6 +17,11 @@ stability (linearized.check_stable: a DivergedError names the dataset and eta).
 Noise: DP-ADMM and DP-AccADMM draw their noise from the same stream for the same (dataset, epsilon, repeat), and
 the T variants and the step-size variant reuse it, so differences between them are judged paired over repeats.
 Metric keys of a variant V are `<key>@V` (variants T30, T300 of the T sweep, and `conservative`).
+
+Privacy: each private run records what it released (algorithms.linearized: one `Spend` per repeat, replace-one
+neighbours, sensitivity 2c/n, Theorem 1 named as the paper bound); Fig. 2's totals are accounted from those records
+(`privacy_metrics`), at the recorded 2c/n and at the sensitivity the noise was calibrated for (`sensitivity_factor`
+c/n; 1 is the proof's c/n), never recomputed from (epsilon, delta) on the side.
 """
 
 from __future__ import annotations
@@ -29,9 +37,12 @@ from ..algorithms import linearized as lin
 from ..datasets import load, sidecar
 from ..privacy import accounting
 from ..privacy.bounds import xu2020
+from ..privacy.spend import totals
 from ..problems import fused_lasso as fl
 from ..problems import logistic
 from ..rng import repeat_generators
+from .common import dataset_status
+from .plotting import rows_table
 
 PAPER = "xu2020_dpaccadmm"
 ALGORITHMS = ("admm", "acc_admm", "dp_admm", "dp_acc_admm")
@@ -123,11 +134,13 @@ def run_algorithm(s: Setup, algorithm: str, params: dict, *, sigma=0.0, repeats:
         raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
     private = algorithm in PRIVATE
     accelerated = algorithm.endswith("acc_admm")
+    theorem1 = {"delta": params.get("delta", xu2020.DELTA), "mu": params.get("mu", xu2020.MU)}
     with threadpool_limits(limits=params.get("blas_threads", 1)):
         return lin.run(s.problem, T=T or params["iterations"], eta=s.eta, rho=params.get("rho", 1.0),
                        gamma=check_gamma(params), sigma=sigma if private else 0.0, accelerated=accelerated,
                        repeats=repeats, rngs=rngs if private else None, u0=params.get("u0", "paper"),
-                       restart=restart or params.get("restart", "none"), name=s.name)
+                       restart=restart or params.get("restart", "none"), name=s.name,
+                       gradient_bound=params.get("c", xu2020.C), bound_args=theorem1)
 
 
 def stable_trace(s: Setup, algorithm: str, params: dict, T: int | None = None, restart: str | None = None):
@@ -312,7 +325,8 @@ def fig2_dataset(s: Setup, params: dict, *, T: int | None = None, epsilons=None,
 
     All budgets and repeats of a private algorithm run in one batch (repeat axis = epsilon x repeat; each
     (epsilon, repeat) has its own Generator, shared by both private algorithms). Per-repeat values are kept
-    (F_T[alg]: (E, R)). The noise-free runs are checked stable and their objective traces kept.
+    (F_T[alg]: (E, R)). The noise-free runs are checked stable and their objective traces kept. `spends`: what the
+    private runs released, one `Spend` per (epsilon, repeat) in that order (both private algorithms spend the same).
     """
     T = int(T or params["iterations"])
     R = params["repeats"]
@@ -324,6 +338,7 @@ def fig2_dataset(s: Setup, params: dict, *, T: int | None = None, epsilons=None,
         if alg in PRIVATE:
             run = run_algorithm(s, alg, params, sigma=np.repeat(sigma, R), repeats=len(eps) * R, rngs=rngs, T=T)
             xT = run.x_T.reshape(len(eps), R, -1)
+            out["spends"] = run.spends
         else:
             run, out["F_trace"][alg] = stable_trace(s, alg, params, T=T)
             xT = run.x_T[None]  # (1, 1, d): deterministic
@@ -359,24 +374,24 @@ def replace_one_witness(problem, angle: float = 1e-2, margin: float = 40.0) -> f
     return float(np.linalg.norm(grad_i - grad_z) / c)
 
 
-def privacy_metrics(name: str, problem, params: dict, epsilons, T: int) -> dict:
-    """Theorem 1's sigma at each budget and what exact accounting says it buys, at both sensitivities.
-
-    c/n is the proof's sensitivity (App. A); 2c/n is the replace-one sensitivity of Definition 1's neighbours
-    (SPEC §6.8). RDP (dp-accounting, all orders) and PLD (tight) totals at the item's delta."""
-    n, delta = problem.n, params.get("delta", xu2020.DELTA)
-    c, sf = params.get("c", xu2020.C), params.get("sensitivity_factor", 1.0)
+def privacy_metrics(name: str, problem, params: dict, r: dict) -> dict:
+    """Theorem 1's sigma at each budget and what exact accounting of the runs' records says it buys, at both
+    sensitivities: the replace-one 2c/n of Definition 1's neighbours as recorded (SPEC §6.8), and the sensitivity the
+    noise was calibrated for (`sensitivity_factor` c/n; 1 is the proof's c/n, App. A). RDP (dp-accounting, all
+    orders) and PLD (tight) totals at the item's delta. `r`: a `fig2_dataset` result (its sigmas and `spends`)."""
+    delta, sf = params.get("delta", xu2020.DELTA), params.get("sensitivity_factor", 1.0)
+    per_budget = len(r["spends"]) // len(r["epsilons"])
     out = {f"sensitivity_witness.{name}": replace_one_witness(problem)}
     ratios_rdp, ratios_rdp2 = [], []
-    for e in np.asarray(epsilons, dtype=float):
+    for i, e in enumerate(r["epsilons"]):
         k = eps_key(e)
-        sg = noise_sigma(params, n, e, T=T)
-        pld = dict(discretization=accounting.pld_grid(e))
-        vals = {"eps_rdp": xu2020.accounted_epsilon(sg, T, n, delta, c, sf, "rdp"),
-                "eps_pld": xu2020.accounted_epsilon(sg, T, n, delta, c, sf, "pld", **pld),
-                "eps_rdp_replace_one": xu2020.accounted_epsilon(sg, T, n, delta, c, 2.0, "rdp"),
-                "eps_pld_replace_one": xu2020.accounted_epsilon(sg, T, n, delta, c, 2.0, "pld", **pld)}
-        out[f"sigma.{name}.{k}"] = sg
+        record = r["spends"][i * per_budget]        # every repeat of a budget spends the same
+        grid = accounting.pld_grid(e)
+        calibrated = totals(xu2020.at_sensitivity(record, sf), delta, discretization=grid)
+        replace_one = totals(record, delta, discretization=grid)
+        vals = {"eps_rdp": calibrated["rdp_eps"], "eps_pld": calibrated["pld_eps"],
+                "eps_rdp_replace_one": replace_one["rdp_eps"], "eps_pld_replace_one": replace_one["pld_eps"]}
+        out[f"sigma.{name}.{k}"] = float(r["sigma"][i])
         for key, v in vals.items():
             out[f"{key}.{name}.{k}"] = v
         out[f"eps_pld_replace_one_over_target.{name}.{k}"] = vals["eps_pld_replace_one"] / e
@@ -433,19 +448,25 @@ def fig2_variants(params: dict) -> dict[str, dict]:
     return out
 
 
-def fig2_all(s: Setup, params: dict) -> tuple[dict, dict, dict]:
-    """Fig. 2 of one dataset with every variant: (results by variant ("" = default), metrics, per-repeat values)."""
+def fig2_runs(s: Setup, params: dict) -> dict:
+    """Fig. 2 of one dataset with every variant: {variant ("" = default): `fig2_dataset` result}."""
     results = {"": fig2_dataset(s, params)}
     v = params.get("variants") or {}
     for name, spec in fig2_variants(params).items():
         sv = with_rule(s, params, spec["eta_rule"]) if spec["eta_rule"] else s
         results[name] = fig2_dataset(sv, params, T=spec["T"], epsilons=v.get("epsilons", params["epsilons"]))
-    metrics, reps = privacy_metrics(s.name, s.problem, params, params["epsilons"], params["iterations"]), {}
-    for name, r in results.items():
+    return results
+
+
+def fig2_dataset_metrics(s: Setup, params: dict, runs: dict) -> tuple[dict, dict]:
+    """(flat metrics, per-repeat values) of one dataset's Fig. 2 runs (`fig2_runs`): every variant, and the privacy
+    totals of the default runs' records."""
+    metrics, reps = privacy_metrics(s.name, s.problem, params, runs[""]), {}
+    for name, r in runs.items():
         m, rp = fig2_metrics(s.name, r, name)
         metrics.update(m)
         reps.update(rp)
-    return results, metrics, reps
+    return metrics, reps
 
 
 # ----------------------------------------------------------------------------------------------------- figures
@@ -474,7 +495,7 @@ def _panels(results: dict, names, height: float = 6.4):
     return fig, axes, columns
 
 
-def plot_fig1(results: dict, names=PANEL_ORDER):
+def _fig1_figure(results: dict, names=PANEL_ORDER):
     """Top: objective gap vs cumulative CPU time; bottom: the same vs iteration (log y). One column per dataset."""
     fig, axes, columns = _panels(results, names)
     for j, top, bottom, r in columns:
@@ -497,7 +518,7 @@ def plot_fig1(results: dict, names=PANEL_ORDER):
     return fig
 
 
-def plot_fig2(results: dict, names=PANEL_ORDER):
+def _fig2_figure(results: dict, names=PANEL_ORDER):
     """Top: F(x_T) vs epsilon; bottom: test accuracy vs epsilon (mean +- std over repeats)."""
     fig, axes, columns = _panels(results, names)
     for j, top, bottom, r in columns:
@@ -522,7 +543,7 @@ def plot_fig2(results: dict, names=PANEL_ORDER):
     return fig
 
 
-def plot_variants(results: dict, variants: list[str], names=PANEL_ORDER):
+def _variants_figure(results: dict, variants: list[str], names=PANEL_ORDER):
     """DP-AccADMM minus DP-ADMM against epsilon for the default and each variant (mean +- standard error over the
     paired runs): top F(x_T) (below 0: DP-AccADMM better), bottom test accuracy (above 0: DP-AccADMM better)."""
     fig, axes, columns = _panels(results, names, 6.0)
@@ -547,3 +568,157 @@ def plot_variants(results: dict, variants: list[str], names=PANEL_ORDER):
         columns[0][1].legend(fontsize=7)
     fig.tight_layout()
     return fig
+
+
+# ------------------------------------------------------------------------------------------------------- items
+UNAVAILABLE = "not run: dataset unavailable"
+
+
+def datasets_to_run(params: dict) -> tuple[list[str], dict[str, str]]:
+    """(the available datasets in config order, {unavailable dataset: the first line of its reason})."""
+    status = dataset_status(params["datasets"])
+    available = [n for n in params["datasets"] if status[n][0]]
+    missing = {n: r.splitlines()[0] if r else "unavailable" for n, (ok, r) in status.items() if not ok}
+    return available, missing
+
+
+def _not_run(missing: dict) -> dict:
+    return {f"status.{n}": UNAVAILABLE for n in missing}
+
+
+def _with_missing(result: dict, text: str) -> str:
+    lines = [f"- **{n}**: {UNAVAILABLE} ({why})" for n, why in result["missing"].items()]
+    return "\n".join(lines + ["", text] if lines else [text])
+
+
+# Table I
+TABLE1_COLUMNS = ("dataset", "n_train", "paper_n_train", "n_test", "paper_n_test", "d", "paper_d", "lam", "paper_lam",
+                  "edges", "alpha_g", "graph_seconds", "L_f", "eta", "eta_conservative", "gamma", "gamma_min",
+                  "max_row_norm_raw")
+
+
+def run_table1(params: dict) -> dict:
+    """Table I: one row per configured dataset (counts beside the paper's; graph and step size where available)."""
+    return {"rows": [table1_row(n, params) for n in params["datasets"]], "missing": datasets_to_run(params)[1]}
+
+
+def metrics_table1(result: dict) -> dict:
+    return {"metrics": {**table1_metrics(result["rows"]), **_not_run(result["missing"])}}
+
+
+def table_table1(result: dict, metrics: dict) -> str:
+    return rows_table([{c: r.get(c, UNAVAILABLE if c == "n_train" else None) for c in TABLE1_COLUMNS}
+                           for r in result["rows"]])
+
+
+# Fig. 1
+def run_fig1(params: dict) -> dict:
+    """Fig. 1 on every available dataset: the default runs and, per step-size variant, the same runs (same noise)
+    at that step against the same F*."""
+    available, missing = datasets_to_run(params)
+    rules = [r for r in (params.get("variants") or {}).get("eta_rules", []) if r != params.get("eta_rule", "paper")]
+    datasets = {}
+    for name in available:
+        s = setup(name, params)
+        ref = reference_minimum(s, params)
+        runs = {"": fig1_dataset(s, params, ref)}
+        for rule in rules:
+            runs[rule] = fig1_dataset(with_rule(s, params, rule), params, ref)
+        datasets[name] = {"setup": s, "runs": runs}
+    return {"params": params, "datasets": datasets, "rules": rules, "missing": missing}
+
+
+def plot_fig1(result: dict) -> dict:
+    """{"fig1": the default runs, "fig1_<rule>": each step-size variant}."""
+    figs = {"fig1": _fig1_figure({n: d["runs"][""] for n, d in result["datasets"].items()})}
+    for rule in result["rules"]:
+        fig = _fig1_figure({n: d["runs"][rule] for n, d in result["datasets"].items()})
+        fig.suptitle(f"variant {rule}: eta = 1/(L_f + rho ||A^T A||)", y=1.02)
+        figs[f"fig1_{rule}"] = fig
+    return figs
+
+
+def _item_metrics(result: dict, dataset_metrics) -> dict:
+    """write_metrics arguments of a figure: `dataset_metrics(setup, params, runs)` of every dataset that ran, its
+    graph (edges, estimation time), and "not run" for the unavailable ones."""
+    metrics, repeats = {}, {}
+    for name, d in result["datasets"].items():
+        m, rp = dataset_metrics(d["setup"], result["params"], d["runs"])
+        metrics.update(m)
+        repeats.update(rp)
+        metrics[f"edges.{name}"] = d["setup"].graph.n_edges
+        metrics[f"graph_seconds.{name}"] = d["setup"].graph.seconds
+    metrics.update(_not_run(result["missing"]))
+    return {"metrics": metrics, "repeats": repeats}
+
+
+def fig1_dataset_metrics(s: Setup, params: dict, runs: dict) -> tuple[dict, dict]:
+    """(flat metrics, per-repeat values) of one dataset's Fig. 1 runs ({variant ("" = default): result})."""
+    metrics, reps = {}, {}
+    for variant, r in runs.items():
+        m, rp = fig1_metrics(s.name, r, params, variant)
+        metrics.update(m)
+        reps.update(rp)
+    return metrics, reps
+
+
+def metrics_fig1(result: dict) -> dict:
+    return _item_metrics(result, fig1_dataset_metrics)
+
+
+def table_fig1(result: dict, metrics: dict) -> str:
+    """Each dataset's set-up (graph, step, sigma, F*), then each run's gap at T, test accuracy and rate slopes."""
+    setups = [{"dataset": n, "n": d["setup"].problem.n, "d": d["setup"].problem.d, "|E|": d["setup"].graph.n_edges,
+               "graph (s)": d["setup"].graph.seconds, "L_f": d["setup"].problem.L_f, "eta": d["setup"].eta,
+               "sigma": d["runs"][""]["sigma"], "F*": d["runs"][""]["F_star"],
+               "F* from": d["runs"][""]["F_star_source"]} for n, d in result["datasets"].items()]
+    runs = []
+    for n, d in result["datasets"].items():
+        for v in d["runs"]:
+            key = lambda k: at(f"{k}.{n}", v)  # noqa: E731
+            runs.append({"dataset": n, "variant": v or "default", "eta": metrics[key("eta")]}
+                        | {f"{LABELS[a]}: {what}": metrics[key(f"{k}.{a}")]
+                           for a in ALGORITHMS for what, k in (("gap at T", "gap_T"), ("test accuracy", "acc_T"))}
+                        | {"slope ADMM": metrics[key("slope.admm")], "slope AccADMM": metrics[key("slope.acc_admm")]})
+    return _with_missing(result, rows_table(setups) + "\n\n" + rows_table(runs))
+
+
+# Fig. 2
+def run_fig2(params: dict) -> dict:
+    """Fig. 2 on every available dataset, with every variant (`fig2_runs`)."""
+    available, missing = datasets_to_run(params)
+    datasets = {}
+    for name in available:
+        s = setup(name, params)
+        datasets[name] = {"setup": s, "runs": fig2_runs(s, params)}
+    return {"params": params, "datasets": datasets, "missing": missing, "variants": sorted(fig2_variants(params))}
+
+
+def plot_fig2(result: dict) -> dict:
+    """{"fig2": objective and accuracy against epsilon, "fig2_variants": DP-AccADMM minus DP-ADMM per variant}."""
+    runs = {n: d["runs"] for n, d in result["datasets"].items()}
+    return {"fig2": _fig2_figure({n: r[""] for n, r in runs.items()}),
+            "fig2_variants": _variants_figure(runs, result["variants"])}
+
+
+def metrics_fig2(result: dict) -> dict:
+    return _item_metrics(result, fig2_dataset_metrics)
+
+
+def table_fig2(result: dict, metrics: dict) -> str:
+    """The step size and stability of every run (noise-free objective drop F(x_0) - F(x_T) and its largest one-step
+    rise), then Theorem 1's sigma and what it buys (total epsilon accounted from the runs' records)."""
+    stability = [{"dataset": n, "variant": v or "default", "T": r["T"], "eta": r["eta"]}
+                 | {f"{LABELS[a]}: {what}": metrics[at(f"{k}.{a}.{n}", v)] for a in ("admm", "acc_admm")
+                    for what, k in (("F drop", "F_drop"), ("max rise", "max_rise"), ("F(x_T)", "F_T"),
+                                    ("test accuracy", "acc_T"))}
+                 for n, d in result["datasets"].items() for v, r in d["runs"].items()]
+    sf = result["params"].get("sensitivity_factor", 1.0)
+    privacy = [{"dataset": n, "target epsilon": float(e)}
+               | {col: metrics[f"{key}.{n}.{eps_key(e)}"]
+                  for col, key in (("sigma (Thm 1)", "sigma"), (f"RDP, {sf:g}c/n", "eps_rdp"),
+                                   (f"PLD, {sf:g}c/n", "eps_pld"), ("RDP, 2c/n (replace-one)", "eps_rdp_replace_one"),
+                                   ("PLD, 2c/n (replace-one)", "eps_pld_replace_one"))}
+               for n in result["datasets"] for e in result["params"]["epsilons"]]
+    return _with_missing(result, rows_table(stability) + "\n\nTheorem 1's sigma and the total epsilon the runs' "
+                         "records account to:\n\n" + rows_table(privacy))

@@ -139,3 +139,17 @@ def pure_composed_epsilon(epsilons: Sequence[float], delta: float, *, how: str =
         p = p.self_compose(int(k)) if k > 1 else p
         total = p if total is None else total.compose(p)
     return float(total.get_epsilon_for_delta(delta))
+
+
+def gaussian_multipliers(event: dp_accounting.DpEvent) -> np.ndarray | None:
+    """The per-step noise multipliers of an event made only of (self-)composed `GaussianDpEvent`s (e.g. from
+    `privacy.spend.gaussian_steps`), in composition order; None for any other event."""
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        return np.array([float(event.noise_multiplier)])
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        inner = gaussian_multipliers(event.event)
+        return None if inner is None else np.tile(inner, event.count)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        parts = [gaussian_multipliers(e) for e in event.events]
+        return None if not parts or any(p is None for p in parts) else np.concatenate(parts)
+    return None

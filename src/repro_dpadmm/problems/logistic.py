@@ -80,6 +80,11 @@ class MeanLogisticTerm:
         sq = self.X.multiply(self.X).sum(axis=1) if sp.issparse(self.X) else np.einsum("nd,nd->n", self.X, self.X)
         return 0.25 * float(np.max(sq))
 
+    @property
+    def gradient_bound(self) -> float:
+        """c = max_i ||l_i||: every per-sample gradient m_i l_i sigma(-m_i l_i^T x) has norm below it (XU's c)."""
+        return float(np.sqrt(4.0 * self.L_f))
+
     @cached_property
     def Xm(self):
         """Rows m_i l_i (labels folded in), so that margins are Xm x and grad f = -(1/n) Xm^T sigma(-Xm x)."""

@@ -1,18 +1,21 @@
 """Privacy bounds of Hu et al., "Learning Privately over Distributed Features: An ADMM Sharing Approach".
 
 Lemma 1 (sensitivity bound C), Theorem 1 (Gaussian calibration per iteration) and Corollary 1 (advanced composition
-over T epochs), exactly as the paper states them (SPEC §3.3), plus the tight composition of the same T Gaussian
-mechanisms from dp-accounting so the two can be shown side by side.
+over T epochs), exactly as the paper states them (SPEC §3.3). A run records each party's release as a `Spend`
+(`spend`: T Gaussian steps with multiplier sigma_m / C_m), naming Corollary 1 (`corollary1_total`, the paper bound
+"hu2020.corollary1") as the bound that claims it; `tight_totals` gives dp-accounting's tight composition of the same
+record, so the two can be shown side by side.
 
-The paper's guarantee is *feature-level*: neighbouring datasets differ in one feature column of one party.
+The paper's guarantee is *feature-level*: neighbouring datasets differ in one feature column of one party (a
+replace-one relation on columns, recorded as "replace-one").
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..accounting import pld_epsilon, rdp_epsilon
 from ..mechanisms import check_epsilon_delta
+from ..spend import REPLACE_ONE, Spend, gaussian_steps, paper_bound, totals
 
 
 def sensitivity_bound(lam: float, c1: float, b1: float, M: int, rho: float, d_m) -> np.ndarray | float:
@@ -70,14 +73,28 @@ def corollary1_delta(delta: float, T, delta_prime: float):
     return out if out.ndim else float(out)
 
 
-def composed_gaussian_epsilon(sigma_over_C: float, T: int, delta_total: float, method: str = "pld") -> float:
-    """Tight epsilon at `delta_total` of T composed Gaussian mechanisms with noise multiplier sigma / C
-    (dp-accounting; the mechanism Theorem 1 analyses: i.i.d. Gaussian noise on a value of l2 sensitivity C)."""
-    if method == "pld":
-        # The PLD grid is scaled to the size of the answer (RDP's upper bound): a fixed 1e-4 grid takes minutes
-        # for the tiny noise multipliers of large per-step epsilons; relative accuracy stays about 1e-4.
-        scale = rdp_epsilon(float(sigma_over_C), delta_total, steps=int(T))
-        return pld_epsilon(float(sigma_over_C), delta_total, steps=int(T), discretization=max(1e-4, 2e-5 * scale))
-    if method == "rdp":
-        return rdp_epsilon(float(sigma_over_C), delta_total, steps=int(T))
-    raise ValueError(f"method must be 'pld' or 'rdp', got {method!r}")
+@paper_bound("hu2020.corollary1")
+def corollary1_total(noise_multiplier: float, T: int, delta: float, delta_prime: float) -> float:
+    """Corollary 1's total epsilon' for T releases with noise multiplier sigma_m / C_m: the per-iteration epsilon of
+    Theorem 1 for that multiplier (sqrt(2 ln(1.25/delta)) / multiplier) composed by eq. (10)."""
+    return corollary1_epsilon(float(epsilon_for_sigma(1.0, noise_multiplier, delta)), T, delta_prime)
+
+
+def spend(sigma: float, C: float, T: int, delta: float | None = None, delta_prime: float | None = None) -> Spend:
+    """One party's release over T iterations of Algorithm 1 with i.i.d. N(0, sigma^2) noise on each sample's shared
+    value (Theorem 1's mechanism), as a `Spend`: T Gaussian steps with multiplier sigma / C, C the party's Lemma 1
+    sensitivity bound, under feature-level (replace one column) neighbours. With Theorem 1's per-iteration `delta`
+    and Corollary 1's `delta_prime` it names Corollary 1 as the paper bound claiming the release."""
+    z = float(sigma) / float(C)
+    if delta is None or delta_prime is None:
+        return Spend(gaussian_steps(z, int(T)), REPLACE_ONE)
+    return Spend(gaussian_steps(z, int(T)), REPLACE_ONE, "hu2020.corollary1",
+                 {"noise_multiplier": z, "T": int(T), "delta": float(delta), "delta_prime": float(delta_prime)})
+
+
+def tight_totals(record: Spend, delta_total: float) -> dict:
+    """`privacy.spend.totals` of a record at `delta_total`, the PLD grid scaled to the size of the answer (RDP's upper
+    bound): a fixed 1e-4 grid takes minutes for the tiny noise multipliers of large per-step epsilons; relative
+    accuracy stays about 1e-4."""
+    scale = totals(record, delta_total, pld=False)["rdp_eps"]
+    return totals(record, delta_total, discretization=max(1e-4, 2e-5 * scale))

@@ -5,7 +5,9 @@
 * Theorem 3, eq. (29): eta_i^k for l1 (non-smooth), constants c_1, c_2, c_w (paper §VI-E: 1, sqrt(104), 23).
 * Theorem 4, eq. (34): eta_i^k for l2 (smooth), constants c_1, c_3, c_4, c_w (paper §VI-F: 1, 0.25, 1, 89).
 * §III-A: the PVP noise sigma_i = 2 c_1 sqrt(2 ln(1.25/delta)) / ((lambda/n + rho) m_i eps).
-* §IV-C / Theorem 2: the total eps-bar of t iterations by the moments accountant (full batch, sampling ratio 1).
+* §IV-C / Theorem 2: the total eps-bar of t iterations by the moments accountant (full batch, sampling ratio 1),
+  registered as the paper bound ``huang2019.eps_bar`` that the Spends of DP-ADMM, PVP and DPSGD name; DVP's basic
+  composition T eps (SPEC §2.4) as ``huang2019.dvp_total``.
 * Theorems 3/4: the utility-bound constants M_1..M_4 (eqs. (30), (31), (35), (36)).
 * SPEC §2.2.4 [D]: the star-network DVP calibration (Chaudhuri et al. 2011, Alg. 2 with n -> m_i).
 
@@ -17,17 +19,21 @@ API
 ---
 ``noise_multiplier(epsilon, delta)``; ``eta_l1(k, m, ...)``, ``eta_l2(k, m, ...)``, ``eta_schedule(reg, T, m, ...)``
 (arrays over k = 1..T); ``sensitivity(m, rho, eta)``; ``sigma(m, rho, eta, ...)``; ``pvp_sigma(m, rho, lam_n, ...)``;
-``dvp_calibration(epsilon, m, lam_n, rho)`` and ``dvp_totals``; ``eps_bar(epsilon, delta, T)`` (moments accountant, continuous order or
-Abadi et al.'s integer orders <= 32) and ``accountant_table(...)`` (beside dp-accounting RDP and PLD);
-``utility_bound_l1/l2(...)`` (M_1/sqrt(t) + M_2/t and M_3/sqrt(t) + M_4/t).
+``pvp_sensitivity``; ``dvp_calibration(epsilon, m, lam_n, rho)`` and ``dvp_epsilon`` (the per-iteration epsilon its
+noise gives); ``eps_bar(epsilon, delta, T)`` (moments accountant, continuous order or Abadi et al.'s integer orders
+<= 32) and ``dvp_total(epsilon, T)`` (the paper bounds Spends name); the records of a run, ``gaussian_spend(z, T,
+delta)`` (DP-ADMM, PVP, DPSGD) and ``dvp_spend(epsilon, T)`` (DVP), and ``spend_totals(spend, delta)`` (the paper's
+total beside dp-accounting's RDP and PLD totals of what a run recorded); ``utility_bound_l1/l2(...)``
+(M_1/sqrt(t) + M_2/t and M_3/sqrt(t) + M_4/t).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..accounting import moments_accountant_epsilon, pld_epsilon, pure_composed_epsilon, rdp_epsilon
+from ..accounting import gaussian_multipliers, moments_accountant_epsilon
 from ..mechanisms import check_epsilon_delta, gaussian_multiplier
+from ..spend import REPLACE_ONE, Spend, gaussian_steps, paper_bound, pure_steps, totals
 
 # Constants of §VI-E (l1) and §VI-F (l2); d = 104, p = 1 for Adult.
 C1 = 1.0           # ||l'|| <= c_1: rows normalised to ||a|| <= 1
@@ -121,8 +127,15 @@ def sigma(m, rho: float, eta, epsilon=None, delta=None, *, z=None, c1: float = C
     return _z(epsilon, delta, z) * sensitivity(m, rho, eta, c1)
 
 
+def pvp_sensitivity(m, rho: float, lam_n: float, c1: float = C1):
+    """§III-A (supplementary App. A): the l2 sensitivity of PVP's exact primal update, 2 c_1 / (m_i (lambda/n + rho))."""
+    if not rho > 0 or lam_n < 0:
+        raise ValueError(f"need rho > 0 and lambda/n >= 0, got {rho}, {lam_n}")
+    return 2.0 * c1 / ((lam_n + rho) * _check_m(m))
+
+
 def pvp_sigma(m, rho: float, lam_n: float, epsilon=None, delta=None, *, z=None, c1: float = C1):
-    """§III-A: sigma_i = 2 c_1 sqrt(2 ln(1.25/delta)) / ((lambda/n + rho) m_i eps), sensitivity 2 c_1/(m_i (lambda/n + rho))."""
+    """§III-A: sigma_i = 2 c_1 sqrt(2 ln(1.25/delta)) / ((lambda/n + rho) m_i eps) = z ``pvp_sensitivity``."""
     if not rho > 0 or lam_n < 0:
         raise ValueError(f"need rho > 0 and lambda/n >= 0, got {rho}, {lam_n}")
     return _z(epsilon, delta, z) * 2.0 * c1 / ((lam_n + rho) * _check_m(m))
@@ -146,6 +159,21 @@ def dvp_calibration(epsilon: float, m: int, lam_n: float, rho: float, c: float =
     return {"eps_prime": epsilon / 2.0, "Delta": float(Delta), "alpha": epsilon / 4.0}
 
 
+def dvp_epsilon(alpha: float, Delta: float, m: int, lam_n: float, rho: float, c: float = 0.25) -> float:
+    """The pure epsilon of one DVP iteration from the noise and regulariser it used (the privacy proof of Chaudhuri et
+    al. 2011, Alg. 2, with n -> m_i): noise of density ~ exp(-alpha ||b||) spends eps' = 2 alpha, and the data's
+    influence on the density ratio adds 2 ln(1 + c / (m (Lambda + Delta))), Lambda + Delta the strong convexity of the
+    non-data part (lambda/n + rho + Delta)."""
+    Lam = lam_n + rho + Delta
+    if not alpha > 0 or not Lam > 0 or m < 1:
+        raise ValueError(f"need alpha > 0, lambda/n + rho + Delta > 0 and m >= 1, got {alpha}, {Lam}, {m}")
+    return float(2.0 * alpha + 2.0 * np.log1p(c / (m * Lam)))
+
+
+EPS_BAR = "huang2019.eps_bar"
+
+
+@paper_bound(EPS_BAR)
 def eps_bar(epsilon=None, delta=None, T: int = 100, *, z=None, total_delta=None, integer_orders: bool = False,
             max_order: float = 32) -> float:
     """Total privacy loss of T full-batch Gaussian iterations by the moments accountant (§IV-C; SPEC §1.4, §2.4).
@@ -163,21 +191,52 @@ def eps_bar(epsilon=None, delta=None, T: int = 100, *, z=None, total_delta=None,
     return float(moments_accountant_epsilon(zz, T, dbar))
 
 
-def accountant_table(epsilon: float, delta: float, T: int = 100) -> dict:
-    """The paper's eps-bar (moments accountant, continuous and integer lambda <= 32) beside dp-accounting's RDP and PLD
-    totals for the same T Gaussian mechanisms of noise multiplier z, all at delta-bar = delta."""
-    z = noise_multiplier(epsilon, delta)
-    return {"paper_eps": eps_bar(epsilon, delta, T), "paper_eps_int32": eps_bar(epsilon, delta, T, integer_orders=True),
-            "rdp_eps": rdp_epsilon(z, delta, steps=T), "pld_eps": pld_epsilon(z, delta, steps=T),
-            "delta": delta, "noise_multiplier": z, "steps": T}
+# The PLD grid of the Huang items' totals (accounting.pld_epsilon's default), kept so that the totals are those the
+# items have always reported (spend.totals would otherwise pick a grid from the RDP total).
+PLD_GRID = 1e-4
 
 
-def dvp_totals(epsilon: float, T: int, delta: float) -> dict:
-    """Totals for T pure epsilon-DP iterations (DVP, SPEC §2.4): basic composition T eps (delta = 0), and the tight
-    (eps, delta) of the T-fold composition from dp-accounting's privacy loss distributions at `delta`."""
-    check_epsilon_delta(epsilon, delta)
-    return {"paper_eps": T * epsilon, "pld_eps": pure_composed_epsilon(np.full(T, epsilon), delta), "rdp_eps": None,
-            "delta": delta, "steps": T}
+def gaussian_spend(z: float, T: int, delta: float | None) -> Spend:
+    """The record of T full-batch Gaussian releases of noise multiplier z = sigma / Delta (replace-one sensitivity,
+    Lemma 1), claimed by the paper's moments-accountant eps-bar at delta-bar = delta [D] (SPEC §2.4); without the
+    run's delta (a run given z alone) no paper bound is named."""
+    bound = None if delta is None else EPS_BAR
+    args = {} if delta is None else {"z": float(z), "T": int(T), "total_delta": float(delta)}
+    return Spend(gaussian_steps(float(z), int(T)), REPLACE_ONE, bound, args)
+
+
+DVP_TOTAL = "huang2019.dvp_total"
+
+
+@paper_bound(DVP_TOTAL)
+def dvp_total(epsilon: float, T: int) -> float:
+    """DVP's total over T pure epsilon-DP iterations as the paper composes them: basic composition, T eps (SPEC §2.4;
+    the paper states no DVP total)."""
+    return T * epsilon
+
+
+def dvp_spend(epsilon: float, T: int) -> Spend:
+    """The record of T pure epsilon-DP releases (DVP), claimed by their basic composition ``dvp_total``."""
+    return Spend(pure_steps(np.full(int(T), float(epsilon))), REPLACE_ONE, DVP_TOTAL,
+                 {"epsilon": float(epsilon), "T": int(T)})
+
+
+def spend_totals(spend: Spend, delta: float) -> dict:
+    """`privacy.spend.totals` of a recorded run at total `delta` (the paper's eps-bar, dp-accounting's RDP and PLD),
+    with the paper bound's integer-order variant (`paper_eps_int32`, Abadi et al.'s orders <= 32), the number of
+    composed steps and, when every step has the same one, the noise multiplier."""
+    if spend.bound == EPS_BAR and spend.bound_args["total_delta"] != delta:
+        raise ValueError(f"the recorded eps-bar is at delta-bar = {spend.bound_args['total_delta']:g} (the run's "
+                         f"delta), not at the requested delta = {delta:g}")
+    out = totals(spend, delta, discretization=PLD_GRID)
+    zs = gaussian_multipliers(spend.event)
+    if zs is not None:
+        out["steps"] = int(zs.size)
+        if np.all(zs == zs[0]):
+            out["noise_multiplier"] = float(zs[0])
+    if spend.bound == EPS_BAR:
+        out["paper_eps_int32"] = eps_bar(**spend.bound_args, integer_orders=True)
+    return out
 
 
 def utility_bound_l1(t, m, n: int, epsilon: float, delta: float, *, beta: float = 0.0, rho: float = 0.1,

@@ -7,10 +7,13 @@ Derivation (App. A): each noisy gradient is a Gaussian mechanism with l2-sensiti
 RDP-to-DP conversion term ln(1/delta)/(alpha - 1) = (1 - mu) epsilon brings the total to (epsilon, delta).
 
 [!] For replace-one neighbours (Definition 1: datasets "differing by one element") the mean gradient moves by up to
-2c/n, not c/n (SPEC §6.8): the proof's sensitivity is wrong, and `sensitivity_factor=2` gives the noise level the
-proof would need (the paper's is `sensitivity_factor=1`, the default). Whether the published noise nevertheless
-meets (epsilon, delta) is a separate question, answered by exact accounting at 2c/n (`accounted_epsilon`, PLD):
-Theorem 1's single RDP order and its RDP-to-DP conversion are loose enough that it can.
+2c/n, not c/n (SPEC §6.8): the proof's c/n is the add/remove-one sensitivity of the mean with n held fixed.
+`sensitivity_factor=2` gives the noise level the proof would need at 2c/n (the paper's is `sensitivity_factor=1`,
+the default). A run records what it spent as a `Spend` under replace-one (multiplier sigma / (2c/n), `spend`),
+naming Theorem 1 (`theorem1_epsilon`, registered as the paper bound "xu2020.theorem1") as the bound that claims it;
+whether the published noise nevertheless meets (epsilon, delta) is answered by exact accounting of that record
+(`privacy.spend.totals`, PLD): Theorem 1's single RDP order and its RDP-to-DP conversion are loose enough that it
+can. `at_sensitivity` accounts the same record at the proof's c/n.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import math
 import numpy as np
 
 from .. import accounting
+from ..spend import ADD_OR_REMOVE_ONE, REPLACE_ONE, Spend, gaussian_steps, paper_bound
 
 # The paper's constants (§V-B): delta, mu, and the gradient bound c after unit-norm rows (SPEC §6.5 [D]).
 DELTA = 1e-3
@@ -98,3 +102,48 @@ def accounted_epsilon(sigma_value: float, T: int, n: int, delta: float = DELTA, 
     if method == "pld":
         return accounting.pld_epsilon(z, delta, steps=int(T), discretization=discretization)
     raise ValueError(f"method must be 'rdp' or 'pld', got {method!r}")
+
+
+@paper_bound("xu2020.theorem1")
+def theorem1_epsilon(sigma: float, T: int, n: int, delta: float = DELTA, mu: float = MU, c: float = C) -> float:
+    """The epsilon Theorem 1 claims for noise `sigma`: eq. (8) solved for epsilon (its sensitivity c/n).
+
+    sigma^2 = c^2 alpha T / (2 n^2 epsilon mu) with alpha = L / ((1 - mu) epsilon) + 1, L = ln(1/delta), is the
+    quadratic 2 n^2 mu sigma^2 epsilon^2 - c^2 T epsilon - c^2 T L / (1 - mu) = 0; its positive root.
+    """
+    _check(1.0, delta, mu, c, T, n, 1.0)
+    if not (sigma > 0 and np.isfinite(sigma)):
+        raise ValueError(f"sigma must be > 0 and finite, got {sigma!r}")
+    a, b = 2.0 * n * n * mu * sigma ** 2, c * c * T
+    return float((b + math.sqrt(b * b + 4.0 * a * b * math.log(1.0 / delta) / (1.0 - mu))) / (2.0 * a))
+
+
+def spend(sigma: float, T: int, n: int, c: float = C, delta: float | None = None, mu: float | None = None) -> Spend:
+    """What T noisy gradient steps (Algorithms 2 and 3) with noise std `sigma` release, as a `Spend`: T Gaussian
+    steps with multiplier sigma / (2c/n), the l2-sensitivity of the mean gradient under replace-one neighbours
+    (c bounds every per-sample gradient). With `delta` and `mu` (Theorem 1's constants) it names Theorem 1 as the
+    paper bound claiming the release."""
+    z = sigma / sensitivity(n, c, 2.0)
+    if delta is None or mu is None:
+        return Spend(gaussian_steps(z, int(T)), REPLACE_ONE)
+    return Spend(gaussian_steps(z, int(T)), REPLACE_ONE, "xu2020.theorem1",
+                 {"sigma": float(sigma), "T": int(T), "n": int(n), "delta": float(delta), "mu": float(mu),
+                  "c": float(c)})
+
+
+def at_sensitivity(record: Spend, sensitivity_factor: float = 1.0) -> Spend:
+    """The same release accounted at sensitivity `sensitivity_factor` c/n instead of the recorded replace-one 2c/n
+    (multipliers times 2 / sensitivity_factor). Factor 1 is the proof's c/n: the add/remove-one sensitivity of the
+    mean gradient with n held fixed; factor 2 returns the record itself."""
+    if record.neighbouring != REPLACE_ONE:
+        raise ValueError(f"expected a replace-one record (2c/n), got {record.neighbouring!r}")
+    _check(1.0, 0.5, 0.5, 1.0, 1, 1, sensitivity_factor)
+    if sensitivity_factor == 2.0:
+        return record
+    zs = accounting.gaussian_multipliers(record.event)
+    if zs is None:
+        raise ValueError("only a record of Gaussian steps can be accounted at another sensitivity")
+    zs = zs * (2.0 / sensitivity_factor)
+    event = gaussian_steps(zs[0], len(zs)) if np.all(zs == zs[0]) else gaussian_steps(zs)
+    relation = ADD_OR_REMOVE_ONE if sensitivity_factor == 1.0 else REPLACE_ONE
+    return Spend(event, relation, record.bound, record.bound_args)

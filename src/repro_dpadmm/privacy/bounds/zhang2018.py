@@ -8,6 +8,9 @@
 * `icml_per_iteration`, `allerton_per_release`: the summands, i.e. each node's pure-DP budget per (private)
   iteration, which an optimal composition theorem can compose more tightly than the sum (beyond/frontier).
 * `match_alpha`: the bisection of SPEC §5.4 that gives DVP and PP the same final bound as R-ADMM.
+* `icml_total`, `allerton_total`: P(T), registered as the paper bounds 'zhang2018.icml_P' and 'zhang2018.allerton_P'
+  that a private run's recorded Spend names (privacy.spend.totals evaluates them from the record); `paper_total`
+  and `P_curve`: P(T) and the whole curve P(t) of such a record.
 
 1.4 comes from -ln(1 - x) <= 1.4 x on [0, 0.5]; c_1 = 1/4 for the logistic loss.
 """
@@ -19,6 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ...solvers import require_converged
+from ..spend import paper_bound, totals
 
 C1 = 0.25
 
@@ -116,3 +120,37 @@ def match_alpha(final_P: Callable[[float], float], target: float, *, rtol: float
     require_converged("matching alpha to the target privacy bound (bisection)", max_iter, (hi - lo) / hi, rtol)
     alpha = 0.5 * (lo + hi)
     return {"alpha": alpha, "P": float(final_P(alpha)), "reached": True, "floor": floor, "reason": ""}
+
+
+@paper_bound("zhang2018.icml_P")
+def icml_total(C: float, B, V, eta, alpha, c1: float = C1) -> float:
+    """The paper's total privacy loss of private M-ADMM / DVP over the whole run: P(T) of ICML Thm 4.1 (26)."""
+    return float(icml_P(C, B, V, eta, alpha, c1)[-1])
+
+
+@paper_bound("zhang2018.allerton_P")
+def allerton_total(C: float, B, V, rho: float, eta, alpha, T: int, c1: float = C1) -> float:
+    """The paper's total privacy loss of private R-ADMM over 2K = T iterations: P(T) of Allerton Thm IV.1 (30)."""
+    return float(allerton_P(C, B, V, rho, eta, alpha, T, c1)[-1])
+
+
+_CURVES = {"zhang2018.icml_P": icml_P, "zhang2018.allerton_P": allerton_P}
+
+
+def P_curve(spend) -> np.ndarray:
+    """P(t), t = 0..T, of a private ZKL run from the Spend it recorded: the curve of the bound the record names
+    ('zhang2018.icml_P' or 'zhang2018.allerton_P'), over the schedules it holds; its last value is the paper total."""
+    if spend.bound not in _CURVES:
+        raise ValueError(f"not a ZKL privacy record: bound {spend.bound!r}; expected one of {sorted(_CURVES)}")
+    return _CURVES[spend.bound](**spend.bound_args)
+
+
+# ZKL's bounds are pure DP: the paper's total does not depend on delta. totals() takes one for its (eps, delta)
+# accountants, which paper_total does not ask for (pld=False).
+_UNUSED_DELTA = 1e-5
+
+
+def paper_total(spend) -> float:
+    """P(T) of a private ZKL run from the Spend it recorded, through privacy.spend.totals (the paper bound the
+    record names, over the schedules it holds)."""
+    return totals(spend, _UNUSED_DELTA, pld=False)["paper_eps"]

@@ -1,4 +1,5 @@
-"""XU (DP-ADMM / DP-AccADMM, gradient perturbation): problem, updates, Theorem 1's sigma, determinism, bad input."""
+"""algorithms.linearized: XU's DP-ADMM (Algorithm 2) and DP-AccADMM (Algorithm 3): the updates, convergence of the
+noise-free runs, what a noisy run records as spent, determinism and bad input."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import scipy.optimize as so
 
 from repro_dpadmm.algorithms import linearized as lin
 from repro_dpadmm.privacy.bounds import xu2020
+from repro_dpadmm.privacy.spend import totals
 from repro_dpadmm.problems import fused_lasso as fl
 from repro_dpadmm.rng import repeat_generators
 
@@ -40,16 +42,6 @@ def reference_minimum(prob):
     res = so.minimize(obj, z0, jac=jac, constraints=cons, method="SLSQP", options={"ftol": 1e-14, "maxiter": 2000})
     assert res.success, res.message
     return float(prob.objective(res.x[:d])), res.x[:d]
-
-
-def test_soft_threshold_exact():
-    v = np.array([-3.0, -0.5, 0.0, 0.2, 0.5, 2.0])
-    np.testing.assert_array_equal(lin.soft_threshold(v, 0.5), [-2.5, 0.0, 0.0, 0.0, 0.0, 1.5])
-    # it is the prox of kappa |.|: compare with a 1-d numerical argmin
-    for vi in v:
-        res = so.minimize_scalar(lambda y: 0.5 * abs(y) + 0.5 * (y - vi) ** 2, bounds=(-5, 5), method="bounded",
-                                 options={"xatol": 1e-10})
-        assert abs(res.x - lin.soft_threshold(vi, 0.5)) < 1e-6
 
 
 def test_x_update_is_argmin_of_eq7():
@@ -107,72 +99,6 @@ def test_accadmm_without_restart_stalls():
     assert (F[-1] - f_ref) > 1e-6 * f_ref
 
 
-def test_sigma_matches_spec_table():
-    # SPEC §6.5 [V]: c = 1, T = 100, delta = 1e-3, mu = 0.5.
-    n = {"a9a": 32561, "a8a": 22696, "ijcnn1": 49990, "bio_train": 72876}
-    table = {"a9a": [0.1142, 0.0571, 0.0229, 0.0115], "a8a": [0.1638, 0.0819, 0.0328, 0.0164],
-             "ijcnn1": [0.0744, 0.0372, 0.0149, 0.0075], "bio_train": [0.0510, 0.0255, 0.0102, 0.0051]}
-    eps = np.array([0.01, 0.02, 0.05, 0.1])
-    np.testing.assert_allclose(xu2020.rdp_order(eps), [1382.55, 691.78, 277.31, 139.16], atol=0.01)
-    for name, values in table.items():
-        np.testing.assert_allclose(xu2020.sigma(eps, T=100, n=n[name]), values, atol=6e-5)
-    # sigma ~ sqrt(T) and doubles with the replace-one sensitivity
-    s = xu2020.sigma(0.05, T=100, n=1000)
-    assert xu2020.sigma(0.05, T=400, n=1000) == pytest.approx(2 * s)
-    assert xu2020.sigma(0.05, T=100, n=1000, sensitivity_factor=2) == pytest.approx(2 * s)
-    # the paper's own accounting at order alpha returns epsilon exactly
-    assert xu2020.rdp_epsilon_at_order(s, 100, 1000, 0.05) == pytest.approx(0.05)
-
-
-def test_dp_accounting_consistent_with_theorem1():
-    s = xu2020.sigma(0.05, T=100, n=32561)
-    # all RDP orders can only do better than Theorem 1's single order
-    assert xu2020.accounted_epsilon(s, 100, 32561) <= 0.05 + 1e-9
-    # under replace-one neighbours (sensitivity 2c/n) RDP over all orders accounts more than the target, while
-    # exact PLD accounting of the same noise still finds it within the target: the proof's c/n is wrong, the
-    # guarantee can still hold at these settings
-    assert xu2020.accounted_epsilon(s, 100, 32561, sensitivity_factor=2) > 0.05
-    assert xu2020.accounted_epsilon(s, 100, 32561, sensitivity_factor=2, method="pld", discretization=1e-5) < 0.05
-
-
-@pytest.mark.parametrize("kwargs, match", [
-    ({"epsilon": 0.0}, "epsilon"), ({"epsilon": -1.0}, "epsilon"), ({"delta": 0.0}, "delta"),
-    ({"delta": 1.0}, "delta"), ({"mu": 0.0}, "mu"), ({"mu": 1.0}, "mu"), ({"T": 0}, "T"),
-])
-def test_bad_privacy_input(kwargs, match):
-    args = {"epsilon": 0.05, "T": 100, "n": 1000, **kwargs}
-    with pytest.raises(ValueError, match=match):
-        xu2020.sigma(**args)
-
-
-def test_graph_without_edges_is_an_error():
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((500, 4))  # independent features: a strong penalty finds no edge
-    with pytest.raises(ValueError, match="no edge"):
-        fl.estimate_graph(X, alphas=(0.9,))
-    with pytest.raises(ValueError, match="no edges"):
-        fl.incidence(np.empty((0, 2)), 4)
-
-
-def test_estimate_graph_finds_planted_edges():
-    rng = np.random.default_rng(0)
-    Z = rng.standard_normal((2000, 6))
-    Z[:, 1] += 2 * Z[:, 0]
-    Z[:, 3] += 2 * Z[:, 2]
-    g = fl.estimate_graph(Z, min_edges=2, max_edges=2)
-    assert {tuple(e) for e in g.edges} == {(0, 1), (2, 3)}
-    assert g.seconds > 0
-
-
-def test_incidence_and_penalty():
-    W = fl.incidence(np.array([[0, 2], [1, 2]]), 3)
-    np.testing.assert_array_equal(W.toarray(), [[1, 0, -1], [0, 1, -1]])
-    A = fl.constraint_matrix(W)
-    x = np.array([1.0, -2.0, 0.5])
-    prob = fl.FusedLasso(X=np.eye(3), y=np.ones(3), A=A, lam=0.1)
-    assert prob.penalty(x) == pytest.approx(0.1 * (0.5 + 2.5 + 3.5))
-
-
 def test_bad_algorithm_input():
     prob = tiny_problem()
     with pytest.raises(ValueError, match="eta"):
@@ -208,3 +134,32 @@ def test_u0_modes():
     u0 = lin.initial_dual(prob, np.zeros((prob.d, 1)), 1.0)[:, 0]
     np.testing.assert_allclose(prob.A.T @ u0, -prob.grad(np.zeros(prob.d)), atol=1e-12)
     assert not np.allclose(paper.x_T, strict.x_T)
+
+
+def test_a_noisy_run_records_the_noise_it_used():
+    """One Spend per noisy repeat: T Gaussian steps with multiplier sigma / (2c/n) (replace-one), Theorem 1 named
+    with the run's own sigma; its totals are the accountant's on the same noise (the experiments' old
+    `accounted_epsilon` at 2c/n and, through `at_sensitivity`, at the proof's c/n)."""
+    prob = tiny_problem()
+    n, T, sigma = prob.n, 12, [0.3, 0.7]
+    run = lin.dp_acc_admm(prob, T=T, eta=prob.default_eta(1.0), sigma=sigma, repeats=2,
+                          rngs=repeat_generators(1, 2, "spend"), gradient_bound=1.0,
+                          bound_args={"delta": 1e-3, "mu": 0.5})
+    assert len(run.spends) == 2
+    for record, s in zip(run.spends, sigma):
+        assert record.neighbouring == "replace-one" and record.bound == "xu2020.theorem1"
+        assert record.event.count == T and record.event.event.noise_multiplier == s / (2.0 / n)
+        assert record.bound_args == {"sigma": s, "T": T, "n": n, "delta": 1e-3, "mu": 0.5, "c": 1.0}
+        got = totals(record, 1e-3, discretization=1e-4)
+        assert got["rdp_eps"] == xu2020.accounted_epsilon(s, T, n, 1e-3, 1.0, 2.0, "rdp")
+        assert got["pld_eps"] == xu2020.accounted_epsilon(s, T, n, 1e-3, 1.0, 2.0, "pld", discretization=1e-4)
+        assert totals(xu2020.at_sensitivity(record, 1.0), 1e-3, pld=False)["rdp_eps"] == \
+            xu2020.accounted_epsilon(s, T, n, 1e-3, 1.0, 1.0, "rdp")
+        assert got["paper_eps"] == pytest.approx(xu2020.theorem1_epsilon(s, T, n, 1e-3, 0.5, 1.0))
+    # the default gradient bound is the data's own (max row norm: 1 after the unit-norm scaling), no paper bound
+    plain = lin.xu_dp_admm(prob, T=T, eta=prob.default_eta(1.0), sigma=0.3, rngs=repeat_generators(1, 1, "spend"))
+    c = float(np.sqrt((prob.X ** 2).sum(1).max()))
+    assert plain.spends[0].event.event.noise_multiplier == pytest.approx(0.3 / (2 * c / n)) and c <= 1.0 + 1e-12
+    assert plain.spends[0].bound is None
+    # noise-free runs spend nothing
+    assert lin.run(prob, T=3, eta=prob.default_eta(1.0)).spends == []

@@ -1,17 +1,14 @@
-"""XU: the bio_train loader on synthetic KDD Cup 2004 files, and one smoke item end to end on the mirrored data."""
+"""datasets.bio: the bio_train loader (KDD Cup 2004 protein homology, XU) on synthetic files."""
 
 from __future__ import annotations
 
 import io
-import json
 import tarfile
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from repro_dpadmm.datasets import bio
-from repro_dpadmm.paths import project_root
 
 
 def kdd_lines(rng, n):
@@ -63,27 +60,3 @@ def test_bio_bad_files(tmp_path):
         tar.add(other, arcname="other.dat")
     with pytest.raises(ValueError, match="no bio_train.dat"):
         bio.read_archive(archive)
-
-
-@pytest.mark.mirror
-def test_smoke_table1_through_runner(processed_root, tmp_path):
-    from repro_dpadmm import config
-    from repro_dpadmm.runner import run_item
-
-    ROOT = project_root(Path(__file__).parent)
-
-    for entry in ("Snakefile", "config", "notebooks", "workflow"):  # a freshly built data root: borrow the project
-        if not (processed_root / entry).exists():
-            (processed_root / entry).symlink_to(ROOT / entry)
-    params = config.item_params("xu2020_dpaccadmm", "table1", processed_root / "config/smoke.yaml",
-                                root=processed_root)
-    params["datasets"] = ["ijcnn1", "bio_train"]  # the small one, and one that may be unavailable
-    metrics = run_item("xu2020_dpaccadmm", "table1", params, tmp_path / "table1", root=processed_root)
-    assert metrics["status"] == "ok"
-    on_disk = json.loads((tmp_path / "table1" / "metrics.json").read_text())
-    assert on_disk == metrics
-    assert metrics["n_train.ijcnn1"] == 49990 and metrics["n_test.ijcnn1"] == 91701 and metrics["d.ijcnn1"] == 22
-    assert metrics["edges.ijcnn1"] >= 22 and metrics["eta.ijcnn1"] > 0
-    if not metrics["available.bio_train"]:
-        assert metrics["status.bio_train"] == "not run: dataset unavailable"
-    assert (tmp_path / "table1" / "table1.html").stat().st_size > 0

@@ -1,14 +1,19 @@
-"""Huang et al. 2019 items on tiny settings of the real Adult data: each item function runs, writes the keys its
-claims read, and its claim checks evaluate; plus the running averages DP-ADMM keeps for Theorems 3/4."""
+"""experiments.huang2019_dpadmm on tiny settings of the real Adult data: each item's run / plot / metrics / table
+functions (the notebook skeleton's calls) run, write the keys its claims read and feed claims_table; DP-ADMM runs
+are shared between items; the privacy metrics are the totals of what the runs recorded."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+import json
+from pathlib import Path
+
 from repro_dpadmm.algorithms import consensus as cs
 from repro_dpadmm.experiments import huang2019_dpadmm as ex
-from repro_dpadmm.rng import repeat_generators
+from repro_dpadmm.experiments.common import claims_table, write_metrics
+from repro_dpadmm.privacy.bounds import huang2019 as hb
 
 pytestmark = pytest.mark.mirror
 
@@ -16,6 +21,7 @@ TINY = {"datasets": ["adult_huang2019"], "iterations": 3, "repeats": 2, "rho": 0
         "n_test": 300, "err_every": 2}
 SWEEP = {**TINY, "reg": "l2", "agents": 20, "epsilons": [0.05, 0.2], "deltas": [1e-3, 1e-5], "fixed_delta": 1e-5,
          "fixed_epsilon": 0.2}
+COMPARE = {**SWEEP, "admm": {"tol": 1e-8}, "dpsgd": {"lr": 0.1, "clip": 1.0, "conventions": ["average", "sum"]}}
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +51,7 @@ def test_sweep_and_comparison_share_dpadmm_runs(adult):
     """DP-ADMM at one setting gives identical numbers in the sweep item and the comparison item (same streams)."""
     X, y = adult
     s = ex.privacy_sweep(X, y, SWEEP, 0)
-    c = ex.comparison(X, y, {**SWEEP, "admm": {"tol": 1e-8}, "dpsgd": {"lr": 0.1, "clip": 1.0,
-                                                                      "conventions": ["average", "sum"]}}, 0)
+    c = ex.comparison(X, y, COMPARE, 0)
     (ms, rs), (mc, rc) = ex.privacy_sweep_metrics(s), ex.comparison_metrics(c)
     for e, d in ex.unique_settings(SWEEP):
         k = ex.skey(e, d)
@@ -58,6 +63,11 @@ def test_sweep_and_comparison_share_dpadmm_runs(adult):
             assert key in mc and rc[key].shape == (2,)
     assert 0.0 <= mc["majority_share.dpsgd.eps0.2_delta1e-5"] <= 1.0
     assert mc["privacy.dvp.eps0.2.paper_eps"] == pytest.approx(0.6)
+    # every private method's totals come from its own run's record, and equal DP-ADMM's at the same (eps, delta)
+    for e, d in ex.unique_settings(SWEEP):
+        k = ex.skey(e, d)
+        assert mc[f"privacy.pvp.{k}.pld_eps"] == mc[f"privacy.dpsgd.{k}.pld_eps"] == mc[f"privacy.dpadmm.{k}.pld_eps"]
+        assert mc[f"privacy.dpadmm.{k}.paper_eps"] == ms[f"privacy.dpadmm.{k}.paper_eps"] == hb.eps_bar(e, d, 3)
     # the majority-class error of each repeat is that of the constant classifier on its test rows
     assert np.all((rc["majority.err"] > 0.1) & (rc["majority.err"] < 0.5))
     assert "share predicted majority" in ex.majority_markdown(mc, c)
@@ -91,24 +101,53 @@ def test_timing_table(adult):
     assert "paper 67.242 s" in ex.table2_markdown(res)
 
 
-def test_running_averages_for_theorems():
-    rng = np.random.default_rng(0)
-    A = rng.standard_normal((3, 10, 4))
-    A /= np.linalg.norm(A, axis=-1, keepdims=True)
-    b = np.where(rng.random((3, 10)) > 0.5, 1.0, -1.0)
-    data = cs.star_data(A, b)
-    h1 = cs.dpadmm(data, reg="l2", T=1, rngs=repeat_generators(0, 1, "a"), epsilon=0.1, delta=1e-4, record=False)
-    assert np.allclose(h1.meta["w_tilde_mean"], h1.meta["w_tilde"])  # (1/t) sum_{k=1}^t with t = 1
-    assert np.allclose(h1.meta["w_tilde_mean_prev"], 0.0)  # (1/t) sum_{k=0}^{t-1}: the zero start
-    # the running means against the iterates themselves: w-tilde^k is the final iterate of a run of length k (the
-    # step size and the noise of iteration k do not depend on T), so the means are plain averages of those
-    runs = [cs.dpadmm(data, reg="l2", T=t, rngs=repeat_generators(0, 1, "a"), epsilon=0.1, delta=1e-4,
-                      record=False).meta for t in (1, 2, 3)]
-    w = [r["w_tilde"] for r in runs]
-    np.testing.assert_allclose(runs[2]["w_tilde_mean"], (w[0] + w[1] + w[2]) / 3, rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(runs[2]["w_tilde_mean_prev"], (0.0 + w[0] + w[1]) / 3, rtol=1e-12, atol=1e-15)
-
-
 def test_setting_keys():
     assert ex.skey(0.1, 1e-4) == "eps0.1_delta1e-4" and ex.skey(0.01, 1e-3) == "eps0.01_delta1e-3"
     assert ex.settings(SWEEP)["delta"] == [(0.2, 1e-3), (0.2, 1e-5)]
+
+
+ITEMS = {"fig1": {**TINY, "reg": "l1", "agents": [10, 20], "epsilon": 0.1, "delta": 1e-4},
+         "fig2": {**SWEEP, "reg": "l1"}, "fig3": {**COMPARE, "reg": "l1"},
+         "fig4": {**TINY, "reg": "l2", "agents": [10, 20], "epsilon": 0.1, "delta": 1e-4},
+         "fig5": SWEEP, "fig6": COMPARE,
+         "table2": {**TINY, "agents": 10, "epsilons": [0.1], "delta": 1e-4, "timing_rounds": 2, "admm": {"tol": 1e-8}}}
+FIGURES = {"fig1": ["fig1"], "fig2": ["fig2"], "fig3": ["fig3", "fig3_delta", "fig3_summary"], "fig4": ["fig4"],
+           "fig5": ["fig5"], "fig6": ["fig6", "fig6_delta", "fig6_summary"], "table2": ["table2"]}
+
+
+@pytest.mark.parametrize("item", sorted(ITEMS))
+def test_item_skeleton_functions(item, processed_root, tmp_path):
+    """What the notebook does: run, plot (the figure file names the report looks for), metrics (written and judged
+    by claims_table), table."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    res = getattr(ex, f"run_{item}")({**ITEMS[item], "seed": 0}, processed_root)
+    figs = getattr(ex, f"plot_{item}")(res)
+    assert list(figs) == FIGURES[item]
+    plt.close("all")
+    m = getattr(ex, f"metrics_{item}")(res)
+    assert set(m) <= {"metrics", "repeats"} and m["metrics"]
+    written = json.loads(write_metrics(tmp_path, **m).read_text())
+    assert written["status"] == "ok" and ("repeats" in written) == (item != "table2")
+    table = getattr(ex, f"table_{item}")(res, m["metrics"])
+    assert table.startswith("Adult (HUANG preprocessing): 45222 rows x 104 features")
+    assert "claims reproduced" in claims_table(ex.PAPER, item, **m)
+
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks" / ex.PAPER
+
+
+@pytest.mark.parametrize("item", sorted(ITEMS))
+def test_notebook_is_the_skeleton(item):
+    """The item's notebook calls its own run / plot / metrics / table functions and holds no loop, print or plot."""
+    nb = json.loads((NOTEBOOKS / f"{item}.ipynb").read_text())
+    code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    for call in (f"ex.run_{item}(params)", f"ex.plot_{item}(result)", f"ex.metrics_{item}(result)",
+                 f"ex.table_{item}(result", f'ITEM = "{ex.PAPER}", "{item}"', "claims_table(PAPER, ITEM, **m)"):
+        assert call in code
+    for banned in ("for ", "print(", "plt.", "np."):
+        assert banned not in code
+    assert all(not c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code")

@@ -1,123 +1,22 @@
-"""Huang et al. 2019 (DP-ADMM): schedules and noise of SPEC §2.2.3, eps-bar of §2.4, the star-network algorithms
-(ADMM, PVP, DVP, DP-ADMM, DPSGD) and the centralised optimum, on small synthetic problems."""
+"""algorithms.consensus (HUANG's star network): the block-diagonal data, ADMM with exact local solves against the
+centralised optimum, DP-ADMM against a direct loop over agents, PVP and DVP, seeding, bad input, and the Spend each
+private run records against the noise it drew."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.optimize
 
 from repro_dpadmm.algorithms import centralized as ce
 from repro_dpadmm.algorithms import consensus as cs
-from repro_dpadmm.algorithms import sgd
 from repro_dpadmm.privacy import accounting
 from repro_dpadmm.privacy.bounds import huang2019 as hb
-from repro_dpadmm.privacy.mechanisms import gamma_norm
+from repro_dpadmm.privacy.spend import REPLACE_ONE, pure_epsilons
 from repro_dpadmm.problems.logistic import loss
 from repro_dpadmm.rng import repeat_generators
 
-# SPEC §2.2.3 check table: n = 100, m_i = 400, rho = 0.1; (eps, delta): eta/sigma at k = 1, 10, 100 (l1, l2), PVP sigma
-TABLE = [
-    (0.01, 1e-3, [(0.8434, 1.4687), (0.2667, 0.4905), (0.0843, 0.1579)],
-     [(1.7986, 2.8785), (0.8213, 1.4331), (0.3021, 0.5538)], 18.882),
-    (0.01, 1e-6, [(0.6015, 1.5032), (0.1902, 0.4946), (0.0602, 0.1584)],
-     [(1.4720, 3.3996), (0.6220, 1.5515), (0.2201, 0.5706)], 26.494),
-    (0.05, 1e-3, [(4.0873, 1.0957), (1.2925, 0.4323), (0.4087, 0.1483)],
-     [(3.2134, 0.9184), (2.2547, 0.6948), (1.1601, 0.3926)], 3.7764),
-    (0.1, 1e-3, [(7.4953, 0.8090), (2.3702, 0.3618), (0.7495, 0.1317)],
-     [(3.5638, 0.4961), (2.8838, 0.4227), (1.7986, 0.2878)], 1.8882),
-    (0.1, 1e-6, [(5.6451, 0.9560), (1.7851, 0.4013), (0.5645, 0.1416)],
-     [(3.4137, 0.6743), (2.5922, 0.5454), (1.4720, 0.3400)], 2.6494),
-    (0.2, 1e-3, [(11.716, 0.5094), (3.7048, 0.2552), (1.1716, 0.0990)],
-     [(3.7693, 0.2585), (3.3514, 0.2370), (2.4814, 0.1877)], 0.9441),
-]
-
-
-def _close(value, table_value):
-    """Equal to the table's printed digits: 1e-4 absolute (the table's resolution; 5 significant digits above 10)."""
-    return abs(value - table_value) <= max(1e-4, 6e-5 * abs(table_value))
-
-
-@pytest.mark.parametrize("eps, delta, l1, l2, pvp", TABLE)
-def test_eta_sigma_table_spec_2_2_3(eps, delta, l1, l2, pvp):
-    for reg, expected in (("l1", l1), ("l2", l2)):
-        eta = hb.eta_schedule(reg, 100, 400, eps, delta)
-        sig = hb.sigma(400, 0.1, eta, eps, delta)
-        for k, (e_eta, e_sig) in zip((1, 10, 100), expected):
-            assert _close(eta[k - 1], e_eta), (reg, k, eta[k - 1], e_eta)
-            assert _close(sig[k - 1], e_sig), (reg, k, sig[k - 1], e_sig)
-    assert _close(hb.pvp_sigma(400, 0.1, 1e-6, eps, delta), pvp)
-
-
-def test_plugged_in_forms_of_the_paper():
-    """§VI-E/F plugged-in formulas (the l1 one with the paper's extra 1/n, negligible) against eqs. (29)/(34)."""
-    k, m, eps, delta, n = np.arange(1, 101), 400, 0.05, 1e-5, 100
-    L = np.log(1.25 / delta)
-    l1 = 23 * (2 * k * (1 + 1e-6 * np.sqrt(104) / n) ** 2 + 1664 * k * L / (m ** 2 * eps ** 2)) ** -0.5
-    l2 = 1 / (0.25 + 1e-6 + 2 * np.sqrt(416 * k * L) / (89 * m * eps))
-    assert np.allclose(hb.eta_schedule("l1", 100, m, eps, delta), l1, rtol=1e-5)
-    assert np.allclose(hb.eta_schedule("l2", 100, m, eps, delta), l2, rtol=1e-12)
-    # the noise multiplier is the same at every k and the z form equals the (eps, delta) form
-    z = hb.noise_multiplier(eps, delta)
-    eta = hb.eta_schedule("l2", 100, m, z=z)
-    assert np.allclose(hb.sigma(m, 0.1, eta, eps, delta) / hb.sensitivity(m, 0.1, eta), z)
-    assert np.allclose(eta, l2, rtol=1e-12)
-
-
-EPS_BAR = {  # SPEC §2.4: delta -> eps -> (continuous lambda, integer lambda <= 32)
-    1e-3: [(0.0988, 0.2274), (0.5009, 0.5009), (1.0193, 1.0193), (2.1087, 2.1087)],
-    1e-4: [(0.0991, 0.2966), (0.5007, 0.5065), (1.0146, 1.0148), (2.0822, 2.0834)],
-    1e-5: [(0.0993, 0.3668), (0.5005, 0.5355), (1.0117, 1.0118), (2.0661, 2.0671)],
-    1e-6: [(0.0994, 0.4376), (0.5005, 0.5787), (1.0098, 1.0098), (2.0553, 2.0553)],
-}
-
-
-@pytest.mark.parametrize("delta", sorted(EPS_BAR))
-def test_eps_bar_table_spec_2_4(delta):
-    for eps, (cont, integer) in zip((0.01, 0.05, 0.1, 0.2), EPS_BAR[delta]):
-        assert abs(hb.eps_bar(eps, delta, 100) - cont) < 1e-4
-        assert abs(hb.eps_bar(eps, delta, 100, integer_orders=True) - integer) < 1e-4
-
-
-def test_accountant_table_orders_paper_rdp_pld():
-    t = hb.accountant_table(0.1, 1e-5, 100)
-    assert abs(t["pld_eps"] - 0.751) < 2e-3 and abs(t["rdp_eps"] - 0.822) < 2e-3  # TOOLCHAIN.md reference values
-    assert t["pld_eps"] < t["rdp_eps"] < t["paper_eps"]
-
-
-def test_dvp_calibration_both_branches():
-    small = hb.dvp_calibration(0.01, 400, 1e-6, 0.1)  # eps' = 0.01 - 2 ln(1.00625) < 0
-    assert small["eps_prime"] == 0.005 and np.isclose(small["Delta"], 0.25 / (400 * np.expm1(0.0025)) - 0.100001)
-    big = hb.dvp_calibration(0.1, 400, 1e-6, 0.1)
-    assert big["Delta"] == 0 and np.isclose(big["eps_prime"], 0.1 - 2 * np.log1p(0.25 / (400 * 0.100001)))
-    assert np.isclose(big["alpha"], big["eps_prime"] / 2)
-
-
-def test_gamma_norm_mean_norm():
-    """DVP's noise: E||b|| = d / alpha within 1% (10^5 draws)."""
-    alpha = hb.dvp_calibration(0.1, 400, 1e-6, 0.1)["alpha"]
-    r = np.linalg.norm(gamma_norm(np.random.default_rng(3), 104, alpha, size=(100_000,)), axis=-1)
-    assert abs(r.mean() / (104 / alpha) - 1) < 0.01
-
-
-# --------------------------------------------------------------------------------------------------- algorithms
-def _problem(n=4, m=30, d=6, D=1, seed=0, test=60):
-    rng = np.random.default_rng(seed)
-    A = rng.standard_normal((D, n, m, d))
-    A /= np.maximum(1.0, np.linalg.norm(A, axis=-1))[..., None]
-    w = rng.standard_normal(d) * 2
-    b = np.where(A @ w + 0.5 * rng.standard_normal((D, n, m)) > 0, 1.0, -1.0)
-    Xt = rng.standard_normal((D, test, d))
-    Xt /= np.maximum(1.0, np.linalg.norm(Xt, axis=-1))[..., None]
-    yt = np.where(Xt @ w > 0, 1.0, -1.0)
-    return A, b, cs.star_data(A, b, Xt, yt)
-
-
-def _objective_grad(A, b, lam_n, w):
-    """grad of sum_i f_i(w) with R = ||w||^2/2, dense, per data draw 0."""
-    z = b * (A @ w)
-    s = 1.0 / (1.0 + np.exp(z))
-    return (-(b * s)[..., None] * A).mean(axis=-2).sum(axis=-2) + A.shape[-3] * lam_n * w
+from _huang_synth import objective_grad as _objective_grad
+from _huang_synth import star_problem as _problem
 
 
 def test_star_data_products_match_dense():
@@ -151,15 +50,6 @@ def test_admm_l1_reaches_centralised_optimum():
     w_star = ce.solve(A[0].reshape(-1, 5), b[0].reshape(-1), "l1", lam_n)
     h = cs.admm(data, reg="l1", T=1500, rho=rho, lam_n=lam_n)
     assert np.abs(h.meta["w"][0] - w_star).max() < 1e-6
-    # the centralised l1 optimum against a direct scipy solve of the same objective
-    Xall, yall = A[0].reshape(-1, 5), b[0].reshape(-1)
-    ref = scipy.optimize.minimize(lambda w: ce.objective(Xall, yall, w, "l1", lam_n), w_star + 0.1,
-                                  method="Powell", options={"xtol": 1e-10, "ftol": 1e-14, "maxiter": 100_000})
-    assert ce.objective(Xall, yall, w_star, "l1", lam_n) <= ref.fun + 1e-9
-    # proximal Newton (default) and plain L-BFGS-B on w = u - v (SPEC §2.2.6) reach the same optimum
-    w_plain = ce.solve(Xall, yall, "l1", lam_n, method="lbfgsb")
-    assert abs(ce.objective(Xall, yall, w_plain, "l1", lam_n) - ce.objective(Xall, yall, w_star, "l1", lam_n)) < 1e-12
-    assert np.abs(w_plain - w_star).max() < 1e-5
 
 
 def test_local_solves_are_exact():
@@ -224,6 +114,73 @@ def test_dpadmm_noise_level_and_single_step_api():
     assert h.meta["train_time_s"] is not None
 
 
+def _old_accountant(eps, delta, T):
+    """What the Huang items computed before runs recorded their Spends: the totals of T steps of
+    z = sqrt(2 ln(1.25/delta))/eps recomputed from (eps, delta)."""
+    z = hb.noise_multiplier(eps, delta)
+    return {"paper_eps": hb.eps_bar(eps, delta, T), "paper_eps_int32": hb.eps_bar(eps, delta, T, integer_orders=True),
+            "rdp_eps": accounting.rdp_epsilon(z, delta, steps=T), "pld_eps": accounting.pld_epsilon(z, delta, steps=T),
+            "noise_multiplier": z, "steps": T}
+
+
+def _assert_old_totals(spend, eps, delta, T):
+    t = hb.spend_totals(spend, delta)
+    assert {k: t[k] for k in _old_accountant(eps, delta, T)} == _old_accountant(eps, delta, T)
+
+
+def test_dpadmm_spend_is_the_noise_it_drew():
+    """Each agent's T releases of w-tilde_i^k: multiplier sigma_{i,k} / Delta_{i,k} (Lemma 1) at every k, replace-one,
+    claimed by the paper's eps-bar; the noise actually drawn has that sigma; the totals are the old accountant's."""
+    A, b, data = _problem(n=50, m=20, d=8, seed=1)
+    h = cs.dpadmm(data, reg="l1", T=5, rngs=repeat_generators(0, 2, "s"), epsilon=0.1, delta=1e-4, lam_n=1e-3,
+                  record=False)
+    (sp,) = h.spends
+    z = accounting.gaussian_multipliers(sp.event)
+    assert z.size == 5 and sp.neighbouring == REPLACE_ONE and sp.bound == hb.EPS_BAR
+    np.testing.assert_allclose(z, h.meta["sigma"] / hb.sensitivity(20, 0.1, h.meta["eta"]), rtol=1e-12)
+    assert sp.bound_args == {"z": z[0], "T": 5, "total_delta": 1e-4}
+    _assert_old_totals(sp, 0.1, 1e-4, 5)
+    # the drawn noise of the last step, w-tilde - w: 800 draws of N(0, (z Delta_5)^2)
+    xi = h.meta["w_tilde"] - h.meta["w_local"]
+    assert abs(xi.std() / (z[-1] * hb.sensitivity(20, 0.1, h.meta["eta"][-1])) - 1) < 0.1
+    # z alone: the same record without the paper bound (no delta to evaluate it at); no noise, no record
+    hz = cs.dpadmm(data, reg="l2", T=2, rngs=repeat_generators(0, 2, "s"), noise_multiplier=3.0, record=False)
+    assert hz.spends[0].bound is None and accounting.gaussian_multipliers(hz.spends[0].event).tolist() == [3.0, 3.0]
+    assert cs.dpadmm(data, reg="l2", T=2, noise_multiplier=3.0, add_noise=False, record=False).spends == []
+
+
+def test_pvp_spend_is_the_noise_it_drew():
+    A, b, data = _problem(n=50, m=30, d=8, seed=2)
+    rngs = repeat_generators(0, 2, "p")
+    h = cs.pvp(data, T=3, rngs=rngs, epsilon=0.05, delta=1e-5, record=False)
+    (sp,) = h.spends
+    z = accounting.gaussian_multipliers(sp.event)
+    np.testing.assert_allclose(z, h.meta["sigma"] / hb.pvp_sensitivity(30, 0.1, 1e-6), rtol=1e-12)
+    assert sp.neighbouring == REPLACE_ONE and sp.bound == hb.EPS_BAR
+    _assert_old_totals(sp, 0.05, 1e-5, 3)
+    xi = h.meta["w_tilde"] - h.meta["w_local"]  # the last step's shared noise
+    assert abs(xi.std() / (z[0] * hb.pvp_sensitivity(30, 0.1, 1e-6)) - 1) < 0.1
+    # sigma given directly: multiplier sigma / sensitivity, no paper bound; sigma = 0 is not private, no record
+    hs = cs.pvp(data, T=2, rngs=rngs, sigma=0.2, record=False)
+    assert accounting.gaussian_multipliers(hs.spends[0].event)[0] == pytest.approx(
+        0.2 / hb.pvp_sensitivity(30, 0.1, 1e-6), rel=1e-14)
+    assert hs.spends[0].bound is None
+    assert cs.pvp(data, T=2, rngs=rngs, sigma=0.0, record=False).spends == []
+
+
+@pytest.mark.parametrize("eps", [0.01, 0.2])  # both branches of the calibration at m = 30
+def test_dvp_spend_is_pure_steps_of_its_budget(eps):
+    A, b, data = _problem(n=4, m=30, d=5, seed=8)
+    h = cs.dvp(data, T=3, rngs=repeat_generators(0, 1, "d"), epsilon=eps, record=False)
+    (sp,) = h.spends
+    per_step = pure_epsilons(sp.event)
+    assert per_step.size == 3 and sp.neighbouring == REPLACE_ONE and sp.bound == hb.DVP_TOTAL
+    np.testing.assert_allclose(per_step, hb.dvp_epsilon(h.meta["alpha"], h.meta["Delta"], 30, 1e-6, 0.1), rtol=1e-12)
+    np.testing.assert_allclose(per_step, eps, rtol=1e-12)
+    t = hb.spend_totals(sp, 1e-4)
+    assert t["paper_eps"] == pytest.approx(3 * eps, rel=1e-12) and t["pld_eps"] <= t["paper_eps"]
+
+
 def test_same_seed_same_result_and_repeats_independent():
     A, b, data = _problem(n=4, m=20, d=5, seed=3)
     run = lambda rngs: cs.dpadmm(data, reg="l2", T=5, rngs=rngs, epsilon=0.1, delta=1e-4)  # noqa: E731
@@ -241,7 +198,7 @@ def test_same_seed_same_result_and_repeats_independent():
     assert abs(np.corrcoef(big)[0, 1]) < 0.05
 
 
-def test_pvp_dvp_and_dpsgd_run_and_report_noise():
+def test_pvp_and_dvp_run_and_report_noise():
     A, b, data = _problem(n=4, m=30, d=5, D=2, seed=8)
     rngs = repeat_generators(0, 2, "p")
     h = cs.pvp(data, T=3, rngs=rngs, epsilon=0.1, delta=1e-4)
@@ -250,27 +207,6 @@ def test_pvp_dvp_and_dpsgd_run_and_report_noise():
     assert np.isclose(cs.pvp(data, T=2, rngs=rngs, sigma=0.0).meta["sigma"], 0.0)
     h = cs.dvp(data, T=3, rngs=repeat_generators(0, 2, "d"), epsilon=0.05)
     assert h.meta["Delta"] > 0 and h.traces["err"].shape == (2, 4)
-    hs = sgd.dpsgd(data, reg="l2", T=3, rngs=repeat_generators(0, 2, "s"), epsilon=0.1, delta=1e-4)
-    assert np.isclose(hs.meta["sigma"], 2 * hb.noise_multiplier(0.1, 1e-4) / 30)
-    assert hs.meta["noise_multiplier"] == pytest.approx(hb.noise_multiplier(0.1, 1e-4))
-    assert np.array_equal(hs.traces["err"], hs.traces["err_global"])
-
-
-def test_dpsgd_conventions_and_noiseless_step():
-    A, b, data = _problem(n=3, m=10, d=4, D=1, seed=9)
-    w = np.random.default_rng(0).standard_normal((1, 4))
-    g, w_avg = sgd.noiseless_step(data, w, lr=0.1, lam_n=0.01, reg="l2", convention="average", clip=None)
-    z = b[0] * (A[0] @ w[0])
-    direct = (-(b[0] / (1 + np.exp(z)))[..., None] * A[0]).mean(1)  # (n, d)
-    assert np.allclose(g[0], direct)
-    assert np.allclose(w_avg[0], w[0] - 0.1 * (direct.mean(0) + 0.01 * w[0]))
-    _, w_sum = sgd.noiseless_step(data, w, lr=0.1, lam_n=0.01, reg="l2", convention="sum", clip=None)
-    assert np.allclose(w_sum[0], w[0] - 0.1 * (direct.sum(0) + 3 * 0.01 * w[0]))
-    # clipping at C bounds every per-example gradient norm; with ||a|| <= 1 and C = 1 it is a no-op
-    g_clip, _ = sgd.noiseless_step(data, w, clip=1.0)
-    assert np.allclose(g_clip, g)
-    g_small, _ = sgd.noiseless_step(data, w, clip=1e-3)
-    assert np.all(np.linalg.norm(g_small, axis=-1) <= 1e-3 + 1e-12)
 
 
 def test_test_error_counts_ties_as_negative():
@@ -310,14 +246,6 @@ def test_bad_split_and_unnormalised_rows_raise():
         cs.admm(data, reg="l2", T=2, rho=0)
     with pytest.raises(ValueError, match="regulariser"):
         cs.admm(data, reg="l3", T=2)
-    with pytest.raises(ValueError, match="convention"):
-        sgd.dpsgd(data, reg="l2", T=2, sigma_value=0.0, convention="mean")
-
-
-def test_moments_accountant_closed_form_is_the_minimum():
-    z, t, delta = hb.noise_multiplier(0.05, 1e-5), 100, 1e-5
-    grid = accounting.moments_accountant_epsilon(z, t, delta, max_lambda=1e4)
-    assert abs(grid - hb.eps_bar(0.05, 1e-5, t)) < 1e-6
 
 
 def test_star_from_rows_places_each_row_at_its_agent():
@@ -344,3 +272,21 @@ def test_star_from_rows_places_each_row_at_its_agent():
     np.testing.assert_array_equal(a.test_error(w4), b.test_error(w4))
     with pytest.raises(ValueError, match="draws, agents"):
         cs.star_from_rows(X, y, train.reshape(2, -1))
+
+
+def test_running_averages_for_theorems():
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((3, 10, 4))
+    A /= np.linalg.norm(A, axis=-1, keepdims=True)
+    b = np.where(rng.random((3, 10)) > 0.5, 1.0, -1.0)
+    data = cs.star_data(A, b)
+    h1 = cs.dpadmm(data, reg="l2", T=1, rngs=repeat_generators(0, 1, "a"), epsilon=0.1, delta=1e-4, record=False)
+    assert np.allclose(h1.meta["w_tilde_mean"], h1.meta["w_tilde"])  # (1/t) sum_{k=1}^t with t = 1
+    assert np.allclose(h1.meta["w_tilde_mean_prev"], 0.0)  # (1/t) sum_{k=0}^{t-1}: the zero start
+    # the running means against the iterates themselves: w-tilde^k is the final iterate of a run of length k (the
+    # step size and the noise of iteration k do not depend on T), so the means are plain averages of those
+    runs = [cs.dpadmm(data, reg="l2", T=t, rngs=repeat_generators(0, 1, "a"), epsilon=0.1, delta=1e-4,
+                      record=False).meta for t in (1, 2, 3)]
+    w = [r["w_tilde"] for r in runs]
+    np.testing.assert_allclose(runs[2]["w_tilde_mean"], (w[0] + w[1] + w[2]) / 3, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(runs[2]["w_tilde_mean_prev"], (0.0 + w[0] + w[1]) / 3, rtol=1e-12, atol=1e-15)

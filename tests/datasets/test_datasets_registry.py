@@ -5,9 +5,6 @@ from pathlib import Path
 
 from repro_dpadmm.datasets.registry import BASES, DATASETS, RAW_FILES
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
-
-
 def test_every_raw_file_has_url_and_checksum_or_documented_absence():
     no_checksum = {"libsvm/binary/gisette_scale.t.bz2", "kddcup2004/data_kddcup04.tar.gz"}
     for rel, raw in RAW_FILES.items():

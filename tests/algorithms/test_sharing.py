@@ -1,4 +1,5 @@
-"""Tests of ADMM sharing (Hu et al.), its privacy bounds, the FDML-SGD baseline and the experiment functions."""
+"""algorithms.sharing: ADMM sharing (Hu et al., eqs. (6)-(9), Algorithm 1): the updates against direct solvers, the
+noise readings, what a run records as spent, determinism and bad input."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import pytest
 from scipy.optimize import minimize, minimize_scalar
 
 from repro_dpadmm.algorithms import sharing
-from repro_dpadmm.algorithms.fdml_sgd import fdml_sgd, select_lr
 from repro_dpadmm.privacy.bounds import hu2020 as bounds
 from repro_dpadmm.problems.logistic import loss
 from repro_dpadmm.rng import repeat_generators
@@ -28,8 +28,7 @@ def test_x_update_closed_form_equals_lbfgsb():
     D, Y = small_problem()
     b, rho, lam = (0, 4, 9), 0.7, 0.3
     st = sharing.setup(D, Y, b, rho=rho, lam=lam)
-    rng = np.random.default_rng(1)
-    xt, y, z = rng.normal(size=(1, 9)), rng.normal(size=(1, 120)), rng.normal(size=(1, 120))
+    xt, y, z = _random_state(D, b, seed=1)
     state = sharing.SharingState(xt.copy(), xt, None, xt @ D.T, z, y)
     x_new = sharing.sharing_step(st, state, np.zeros((1, 9)), None)
     for lo, hi in zip(b, b[1:]):
@@ -204,17 +203,6 @@ def test_z_penalty_of_the_authors_code():
         sharing.setup(D, Y, (0, 4, 9), rho=rho, lam=0.1, z_penalty="half")
 
 
-def test_sklearn_baseline_uses_inverse_lambda():
-    from repro_dpadmm.experiments import hu2020_sharing as ex
-
-    sk = {"C": "inverse_lam", "solver": "liblinear", "fit_intercept": True, "max_iter": 5000}
-    clf = ex.sklearn_model(sk, 1e-3)
-    assert clf.C == pytest.approx(1000.0) and clf.solver == "liblinear" and clf.fit_intercept
-    assert ex.sklearn_model({**sk, "C": 1.0, "solver": "lbfgs"}, 1e-3).C == 1.0
-    with pytest.raises(ValueError, match="inverse_lam"):
-        ex.sklearn_C({"C": -1.0}, 1e-3)
-
-
 def test_sigma_zero_shared_equals_params():
     D, Y = small_problem()
     a = sharing.admm_sharing(D, Y, (0, 4, 9), rho=1.0, lam=0.1, iterations=20, noise_on="params")
@@ -262,138 +250,29 @@ def test_bad_labels():
         sharing.admm_sharing(D, (Y + 1) / 2, (0, 4, 9), rho=1.0, lam=0.1, iterations=2)
 
 
-# SPEC §3.3 [V] examples of Corollary 1 with delta' = 1e-5
-@pytest.mark.parametrize("eps, expected", [
-    (0.01, [0.108, 0.153, 0.217, 0.344]), (0.1, [1.126, 1.623, 2.356, 3.919]), (1.0, [19.3, 32.4, 55.8, 119.8])])
-def test_advanced_composition_matches_spec(eps, expected):
-    got = bounds.corollary1_epsilon(eps, np.array([5, 10, 20, 50]), 1e-5)
-    np.testing.assert_allclose(got, expected, rtol=6e-3)
-    assert bounds.corollary1_delta(0.01, 100, 1e-5) == pytest.approx(1.00001)
+def test_a_run_records_each_partys_release_under_shared_noise():
+    """With b_1 given, one Spend per run and party: T Gaussian steps with multiplier sigma_m / C_m, C_m Lemma 1's
+    bound from the run's own lam, c_1, rho and d_m; Corollary 1 named with Theorem 1's delta and delta'. Its totals
+    are Corollary 1 at the per-iteration epsilon the noise buys and the accountant's on the same multiplier."""
+    from repro_dpadmm.privacy import accounting
 
-
-def test_theorem1_and_lemma1():
-    C = bounds.sensitivity_bound(lam=1e-3, c1=2.0, b1=10.0, M=2, rho=1.0, d_m=np.array([67, 57]))
-    np.testing.assert_allclose(C, 3 * (2e-3 + 30.0) / np.array([67, 57]))
-    sig = bounds.theorem1_sigma(C, 0.5, 1e-5)
-    np.testing.assert_allclose(sig, C * np.sqrt(2 * np.log(1.25e5)) / 0.5)
-    np.testing.assert_allclose(bounds.epsilon_for_sigma(C, sig, 1e-5), 0.5)
-    with pytest.raises(ValueError, match="epsilon"):
-        bounds.theorem1_sigma(C, 3.0, 1e-5)             # outside the theorem's (0, 1] unless strict=False
-    assert np.all(bounds.theorem1_sigma(C, 3.0, 1e-5, strict=False) < sig)
-    with pytest.raises(ValueError, match="rho"):
-        bounds.sensitivity_bound(1e-3, 2.0, 1.0, 2, 0.0, 5)
-
-
-def test_tight_accounting_beats_advanced_composition():
-    z = float(bounds.theorem1_sigma(1.0, 0.5, 1e-5))
-    tight = bounds.composed_gaussian_epsilon(z, 20, 20 * 1e-5 + 1e-5)
-    assert tight < bounds.corollary1_epsilon(0.5, 20, 1e-5)
-    assert bounds.composed_gaussian_epsilon(z, 10, 1e-5) < bounds.composed_gaussian_epsilon(z, 20, 1e-5)
-
-
-def test_fdml_sgd_decreases_objective_and_selects_lr():
-    D, Y = small_problem(N=400)
-    rngs = repeat_generators(0, 2, "sgd")
-    h = fdml_sgd(D, Y, (0, 4, 9), lam=0.5, lr=0.5, epochs=20, batch_size=16, rngs=rngs, D_test=D, Y_test=Y)
-    x_opt = sharing.centralised_optimum(D, Y, 0.5)
-    f_opt = sharing.regularised_objective(D, Y, x_opt, 0.5)
-    assert h.traces["objective"][0, 0] > h.traces["objective"][0, -1]
-    assert h.traces["objective"][:, -1].max() < f_opt * 1.02
-    lr, scores = select_lr(D, Y, (0, 4, 9), lam=0.5, grid=[1e-4, 0.3, 1.0], batch_size=16,
-                           make_rng=lambda: np.random.default_rng(1))
-    assert lr == [1e-4, 0.3, 1.0][int(np.argmin(scores))] and scores[0] > scores[1]
-    with pytest.raises(ValueError, match="cover"):
-        fdml_sgd(D, Y, (0, 9, 10), lam=0.5, lr=0.1, epochs=1, batch_size=16, rngs=rngs)
-
-
-def _synthetic_gisette_root(tmp_path, N=300, Nt=100, d=50, seed=0):
-    """A project root whose processed gisette was read from small dense LIBSVM files (the gisette loader path)."""
-    from sklearn.datasets import dump_svmlight_file
-
-    from repro_dpadmm.datasets import libsvm
-
-    rng = np.random.default_rng(seed)
-    w = rng.normal(size=d)
-    arrays = {}
-    for split, n in (("train", N), ("test", Nt)):
-        X = np.clip(rng.normal(size=(n, d)) * 0.5, -1, 1)            # dense in [-1, 1] like gisette_scale
-        y = np.where(X @ w > 0, 1, -1)
-        path = tmp_path / f"gisette_{split}.svm"
-        dump_svmlight_file(X, y, str(path), zero_based=False)
-        Xr, yr = libsvm.load(path, d)
-        arrays[f"X_{split}"], arrays[f"y_{split}"] = Xr, yr
-    proc = tmp_path / "resources" / "processed"
-    proc.mkdir(parents=True)
-    np.savez(proc / "gisette.npz", **arrays)
-    (proc / "gisette.json").write_text(json.dumps({"name": "gisette", "available": True}))
-    return tmp_path
-
-
-def gisette_like_params():
-    return {"seed": 0, "boundaries": [0, 20, 40, 50], "bias": True, "rho": 1.0, "lam": 1e-3, "lam_scale": "sum",
-            "noise_on": "shared", "z_penalty": "paper", "iterations": 15, "noise_iterations": 10,
-            "noise_sigmas": [0.1, 1.0], "repeats": 2, "settle_tols": [0.005],
-            "variants": ["eq7_literal", "z_penalty_code", "sklearn_defaults", "authors_calibration"],
-            "sgd": {"epochs": 3, "read_at": 2, "batch_size": 50, "init_std": 0.01, "lr_grid": [1e-3, 1e-2],
-                    "lr_select_epochs": 1},
-            "sklearn": {"C": "inverse_lam", "solver": "liblinear", "fit_intercept": True, "max_iter": 5000},
-            "sklearn_defaults": {"C": 1.0, "solver": "lbfgs", "fit_intercept": True, "max_iter": 5000},
-            "panels": {"gisette": {"boundaries": [0, 20, 40, 50], "sigmas": [0.0, 0.3, 10.0], "read_at": 8,
-                                   "also_read_at": [4], "epsilons": [1.0, 30.0], "iterations": 6}},
-            "delta": 0.01, "delta_prime": 1e-5, "c1": 2.0, "accounting_delta": 1e-5}
-
-
-def test_gisette_code_path_on_synthetic_libsvm(tmp_path, monkeypatch):
-    from repro_dpadmm.experiments import hu2020_sharing as ex
-
-    root = _synthetic_gisette_root(tmp_path)
-    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(root))
-    p = gisette_like_params()
-    res = ex.convergence_item("gisette", p, root=root)
-    m, reps = ex.convergence_metrics(res, p)
-    assert (m["n_train"], m["n_test"], m["n_features"], m["n_parties"]) == (300, 100, 50, 3)
-    assert (m["d_party1"], m["d_party2"], m["d_party3"]) == (20, 20, 10)
-    assert res["problem"]["D"].shape[1] == 51 and np.all(res["problem"]["D"][:, 20] == 1)   # bias in party 1
-    assert m["admm_final_objective"] < res["admm"].traces["objective"][0, 0]
-    assert "noisy_final_test_logloss.sigma1" in m and "noisy_final_test_logloss.sigma1@eq7_literal" in m
-    assert reps["noisy_final_test_logloss.sigma1"].shape == (2,) and "admm_final_test_logloss@z_penalty_code" in m
-    assert m["noisy_final_test_logloss.sigma1"] == pytest.approx(reps["noisy_final_test_logloss.sigma1"].mean())
-    assert m["sgd_read_at"] == 2 and m["sgd_epochs"] == 3
-    noise = ex.noise_panel("gisette", p, root=root)
-    nm, nreps = ex.noise_metrics("gisette", noise)
-    assert nm["gisette.test_logloss.sigma10"] > nm["gisette.test_logloss.sigma0"]
-    assert "gisette.test_logloss_t4.sigma10" in nm and "gisette.test_logloss.sigma10@eq7_literal" in nreps
-    assert nm["gisette.sklearn_C"] == pytest.approx(1000.0) and nm["gisette.sklearn_C@sklearn_defaults"] == 1.0
-    eps = ex.eps_panel("gisette", p, root=root)
-    em, _ = ex.eps_metrics("gisette", eps)
-    assert em["gisette.eps1.sigma_party1"] > em["gisette.eps30.sigma_party1"] > 0
-    assert em["gisette.eps1.sigma_party1@authors_calibration"] > em["gisette.eps30.sigma_party1@authors_calibration"]
-    assert em["gisette.eps30.cor1_delta"] == pytest.approx(6 * 0.01 + 1e-5)
-
-
-def test_make_problem_rejects_mismatched_test_width():
-    from repro_dpadmm.experiments import hu2020_sharing as ex
-
-    X = np.ones((4, 5))
-    with pytest.raises(ValueError, match="pad"):
-        ex.make_problem(X, np.ones(4), np.ones((4, 4)), np.ones(4), [0, 2, 5])
-
-
-@pytest.mark.mirror
-def test_smoke_item_through_runner(processed_root, tmp_path):
-    from repro_dpadmm import config as config_mod
-    from repro_dpadmm.runner import run_item
-
-    from conftest import ROOT
-
-    if processed_root != ROOT:
-        pytest.skip("build the processed datasets in the repository first (snakemake datasets)")
-    params = config_mod.item_params("hu2020_sharing", "fig3", ROOT / "config" / "smoke.yaml", root=ROOT)
-    metrics = run_item("hu2020_sharing", "fig3", params, tmp_path / "fig3", root=ROOT)
-    saved = json.loads((tmp_path / "fig3" / "metrics.json").read_text())
-    assert saved["status"] == "ok" and saved == metrics
-    assert saved["a9a.status"] == "ok"
-    assert saved["a9a.sklearn_all"] < saved["a9a.sklearn_party1"]
-    assert 0.2 < saved["a9a.test_logloss.sigma0"] < 0.5
-    if saved["gisette.status"] != "ok":
-        assert saved["gisette.status"] == "not run: dataset unavailable"
+    D, Y = small_problem()
+    b, rho, lam, c1, b1, T, delta = (0, 4, 9), 1.0, 0.1, 2.0, 5.0, 6, 0.01
+    C = bounds.sensitivity_bound(lam, c1, b1, 2, rho, np.diff(b))
+    sig = np.stack([bounds.theorem1_sigma(C, e, delta, strict=False) for e in (3.0, 30.0)])      # (runs, M)
+    h = sharing.admm_sharing(D, Y, b, rho=rho, lam=lam, iterations=T, sigma=sig, c1=c1, b1=b1,
+                             rngs=repeat_generators(1, 2, "spend"), bound_args={"delta": delta, "delta_prime": 1e-5})
+    assert len(h.spends) == 4
+    for k, (record, e) in enumerate(zip(h.spends, (3.0, 3.0, 30.0, 30.0))):
+        z = sig[k // 2, k % 2] / C[k % 2]
+        assert record.neighbouring == "replace-one" and record.bound == "hu2020.corollary1"
+        assert record.event.count == T and record.event.event.noise_multiplier == z
+        assert z == pytest.approx(np.sqrt(2 * np.log(1.25 / delta)) / e, rel=1e-14)
+        got = bounds.tight_totals(record, 1e-5)
+        assert got["paper_eps"] == pytest.approx(bounds.corollary1_epsilon(e, T, 1e-5), rel=1e-12)
+        assert got["rdp_eps"] == accounting.rdp_epsilon(z, 1e-5, steps=T)
+        assert got["pld_eps"] == accounting.pld_epsilon(z, 1e-5, steps=T, discretization=max(1e-4, 2e-5 * got["rdp_eps"]))
+    # no b_1, or a noise reading Theorem 1 does not describe: nothing recorded
+    kw = dict(rho=rho, lam=lam, iterations=2, sigma=0.5, rngs=repeat_generators(1, 1, "none"))
+    assert sharing.admm_sharing(D, Y, b, **kw).spends == []
+    assert sharing.admm_sharing(D, Y, b, noise_on="params", b1=b1, **kw).spends == []

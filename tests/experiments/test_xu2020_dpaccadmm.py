@@ -1,10 +1,14 @@
-"""XU experiments: the step size and gamma the config asks for, a clear error when a run diverges, the T-sweep and
-step-size variant metrics, the rate estimator, and every metric an item writes documented in its claims file."""
+"""experiments.xu2020_dpaccadmm: the step size and gamma the config asks for, a clear error when a run diverges, the
+T-sweep and step-size variant metrics, the rate estimator, Fig. 2's privacy totals from the runs' records, every
+metric an item writes documented in its claims file, and the item functions (run/plot/metrics/table) on a synthetic
+data root and through the runner."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -49,16 +53,11 @@ def test_step_size_rule_and_gamma_are_what_the_config_says(tiny_setup):
         assert params["eta_rule"] == "paper" and params["gamma"] == 1.0 and params["eta"] == "auto"
         eta, rule = fl.resolve_step_size(params, "a9a", prob)
         assert rule == "paper" and eta == pytest.approx(1.0 / prob.L_f)
-    eta_c, rule = fl.resolve_step_size({"eta_rule": "conservative", "rho": 2.0}, "a9a", prob)
-    assert rule == "conservative" and eta_c == pytest.approx(1.0 / (prob.L_f + 2.0 * prob.norm_AtA))
-    assert fl.resolve_step_size({"eta": {"a9a": 0.3}}, "a9a", prob) == (0.3, "config")
     assert xu.with_rule(tiny_setup, {}, "conservative").eta == pytest.approx(1.0 / (prob.L_f + prob.norm_AtA))
     # what the runs use: eta and gamma end up in the run's settings
     run = xu.run_algorithm(tiny_setup, "dp_admm", {**PARAMS, "gamma": 1.0}, sigma=0.1, repeats=1,
                            rngs=xu.noise_streams(PARAMS, "t", "ijcnn1", [0.1], 1))
     assert run.settings["eta"] == tiny_setup.eta == pytest.approx(1.0 / prob.L_f) and run.settings["gamma"] == 1.0
-    with pytest.raises(ValueError, match="eta_rule"):
-        fl.resolve_step_size({"eta_rule": "large"}, "a9a", prob)
     with pytest.raises(ValueError, match="gamma"):
         xu.run_algorithm(tiny_setup, "admm", {**PARAMS, "gamma": 0})
 
@@ -81,7 +80,8 @@ def test_diverging_run_raises_naming_dataset_and_eta(tiny_setup):
 def test_t_sweep_and_step_variant_metrics_exist_for_every_t(tiny_setup):
     assert xu.fig2_variants(PARAMS) == {"T4": {"T": 4, "eta_rule": None}, "T16": {"T": 16, "eta_rule": None},
                                          "conservative": {"T": 8, "eta_rule": "conservative"}}
-    results, m, reps = xu.fig2_all(tiny_setup, PARAMS)
+    results = xu.fig2_runs(tiny_setup, PARAMS)
+    m, reps = xu.fig2_dataset_metrics(tiny_setup, PARAMS, results)
     assert set(results) == {"", "T4", "T16", "conservative"}
     assert [results[v]["T"] for v in ("T4", "", "T16")] == [4, 8, 16]
     headline = {k for k in m if "@" not in k}
@@ -102,7 +102,7 @@ def test_t_sweep_and_step_variant_metrics_exist_for_every_t(tiny_setup):
     # the same noise draws for both private algorithms and for every variant: the T16 run starts like the T4 run's
     # first iterations would with the same sigma (same generator per epsilon and repeat)
     np.testing.assert_array_equal(reps["F_T.dp_admm.ijcnn1.eps0.01"], results[""]["F_T"]["dp_admm"][0])
-    again = xu.fig2_all(tiny_setup, PARAMS)[2]
+    again = xu.fig2_dataset_metrics(tiny_setup, PARAMS, xu.fig2_runs(tiny_setup, PARAMS))[1]
     np.testing.assert_array_equal(again["F_T.dp_acc_admm.ijcnn1.eps0.1@T16"], reps["F_T.dp_acc_admm.ijcnn1.eps0.1@T16"])
 
 
@@ -132,7 +132,7 @@ def test_metrics_documented_and_claims_well_formed(tiny_setup):
     r1 = xu.fig1_dataset(tiny_setup, PARAMS)
     m1, rep1 = xu.fig1_metrics("ijcnn1", r1, PARAMS)
     m1c, _ = xu.fig1_metrics("ijcnn1", r1, PARAMS, "conservative")
-    _, m2, rep2 = xu.fig2_all(tiny_setup, PARAMS)
+    m2, rep2 = xu.fig2_dataset_metrics(tiny_setup, PARAMS, xu.fig2_runs(tiny_setup, PARAMS))
     for item, m, rep in (("fig1", {**m1, **m1c}, rep1), ("fig2", m2, rep2)):
         keys = {base(k) for k in m}
         assert keys <= set(documented[item]), keys - set(documented[item])
@@ -170,9 +170,83 @@ def test_fig1_gaps_rates_and_fig2_shapes(tiny_setup):
     r2 = xu.fig2_dataset(tiny_setup, PARAMS)
     assert r2["F_T"]["dp_admm"].shape == (3, PARAMS["repeats"]) and r2["F_T"]["admm"].shape == (1, 1)
     assert np.all(np.diff(r2["sigma"]) < 0)
-    p = xu.privacy_metrics("ijcnn1", tiny_setup.problem, PARAMS, PARAMS["epsilons"], PARAMS["iterations"])
+    p = xu.privacy_metrics("ijcnn1", tiny_setup.problem, PARAMS, r2)
     # the paper's sensitivity: accounting never exceeds the target
     assert p["eps_rdp_over_target_max.ijcnn1"] <= 1 + 1e-9
     # replace-one: RDP over all orders exceeds the target at some budget, tight PLD does not
     assert p["eps_rdp_replace_one_over_target_max.ijcnn1"] > 1
     assert all(p[f"eps_pld_replace_one_over_target.ijcnn1.{xu.eps_key(e)}"] <= 1 for e in PARAMS["epsilons"])
+    # every total is the accountant's on the noise the runs used, as recorded (one record per budget and repeat)
+    assert len(r2["spends"]) == 3 * PARAMS["repeats"]
+    for i, e in enumerate(PARAMS["epsilons"]):
+        record, k = r2["spends"][i * PARAMS["repeats"]], xu.eps_key(e)
+        assert record.event.event.noise_multiplier == r2["sigma"][i] / (2.0 / tiny_setup.problem.n)
+        assert p[f"eps_rdp_replace_one.ijcnn1.{k}"] == xu.xu2020.accounted_epsilon(
+            r2["sigma"][i], PARAMS["iterations"], tiny_setup.problem.n, sensitivity_factor=2.0)
+        assert p[f"eps_rdp.ijcnn1.{k}"] == xu.xu2020.accounted_epsilon(
+            r2["sigma"][i], PARAMS["iterations"], tiny_setup.problem.n, sensitivity_factor=1.0)
+
+
+def _synthetic_root(tmp_path: Path) -> Path:
+    """A project root with a small processed 'ijcnn1' (22 features) and an unavailable 'bio_train'."""
+    rng = np.random.default_rng(5)
+    arrays = {}
+    for split, n in (("train", 300), ("test", 100)):
+        X = rng.standard_normal((n, 22))
+        X[:, 1] += X[:, 0]
+        X[:, 3] += X[:, 2]
+        arrays[f"X_{split}"], arrays[f"y_{split}"] = X, np.where(X[:, 0] - X[:, 2] > 0, 1.0, -1.0)
+    proc = tmp_path / "resources" / "processed"
+    proc.mkdir(parents=True)
+    np.savez(proc / "ijcnn1.npz", **arrays)
+    (proc / "ijcnn1.json").write_text(json.dumps({"name": "ijcnn1", "available": True,
+                                                  "arrays": {k: list(v.shape) for k, v in arrays.items()}}))
+    (proc / "bio_train.json").write_text(json.dumps({"name": "bio_train", "available": False,
+                                                     "reason": "could not obtain the archive"}))
+    return tmp_path
+
+
+def test_items_on_a_synthetic_root(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(_synthetic_root(tmp_path)))
+    params = {**PARAMS, "datasets": ["ijcnn1", "bio_train"], "graph": {"alphas": [0.3, 0.1], "tol": 1e-3},
+              "variants": {"iterations": [4], "eta_rules": ["conservative"], "epsilons": [0.01]}}
+    t1 = xu.run_table1(params)
+    m1 = xu.metrics_table1(t1)["metrics"]
+    assert m1["n_train.ijcnn1"] == 300 and m1["available.bio_train"] is False
+    assert m1["status.bio_train"] == xu.UNAVAILABLE and "n_train.bio_train" not in m1
+    assert "| ijcnn1 | 300 | 49990 |" in xu.table_table1(t1, m1)
+    f1 = xu.run_fig1({**params, "variants": {"eta_rules": ["conservative"]}})
+    out1 = xu.metrics_fig1(f1)
+    assert set(xu.plot_fig1(f1)) == {"fig1", "fig1_conservative"}
+    assert out1["metrics"]["status.bio_train"] == xu.UNAVAILABLE
+    assert "gap_T.dp_admm.ijcnn1@conservative" in out1["repeats"] and "F_star.ijcnn1" in out1["metrics"]
+    assert "bio_train**: not run" in xu.table_fig1(f1, out1["metrics"])
+    f2 = xu.run_fig2(params)
+    out2 = xu.metrics_fig2(f2)
+    assert set(xu.plot_fig2(f2)) == {"fig2", "fig2_variants"} and f2["variants"] == ["T4", "conservative"]
+    assert out2["metrics"]["iterations.ijcnn1@T4"] == 4 and "eps_pld_replace_one.ijcnn1.eps0.1" in out2["metrics"]
+    assert set(out2["repeats"]) <= set(out2["metrics"])
+    assert "PLD, 2c/n (replace-one)" in xu.table_fig2(f2, out2["metrics"])
+
+
+@pytest.mark.mirror
+def test_smoke_table1_through_runner(processed_root, tmp_path):
+    from repro_dpadmm import config
+    from repro_dpadmm.runner import run_item
+
+    ROOT = project_root(Path(__file__).parent)
+    for entry in ("Snakefile", "config", "notebooks", "workflow"):  # a freshly built data root: borrow the project
+        if not (processed_root / entry).exists():
+            (processed_root / entry).symlink_to(ROOT / entry)
+    params = config.item_params("xu2020_dpaccadmm", "table1", processed_root / "config/smoke.yaml",
+                                root=processed_root)
+    params["datasets"] = ["ijcnn1", "bio_train"]  # the small one, and one that may be unavailable
+    metrics = run_item("xu2020_dpaccadmm", "table1", params, tmp_path / "table1", root=processed_root)
+    assert metrics["status"] == "ok"
+    on_disk = json.loads((tmp_path / "table1" / "metrics.json").read_text())
+    assert on_disk == metrics
+    assert metrics["n_train.ijcnn1"] == 49990 and metrics["n_test.ijcnn1"] == 91701 and metrics["d.ijcnn1"] == 22
+    assert metrics["edges.ijcnn1"] >= 22 and metrics["eta.ijcnn1"] > 0
+    if not metrics["available.bio_train"]:
+        assert metrics["status.bio_train"] == "not run: dataset unavailable"
+    assert (tmp_path / "table1" / "table1.html").stat().st_size > 0

@@ -1,0 +1,69 @@
+"""algorithms.sgd (HUANG baseline (5), distributed DPSGD, SPEC §2.2.5): both aggregation conventions, clipping, the
+calibrated noise, and the Spend each noisy run records."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from repro_dpadmm.algorithms import sgd
+from repro_dpadmm.privacy import accounting
+from repro_dpadmm.privacy.bounds import huang2019 as hb
+from repro_dpadmm.privacy.spend import REPLACE_ONE
+from repro_dpadmm.rng import repeat_generators
+
+from _huang_synth import star_problem
+
+
+def test_dpsgd_runs_and_reports_its_noise():
+    A, b, data = star_problem(n=4, m=30, d=5, D=2, seed=8)
+    hs = sgd.dpsgd(data, reg="l2", T=3, rngs=repeat_generators(0, 2, "s"), epsilon=0.1, delta=1e-4)
+    assert np.isclose(hs.meta["sigma"], 2 * hb.noise_multiplier(0.1, 1e-4) / 30)
+    assert hs.meta["noise_multiplier"] == pytest.approx(hb.noise_multiplier(0.1, 1e-4))
+    assert np.array_equal(hs.traces["err"], hs.traces["err_global"])
+
+
+def test_dpsgd_conventions_and_noiseless_step():
+    A, b, data = star_problem(n=3, m=10, d=4, D=1, seed=9)
+    w = np.random.default_rng(0).standard_normal((1, 4))
+    g, w_avg = sgd.noiseless_step(data, w, lr=0.1, lam_n=0.01, reg="l2", convention="average", clip=None)
+    z = b[0] * (A[0] @ w[0])
+    direct = (-(b[0] / (1 + np.exp(z)))[..., None] * A[0]).mean(1)  # (n, d)
+    assert np.allclose(g[0], direct)
+    assert np.allclose(w_avg[0], w[0] - 0.1 * (direct.mean(0) + 0.01 * w[0]))
+    _, w_sum = sgd.noiseless_step(data, w, lr=0.1, lam_n=0.01, reg="l2", convention="sum", clip=None)
+    assert np.allclose(w_sum[0], w[0] - 0.1 * (direct.sum(0) + 3 * 0.01 * w[0]))
+    # clipping at C bounds every per-example gradient norm; with ||a|| <= 1 and C = 1 it is a no-op
+    g_clip, _ = sgd.noiseless_step(data, w, clip=1.0)
+    assert np.allclose(g_clip, g)
+    g_small, _ = sgd.noiseless_step(data, w, clip=1e-3)
+    assert np.all(np.linalg.norm(g_small, axis=-1) <= 1e-3 + 1e-12)
+    with pytest.raises(ValueError, match="convention"):
+        sgd.dpsgd(data, reg="l2", T=2, sigma_value=0.0, convention="mean")
+
+
+def test_dpsgd_spend_is_the_noise_it_drew():
+    """Each agent's T noisy mean gradients: multiplier = sigma / (2 C / m) (replace-one), the drawn noise has that
+    sigma, and the totals are the accountants' on that multiplier."""
+    A, b, data = star_problem(n=50, m=20, d=8, seed=1)
+    rngs = repeat_generators(0, 2, "g")
+    h = sgd.dpsgd(data, reg="l2", T=4, rngs=rngs, epsilon=0.2, delta=1e-5, clip=0.5, record=False)
+    (sp,) = h.spends
+    z = accounting.gaussian_multipliers(sp.event)
+    assert z.size == 4 and sp.neighbouring == REPLACE_ONE and sp.bound == hb.EPS_BAR
+    np.testing.assert_allclose(z, h.meta["sigma"] / sgd.sensitivity(20, 0.5), rtol=1e-12)
+    # one step's noise (20 repeats): lr times the agents' mean noise, so its spread is z sensitivity / sqrt(n)
+    w0 = np.zeros((20, 8))
+    _, w1 = sgd.noiseless_step(data, w0, lr=0.1, lam_n=1e-6, reg="l2", clip=0.5)
+    h1 = sgd.dpsgd(data, reg="l2", T=1, rngs=repeat_generators(0, 20, "g"), epsilon=0.2, delta=1e-5, clip=0.5,
+                   record=False)
+    xi = (w1 - h1.meta["w"]) / 0.1
+    assert abs(xi.std() * np.sqrt(50) / (z[0] * sgd.sensitivity(20, 0.5)) - 1) < 0.25  # 160 draws: se ~6%
+    t = hb.spend_totals(sp, 1e-5)
+    assert t["paper_eps"] == hb.eps_bar(0.2, 1e-5, 4) and t["rdp_eps"] == accounting.rdp_epsilon(z[0], 1e-5, 4)
+    # sigma given directly: the multiplier is sigma over the sensitivity; no clipping bound, no record
+    h = sgd.dpsgd(data, reg="l2", T=2, rngs=rngs, sigma_value=0.3, clip=0.5)
+    assert accounting.gaussian_multipliers(h.spends[0].event)[0] == pytest.approx(0.3 / sgd.sensitivity(20, 0.5))
+    assert h.spends[0].bound is None
+    assert sgd.dpsgd(data, reg="l2", T=2, rngs=rngs, sigma_value=0.3, clip=None).spends == []
+    assert sgd.dpsgd(data, reg="l2", T=2, sigma_value=0.0).spends == []

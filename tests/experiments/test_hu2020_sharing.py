@@ -1,0 +1,139 @@
+"""experiments.hu2020_sharing: the item functions on a synthetic gisette (the dense-data code path), the sklearn
+baselines, bad input and the fig3 item through the runner."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from repro_dpadmm.experiments import hu2020_sharing as ex
+
+
+def test_sklearn_baseline_uses_inverse_lambda():
+    sk = {"C": "inverse_lam", "solver": "liblinear", "fit_intercept": True, "max_iter": 5000}
+    clf = ex.sklearn_model(sk, 1e-3)
+    assert clf.C == pytest.approx(1000.0) and clf.solver == "liblinear" and clf.fit_intercept
+    assert ex.sklearn_model({**sk, "C": 1.0, "solver": "lbfgs"}, 1e-3).C == 1.0
+    with pytest.raises(ValueError, match="inverse_lam"):
+        ex.sklearn_C({"C": -1.0}, 1e-3)
+
+
+def _synthetic_gisette_root(tmp_path, N=300, Nt=100, d=50, seed=0):
+    """A project root whose processed gisette was read from small dense LIBSVM files (the gisette loader path)."""
+    from sklearn.datasets import dump_svmlight_file
+
+    from repro_dpadmm.datasets import libsvm
+
+    rng = np.random.default_rng(seed)
+    w = rng.normal(size=d)
+    arrays = {}
+    for split, n in (("train", N), ("test", Nt)):
+        X = np.clip(rng.normal(size=(n, d)) * 0.5, -1, 1)            # dense in [-1, 1] like gisette_scale
+        y = np.where(X @ w > 0, 1, -1)
+        path = tmp_path / f"gisette_{split}.svm"
+        dump_svmlight_file(X, y, str(path), zero_based=False)
+        Xr, yr = libsvm.load(path, d)
+        arrays[f"X_{split}"], arrays[f"y_{split}"] = Xr, yr
+    proc = tmp_path / "resources" / "processed"
+    proc.mkdir(parents=True)
+    np.savez(proc / "gisette.npz", **arrays)
+    (proc / "gisette.json").write_text(json.dumps({"name": "gisette", "available": True}))
+    return tmp_path
+
+
+def gisette_like_params():
+    return {"seed": 0, "datasets": ["gisette"], "boundaries": [0, 20, 40, 50], "bias": True, "rho": 1.0, "lam": 1e-3,
+            "lam_scale": "sum", "noise_on": "shared", "z_penalty": "paper", "iterations": 15, "noise_iterations": 10,
+            "noise_sigmas": [0.1, 1.0], "repeats": 2, "settle_tols": [0.005],
+            "variants": ["eq7_literal", "z_penalty_code", "sklearn_defaults", "authors_calibration"],
+            "sgd": {"epochs": 3, "read_at": 2, "batch_size": 50, "init_std": 0.01, "lr_grid": [1e-3, 1e-2],
+                    "lr_select_epochs": 1},
+            "sklearn": {"C": "inverse_lam", "solver": "liblinear", "fit_intercept": True, "max_iter": 5000},
+            "sklearn_defaults": {"C": 1.0, "solver": "lbfgs", "fit_intercept": True, "max_iter": 5000},
+            "panels": {"gisette": {"boundaries": [0, 20, 40, 50], "sigmas": [0.0, 0.3, 10.0], "read_at": 8,
+                                   "also_read_at": [4], "epsilons": [1.0, 30.0], "iterations": 6}},
+            "delta": 0.01, "delta_prime": 1e-5, "c1": 2.0, "accounting_delta": 1e-5,
+            "corollary_examples": {"epsilons": [0.1], "T": [5, 10]}}
+
+
+@pytest.fixture
+def synthetic_gisette(tmp_path, monkeypatch):
+    root = _synthetic_gisette_root(tmp_path)
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(root))
+    return root
+
+
+def test_convergence_item_on_synthetic_gisette(synthetic_gisette):
+    p = gisette_like_params()
+    res = ex.run_fig2(p)
+    out = ex.metrics_fig2(res)
+    m, reps = out["metrics"], out["repeats"]
+    assert (m["n_train"], m["n_test"], m["n_features"], m["n_parties"]) == (300, 100, 50, 3)
+    assert (m["d_party1"], m["d_party2"], m["d_party3"]) == (20, 20, 10)
+    assert res["problem"]["D"].shape[1] == 51 and np.all(res["problem"]["D"][:, 20] == 1)   # bias in party 1
+    assert m["admm_final_objective"] < res["admm"].traces["objective"][0, 0]
+    assert "noisy_final_test_logloss.sigma1" in m and "noisy_final_test_logloss.sigma1@eq7_literal" in m
+    assert reps["noisy_final_test_logloss.sigma1"].shape == (2,) and "admm_final_test_logloss@z_penalty_code" in m
+    assert m["noisy_final_test_logloss.sigma1"] == pytest.approx(reps["noisy_final_test_logloss.sigma1"].mean())
+    assert m["sgd_read_at"] == 2 and m["sgd_epochs"] == 3
+    assert set(ex.plot_fig2(res)) == {"fig2"} and set(ex.plot_fig1(res)) == {"fig1"}
+    assert f"| FDML-SGD learning rate (chosen on the grid) | {res['lr']:g} |" in ex.table_fig2(res, m)
+
+
+def test_noise_item_on_synthetic_gisette_with_a_missing_dataset(synthetic_gisette):
+    p = {**gisette_like_params(), "datasets": ["a9a", "gisette"]}       # no processed a9a under this root
+    res = ex.run_fig3(p)
+    nm, nreps = ex.metrics_fig3(res)["metrics"], ex.metrics_fig3(res)["repeats"]
+    assert res["panels"]["a9a"] is None and nm["a9a.status"] == ex.UNAVAILABLE and "a9a" in res["reasons"]
+    assert nm["gisette.test_logloss.sigma10"] > nm["gisette.test_logloss.sigma0"]
+    assert "gisette.test_logloss_t4.sigma10" in nm and "gisette.test_logloss.sigma10@eq7_literal" in nreps
+    assert nm["gisette.sklearn_C"] == pytest.approx(1000.0) and nm["gisette.sklearn_C@sklearn_defaults"] == 1.0
+    assert set(ex.plot_fig3(res)) == {"fig3"}
+
+
+def test_eps_sweep_totals_come_from_the_runs_records(synthetic_gisette):
+    p = gisette_like_params()
+    res = ex.run_eps_sweep(p)
+    em = ex.metrics_eps_sweep(res)["metrics"]
+    assert em["gisette.eps1.sigma_party1"] > em["gisette.eps30.sigma_party1"] > 0
+    assert em["gisette.eps1.sigma_party1@authors_calibration"] > em["gisette.eps30.sigma_party1@authors_calibration"]
+    assert em["gisette.eps30.cor1_delta"] == pytest.approx(6 * 0.01 + 1e-5)
+    h = res["panels"]["gisette"]["runs"][None]["history"]
+    assert len(h.spends) == 2 * 2 * 3                               # epsilons x repeats x parties
+    for e in (1.0, 30.0):                                          # the record is the calibration Theorem 1 asks for
+        q = f"gisette.eps{e:g}."
+        assert em[q + "noise_multiplier"] == pytest.approx(np.sqrt(2 * np.log(1.25 / 0.01)) / e, rel=1e-14)
+        assert em[q + "cor1_epsilon"] == pytest.approx(ex.bounds.corollary1_epsilon(e, 6, 1e-5), rel=1e-12)
+        assert em[q + "pld_epsilon"] < em[q + "rdp_epsilon"] < em[q + "cor1_epsilon"]
+    assert em["cor1_example.eps0.1.T10"] == pytest.approx(ex.bounds.corollary1_epsilon(0.1, 10, 1e-5))
+    assert em["pld_example.eps0.1.T5"] < em["pld_example.eps0.1.T10"]
+    assert set(ex.plot_eps_sweep(res)) == {"eps_sweep"}
+    assert "**gisette**" in ex.table_eps_sweep(res, em)
+
+
+def test_make_problem_rejects_mismatched_test_width():
+    X = np.ones((4, 5))
+    with pytest.raises(ValueError, match="pad"):
+        ex.make_problem(X, np.ones(4), np.ones((4, 4)), np.ones(4), [0, 2, 5])
+
+
+@pytest.mark.mirror
+def test_smoke_item_through_runner(processed_root, tmp_path):
+    from repro_dpadmm import config as config_mod
+    from repro_dpadmm.runner import run_item
+
+    from conftest import ROOT
+
+    if processed_root != ROOT:
+        pytest.skip("build the processed datasets in the repository first (snakemake datasets)")
+    params = config_mod.item_params("hu2020_sharing", "fig3", ROOT / "config" / "smoke.yaml", root=ROOT)
+    metrics = run_item("hu2020_sharing", "fig3", params, tmp_path / "fig3", root=ROOT)
+    saved = json.loads((tmp_path / "fig3" / "metrics.json").read_text())
+    assert saved["status"] == "ok" and saved == metrics
+    assert saved["a9a.status"] == "ok"
+    assert saved["a9a.sklearn_all"] < saved["a9a.sklearn_party1"]
+    assert 0.2 < saved["a9a.test_logloss.sigma0"] < 0.5
+    if saved["gisette.status"] != "ok":
+        assert saved["gisette.status"] == "not run: dataset unavailable"
