@@ -178,7 +178,7 @@ CLI_CASES = [
     (["run", HUANG, "fig1", "--params", "{not json"], "--params is not valid JSON"),
     (["run", HUANG, "fig1", "--params", "[1, 2]"], "--params must be a JSON object"),
     (["run", HUANG, "fig1", "--params", json.dumps({"seed": -3})], "seed: -3 is less than the minimum of 0"),
-    (["run", HUANG, "no_such_item"], "no item huang2019_dpadmm/no_such_item"),
+    (["run", HUANG, "no_such_item"], "huang2019_dpadmm/no_such_item: no such item"),
     (["run", HUANG, "fig1", "--configfile", "missing.yaml"], "missing.yaml does not exist (relative paths are read from"),
     (["data", "build", "mnist"], "unknown dataset 'mnist'"),
     (["data", "build", "adult_huang2019", "--options", '{"row_normalisation": "l1"}'],

@@ -28,8 +28,12 @@ def test_data_fetch_reports_failure_with_exit_code(capsys, monkeypatch, tmp_path
 
 
 def test_unknown_item_is_a_clear_error(capsys):
+    """The registry decides which items exist: an unlisted item or paper is named, with what is allowed."""
     assert main(["run", "huang2019_dpadmm", "no_such_item"]) == 2
-    assert "no item huang2019_dpadmm/no_such_item" in capsys.readouterr().err
+    assert ("huang2019_dpadmm/no_such_item: no such item (not in repro_dpadmm.registry; allowed: fig1, fig2, fig3, "
+            "fig4, fig5, fig6, table2)") in capsys.readouterr().err
+    assert main(["run", "huang2019", "fig1"]) == 2
+    assert "no paper 'huang2019' in repro_dpadmm.registry" in capsys.readouterr().err
 
 
 def test_unknown_dataset_is_a_clear_error(capsys):

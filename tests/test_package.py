@@ -46,7 +46,7 @@ def test_licence_and_citation_agree_with_pyproject():
 
 
 def test_citation_lists_the_five_papers_the_report_names():
-    from repro_dpadmm.report.expected import PAPERS
+    from repro_dpadmm.registry import PAPERS
 
     cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
     titles = {r["title"].lower() for r in cff["references"]}

@@ -8,6 +8,7 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from . import registry
 from .provenance import PACKAGES
 
 
@@ -84,12 +85,14 @@ def cmd_data_build(args) -> int:
 
 
 def cmd_items(args) -> int:
+    """The items the config runs, each as its Snakemake target (repro_dpadmm.registry.Item.target)."""
     from . import config
+    from .registry import Item
 
     cfg = config.load(*_from_cwd(args.configfile))
     for paper, items in cfg["papers"].items():
         for item in items:
-            print(f"{paper}_{item}")
+            print(Item(paper, item).target)
     return 0
 
 
@@ -110,8 +113,13 @@ def _item_params(paper: str, item: str, args) -> dict:
 
 
 def cmd_run(args) -> int:
+    from .paths import project_root
+    from .registry import problem
     from .runner import run_item
 
+    why = problem(args.paper, args.item, project_root())
+    if why:  # an unregistered item is an error before its parameters are even looked up
+        raise ValueError(f"{args.paper}/{args.item}: {why}")
     params = _item_params(args.paper, args.item, args)
     out_dir = Path(args.out_dir).resolve() if args.out_dir else f"results/{args.paper}/{args.item}"
     metrics = run_item(args.paper, args.item, params, out_dir)
@@ -243,8 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
     items.set_defaults(func=cmd_items)
 
     run = sub.add_parser("run", help="run one item's notebook (papermill) and render it to HTML")
-    run.add_argument("paper", help="paper id, e.g. huang2019_dpadmm (see `items`)")
-    run.add_argument("item", help="item id, e.g. fig3")
+    run.add_argument("paper", help=f"paper id: {', '.join(registry.paper_ids())} (see `items`)")
+    run.add_argument("item", help="item id: " + "; ".join(f"{p.id}: {', '.join(p.item_ids)}" for p in registry.PAPERS))
     run.add_argument("--params", default=None, help="item parameters as JSON (default: from the config)")
     run.add_argument("--configfile", action="append", default=[], help="config override, e.g. config/smoke.yaml")
     run.add_argument("--out-dir", default=None, help="output folder (default results/<paper>/<item>)")

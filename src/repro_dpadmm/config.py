@@ -2,8 +2,8 @@
 
 One validator for every way a value comes in (config files, `--config`, `repro-dpadmm run --params`, the CLI's
 JSON options): the JSON schema `workflow/schemas/config.schema.yaml`, with numbers required to be finite (NaN and
-infinity are not numbers here), plus the rule that an item exists only if its notebook does. Every error names the
-key (a dotted path) and what is allowed there.
+infinity are not numbers here), plus the registry's rule (`repro_dpadmm.registry`) that an item exists only if it is
+registered and its notebook is on disk. Every error names the key (a dotted path) and what is allowed there.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from . import registry
 from .paths import project_root
 
 
@@ -46,7 +47,7 @@ def _yaml(text: str):
 SCHEMA = "workflow/schemas/config.schema.yaml"
 
 
-def _schema_path(root: Path | None) -> Path:
+def schema_path(root: Path | None) -> Path:
     """The project's schema; a root without one (a scratch folder given by REPRO_DPADMM_ROOT) uses the schema of
     the checkout this package runs from."""
     path = (root or project_root()) / SCHEMA
@@ -54,7 +55,7 @@ def _schema_path(root: Path | None) -> Path:
 
 
 def schema(root: Path | None = None) -> dict:
-    return _yaml(_schema_path(root).read_text())
+    return _yaml(schema_path(root).read_text())
 
 
 def _finite_number(checker, instance) -> bool:
@@ -167,31 +168,16 @@ def _spurious(err: jsonschema.ValidationError, root_schema: dict) -> bool:
     return bool(known) and set(err.instance) <= known  # <matching ...> entries never equal a key
 
 
-def _unknown_items(config: dict, root: Path) -> list[str]:
-    """An item exists when its notebook does: a typo'd item name is an error, not a silent extra job."""
-    errors = []
-    papers = config.get("papers") if isinstance(config.get("papers"), dict) else {}
-    for paper, items in papers.items():
-        folder = root / "notebooks" / str(paper)
-        if not isinstance(items, dict) or not folder.is_dir():
-            continue
-        known = sorted(p.stem for p in folder.glob("*.ipynb"))
-        for item in items:
-            if item not in known:
-                errors.append(f"papers.{paper}.{item}: no such item (no notebook notebooks/{paper}/{item}.ipynb; "
-                              f"allowed: {', '.join(known)})")
-    return errors
-
-
 def errors(config: dict, root: Path | None = None) -> list[str]:
     """Every problem with `config`, each naming its key and what is allowed."""
     root = root or project_root()
-    path = _schema_path(root)
+    path = schema_path(root)
     validator = _validator(path, path.stat().st_mtime_ns)
     sch = validator.schema
     found = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
     msgs = list(dict.fromkeys(_describe(_leaf(e), sch) for e in found if not _spurious(e, sch)))
-    return msgs + _unknown_items(config, root)
+    papers = config.get("papers") if isinstance(config, dict) else None
+    return msgs + registry.config_errors(papers or {}, root)
 
 
 def validate(config: dict, root: Path | None = None) -> dict:

@@ -10,22 +10,49 @@ The schema is the one source: a key gets documented by giving it a `description:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import re
 import sys
 from pathlib import Path
 
 import yaml
 
+from .config import schema_path
 from .paths import project_root
 
 SCHEMA = "workflow/schemas/config.schema.yaml"
 OUT = "config/README.md"
 CONSTRAINTS = (("minimum", ">= {}"), ("exclusiveMinimum", "> {}"), ("maximum", "<= {}"), ("exclusiveMaximum", "< {}"),
                ("minItems", "at least {} items"), ("maxItems", "at most {} items"))
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@functools.lru_cache(maxsize=4)
+def _load(path: Path, mtime_ns: int) -> dict:
+    return yaml.load(path.read_text(), Loader=_Loader)
+
+
+def load_schema(root: Path | None = None) -> dict:
+    """The project's config schema (parsed once per version of the file; do not modify the result)."""
+    path = schema_path(root or project_root())
+    return _load(path, path.stat().st_mtime_ns)
+
+
+def _merge(base: dict, own: dict) -> dict:
+    """`own` over `base`: own keys win, except `properties` (joined; own entries win) and `required` (union)."""
+    out = {**base, **own}
+    if "properties" in base or "properties" in own:
+        out["properties"] = {**base.get("properties", {}), **own.get("properties", {})}
+    if "required" in base or "required" in own:
+        out["required"] = sorted(set(base.get("required", [])) | set(own.get("required", [])))
+    return out
 
 
 def _resolve(node: dict, schema: dict, depth: int = 0) -> dict:
-    """`node` with $ref followed and allOf merged (properties, required, description), as one object schema."""
+    """`node` with its $ref followed and its allOf merged, as one object schema: the referenced schema's properties
+    and required keys joined with the node's own (an item's schema is a $ref to the keys its paper's items share plus
+    its own keys), the node's own description winning."""
     if depth > 20:
         raise ValueError("schema $ref nesting deeper than 20")
     node = dict(node or {})
@@ -36,15 +63,60 @@ def _resolve(node: dict, schema: dict, depth: int = 0) -> dict:
         target = schema
         for part in ref[2:].split("/"):
             target = target[part]
-        node = {**_resolve(target, schema, depth + 1), **{k: v for k, v in node.items()}}
+        node = _merge(_resolve(target, schema, depth + 1), node)
     for sub in node.pop("allOf", []):
-        sub = _resolve(sub, schema, depth + 1)
-        node["properties"] = {**sub.get("properties", {}), **node.get("properties", {})}
-        node["required"] = sorted(set(node.get("required", [])) | set(sub.get("required", [])))
-        for key, value in sub.items():
-            if key not in ("properties", "required"):
-                node.setdefault(key, value)
+        node = _merge(_resolve(sub, schema, depth + 1), node)
     return node
+
+
+def _description(sub: dict, schema: dict) -> str:
+    """A key's description: where the key is declared, else on the schema it references."""
+    return " ".join(str(sub.get("description") or _resolve(sub, schema).get("description") or "").split())
+
+
+def _pattern_name(pattern: str) -> str:
+    """`^(a9a|gisette)$` -> `<a9a|gisette>`: the names a patternProperties entry allows."""
+    inner = re.fullmatch(r"\^\(?([\w|]+)\)?\$", pattern)
+    return f"<{inner.group(1)}>" if inner else f"<matching {pattern}>"
+
+
+def _children(node: dict, schema: dict) -> list[tuple[str, list[dict], bool]]:
+    """(name, schemas, required) of every key a resolved object schema allows: its properties, its patternProperties
+    (named <a|b>), its additionalProperties (named <other>), and the properties of its oneOf/anyOf branches (a key in
+    several branches has one schema per branch)."""
+    required = set(node.get("required", []))
+    out: dict[str, tuple[list[dict], bool]] = {k: ([v], k in required) for k, v in node.get("properties", {}).items()}
+    for pattern, sub in node.get("patternProperties", {}).items():
+        out[_pattern_name(pattern)] = ([sub], False)
+    extra = node.get("additionalProperties")
+    if isinstance(extra, dict) and extra:
+        out["<other>"] = ([extra], False)
+    branches = [_resolve(b, schema) for alt in ("oneOf", "anyOf") for b in node.get(alt, [])]
+    branches = [b for b in branches if b.get("properties")]
+    for key in dict.fromkeys(k for b in branches for k in b["properties"]):
+        subs = [b["properties"][key] for b in branches if key in b["properties"]]
+        out.setdefault(key, (subs, all(key in b.get("required", []) for b in branches)))
+    return [(k, subs, req) for k, (subs, req) in out.items()]
+
+
+def _child(node: dict, key: str, schema: dict) -> list[dict]:
+    """The schemas of an actual key of a resolved object schema: its property, else the first matching pattern, else
+    additionalProperties, else the key in every oneOf/anyOf branch that names it; [] if none applies."""
+    if key in node.get("properties", {}):
+        return [node["properties"][key]]
+    for pattern, sub in node.get("patternProperties", {}).items():
+        if re.search(pattern, key):
+            return [sub]
+    extra = node.get("additionalProperties")
+    if isinstance(extra, dict) and extra:
+        return [extra]
+    branches = [_resolve(b, schema) for alt in ("oneOf", "anyOf") for b in node.get(alt, [])]
+    return [b["properties"][key] for b in branches if key in b.get("properties", {})]
+
+
+def _descriptions(subs: list[dict], schema: dict) -> str:
+    """The descriptions of a key's schemas (one per oneOf branch that names it), each once."""
+    return "; ".join(dict.fromkeys(d for d in (_description(s, schema) for s in subs) if d))
 
 
 def _type(node: dict, schema: dict) -> str:
@@ -53,6 +125,9 @@ def _type(node: dict, schema: dict) -> str:
         return f"`{json.dumps(node['const'])}`"
     if "enum" in node:
         return "one of " + ", ".join(f"`{json.dumps(v)}`" for v in node["enum"])
+    for alt in ("oneOf", "anyOf"):
+        if alt in node:
+            return " or ".join(dict.fromkeys(_type(b, schema) for b in node[alt]))
     kind = node.get("type", "object" if "properties" in node else "any")
     text = " or ".join(kind) if isinstance(kind, list) else kind
     if kind == "array" and "items" in node:
@@ -67,44 +142,55 @@ def _short(value, n: int = 48) -> str:
 
 
 def _rows(node: dict, schema: dict, path: list[str], out: list[tuple]) -> None:
+    """(dotted key, type, required, default, description) of every key below `node`, depth first."""
     node = _resolve(node, schema)
-    required = set(node.get("required", []))
-    for key, sub in node.get("properties", {}).items():
+    for key, subs, required in _children(node, schema):
         full = [*path, key]
-        res = _resolve(sub, schema)
-        desc = sub.get("description") or res.get("description") or ""
-        out.append((".".join(full), _type(sub, schema), key in required,
-                    _short(res["default"]) if "default" in res else "", desc))
-        if res.get("properties"):
-            _rows(res, schema, full, out)
-    extra = node.get("additionalProperties")
-    if isinstance(extra, dict) and extra:
-        res = _resolve(extra, schema)
-        out.append((".".join([*path, "<other>"]), _type(extra, schema), False, "",
-                    extra.get("description") or res.get("description")
-                    or "any other key (e.g. a new item): checked as below"))
-        if res.get("properties"):
-            _rows(res, schema, [*path, "<other>"], out)
+        resolved = [_resolve(s, schema) for s in subs]
+        kind = " or ".join(dict.fromkeys(_type(s, schema) for s in subs))
+        desc = _descriptions(subs, schema)
+        default = next((_short(r["default"]) for r in resolved if "default" in r), "")
+        out.append((".".join(full), kind, required, default, desc))
+        for res in resolved:
+            if _children(res, schema):
+                _rows(res, schema, full, out)
+
+
+def _item_node(schema: dict, paper: str, item: str) -> dict:
+    papers = _resolve(schema["properties"]["papers"], schema)
+    node = _resolve(papers.get("properties", {}).get(paper, {}), schema)
+    return node.get("properties", {}).get(item) or node.get("additionalProperties") or {}
 
 
 def parameter_descriptions(paper: str, item: str, root: Path | None = None) -> dict[str, str]:
-    """{key: description} of an item's parameters, as the schema documents them (a reproduction choice that no
-    paper states starts with "[D]"). The notebooks' parameter tables and the report read them from here."""
-    root = root or project_root()
-    schema = yaml.safe_load((root / SCHEMA).read_text())
-    papers = _resolve(schema["properties"]["papers"], schema)
-    node = _resolve(papers["properties"].get(paper, {}), schema)
-    sub = node.get("properties", {}).get(item) or node.get("additionalProperties") or {}
-    out = {}
-    for key, value in _resolve(sub, schema).get("properties", {}).items():
-        desc = value.get("description") or _resolve(value, schema).get("description") or ""
-        out[key] = " ".join(str(desc).split())
+    """{key: description} of an item's parameters as the schema documents them (a reproduction choice that no paper
+    states starts with "[D]"): every key of the item, nested keys dotted (`sgd.lr_grid`; free names as `<other>` or
+    `<a|b>`), and `seed`, the base seed the item's parameters carry. The notebooks' parameter tables and the report
+    read them from here."""
+    schema = load_schema(root)
+    rows: list[tuple] = []
+    _rows(_item_node(schema, paper, item), schema, [], rows)
+    out = {name: desc for name, _, _, _, desc in rows}
+    out.setdefault("seed", _description(schema["properties"]["seed"], schema))
     return out
 
 
+def key_description(paper: str, item: str, path: list[str] | tuple[str, ...], root: Path | None = None) -> str:
+    """The description of one key of an item's parameters, given by its path of actual names (e.g.
+    `("curves", "blue", "q1")`); "" when the schema has none (or does not know the key)."""
+    schema = load_schema(root)
+    if list(path) == ["seed"]:
+        return _description(schema["properties"]["seed"], schema)
+    subs = [_item_node(schema, paper, item)]
+    for key in path:
+        subs = [c for sub in subs for c in _child(_resolve(sub, schema), str(key), schema)]
+        if not subs:
+            return ""
+    return _descriptions(subs, schema)
+
+
 def render(root: Path | None = None) -> str:
-    root = root or project_root()
-    schema = yaml.safe_load((root / SCHEMA).read_text())
+    schema = load_schema(root)
     rows: list[tuple] = []
     _rows(schema, schema, [], rows)
     missing = sum(1 for r in rows if not r[4])
@@ -115,7 +201,9 @@ def render(root: Path | None = None) -> str:
              "`config/config.yaml` holds the paper-faithful parameters of every item; `config/smoke.yaml` overrides "
              "them with tiny settings (`--configfile config/smoke.yaml`); `.test/config/config.yaml` is the "
              "configuration CI runs. Snakemake validates the merged configuration against "
-             f"`{SCHEMA}` before any job starts. Reproduction choices that no paper states are marked `[D]`.", "",
+             f"`{SCHEMA}` before any job starts. Reproduction choices that no paper states are marked `[D]`; `[P §x]` "
+             "cites the paper's section a value comes from, `SPEC §x` the specification's. The notebooks' and the "
+             "report's parameter tables show these descriptions.", "",
              f"{len(rows)} keys; {missing} without a description in the schema yet.", ""]
     section = None
     for name, kind, req, default, desc in rows:
@@ -126,6 +214,7 @@ def render(root: Path | None = None) -> str:
             lines += ["", f"## `{section}`", "", "| key | type | required | default | description |",
                       "|---|---|---|---|---|"]
         desc = " ".join(str(desc).split()).replace("|", "\\|") or "–"
+        name = name.replace("|", "\\|")  # a pattern's names (<a9a|gisette>): a bare | would end the table cell
         lines.append(f"| `{name}` | {kind.replace('|', '/')} | {'yes' if req else ''} | {default} | {desc} |")
     return "\n".join(lines) + "\n"
 

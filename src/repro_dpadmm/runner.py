@@ -31,6 +31,7 @@ from pathlib import Path
 from .datasets import is_available
 from .experiments.common import write_metrics
 from .paths import project_root
+from .registry import notebook_path
 
 KERNEL = "python3"
 METRICS = "metrics.json"
@@ -38,12 +39,26 @@ MANIFEST = ".outputs.json"  # the names a run wrote into the item's folder (so a
 STAGING = ".staging-"
 
 
+class _CurrentStderr(logging.StreamHandler):
+    """A handler writing to whatever sys.stderr is when a record is emitted, not the stream it was set up with: the
+    handler outlives the first item run, and a later run whose stderr is redirected (a notebook session, a test's
+    capture) still gets its log."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):  # StreamHandler.__init__ assigns it; the current sys.stderr is always used instead
+        pass
+
+
 def _stream_log() -> bool:
     """Show each cell's start and output on stderr as the notebook runs (papermill's log_output, as
     `papermill --log-output`), so that an item's log under Snakemake fills while it runs, not when it ends."""
     log = logging.getLogger("papermill")
     if not log.handlers:
-        handler = logging.StreamHandler(sys.stderr)
+        handler = _CurrentStderr()
         handler.setFormatter(logging.Formatter("%(message)s"))
         log.addHandler(handler)
         log.setLevel(logging.INFO)
@@ -177,7 +192,7 @@ def run_item(paper: str, item: str, params: dict, out_dir: str | Path, *, root: 
     out_dir = Path(out_dir)
     if not out_dir.is_absolute():
         out_dir = root / out_dir
-    notebook = root / "notebooks" / paper / f"{item}.ipynb"
+    notebook = root / notebook_path(paper, item)
     if not notebook.is_file():
         raise FileNotFoundError(f"no notebook {notebook} for item {paper}/{item}")
     out_dir.parent.mkdir(parents=True, exist_ok=True)

@@ -34,7 +34,3 @@ rule frontier_job:
         "repro-dpadmm frontier-job {wildcards.method} {wildcards.level} --params {params.item:q} "
         "--out {output} > {log} 2>&1"
 
-
-rule beyond:
-    input:
-        paper_outputs("beyond"),

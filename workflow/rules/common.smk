@@ -1,14 +1,17 @@
-# Shared helpers for the rules: which items exist, their parameters, their inputs and outputs.
+# Shared helpers for the rules: which items exist, their parameters, their inputs and outputs. The papers, their
+# items and each item's notebook come from the registry (repro_dpadmm.registry); the config gives their parameters.
 import functools
 import json
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
+from repro_dpadmm import registry
 from repro_dpadmm.config import errors as config_errors
 
 # The same checks as `repro-dpadmm run --params` on top of the schema validation in the Snakefile: finite numbers
-# (NaN and infinity rejected), items that have a notebook; every message names the key and what is allowed.
+# (NaN and infinity rejected), items the registry lists and whose notebook exists; every message names the key and
+# what is allowed.
 _config_problems = config_errors(config, Path.cwd())
 if _config_problems:
     raise WorkflowError("invalid configuration:\n" + "\n".join(f"  {m}" for m in _config_problems[:20]))
@@ -21,6 +24,10 @@ def items_of(paper):
 
 def item_config(paper, item):
     return config["papers"][paper][item]
+
+
+def item_notebook_file(wildcards):
+    return registry.notebook_path(wildcards.paper, wildcards.item)
 
 
 def item_outputs(paper, item):

@@ -1,9 +1,10 @@
-# The one rule that runs an item's notebook (papermill, then nbconvert to HTML), and one named target per item.
+# The one rule that runs an item's notebook (papermill, then nbconvert to HTML), and the named targets: one per item
+# of the config (`<paper>_<item>`) and one per paper of the registry (`<paper>`, every item of it in the config).
 
 
 rule item_notebook:
     input:
-        notebook="notebooks/{paper}/{item}.ipynb",
+        notebook=item_notebook_file,
         datasets=item_dataset_records,
         extra=item_extra_inputs,
     output:
@@ -41,6 +42,16 @@ for _paper, _items in config["papers"].items():
 
         rule:
             name:
-                f"{_paper}_{_item}"
+                registry.Item(_paper, _item).target
             input:
                 item_outputs(_paper, _item),
+
+
+# One named target per paper, e.g. `snakemake --cores all huang2019_dpadmm` (every item of it).
+for _paper in registry.paper_ids():
+
+    rule:
+        name:
+            _paper
+        input:
+            paper_outputs(_paper),

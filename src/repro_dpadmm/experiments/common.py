@@ -123,7 +123,7 @@ def show_params(params: dict, paper: str, item: str) -> str:
 
 
 def _cell(text: str) -> str:
-    return str(text).replace("|", "/").replace("\n", " ")
+    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def claims_table(paper: str, item: str, metrics: dict, *, repeats: dict | None = None, status: str = "ok",

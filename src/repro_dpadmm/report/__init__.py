@@ -2,8 +2,9 @@
 
 `build_report(out_dir)` reads only `results/<paper>/<item>/metrics.json` (and each item's rendered notebook and
 figures, which it copies or embeds), `config/claims/*.yaml`, the dataset sidecars `resources/processed/*.json`,
-`config/config.yaml` and provenance (git, package versions, papermill's record of each item's parameters), and
-writes into `out_dir` (default `results/report/`):
+`config/config.yaml`, each parameter's meaning from the config schema (`config_doc.parameter_descriptions`) and
+provenance (git, package versions, papermill's record of each item's parameters), and writes into `out_dir` (default
+`results/report/`):
 
 * `claims.json`: one record per claim (id, paper, item, quote, expected, measured, verdict, reason, checks...);
 * `summary.json`: per paper, items by state and claims by verdict, plus provenance;
@@ -18,13 +19,14 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..paths import project_root
 from .. import claims as claims_mod
 from .. import provenance as prov_mod
+from .. import registry
 from ..claims import SETUP_VERDICTS, VERDICTS, Claim, ClaimsFile, Verdict, evaluate_claim, flatten
-from .expected import EXPECTED_ITEMS, PAPERS, paper as paper_record
+from ..config_doc import parameter_descriptions
+from ..paths import project_root
 
-__all__ = ["build_report", "collect", "Report", "ItemResult", "EXPECTED_ITEMS", "VERDICTS"]
+__all__ = ["build_report", "collect", "Report", "ItemResult", "VERDICTS"]
 
 ITEM_STATES = ("produced", "not run", "missing")
 PRIVACY_FIELDS = ("paper_eps", "rdp_eps", "pld_eps", "delta")
@@ -34,7 +36,7 @@ PRIVACY_FIELDS = ("paper_eps", "rdp_eps", "pld_eps", "delta")
 class ItemResult:
     paper: str
     item: str
-    expected: bool                      # in the expected list (report.expected)
+    expected: bool                      # listed in repro_dpadmm.registry
     state: str                          # produced | not run | missing | <other status the item wrote>
     reason: str = ""
     note: str = ""                      # the item's own short finding (metrics `note`), shown with it
@@ -45,6 +47,7 @@ class ItemResult:
     params: dict | None = None          # the parameters the item ran with (or the config's, see params_source)
     params_source: str = ""             # "run" (papermill record), "config" (config/config.yaml) or ""
     params_differ: bool = False         # the run's parameters differ from config/config.yaml (e.g. a smoke run)
+    param_docs: dict = field(default_factory=dict)  # each parameter's meaning, from the config schema's descriptions
     figures: list[Path] = field(default_factory=list)
     missing_figures: list[str] = field(default_factory=list)  # named in the claims file but not written
     notebook: Path | None = None
@@ -152,7 +155,7 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
                  sidecars: dict[str, dict]) -> ItemResult:
     item_dir = results / paper / item
     spec = (cf.items.get(item) if cf else None) or {}
-    res = ItemResult(paper, item, expected=item in EXPECTED_ITEMS.get(paper, ()), state="missing", spec=spec,
+    res = ItemResult(paper, item, expected=registry.listed(paper, item), state="missing", spec=spec,
                      metric_docs=(cf.metrics.get(item) if cf else None) or {})
     cfg_params = ((config.get("papers") or {}).get(paper) or {}).get(item)
     # Parameters come from the executed notebook only beside a metrics.json: without it the notebook is stale or
@@ -249,7 +252,7 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
     provenance = prov_mod.collect(root, processed, [cf.path for cf in cfiles])
     sidecars = provenance["datasets"]
 
-    paper_ids = [p.id for p in PAPERS]
+    paper_ids = list(registry.paper_ids())
     extra = set(config.get("papers") or {}) | {n for n in by_paper if n != "datasets"}
     if results.is_dir():
         extra |= {d.name for d in results.iterdir() if d.is_dir() and d.name != "report" and d.name[0] not in "._"
@@ -258,9 +261,9 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
 
     papers = []
     for pid in paper_ids:
-        rec = paper_record(pid)
+        rec = _paper_record(pid)
         cf = by_paper.get(pid)
-        names = list(EXPECTED_ITEMS.get(pid, ()))
+        names = list(rec.item_ids)
         others = set((config.get("papers") or {}).get(pid) or {})
         if cf:
             others |= set(cf.items) | set(cf.metrics) | {c.item for c in cf.claims if c.item}
@@ -270,6 +273,9 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
         pr = PaperResult(pid, rec.short, rec.title, rec.citation, rec.beyond, claims_file=cf)
         for name in names:
             it = _item_result(pid, name, results, cf, config, sidecars)
+            if it.params:
+                docs = parameter_descriptions(pid, name, root)
+                it.param_docs = {k: docs[k] for k in it.params if docs.get(k)}
             item_claims = [c for c in (cf.claims if cf else []) if c.item == name]
             it.verdicts = [evaluate_claim(c, it.metrics, missing_reason=_missing_reason(it),
                                           unavailable=it.unavailable) for c in item_claims]
@@ -285,7 +291,7 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
             v = _evaluate_dataset_claim(c, sidecars)
             target = by_id.get(c.paper)
             if target is None:
-                rec = paper_record(c.paper)
+                rec = _paper_record(c.paper)
                 target = by_id[c.paper] = PaperResult(c.paper, rec.short, rec.title, rec.citation, rec.beyond)
                 papers.append(target)
             target.data_verdicts.append(v)
@@ -294,6 +300,12 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
                  for p in papers for it in p.items if it.metrics is not None]
     times = prov_mod.run_times(item_rows)
     return Report(papers, provenance, problems, warnings, _privacy_rows(papers, by_paper), times)
+
+
+def _paper_record(paper_id: str) -> registry.Paper:
+    """The registry's record of a paper; an id it does not list (results or claims of a paper not registered yet)
+    gets a neutral record, so that the report shows what it found rather than failing."""
+    return registry.PAPER_BY_ID.get(paper_id) or registry.Paper(paper_id, paper_id, paper_id, "", ())
 
 
 def _missing_reason(it: ItemResult) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..claims import flatten, load_all
-from .expected import EXPECTED_ITEMS
+from ..registry import listed
 
 ALWAYS_PRESENT = frozenset({"status", "reason", "note", "wall_time_s", "repeats"})
 
@@ -74,9 +74,9 @@ def audit(claims_dir: str | Path, results: str | Path, processed: str | Path | N
             if claim.item is None:
                 continue  # malformed; already a problem of the file
             item_dir = results / claim.paper / claim.item
-            if claim.item not in EXPECTED_ITEMS.get(claim.paper, ()) and not item_dir.is_dir():
-                out.problems.append(f"{claim.id}: item {claim.paper}/{claim.item} is neither expected nor in the "
-                                    "results")
+            if not listed(claim.paper, claim.item) and not item_dir.is_dir():
+                out.problems.append(f"{claim.id}: item {claim.paper}/{claim.item} is neither in the registry nor in "
+                                    "the results")
                 continue
             if claim.not_checkable:
                 continue

@@ -10,7 +10,8 @@ import pytest
 from _report_synth import _item, make_project
 
 from repro_dpadmm.paths import project_root
-from repro_dpadmm.report import EXPECTED_ITEMS, build_report
+from repro_dpadmm.registry import PAPERS
+from repro_dpadmm.report import build_report
 
 pytestmark = pytest.mark.browser
 
@@ -56,7 +57,7 @@ def test_report_renders_offline_with_every_image_loaded(driver, tmp_path):
 
     root = make_project(tmp_path / "project")
     # every other expected item produced too, each with a figure: images far down the page must load as well
-    for paper, items in EXPECTED_ITEMS.items():
+    for paper, items in ((p.id, p.item_ids) for p in PAPERS):
         for item in items:
             if not (root / "results" / paper / item).exists():
                 _item(root, paper, item, {"status": "ok", "reason": "", "wall_time_s": 2.0, "x": 1.0})

@@ -79,7 +79,7 @@ def test_audit_catches_missing_items_and_keys(tmp_path):
     (claims_dir / "huang2019_dpadmm.yaml").write_text(yaml.safe_dump(data))
     result = audit(claims_dir, root / "results", root / "resources" / "processed")
     text = "\n".join(result.problems)
-    assert "huang2019_dpadmm.fig9.nope: item huang2019_dpadmm/fig9 is neither expected nor in the results" in text
+    assert "huang2019_dpadmm.fig9.nope: item huang2019_dpadmm/fig9 is neither in the registry nor in the results" in text
     assert "huang2019_dpadmm.fig1.needs_missing_key" in text and "el_final.n200" in text
     assert "huang2019_dpadmm.fig3.beats_dpsgd: no huang2019_dpadmm/fig3/metrics.json" in text
     assert not any("fig2.aov_converges" in p for p in result.problems)      # not run: skipped, with a note

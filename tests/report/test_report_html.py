@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -12,7 +13,9 @@ from urllib.parse import unquote, urlparse
 import pytest
 from _report_synth import make_project
 
-from repro_dpadmm.report import EXPECTED_ITEMS, VERDICTS, build_report
+from repro_dpadmm.config_doc import parameter_descriptions
+from repro_dpadmm.registry import PAPERS
+from repro_dpadmm.report import VERDICTS, build_report
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +116,7 @@ def test_every_expected_item_is_listed_with_its_state(built):
     _, report, out = built
     page = (out / "index.html").read_text()
     states = {(p.id, it.item): it for p in report.papers for it in p.items}
-    for paper, items in EXPECTED_ITEMS.items():
+    for paper, items in ((p.id, p.item_ids) for p in PAPERS):
         for item in items:
             it = states[(paper, item)]
             assert f'id="{paper}-{item}"' in page, f"{paper}/{item} not on the page"
@@ -150,6 +153,10 @@ def test_privacy_and_provenance_sections(built):
     assert "Beyond the papers" in page
     fig1 = next(it for p in report.papers for it in p.items if (p.id, it.item) == ("huang2019_dpadmm", "fig1"))
     assert fig1.params_source == "run" and not fig1.params_differ
+    # the parameter table gives each key's meaning from the config schema (a key the schema lacks gets none)
+    repeats_doc = parameter_descriptions("huang2019_dpadmm", "fig1")["repeats"]
+    assert fig1.param_docs["repeats"] == repeats_doc and "n" not in fig1.param_docs
+    assert "<th>meaning</th>" in page and html.escape(repeats_doc).replace("&quot;", "&#34;") in page
     table1 = next(it for p in report.papers for it in p.items if (p.id, it.item) == ("xu2020_dpaccadmm", "table1"))
     assert table1.params_differ  # ran with repeats: 1, which config.yaml does not say
     assert "differ from <code>config/config.yaml</code>" in page
@@ -159,7 +166,7 @@ def test_privacy_and_provenance_sections(built):
 def test_report_on_an_empty_project_lists_everything_as_missing(tmp_path):
     (tmp_path / "Snakefile").write_text("")
     report = build_report(tmp_path / "out", root=tmp_path)
-    n_expected = sum(len(v) for v in EXPECTED_ITEMS.values())
+    n_expected = sum(len(p.item_ids) for p in PAPERS)
     assert sum(len(p.items) for p in report.papers) == n_expected
     assert all(it.state == "missing" for p in report.papers for it in p.items)
     assert json.loads((tmp_path / "out" / "claims.json").read_text()) == []

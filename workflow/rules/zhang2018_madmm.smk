@@ -1,7 +1,0 @@
-# zhang2018_madmm: one named target per item (the work is done by rule item_notebook in common.smk).
-# Rerun one item: snakemake --cores all zhang2018_madmm_<item>  (add --forcerun item_notebook to recompute it).
-
-
-rule zhang2018_madmm:
-    input:
-        paper_outputs("zhang2018_madmm"),
