@@ -59,6 +59,7 @@ from ..mechanisms import huang2019, xu2020, zhang2018
 from ..mechanisms.base import Mechanism
 from ..problems import logistic
 from ..problems.l2_logistic import L2Logistic
+from ..paths import results_dir
 from ..provenance import canonical_hash
 from ..rng import repeat_generators
 
@@ -788,10 +789,12 @@ def report_note(conclusions_text: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------------- the item
-def run_frontier(params: dict, out_dir: str | Path) -> dict:
-    """Every job of the grid from `out_dir/jobs/` (a missing or stale one is run here, see `load_jobs`), summarised."""
+def run_frontier(params: dict, out_dir: str | Path | None = None) -> dict:
+    """Every job of the grid from `out_dir/jobs/` (default results/beyond/frontier/jobs, where rule frontier_job and
+    `repro-dpadmm frontier-job` write them; a missing or stale job is run here, see `load_jobs`), summarised."""
     check_params(params)
-    return {"params": params, "summary": summarise(load_jobs(params, out_dir), params)}
+    jobs = load_jobs(params, results_dir() / PAPER / ITEM if out_dir is None else out_dir)
+    return {"params": params, "summary": summarise(jobs, params)}
 
 
 def plot_frontier(result: dict) -> dict:
