@@ -221,7 +221,8 @@ def test_load_jobs_reruns_a_stale_job_and_refuses_when_asked(processed_root, tmp
 def test_cli_job_without_the_dataset_is_recorded_not_run(tmp_path, monkeypatch, capsys):
     from repro_dpadmm import cli
 
-    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tmp_path))  # a project without resources/processed
+    # a project as after a clone: notebooks and config, no resources/processed
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(fresh_copy(tmp_path / "project")))
     out = tmp_path / "job.json"
     assert cli.main(["frontier-job", "xu_dpadmm", "eps1", "--params", json.dumps(PARAMS), "--out", str(out)]) == 0
     job = json.loads(out.read_text())
