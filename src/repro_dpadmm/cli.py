@@ -9,17 +9,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from . import registry
-from .provenance import PACKAGES
-
-
-def _versions() -> dict[str, str]:
-    out = {}
-    for name in PACKAGES:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = "not installed"
-    return out
+from .provenance import package_versions
 
 
 def cmd_info(args) -> int:
@@ -29,7 +19,9 @@ def cmd_info(args) -> int:
     root = project_root()
     print(f"repro-dpadmm project at {root}")
     print(f"python {platform.python_version()} on {platform.machine()} ({platform.system()})")
-    for name, v in _versions().items():
+    for name, v in package_versions().items():
+        if name == "python":
+            continue
         print(f"  {name:14s} {v}")
     print(f"data mirror: {resolve_mirror(args.mirror) or 'none (set REPRO_DPADMM_DATA_MIRROR)'}")
     print("raw cache (resources/raw):")
