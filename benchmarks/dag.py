@@ -1,0 +1,79 @@
+"""The whole reproduction as a benchmark: run the Snakemake DAG (datasets already built) and print its wall time,
+its CPU time (every process it started: Snakemake, the notebook kernels, the frontier jobs), CPU utilisation of the
+cores it was given, the peak memory of any job, and the ten most expensive jobs (from the rules' `benchmark:` files).
+
+    python benchmarks/dag.py                        # paper settings, --cores 2, every item job forced to rerun
+    python benchmarks/dag.py --cores 2 -- --configfile .test/config/config.yaml   # the CI smoke DAG
+    python benchmarks/dag.py --read                 # only the job table of a finished run (logs/benchmarks)
+
+Run it from the project root. The items and the frontier's jobs are forced to run again (`--forcerun
+item_notebook frontier_job report`); the datasets are not (build them first: `snakemake --cores 2 datasets`).
+CPU time is the rusage of the finished child processes, so it includes everything the DAG ran.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from repro_dpadmm.costs import read_tsv
+
+FORCE = ("item_notebook", "frontier_job", "report")
+
+
+def jobs(benchmarks: Path) -> list[tuple[str, float, float | None]]:
+    """(job, wall seconds, peak resident MB) of every benchmark file of a run, most expensive first."""
+    out = []
+    for tsv in sorted(benchmarks.rglob("*.tsv")):
+        cost = read_tsv(tsv)
+        out.append((str(tsv.relative_to(benchmarks).with_suffix("")), cost.wall_s, cost.max_rss_mb))
+    return sorted(out, key=lambda r: -r[1])
+
+
+def job_table(rows, n: int = 10) -> str:
+    lines = [f"{'job':58s} {'wall':>9s} {'peak RSS':>10s}"]
+    for name, wall, rss in rows[:n]:
+        lines.append(f"{name:58s} {wall:8.1f}s {'' if rss is None else f'{rss:8.0f} MB':>10s}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--read", action="store_true", help="do not run: print the job table of a finished run")
+    ap.add_argument("--benchmarks", type=Path, default=Path("logs/benchmarks"))
+    ap.add_argument("snakemake_args", nargs="*", help="more Snakemake arguments (after --)")
+    args = ap.parse_args(argv)
+    if not args.read:
+        cmd = [sys.executable, "-m", "snakemake", "--cores", str(args.cores), "--forcerun", *FORCE,
+               *args.snakemake_args]
+        env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, env=env)
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+        print(f"\nDAG: {' '.join(cmd[1:])} -> exit {proc.returncode}")
+        print(f"wall {wall / 60:.1f} min ({wall:.0f} s); CPU {user + system:.0f} s (user {user:.0f} s, system "
+              f"{system:.0f} s); utilisation {(user + system) / (wall * args.cores):.0%} of {args.cores} cores")
+        if proc.returncode:
+            return proc.returncode
+    if not args.benchmarks.is_dir():
+        print(f"no benchmark files in {args.benchmarks}", file=sys.stderr)
+        return 2
+    rows = jobs(args.benchmarks)
+    peak = max((r[2] for r in rows if r[2] is not None), default=None)
+    print(f"{len(rows)} jobs; sum of job wall times {sum(r[1] for r in rows) / 60:.1f} min; largest peak resident "
+          f"memory {'unknown' if peak is None else f'{peak:.0f} MB'}\n")
+    print(job_table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
