@@ -1,13 +1,15 @@
 """Benchmark: Huang et al. DP-ADMM (l2, Algorithm 3) and ADMM with exact local solves on Adult, n = 100 agents,
 100 iterations, 10 repeats (one 40,000 / 5,222 split per repeat), training only (no metrics).
 
-Target (issue): DP-ADMM 100 iterations x 10 repeats in under 1 s on 2 cores.
+Targets (issue 20), each printed with its ratio to the bound measured in this run (ratio <= 1 meets it):
+* DP-ADMM at >= 70% of the streaming bandwidth measured here, for the bytes an iteration must read (about 0.6 s);
+* ADMM with exact local solves (Newton-CG, gradient norm < 1e-8) <= 3 s.
 Run: `python benchmarks/bench_huang2019.py [--iterations T] [--repeats R] [--agents n] [--admm-iterations T]`.
 
 Prints the set-up time, DP-ADMM's run time and iterations per second, the bytes one DP-ADMM iteration must move
-(the two sparse products over the block-diagonal data read every non-zero, its column index and the row pointers
-once each; the iterates are small), the machine's streaming bandwidth measured here (a large numpy sum), and the
-achieved fraction; then the same for ADMM (Newton-CG local solves, gradient norm < 1e-8).
+(the two sparse products over the block-diagonal data read every non-zero, its row or column index and the
+pointers once each; the iterates are small), the machine's streaming bandwidth measured here (a large numpy sum),
+the achieved fraction and the time bound it implies; then ADMM's time, Newton steps and its ratio to 3 s.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ import numpy as np
 from repro_dpadmm.algorithms import consensus as cs
 from repro_dpadmm.datasets import load
 from repro_dpadmm.rng import repeat_generators
+
+BANDWIDTH_TARGET = 0.70  # DP-ADMM: fraction of the measured streaming bandwidth (issue 20)
+ADMM_BOUND_S = 3.0  # exact-solve ADMM, n = 100, T = 100, 10 repeats (issue 20)
 
 
 def stream_bandwidth(mb: int = 400, reps: int = 5) -> float:
@@ -34,9 +39,10 @@ def stream_bandwidth(mb: int = 400, reps: int = 5) -> float:
 
 
 def bytes_per_iteration(data: cs.StarData) -> int:
-    """Memory a DP-ADMM iteration must read: both sparse products (data, indices, indptr of Xb and XbT) plus the
-    per-sample vectors (labels, margins, weights) and the iterates."""
-    sparse = sum(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes for m in (data.Xb, data.XbT))
+    """Memory a DP-ADMM iteration must read: both sparse products (data, indices, indptr of Xb, once for the
+    product and once for the transposed product; XbT is a view of the same arrays) plus the per-sample vectors
+    (labels, margins, weights) and the iterates."""
+    sparse = 2 * (data.Xb.data.nbytes + data.Xb.indices.nbytes + data.Xb.indptr.nbytes)
     samples = data.b.size * 8 * 4   # labels, margins, sigma(-z), weights
     iterates = data.D * data.n * data.d * 8 * 6
     return sparse + samples + iterates
@@ -49,6 +55,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--admm-iterations", type=int, default=100)
     ap.add_argument("--best-of", type=int, default=3)
+    ap.add_argument("--admm-best-of", type=int, default=1)
     args = ap.parse_args()
     d = load("adult_huang2019")
     X, y = d["X"], d["y"]
@@ -68,18 +75,27 @@ def main() -> None:
     bw = stream_bandwidth()
     need = bytes_per_iteration(data)
     achieved = need * T / run
+    bound = need * T / (BANDWIDTH_TARGET * bw)  # the time at 70% of the streaming bandwidth
     print(f"  DP-ADMM: {run:.2f} s (best of {args.best_of}: {', '.join(f'{r:.2f}' for r in runs)}) -> "
-          f"{T / run:.0f} iterations/s of all {R} repeats, {R * T / run:.0f} repeat-iterations/s; target < 1 s")
+          f"{T / run:.0f} iterations/s of all {R} repeats, {R * T / run:.0f} repeat-iterations/s")
     print(f"  memory per iteration {need / 1e6:.1f} MB -> {achieved / 1e9:.2f} GB/s achieved; streaming bandwidth "
           f"here {bw / 1e9:.2f} GB/s -> {100 * achieved / bw:.0f}% of it")
+    print(f"  DP-ADMM target: >= {100 * BANDWIDTH_TARGET:.0f}% of the bandwidth, i.e. <= {bound:.2f} s here; "
+          f"ratio to bound {run / bound:.2f} ({'met' if run <= bound else 'NOT met'})")
 
     Ta = args.admm_iterations
-    t0 = time.perf_counter()
-    h = cs.admm(data, reg="l2", T=Ta, record=False)
-    adm = time.perf_counter() - t0
-    print(f"  ADMM, exact local solves (Newton-CG, tol 1e-8): {adm:.2f} s for {Ta} iterations x {R} repeats "
-          f"({Ta / adm:.1f} iterations/s); mean Newton steps per solve {h.meta['inner_steps_mean']:.2f}, "
-          f"max {h.meta['inner_steps_max']}; ADMM / DP-ADMM per iteration = {(adm / Ta) / (run / T):.1f}x")
+    runs_a, h = [], None
+    for _ in range(args.admm_best_of):
+        t0 = time.perf_counter()
+        h = cs.admm(data, reg="l2", T=Ta, record=False)
+        runs_a.append(time.perf_counter() - t0)
+    adm = min(runs_a)
+    print(f"  ADMM, exact local solves (Newton-CG, tol 1e-8): {adm:.2f} s (best of {args.admm_best_of}: "
+          f"{', '.join(f'{r:.2f}' for r in runs_a)}) for {Ta} iterations x {R} repeats ({Ta / adm:.1f} iterations/s); "
+          f"mean Newton steps per solve {h.meta['inner_steps_mean']:.2f}, max {h.meta['inner_steps_max']}; "
+          f"ADMM / DP-ADMM per iteration = {(adm / Ta) / (run / T):.1f}x")
+    print(f"  ADMM target: <= {ADMM_BOUND_S:.0f} s; ratio to bound {adm / ADMM_BOUND_S:.2f} "
+          f"({'met' if adm <= ADMM_BOUND_S else 'NOT met'})")
 
 
 if __name__ == "__main__":
