@@ -176,6 +176,24 @@ class StarData:
         err = np.count_nonzero((s > 0) != (self.y_test > 0)[..., None], axis=-2) / s.shape[-2]
         return err[:, 0] if single else err
 
+    def blocks(self, ids: np.ndarray) -> StarData:
+        """The training data of the (draw, agent) blocks `ids` (flat indices r n + i), in that order, as a StarData of
+        one draw with len(ids) agents (no test set): products with it add in exactly the order the full data does,
+        so they equal the full products' entries of those blocks bit for bit."""
+        m, d = self.m, self.d
+        ids = np.asarray(ids, dtype=np.int64)
+        ip = self.Xb.indptr.astype(np.int64)
+        starts, ends = ip[ids * m], ip[(ids + 1) * m]
+        lens = ends - starts
+        new_starts = np.concatenate(([0], np.cumsum(lens)))
+        pos = np.arange(new_starts[-1]) + np.repeat(starts - new_starts[:-1], lens)
+        shift = np.repeat((ids - np.arange(ids.size)) * d, lens)
+        indptr = (ip[(ids * m)[:, None] + np.arange(m)] - (starts - new_starts[:-1])[:, None]).ravel()
+        indptr = np.append(indptr, new_starts[-1]).astype(self.Xb.indptr.dtype)
+        Xs = sp.csr_matrix((self.Xb.data[pos], (self.Xb.indices[pos] - shift).astype(self.Xb.indices.dtype), indptr),
+                           shape=(ids.size * m, ids.size * d))
+        return StarData(Xs, Xs.T, self.b.reshape(-1, m)[ids][None], self.row_norms.reshape(-1, m)[ids][None])
+
     def training_rows(self):
         """(X, y) of each draw's n m training samples: a CSR (D n m, d) and y (D, n m)."""
         d = self.d
@@ -324,38 +342,53 @@ def solve_local_l2(data: StarData, w_start, lin, center, *, quad: float, rho: fl
     matrix-free by conjugate gradients to a relative residual of min(0.1, ||g||^0.5) (exact Hessian-vector products,
     two sparse products each). This replaces a dense Hessian plus a batched np.linalg.solve: forming 1,000 Hessians of
     104 x 104 takes as long as ~40 sparse products per Newton step, a CG solve ~6-10. Safeguard: an agent whose
-    gradient norm would grow halves its step (the Newton direction decreases ||g||^2). `cache` may hold the margins
-    'z' at w_start and receives those at the solution. Returns (w, newton steps, max final gradient norm).
+    gradient norm would grow halves its step (the Newton direction decreases ||g||^2). Active set: a problem whose
+    gradient norm is below tol takes no further step, and the CG of a Newton step stops when the active problems meet
+    their residual (once few problems are left, a step runs on their data blocks alone). `cache` may hold the
+    margins 'z' at w_start and receives those at the solution. Returns (w, newton steps, max final gradient norm).
     """
     center = center[..., None, :] if center.ndim == w_start.ndim - 1 else center
     kappa = quad + rho
-    lin_c = lin + rho * center
+    R, n, d = w_start.shape
+    lin_c = np.ascontiguousarray(np.broadcast_to(lin + rho * center, w_start.shape))
 
-    def grad(w, z):
+    def grad(dat, w, z, lin_c):
         sg = sigmoid_neg(z)
-        return data.tproduct(-data.b * sg) / data.m + kappa * w - lin_c, sg
+        return dat.tproduct(-dat.b * sg) / dat.m + kappa * w - lin_c, sg
 
-    w = w_start.copy()
-    z = cache["z"] if cache is not None and cache.get("z") is not None else data.margins(w)
-    g, sg = grad(w, z)
-    gn = _norms(g)
-    steps = 0
-    while gn.max() >= tol and steps < max_steps:
-        steps += 1
+    def newton_step(dat, w, z, g, sg, gn, lin_c, active):
         c = sg * (1.0 - sg)
-        p = _cg(lambda v: data.hvp(c, v) + kappa * v, g, np.minimum(0.1, np.sqrt(gn))[..., None], max_cg)
-        active = (gn >= tol)[..., None]
+        p = _cg(lambda v: dat.hvp(c, v) + kappa * v, g, np.minimum(0.1, np.sqrt(gn))[..., None], max_cg, active)
         t = np.ones(w.shape[:-1] + (1,))
         for _ in range(30):
-            w_new = np.where(active, w - t * p, w)
-            z_new = data.margins(w_new)
-            g_new, sg_new = grad(w_new, z_new)
+            w_new = np.where(active[..., None], w - t * p, w)
+            z_new = dat.margins(w_new)
+            g_new, sg_new = grad(dat, w_new, z_new, lin_c)
             gn_new = _norms(g_new)
             bad = gn_new > gn
             if not bad.any():
                 break
             t = np.where(bad[..., None], 0.5 * t, t)
-        w, z, g, sg, gn = w_new, z_new, g_new, sg_new, gn_new
+        return w_new, z_new, g_new, sg_new, gn_new
+
+    w = w_start.copy()
+    z = cache["z"].copy() if cache is not None and cache.get("z") is not None else data.margins(w)
+    g, sg = grad(data, w, z, lin_c)
+    gn = _norms(g)
+    steps = 0
+    while gn.max() >= tol and steps < max_steps:
+        steps += 1
+        active = gn >= tol  # active set: a problem that met the tolerance takes no further step
+        if active.mean() > _RESTRICT_ABOVE:
+            w, z, g, sg, gn = newton_step(data, w, z, g, sg, gn, lin_c, active)
+        else:  # few problems left: step on their blocks alone (the same arithmetic, fewer products)
+            ids = np.flatnonzero(active)
+            sub = data.blocks(ids if data.D == R else ids % n)
+            part = newton_step(sub, *(x.reshape(-1, x.shape[-1])[ids][None] for x in (w, z, g, sg)),
+                               gn.reshape(-1)[ids][None], lin_c.reshape(-1, d)[ids][None], np.ones((1, ids.size), bool))
+            for full, new in zip((w, z, g, sg), part[:4]):
+                full.reshape(-1, full.shape[-1])[ids] = new[0]
+            gn.reshape(-1)[ids] = part[4][0]
         if not np.all(np.isfinite(w)):
             raise FloatingPointError("the local Newton solve diverged (non-finite iterate)")
     require_converged("HUANG l2 exact local solve (Newton)", steps, gn, tol)
@@ -364,8 +397,14 @@ def solve_local_l2(data: StarData, w_start, lin, center, *, quad: float, rho: fl
     return w, steps, float(gn.max())
 
 
-def _cg(hvp, g, forcing, max_iter):
-    """Solve H p = g for every (repeat, agent) by conjugate gradients; stop at ||r|| <= forcing ||g|| everywhere."""
+# Newton steps in which at most this fraction of the problems is still active run on those problems' blocks alone:
+# gathering their data costs about two products over them, a Newton step 2 + 2 x (CG steps) products over all.
+_RESTRICT_ABOVE = 0.75
+
+
+def _cg(hvp, g, forcing, max_iter, active=None):
+    """Solve H p = g for every (repeat, agent) by conjugate gradients; stop at ||r|| <= forcing ||g|| for every
+    active problem (`active` (R, n) bool, default all; the others' p is not used)."""
     p = np.zeros_like(g)
     r = g.copy()
     q = r.copy()
@@ -378,7 +417,7 @@ def _cg(hvp, g, forcing, max_iter):
         p += a * q
         r -= a * Hq
         rr_new = (r * r).sum(-1, keepdims=True)
-        if np.all(rr_new <= target):
+        if np.all(rr_new <= target if active is None else (rr_new <= target) | ~active[..., None]):
             break
         q = r + np.divide(rr_new, rr, out=np.zeros_like(rr), where=rr > 0) * q
         rr = rr_new
