@@ -176,29 +176,36 @@ class StarData:
         err = np.count_nonzero((s > 0) != (self.y_test > 0)[..., None], axis=-2) / s.shape[-2]
         return err[:, 0] if single else err
 
-    def blocks(self, ids: np.ndarray) -> StarData:
-        """The training data of the (draw, agent) blocks `ids` (flat indices r n + i), in that order, as a StarData of
-        one draw with len(ids) agents (no test set): products with it add in exactly the order the full data does,
-        so they equal the full products' entries of those blocks bit for bit."""
-        m, d = self.m, self.d
-        ids = np.asarray(ids, dtype=np.int64)
-        ip = self.Xb.indptr.astype(np.int64)
-        starts, ends = ip[ids * m], ip[(ids + 1) * m]
-        lens = ends - starts
-        new_starts = np.concatenate(([0], np.cumsum(lens)))
-        pos = np.arange(new_starts[-1]) + np.repeat(starts - new_starts[:-1], lens)
-        shift = np.repeat((ids - np.arange(ids.size)) * d, lens)
-        indptr = (ip[(ids * m)[:, None] + np.arange(m)] - (starts - new_starts[:-1])[:, None]).ravel()
-        indptr = np.append(indptr, new_starts[-1]).astype(self.Xb.indptr.dtype)
-        Xs = sp.csr_matrix((self.Xb.data[pos], (self.Xb.indices[pos] - shift).astype(self.Xb.indices.dtype), indptr),
-                           shape=(ids.size * m, ids.size * d))
-        return StarData(Xs, Xs.T, self.b.reshape(-1, m)[ids][None], self.row_norms.reshape(-1, m)[ids][None])
-
     def training_rows(self):
         """(X, y) of each draw's n m training samples: a CSR (D n m, d) and y (D, n m)."""
         d = self.d
         Xs = sp.csr_matrix((self.Xb.data, self.Xb.indices % d, self.Xb.indptr), shape=(self.Xb.shape[0], d))
         return Xs, self.b.reshape(self.D, -1)
+
+
+class _ActiveBlocks:
+    """The training data of some (draw, agent) blocks `ids` (flat indices r n + i, distinct) of a StarData, for a
+    Newton step on those problems alone: iterates (1, k, d), per-sample arrays (1, k, m). Its rows are gathered
+    with scipy's compiled row indexing and keep their columns, so each product adds in exactly the order of the
+    full product and equals its entries of those blocks bit for bit."""
+
+    def __init__(self, data: StarData, ids: np.ndarray):
+        m, d = data.m, data.d
+        self.k, self.m, self.d, self.width = ids.size, m, d, data.Xb.shape[1]
+        self.X = data.Xb[(ids[:, None] * m + np.arange(m)).ravel()]
+        self.XT = self.X.T
+        self.cols = (ids[:, None] * d + np.arange(d)).ravel()
+        self.b = data.b.reshape(-1, m)[ids][None]
+
+    def product(self, w: np.ndarray) -> np.ndarray:
+        v = np.zeros(self.width)
+        v[self.cols] = w.reshape(-1)
+        return (self.X @ v).reshape(1, self.k, self.m)
+
+    def tproduct(self, u: np.ndarray) -> np.ndarray:
+        return (self.XT @ u.reshape(-1))[self.cols].reshape(1, self.k, self.d)
+
+    margins, hvp = StarData.margins, StarData.hvp
 
 
 def _block_diag(Xs: sp.csr_matrix, blocks: int, m: int) -> sp.csr_matrix:
@@ -344,7 +351,7 @@ def solve_local_l2(data: StarData, w_start, lin, center, *, quad: float, rho: fl
     104 x 104 takes as long as ~40 sparse products per Newton step, a CG solve ~6-10. Safeguard: an agent whose
     gradient norm would grow halves its step (the Newton direction decreases ||g||^2). Active set: a problem whose
     gradient norm is below tol takes no further step, and the CG of a Newton step stops when the active problems meet
-    their residual (once few problems are left, a step runs on their data blocks alone). `cache` may hold the
+    their residual (once few problems are left, a step runs on their data blocks alone, ``_ActiveBlocks``). `cache` may hold the
     margins 'z' at w_start and receives those at the solution. Returns (w, newton steps, max final gradient norm).
     """
     center = center[..., None, :] if center.ndim == w_start.ndim - 1 else center
@@ -379,11 +386,11 @@ def solve_local_l2(data: StarData, w_start, lin, center, *, quad: float, rho: fl
     while gn.max() >= tol and steps < max_steps:
         steps += 1
         active = gn >= tol  # active set: a problem that met the tolerance takes no further step
-        if active.mean() > _RESTRICT_ABOVE:
+        if active.mean() > _RESTRICT_ABOVE or data.D != R:
             w, z, g, sg, gn = newton_step(data, w, z, g, sg, gn, lin_c, active)
         else:  # few problems left: step on their blocks alone (the same arithmetic, fewer products)
             ids = np.flatnonzero(active)
-            sub = data.blocks(ids if data.D == R else ids % n)
+            sub = _ActiveBlocks(data, ids)
             part = newton_step(sub, *(x.reshape(-1, x.shape[-1])[ids][None] for x in (w, z, g, sg)),
                                gn.reshape(-1)[ids][None], lin_c.reshape(-1, d)[ids][None], np.ones((1, ids.size), bool))
             for full, new in zip((w, z, g, sg), part[:4]):
@@ -397,8 +404,9 @@ def solve_local_l2(data: StarData, w_start, lin, center, *, quad: float, rho: fl
     return w, steps, float(gn.max())
 
 
-# Newton steps in which at most this fraction of the problems is still active run on those problems' blocks alone:
-# gathering their data costs about two products over them, a Newton step 2 + 2 x (CG steps) products over all.
+# Newton steps in which at most this fraction of the problems is still active run on those problems' blocks alone
+# (with a data draw per repeat): gathering their rows costs about one product over them, a Newton step 2 + 2 x (CG
+# steps) products over all blocks.
 _RESTRICT_ABOVE = 0.75
 
 
