@@ -211,7 +211,7 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
     g = np.empty_like(f)
     steps = np.zeros((R, N), dtype=int)
     n_damped = np.zeros((R, N), dtype=int)
-    lay = _Columns(data, M_inv, R)  # the problems being worked on, and their state:
+    lay = _Columns(data, M_inv)  # the problems being worked on, and their state:
     sel, fb, bb, kap, zb = (slice(None), slice(None)), f, b, kappa[None, :, None], z
     for it in range(max_steps + 1):
         sg = sigmoid_neg(zb)
@@ -225,7 +225,7 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
             break
         forcing = min(0.1, float(np.sqrt(np.abs(g).max())))
         n_active = int(active_all.sum())
-        if n_active < lay.size and n_active <= flat_below * R * N:  # (re)build the layout of the unconverged
+        if n_active <= flat_below * R * N and (lay.size is None or n_active < lay.size):  # (re)build _Flat
             f[sel] = fb
             z[lay.rows, lay.rep] = zb
             lay = _Flat(data, *np.nonzero(active_all), M_inv, R)
@@ -271,8 +271,10 @@ class _Columns:
     """Every (repeat, node) problem in the column layout of NodeData: a per-problem vector is (R, N, d), a
     per-sample array (n, R) (a column per repeat), so that one sparse product serves all repeats."""
 
-    def __init__(self, data: NodeData, M_inv, R: int):
-        self.data, self.M_inv, self.size = data, M_inv, R * data.n_nodes
+    size = None  # every problem, converged or not
+
+    def __init__(self, data: NodeData, M_inv):
+        self.data, self.M_inv = data, M_inv
         self.y, self.w, self.yw = data.y[:, None], data.w[:, None], (data.y * data.w)[:, None]
         self.rows = self.rep = slice(None)
 
