@@ -29,9 +29,11 @@ the paper's own total P(T) as its bound.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache, wraps
 
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import ThreadpoolController
 
 from .. import graphs
 from ..graphs import check_graph
@@ -44,6 +46,22 @@ from ..rng import repeat_generators, seed_sequence, stacked_normal
 from ..solvers import require_converged
 
 C1 = bounds.C1  # c_1: bound on L'' for the logistic loss (ICML §5)
+
+
+@cache
+def _blas() -> ThreadpoolController:
+    return ThreadpoolController()
+
+
+def _one_blas_thread(fn):
+    """Run fn with BLAS on one thread. Its BLAS products are small ((R, d) @ (d, d) per node, (N, N) @ (N, d)): on a
+    2-core machine shared with other jobs, BLAS worker threads spin and doubled the CPU time of a run (issue 20),
+    and a multi-threaded product splits rows and columns, never the sums, so the numbers are the same."""
+    @wraps(fn)
+    def run(*args, **kw):
+        with _blas().limit(limits=1, user_api="blas"):
+            return fn(*args, **kw)
+    return run
 
 
 # --------------------------------------------------------------------------------------------------- node data
@@ -178,6 +196,7 @@ class LocalSolve:
     residual: float
 
 
+@_one_blas_thread
 def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-9, max_steps: int = 100,
                 max_cg: int = 100, damped: bool = True, problem: str = "ZKL local problem",
                 flat_below: float = 0.3) -> LocalSolve:
@@ -498,6 +517,7 @@ def _traces(data, f, fc):
 
 
 # --------------------------------------------------------------------------------------------------- M-ADMM / PP
+@_one_blas_thread
 def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=None, rngs=None, fc=None,
            tol: float = 1e-9, max_steps: int = 100) -> History:
     """M-ADMM (ICML eqs. (10)-(11)) and, with `alpha`, its private version by penalty perturbation (Algorithm 1).
@@ -558,6 +578,7 @@ def conventional_admm(data: NodeData, A, *, C, rho, eta: float, T: int, f0, **kw
 
 
 # --------------------------------------------------------------------------------------------------- R-ADMM
+@_one_blas_thread
 def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, theta=None, alpha=None, rngs=None,
            fc=None, tol: float = 1e-9, max_steps: int = 100, check_recycled: bool = False) -> History:
     """Recycled ADMM (Allerton Algorithm 1, eqs. (10)-(13)); with `alpha`, private R-ADMM (Algorithm 2, (27)-(29)).
