@@ -55,8 +55,8 @@ def _blas() -> ThreadpoolController:
 
 def _one_blas_thread(fn):
     """Run fn with BLAS on one thread. Its BLAS products are small ((R, d) @ (d, d) per node, (N, N) @ (N, d)): on a
-    2-core machine shared with other jobs, BLAS worker threads spin and doubled the CPU time of a run (issue 20),
-    and a multi-threaded product splits rows and columns, never the sums, so the numbers are the same."""
+    2-core machine shared with other jobs, BLAS worker threads spin and doubled the CPU time of a run (issue 20).
+    The numbers agree with a multi-threaded BLAS to round-off (they already depended on its thread count)."""
     @wraps(fn)
     def run(*args, **kw):
         with _blas().limit(limits=1, user_api="blas"):
