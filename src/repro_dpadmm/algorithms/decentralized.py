@@ -199,7 +199,7 @@ class LocalSolve:
 @_one_blas_thread
 def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-9, max_steps: int = 100,
                 max_cg: int = 100, damped: bool = True, problem: str = "ZKL local problem",
-                flat_below: float = 0.3) -> LocalSolve:
+                flat_below: float = 0.3, z_start=None) -> LocalSolve:
     """argmin_f  phi(f) = C (1/B_i) sum_n L(y f^T x) + (kappa_i / 2) ||f||^2 + b_i^T f  for every repeat and node.
 
     Damped Newton (SPEC §0.5(3)) from the warm start f_start (R, N, d); kappa (N,), b (R, N, d). Each Newton system
@@ -218,6 +218,7 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
     NodeData (one sparse product serves every repeat); once at most the fraction `flat_below` is left, the work moves
     to a layout of the unconverged problems alone (_Flat), so the last Newton steps cost in proportion to what is left.
     `flat_below` is a choice of speed only: both layouts compute every problem's numbers identically.
+    z_start: the margins y x^T f_start (_margins), when the caller has them already (the traces of the run).
     """
     R, N, d = f_start.shape
     kappa = np.asarray(kappa, dtype=float)
@@ -226,7 +227,7 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
     scale = 1.0 / (0.25 * C * lam_G + kappa[:, None])  # (N, d): the majoriser's inverse in its eigenbasis
     M_inv = (U * scale[:, None, :]) @ U.transpose(0, 2, 1)  # (N, d, d), symmetric; formed once per solve
     f = f_start.copy()
-    z = _margins(data, f)  # (n, R)
+    z = _margins(data, f) if z_start is None else z_start.copy()  # (n, R)
     g = np.empty_like(f)
     steps = np.zeros((R, N), dtype=int)
     n_damped = np.zeros((R, N), dtype=int)
@@ -511,9 +512,11 @@ def _history(Ls, dists, fc, solves, spends, **meta) -> History:
 
 
 def _traces(data, f, fc):
-    L = average_loss(data, f)
+    """L(t), the distance to fc (or None) and the margins at f, which the next local solve starts from."""
+    z = _margins(data, f)
+    L = (data.P @ loss(z)).T.mean(axis=-1)  # average_loss(data, f), one pass over the data for both
     dist = np.sqrt(((f - fc) ** 2).sum(axis=(-1, -2))) if fc is not None else None
-    return L, dist
+    return L, dist, z
 
 
 # --------------------------------------------------------------------------------------------------- M-ADMM / PP
@@ -548,7 +551,7 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
     V = A.sum(1)
     lam = np.zeros_like(f0)
     f = f0.copy()
-    L0, dist0 = _traces(data, f, fc)
+    L0, dist0, z = _traces(data, f, fc)
     Ls, dists = [L0], [dist0]
     solves = []
     for t in range(T):
@@ -559,12 +562,12 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
         if alpha is not None:
             eps = _noise(rngs, d, alpha[t], R, N)
             b = b + 2.0 * (e * V)[:, None] * eps  # (24) == dual perturbation by eta_i V_i eps_i (ICML §4)
-        sol = solve_local(data, f, kappa, b, C, tol=tol, max_steps=max_steps,
+        sol = solve_local(data, f, kappa, b, C, tol=tol, max_steps=max_steps, z_start=z,
                           problem=f"M-ADMM local problem (10)/(25) at t = {t + 1}")
         f = sol.f
         solves.append(sol)
         lam = lam + 0.5 * theta[t][:, None] * (V[:, None] * f - A @ f)  # (11)/(14)
-        L, dist = _traces(data, f, fc)
+        L, dist, z = _traces(data, f, fc)
         Ls.append(L)
         dists.append(dist)
     spends = [] if alpha is None else [_worst_node_spend(bounds.icml_per_iteration, "zhang2018.icml_P", {
@@ -606,7 +609,7 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
     V = A.sum(1)
     lam = np.zeros_like(f0)
     f = f0.copy()
-    L0, dist0 = _traces(data, f, fc)
+    L0, dist0, z = _traces(data, f, fc)
     Ls, dists = [L0], [dist0]
     solves, recycled_err = [], 0.0
     for k in range(K):
@@ -619,7 +622,7 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
             eps = _noise(rngs, d, alpha[k], R, N)
             b = b + eps  # objective perturbation eps^T f (27)
         f_prev = f
-        sol = solve_local(data, f, kappa, b, C, tol=tol, max_steps=max_steps,
+        sol = solve_local(data, f, kappa, b, C, tol=tol, max_steps=max_steps, z_start=z,
                           problem=f"R-ADMM odd-step local problem (12)/(28) at t = {2 * k + 1}")
         f = f_odd = sol.f
         solves.append(sol)
@@ -629,14 +632,14 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
             direct = C * local_grad(data, f) + (rho / N) * f
             recycled_err = max(recycled_err, float(np.abs(gradO - direct).max()))
         lam = lam + 0.5 * theta[2 * k][:, None] * (V[:, None] * f - A @ f)  # (13)
-        L, dist = _traces(data, f, fc)
+        L, dist, z = _traces(data, f, fc)
         Ls.append(L)
         dists.append(dist)
         # ---- even iteration 2k: linearised step, no data access, (10)/(29); lambda(2k) = lambda(2k-1) (11)
         e2, g2 = eta[2 * k + 1], gamma[2 * k + 1]
         direction = gradO + 2.0 * lam + eps + e2[:, None] * (V[:, None] * f - A @ f)
         f = f - direction / (2.0 * e2 * V + g2)[:, None]
-        L, dist = _traces(data, f, fc)
+        L, dist, z = _traces(data, f, fc)
         Ls.append(L)
         dists.append(dist)
     spends = [] if alpha is None else [_worst_node_spend(bounds.allerton_per_release, "zhang2018.allerton_P", {
