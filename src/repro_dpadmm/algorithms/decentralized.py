@@ -253,7 +253,8 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
             fb, bb, kap, zb, gb = f[sel], b[sel], kappa[lay.i][:, None], z[lay.rows, lay.rep], g[sel]
             sg = sigmoid_neg(zb)
         active = active_all[sel]
-        c = C * lay.w * sg * (1.0 - sg)  # per-sample Hessian weights
+        c = C * lay.w * sg
+        c *= 1.0 - sg  # per-sample Hessian weights C w sigma(-z) (1 - sigma(-z))
 
         def hvp(v, lay=lay, c=c, kap=kap):
             return lay.prod_T(c * lay.prod(v)) + kap * v
@@ -372,11 +373,15 @@ def _phi_change(lay, z, zp, sg, s, f, p, b, kap, C):
     """phi(f - s p) - phi(f) for every problem of the layout `lay`, computed without cancellation: per sample
     L(z - s zp) - L(z) = log1p(sigma(-z) expm1(s zp)) (direct difference where |s zp| > 1, where it is large)."""
     u = lay.spread(s) * zp
-    dl = np.log1p(sg * np.expm1(np.clip(u, -1.0, 1.0)))
+    dl = np.clip(u, -1.0, 1.0)
+    np.expm1(dl, out=dl)
+    dl *= sg
+    np.log1p(dl, out=dl)  # log1p(sigma(-z) expm1(u)), in place
     far = np.abs(u) > 1.0
     if far.any():  # few samples, and only far from the minimiser: direct difference there
-        big = np.nonzero(far)
-        dl[big] = loss(z[big] - u[big]) - loss(z[big])
+        big = np.flatnonzero(far)
+        zf, uf = z.reshape(-1)[big], u.reshape(-1)[big]
+        dl.reshape(-1)[big] = loss(zf - uf) - loss(zf)
     dloss = lay.means(dl)  # change of the node means
     sv = s[..., None]
     quad = (kap * (-sv * f * p + 0.5 * sv ** 2 * p * p)).sum(-1) - (s * (b * p).sum(-1))
