@@ -305,8 +305,8 @@ class _Columns:
     def prod_T(self, u):  # X_i^T u_i for every node and repeat: (R, N, d)
         return _from_cols(self.data.XbT @ u, u.shape[1], self.data.n_nodes, self.data.dim)
 
-    def spread(self, s):  # per-problem scalars (R, N) to every sample of the problem: (n, R)
-        return s.T[self.data.node]
+    def spread(self, s):  # per-problem scalars (R, N) to every sample of the problem: (n, R); node_data keeps
+        return np.repeat(s.T, self.data.B, axis=0)  # a node's samples together, so a block repeat is the gather
 
     def means(self, x):  # (1/B_i) sum over the samples of every problem: (R, N)
         return (self.data.P @ x).T
