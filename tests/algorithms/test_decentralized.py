@@ -238,6 +238,48 @@ def test_zkl_local_solver_given_too_few_steps_raises():
     assert np.abs(g).max() < 1e-11 and sol.steps.shape == (2, 4) and sol.steps.max() < 20
 
 
+def _spread_problems(R=3, seed=5):
+    """A batch of local problems whose warm starts lie at very different distances from their minimisers, so they
+    converge after different numbers of Newton steps (the active set shrinks step by step)."""
+    X, y, data = zkl_problem()
+    rng = np.random.default_rng(seed)
+    f0 = rng.standard_normal((R, 4, 5)) * rng.choice([0.01, 1.0, 10.0], size=(R, 4, 1))
+    return data, f0, np.array([0.3, 1.0, 2.0, 0.7]), rng.standard_normal((R, 4, 5)) * 3, 5.0
+
+
+def test_local_solve_layouts_give_identical_numbers():
+    data, *args = _spread_problems()
+    columns = dz.solve_local(data, *args, tol=1e-10, flat_below=0.0)  # column layout throughout
+    flat = dz.solve_local(data, *args, tol=1e-10, flat_below=1.0)  # a layout of the unconverged problems throughout
+    mixed = dz.solve_local(data, *args, tol=1e-10)
+    assert columns.steps.min() < columns.steps.max()  # the active set did shrink
+    for sol in (flat, mixed):
+        assert np.array_equal(sol.f, columns.f) and np.array_equal(sol.steps, columns.steps)
+        assert np.array_equal(sol.damped, columns.damped) and sol.residual == columns.residual
+
+
+def test_batched_local_solve_equals_every_problem_solved_alone():
+    data, f0, kappa, b, C = _spread_problems()
+    tol = 1e-10
+    sol = dz.solve_local(data, f0, kappa, b, C, tol=tol)
+    d = data.dim
+    for i in range(data.n_nodes):
+        rows = data.node == i
+        alone = dz.node_data(data.Xb[rows][:, i * d:(i + 1) * d].toarray(), data.y[rows], [np.arange(rows.sum())])
+        for r in range(f0.shape[0]):
+            one = dz.solve_local(alone, f0[r:r + 1, i:i + 1], kappa[i:i + 1], b[r:r + 1, i:i + 1], C, tol=tol)
+            # both are within tol of the same exact minimiser, so within 2 tol of each other
+            assert np.linalg.norm(one.f[0, 0] - sol.f[r, i]) <= 2 * tol
+            assert abs(int(one.steps[0, 0]) - int(sol.steps[r, i])) <= 1
+
+
+def test_local_solve_on_the_unconverged_layout_still_raises_naming_problem_step_and_residual():
+    data, *args = _spread_problems()
+    with pytest.raises(NotConvergedError) as err:
+        dz.solve_local(data, *args, tol=1e-12, max_steps=2, flat_below=1.0, problem="node problem")
+    assert "node problem" in str(err.value) and err.value.iteration == 2 and err.value.residual > 1e-12
+
+
 def test_zkl_runs_raise_instead_of_continuing_from_half_solved_problems():
     X, y, data = zkl_problem()
     f0 = np.random.default_rng(1).standard_normal((1, 4, 5)) * 10

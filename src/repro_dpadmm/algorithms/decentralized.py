@@ -29,9 +29,11 @@ the paper's own total P(T) as its bound.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache, wraps
 
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import ThreadpoolController
 
 from .. import graphs
 from ..graphs import check_graph
@@ -44,6 +46,22 @@ from ..rng import repeat_generators, seed_sequence, stacked_normal
 from ..solvers import require_converged
 
 C1 = bounds.C1  # c_1: bound on L'' for the logistic loss (ICML §5)
+
+
+@cache
+def _blas() -> ThreadpoolController:
+    return ThreadpoolController()
+
+
+def _one_blas_thread(fn):
+    """Run fn with BLAS on one thread. Its BLAS products are small ((R, d) @ (d, d) per node, (N, N) @ (N, d)): on a
+    2-core machine shared with other jobs, BLAS worker threads spin and doubled the CPU time of a run (issue 20).
+    The numbers agree with a multi-threaded BLAS to round-off (they already depended on its thread count)."""
+    @wraps(fn)
+    def run(*args, **kw):
+        with _blas().limit(limits=1, user_api="blas"):
+            return fn(*args, **kw)
+    return run
 
 
 # --------------------------------------------------------------------------------------------------- node data
@@ -178,8 +196,10 @@ class LocalSolve:
     residual: float
 
 
+@_one_blas_thread
 def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-9, max_steps: int = 100,
-                max_cg: int = 100, damped: bool = True, problem: str = "ZKL local problem") -> LocalSolve:
+                max_cg: int = 100, damped: bool = True, problem: str = "ZKL local problem",
+                flat_below: float = 0.3, z_start=None) -> LocalSolve:
     """argmin_f  phi(f) = C (1/B_i) sum_n L(y f^T x) + (kappa_i / 2) ||f||^2 + b_i^T f  for every repeat and node.
 
     Damped Newton (SPEC §0.5(3)) from the warm start f_start (R, N, d); kappa (N,), b (R, N, d). Each Newton system
@@ -192,83 +212,186 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
     the distance to its exact minimiser by tol. If any problem has not met it after max_steps Newton steps (or its
     line search cannot decrease phi), NotConvergedError names the problem, the step and the residual.
     `damped=False` is plain Newton (full steps), kept only to show why it is unsafe (SPEC §0.5(3)).
+
+    Active set: a problem that met tol takes no further step, and the CG iterations stop once every unconverged
+    problem meets its forcing target. While most problems are unconverged they are solved in the column layout of
+    NodeData (one sparse product serves every repeat); once at most the fraction `flat_below` is left, the work moves
+    to a layout of the unconverged problems alone (_Flat), so the last Newton steps cost in proportion to what is left.
+    `flat_below` is a choice of speed only: both layouts compute every problem's numbers identically.
+    z_start: the margins y x^T f_start (_margins), when the caller has them already (the traces of the run).
     """
     R, N, d = f_start.shape
     kappa = np.asarray(kappa, dtype=float)
+    b = np.asarray(b, dtype=float)
     lam_G, U = data.eig_G
     scale = 1.0 / (0.25 * C * lam_G + kappa[:, None])  # (N, d): the majoriser's inverse in its eigenbasis
     M_inv = (U * scale[:, None, :]) @ U.transpose(0, 2, 1)  # (N, d, d), symmetric; formed once per solve
-
-    def precond(v):  # M_i^{-1} v for every node and repeat, one batched BLAS product over the nodes: (R, N, d)
-        return (np.ascontiguousarray(v.transpose(1, 0, 2)) @ M_inv).transpose(1, 0, 2)
-
-    yw = (data.y * data.w)[:, None]
-    kap = kappa[None, :, None]
     f = f_start.copy()
-    z = _margins(data, f)
+    z = _margins(data, f) if z_start is None else z_start.copy()  # (n, R)
+    g = np.empty_like(f)
     steps = np.zeros((R, N), dtype=int)
     n_damped = np.zeros((R, N), dtype=int)
+    lay = _Columns(data, M_inv)  # the problems being worked on, and their state:
+    sel, fb, bb, kap, zb = (slice(None), slice(None)), f, b, kappa[None, :, None], z
     for it in range(max_steps + 1):
-        sg = sigmoid_neg(z)
-        g = _from_cols(data.XbT @ (-yw * sg), R, N, d) * C + kap * f + b
+        sg = sigmoid_neg(zb)
+        gb = lay.prod_T(-lay.yw * sg) * C + kap * fb + bb
+        g[sel] = gb
         res = np.sqrt((g ** 2).sum(-1)) / kappa[None, :]  # (R, N): bound on the distance to the minimiser
         if not np.all(np.isfinite(res)):
             require_converged(problem + " (non-finite gradient: the iterates diverged)", it, res, tol)
-        active = res > tol
-        if not active.any() or it == max_steps:
+        active_all = res > tol
+        if not active_all.any() or it == max_steps:
             break
-        c = C * data.w[:, None] * sg * (1.0 - sg)  # (n, R) Hessian weights
+        forcing = min(0.1, float(np.sqrt(np.abs(g).max())))
+        n_active = int(active_all.sum())
+        if n_active <= flat_below * R * N and (lay.size is None or n_active < lay.size):  # (re)build _Flat
+            f[sel] = fb
+            z[lay.rows, lay.rep] = zb
+            lay = _Flat(data, *np.nonzero(active_all), M_inv, R)
+            sel = (lay.r, lay.i)
+            fb, bb, kap, zb, gb = f[sel], b[sel], kappa[lay.i][:, None], z[lay.rows, lay.rep], g[sel]
+            sg = sigmoid_neg(zb)
+        active = active_all[sel]
+        c = C * lay.w * sg
+        c *= 1.0 - sg  # per-sample Hessian weights C w sigma(-z) (1 - sigma(-z))
 
-        def hvp(v):
-            return _from_cols(data.XbT @ (c * (data.Xb @ _to_cols(v))), R, N, d) + kap * v
+        def hvp(v, lay=lay, c=c, kap=kap):
+            return lay.prod_T(c * lay.prod(v)) + kap * v
 
-        p = _pcg(hvp, precond, g, max_cg, forcing=min(0.1, float(np.sqrt(np.abs(g).max()))))
+        p = _pcg(hvp, lay.precond, gb, max_cg, forcing=forcing, active=active[..., None])
         p[~active] = 0.0
-        zp = _margins(data, p)  # (n, R): y x^T p, so that z(f - s p) = z - s zp
-        s = np.ones((R, N))
+        zp = lay.y * lay.prod(p)  # y x^T p for every sample, so that z(f - s p) = z - s zp
+        s = np.ones(active.shape)
         if damped:
-            slope = (g * p).sum(-1)  # > 0: p is a descent direction (CG iterate on a positive definite system)
+            slope = (gb * p).sum(-1)  # > 0: p is a descent direction (CG iterate on a positive definite system)
             ok = ~active
             for _ in range(60):
                 trial = np.where(ok, 0.0, s)
-                change = _phi_change(data, z, zp, sg, trial, f, p, b, kap, C)  # phi(f - s p) - phi(f)
+                change = _phi_change(lay, zb, zp, sg, trial, fb, p, bb, kap, C)  # phi(f - s p) - phi(f)
                 ok |= change <= -1e-4 * trial * slope
                 if ok.all():
                     break
                 s = np.where(ok, s, 0.5 * s)
             if not ok.all():
-                require_converged(problem + " (line search found no decrease)", it, np.where(ok, 0.0, res), tol)
-            n_damped += (s < 1.0) & active
+                failed = np.zeros((R, N))
+                failed[sel] = np.where(ok, 0.0, res[sel])
+                require_converged(problem + " (line search found no decrease)", it, failed, tol)
+            n_damped[sel] += (s < 1.0) & active
         s = np.where(active, s, 0.0)
-        f = f - s[..., None] * p
-        z = z - _sample_scale(data, s) * zp
-        steps += active
+        fb = fb - s[..., None] * p
+        zb = zb - lay.spread(s) * zp
+        steps[sel] += active
+    f[sel] = fb
     require_converged(problem, int(steps.max()), res, tol,
                       hint="" if damped else "plain Newton, no line search")
     return LocalSolve(f, steps, n_damped, float(res.max()))
 
 
-def _sample_scale(data: NodeData, s):
-    """Per-(repeat, node) scalars s (R, N) spread to every sample of that node: (n, R)."""
-    return s.T[data.node]
+class _Columns:
+    """Every (repeat, node) problem in the column layout of NodeData: a per-problem vector is (R, N, d), a
+    per-sample array (n, R) (a column per repeat), so that one sparse product serves all repeats."""
+
+    size = None  # every problem, converged or not
+
+    def __init__(self, data: NodeData, M_inv):
+        self.data, self.M_inv = data, M_inv
+        self.y, self.w, self.yw = data.y[:, None], data.w[:, None], (data.y * data.w)[:, None]
+        self.rows = self.rep = slice(None)
+
+    def prod(self, v):  # x^T v_{node} for every sample and repeat: (n, R)
+        return self.data.Xb @ _to_cols(v)
+
+    def prod_T(self, u):  # X_i^T u_i for every node and repeat: (R, N, d)
+        return _from_cols(self.data.XbT @ u, u.shape[1], self.data.n_nodes, self.data.dim)
+
+    def spread(self, s):  # per-problem scalars (R, N) to every sample of the problem: (n, R); node_data keeps
+        return np.repeat(s.T, self.data.B, axis=0)  # a node's samples together, so a block repeat is the gather
+
+    def means(self, x):  # (1/B_i) sum over the samples of every problem: (R, N)
+        return (self.data.P @ x).T
+
+    def precond(self, v):  # M_i^{-1} v for every node and repeat, one batched BLAS product over the nodes
+        return (np.ascontiguousarray(v.transpose(1, 0, 2)) @ self.M_inv).transpose(1, 0, 2)
 
 
-def _phi_change(data: NodeData, z, zp, sg, s, f, p, b, kap, C):
-    """phi(f - s p) - phi(f) for every (repeat, node), computed without cancellation: per sample
+class _Flat:
+    """The problems (repeat r[k], node i[k]) alone: a per-problem vector is (P, d), a per-sample array holds the
+    samples of problem 0, then of problem 1, ... A block-diagonal copy of the problems' rows of Xb (one column block
+    per problem) keeps every row's entries in their order, so every product, mean and preconditioned vector equals
+    the corresponding entries of the column layout bit for bit (tests/algorithms/test_decentralized.py)."""
+
+    def __init__(self, data: NodeData, r, i, M_inv, R: int):
+        d, P = data.dim, r.size
+        self.r, self.i, self.size = r, i, P
+        start = np.cumsum(data.B) - data.B
+        lens = data.B[i]
+        self.rows = _ranges(start[i], lens)  # samples of every problem, problem by problem
+        self.rep = np.repeat(r, lens)
+        k = np.repeat(np.arange(P), lens)  # problem of every sample
+        ip = data.Xb.indptr
+        rl = ip[self.rows + 1] - ip[self.rows]
+        ent = _ranges(ip[self.rows], rl)
+        cols = np.repeat(k, rl) * d + data.Xb.indices[ent] % d
+        self.X = sp.csr_matrix((data.Xb.data[ent], cols, np.concatenate([[0], np.cumsum(rl)])),
+                               shape=(self.rows.size, P * d))
+        self.XT = self.X.T  # CSC: X^T u sums every output over the samples in their order, as XbT does
+        self.y, self.w = data.y[self.rows], data.w[self.rows]
+        self.yw = self.y * self.w
+        self.P = sp.csr_matrix((self.w, np.arange(self.rows.size), np.concatenate([[0], np.cumsum(lens)])),
+                               shape=(P, self.rows.size))
+        self.lens, self.d = lens, d
+        # the preconditioner acts in the column layout (node, repeat, d) of the nodes that hold a problem: the same
+        # (R, d) @ (d, d) BLAS products as in _Columns, so the same numbers
+        nodes, self.pos = np.unique(i, return_inverse=True)
+        self.M_inv, self.shape = M_inv[nodes], (nodes.size, R, d)
+
+    def prod(self, v):
+        return self.X @ v.ravel()
+
+    def prod_T(self, u):
+        return (self.XT @ u).reshape(-1, self.d)
+
+    def spread(self, s):
+        return np.repeat(s, self.lens)
+
+    def means(self, x):
+        return self.P @ x
+
+    def precond(self, v):
+        cols = np.zeros(self.shape)
+        cols[self.pos, self.r] = v
+        return (cols @ self.M_inv)[self.pos, self.r]
+
+
+def _ranges(starts, lens):
+    """The concatenated integer ranges [starts[k], starts[k] + lens[k])."""
+    return np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(lens.sum())
+
+
+def _phi_change(lay, z, zp, sg, s, f, p, b, kap, C):
+    """phi(f - s p) - phi(f) for every problem of the layout `lay`, computed without cancellation: per sample
     L(z - s zp) - L(z) = log1p(sigma(-z) expm1(s zp)) (direct difference where |s zp| > 1, where it is large)."""
-    u = _sample_scale(data, s) * zp  # (n, R)
-    dl = np.log1p(sg * np.expm1(np.clip(u, -1.0, 1.0)))
-    big = np.nonzero(np.abs(u) > 1.0)  # few samples, and only far from the minimiser: direct difference there
-    if big[0].size:
-        dl[big] = loss(z[big] - u[big]) - loss(z[big])
-    dloss = (data.P @ dl).T  # (R, N): change of the node means
+    u = lay.spread(s) * zp
+    dl = np.clip(u, -1.0, 1.0)
+    np.expm1(dl, out=dl)
+    dl *= sg
+    np.log1p(dl, out=dl)  # log1p(sigma(-z) expm1(u)), in place
+    far = np.abs(u) > 1.0
+    if far.any():  # few samples, and only far from the minimiser: direct difference there
+        big = np.flatnonzero(far)
+        zf, uf = z.reshape(-1)[big], u.reshape(-1)[big]
+        dl.reshape(-1)[big] = loss(zf - uf) - loss(zf)
+    dloss = lay.means(dl)  # change of the node means
     sv = s[..., None]
     quad = (kap * (-sv * f * p + 0.5 * sv ** 2 * p * p)).sum(-1) - (s * (b * p).sum(-1))
     return C * dloss + quad
 
 
-def _pcg(hvp, precond, g, max_iter, forcing):
-    """Solve H p = g for every (repeat, node) at once by preconditioned CG; stop at ||r|| <= forcing ||g||."""
+def _pcg(hvp, precond, g, max_iter, forcing, active=None):
+    """Solve H p = g for every problem at once by preconditioned CG; stop when every active problem (mask `active`,
+    shaped like g with last axis 1; default all) has ||r|| <= forcing ||g||."""
+    done = np.zeros(g.shape[:-1] + (1,), dtype=bool) if active is None else ~active
     p = np.zeros_like(g)
     r = g.copy()
     z = precond(r)
@@ -282,7 +405,7 @@ def _pcg(hvp, precond, g, max_iter, forcing):
         p += a * q
         r -= a * Hq
         rr = (r ** 2).sum(-1, keepdims=True)
-        if np.all(rr <= target):
+        if np.all((rr <= target) | done):
             break
         z = precond(r)
         rz_new = (r * z).sum(-1, keepdims=True)
@@ -394,12 +517,15 @@ def _history(Ls, dists, fc, solves, spends, **meta) -> History:
 
 
 def _traces(data, f, fc):
-    L = average_loss(data, f)
+    """L(t), the distance to fc (or None) and the margins at f, which the next local solve starts from."""
+    z = _margins(data, f)
+    L = (data.P @ loss(z)).T.mean(axis=-1)  # average_loss(data, f), one pass over the data for both
     dist = np.sqrt(((f - fc) ** 2).sum(axis=(-1, -2))) if fc is not None else None
-    return L, dist
+    return L, dist, z
 
 
 # --------------------------------------------------------------------------------------------------- M-ADMM / PP
+@_one_blas_thread
 def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=None, rngs=None, fc=None,
            tol: float = 1e-9, max_steps: int = 100) -> History:
     """M-ADMM (ICML eqs. (10)-(11)) and, with `alpha`, its private version by penalty perturbation (Algorithm 1).
@@ -430,7 +556,7 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
     V = A.sum(1)
     lam = np.zeros_like(f0)
     f = f0.copy()
-    L0, dist0 = _traces(data, f, fc)
+    L0, dist0, z = _traces(data, f, fc)
     Ls, dists = [L0], [dist0]
     solves = []
     for t in range(T):
@@ -441,12 +567,12 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
         if alpha is not None:
             eps = _noise(rngs, d, alpha[t], R, N)
             b = b + 2.0 * (e * V)[:, None] * eps  # (24) == dual perturbation by eta_i V_i eps_i (ICML §4)
-        sol = solve_local(data, f, kappa, b, C, tol=tol, max_steps=max_steps,
+        sol = solve_local(data, f, kappa, b, C, tol=tol, max_steps=max_steps, z_start=z,
                           problem=f"M-ADMM local problem (10)/(25) at t = {t + 1}")
         f = sol.f
         solves.append(sol)
         lam = lam + 0.5 * theta[t][:, None] * (V[:, None] * f - A @ f)  # (11)/(14)
-        L, dist = _traces(data, f, fc)
+        L, dist, z = _traces(data, f, fc)
         Ls.append(L)
         dists.append(dist)
     spends = [] if alpha is None else [_worst_node_spend(bounds.icml_per_iteration, "zhang2018.icml_P", {
@@ -460,6 +586,7 @@ def conventional_admm(data: NodeData, A, *, C, rho, eta: float, T: int, f0, **kw
 
 
 # --------------------------------------------------------------------------------------------------- R-ADMM
+@_one_blas_thread
 def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, theta=None, alpha=None, rngs=None,
            fc=None, tol: float = 1e-9, max_steps: int = 100, check_recycled: bool = False) -> History:
     """Recycled ADMM (Allerton Algorithm 1, eqs. (10)-(13)); with `alpha`, private R-ADMM (Algorithm 2, (27)-(29)).
@@ -487,7 +614,7 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
     V = A.sum(1)
     lam = np.zeros_like(f0)
     f = f0.copy()
-    L0, dist0 = _traces(data, f, fc)
+    L0, dist0, z = _traces(data, f, fc)
     Ls, dists = [L0], [dist0]
     solves, recycled_err = [], 0.0
     for k in range(K):
@@ -500,7 +627,7 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
             eps = _noise(rngs, d, alpha[k], R, N)
             b = b + eps  # objective perturbation eps^T f (27)
         f_prev = f
-        sol = solve_local(data, f, kappa, b, C, tol=tol, max_steps=max_steps,
+        sol = solve_local(data, f, kappa, b, C, tol=tol, max_steps=max_steps, z_start=z,
                           problem=f"R-ADMM odd-step local problem (12)/(28) at t = {2 * k + 1}")
         f = f_odd = sol.f
         solves.append(sol)
@@ -510,14 +637,14 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
             direct = C * local_grad(data, f) + (rho / N) * f
             recycled_err = max(recycled_err, float(np.abs(gradO - direct).max()))
         lam = lam + 0.5 * theta[2 * k][:, None] * (V[:, None] * f - A @ f)  # (13)
-        L, dist = _traces(data, f, fc)
+        L, dist, z = _traces(data, f, fc)
         Ls.append(L)
         dists.append(dist)
         # ---- even iteration 2k: linearised step, no data access, (10)/(29); lambda(2k) = lambda(2k-1) (11)
         e2, g2 = eta[2 * k + 1], gamma[2 * k + 1]
         direction = gradO + 2.0 * lam + eps + e2[:, None] * (V[:, None] * f - A @ f)
         f = f - direction / (2.0 * e2 * V + g2)[:, None]
-        L, dist = _traces(data, f, fc)
+        L, dist, z = _traces(data, f, fc)
         Ls.append(L)
         dists.append(dist)
     spends = [] if alpha is None else [_worst_node_spend(bounds.allerton_per_release, "zhang2018.allerton_P", {
