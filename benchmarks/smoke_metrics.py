@@ -84,10 +84,10 @@ def compare(before: Path, after: Path, rtol: float, common: bool = False) -> int
         ma, mb = a[item], b[item]
         ra, rb = ma.pop("repeats", {}) or {}, mb.pop("repeats", {}) or {}
         pairs = [(k, ma.get(k), mb.get(k)) for k in sorted(set(ma) | set(mb))]
-        pairs += [(f"repeats[{k}][{i}]", x, y) for k in sorted(set(ra) | set(rb))
-                  for i, (x, y) in enumerate(zip(ra.get(k, []) + [None] * len(rb.get(k, [])),
-                                                 rb.get(k, []) + [None] * len(ra.get(k, []))))
-                  if i < max(len(ra.get(k, [])), len(rb.get(k, [])))]
+        for k in sorted(set(ra) | set(rb)):
+            xs, ys = ra.get(k, []), rb.get(k, [])
+            pairs += [(f"repeats[{k}][{i}]", xs[i] if i < len(xs) else None, ys[i] if i < len(ys) else None)
+                      for i in range(max(len(xs), len(ys)))]
         for key, x, y in pairs:
             n += 1
             if _differs(x, y, rtol):

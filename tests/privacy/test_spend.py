@@ -41,7 +41,17 @@ def test_the_paper_bound_is_evaluated_from_the_record(monkeypatch):
     monkeypatch.setitem(PAPER_BOUNDS, "test.sum", lambda T, eps: T * eps)
     out = totals(Spend(gaussian_steps(1.0, 4), ADD_OR_REMOVE_ONE, "test.sum", {"T": 4, "eps": 0.5}), 1e-5)
     assert out["paper_eps"] == 2.0 and out["neighbouring"] == "add/remove-one"
-    assert callable(paper_bound("test.other")(lambda: 1.0))
+
+
+def test_paper_bound_registers_the_function_under_its_name(monkeypatch):
+    monkeypatch.setattr("repro_dpadmm.privacy.spend.PAPER_BOUNDS", dict(PAPER_BOUNDS))
+    from repro_dpadmm.privacy import spend
+
+    def bound(T):
+        return 0.5 * T
+
+    assert paper_bound("test.other")(bound) is bound
+    assert spend.PAPER_BOUNDS["test.other"] is bound and "test.other" not in PAPER_BOUNDS
 
 
 def test_bad_records_are_refused():
