@@ -19,7 +19,7 @@ import yaml
 
 # The one list of packages whose versions matter (the report's provenance, `repro-dpadmm info`).
 PACKAGES = ("repro-dpadmm", "numpy", "scipy", "scikit-learn", "matplotlib", "pooch", "dp-accounting",
-            "snakemake", "papermill", "nbconvert")
+            "snakemake", "papermill", "nbconvert", "numba")
 
 
 def package_versions() -> dict[str, str]:
