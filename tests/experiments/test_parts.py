@@ -64,3 +64,20 @@ def test_bad_part_keys_fail_before_any_work(monkeypatch):
     monkeypatch.setattr(em, "parts_fig2", lambda p: ["a", "a"])
     with pytest.raises(ValueError, match="unique file names"):
         parts.part_keys("zhang2018_madmm", "fig2", PARAMS)
+
+
+def test_radmm_fig2_parts_combine_to_the_whole_runs_numbers(monkeypatch):
+    from repro_dpadmm.experiments import zhang2018_radmm as er
+
+    monkeypatch.setattr(er, "_adult", lambda: adult_like())
+    params = {"graph": {"kind": "five_node"}, "split": "even", "C": 20.0, "rho": 1.0, "iterations": 4, "repeats": 2,
+              "newton_tol": 1e-10, "seed": 0, "eta": 1.0, "gamma": 0.2, "alphas": [1.0], "dvp": {"eta": 1.0},
+              "pp": {"pp_a": {"theta": 1.0, "eta1": 1.0, "q1": 1.05, "q2": 1.04}}, "pp_default": "pp_a"}
+    assert parts.part_keys("zhang2018_radmm", "fig2", params) == ["alpha1-radmm", "alpha1-dvp", "alpha1-pp_a"]
+    combined = er.run_fig2(params)["alphas"][1.0]
+    X, y = adult_like()
+    whole = er.fig2(X, y, params, 0, 1.0)
+    assert list(combined["curves"]) == list(whole["curves"]) and combined["target"] == whole["target"]
+    for name, c in whole["curves"].items():
+        assert np.array_equal(combined["curves"][name]["L"], c["L"]), name
+    assert combined["match"]["pp_a"]["alpha"] == whole["match"]["pp_a"]["alpha"]
