@@ -79,6 +79,7 @@ def write_part(path: Path, record: dict) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             pickle.dump(record, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.chmod(tmp, 0o644)  # as any other output (mkstemp creates it private)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
