@@ -50,6 +50,9 @@ rule item_part:
     benchmark:
         "logs/benchmarks/{paper}/{item}/{part}.tsv"
     threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=30,
     wildcard_constraints:
         paper="|".join(config["papers"]),
         item=r"[A-Za-z0-9_]+",
