@@ -23,7 +23,6 @@ import math
 
 import numba
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import expit
 
 LOG2 = math.log(2.0)
@@ -323,39 +322,6 @@ def _loss(z):
     return tmp  # nan
 
 
-@numba.njit(inline="always")
-def _margins_rows(W, indptr, indices, data, rowblk, k, vt, Ru, y, w, z, lsum, acc):
-    for i in range(indptr.size - 1):
-        _dot(W, indptr[i], indptr[i + 1], data, indices, vt, Ru, k, acc)
-        b = rowblk[i]
-        for q in range(k, k + np.uint64(W)):
-            zz = y[i] * acc[q]
-            z[i, q] = zz
-            lsum[b, q] += w[i] * _loss(zz)
-
-
-@numba.njit(cache=True)
-def margins_loss(indptr, indices, data, y, w, rowblk, v, z, lsum):
-    """Margins z[i, k] = y_i x_i^T v_k and the block sums lsum[b, k] = sum_{i in b} w_i L(z[i, k]) (rows in
-    order)."""
-    R = v.shape[0]
-    Ru = np.uint64(R)
-    vt = np.ascontiguousarray(v.T).ravel()
-    start, width, _ = _chunks(np.ones((R, 1), np.bool_))
-    acc = np.empty(R)
-    lsum[:] = 0.0
-    for h in range(start.size):
-        k = start[h]
-        if width[h] == 8:
-            _margins_rows(8, indptr, indices, data, rowblk, k, vt, Ru, y, w, z, lsum, acc)
-        elif width[h] == 4:
-            _margins_rows(4, indptr, indices, data, rowblk, k, vt, Ru, y, w, z, lsum, acc)
-        elif width[h] == 2:
-            _margins_rows(2, indptr, indices, data, rowblk, k, vt, Ru, y, w, z, lsum, acc)
-        else:
-            _margins_rows(1, indptr, indices, data, rowblk, k, vt, Ru, y, w, z, lsum, acc)
-
-
 @numba.njit(cache=True)
 def step_change(rowblk, s, zp, u, dl):
     """The margins' change u = s zp of a trial step (s[k, b] per problem, spread to its samples) and dl = u clipped
@@ -392,34 +358,27 @@ def take_step(rowblk, s, zp, z):
 
 
 # --------------------------------------------------------------------------------------------------- references
-def _blocks_mask(act, rowblk):
-    return act[:, rowblk].T  # (rows, R): is the problem of sample i in repeat k active
+# The solver's expressions before the kernels, over every problem (layout as above; kap per block).
+def prod_ref(X, v, scale):
+    """y x^T p: lay.y * lay.prod(p)."""
+    return scale[:, None] * (X @ v.T)
 
 
-def prod_ref(X, rowblk, act, v, scale):
-    return np.where(_blocks_mask(act, rowblk), scale[:, None] * (X @ v.T), 0.0)
-
-
-def hvp_ref(X, rowblk, act, w, C, sg, kap, d, v):
+def hvp_ref(X, w, C, sg, kap, d, v):
+    """lay.prod_T(c * lay.prod(v)) + kap * v with c = C w sigma(-z) (1 - sigma(-z))."""
     c = C * w[:, None] * sg
     c *= 1.0 - sg
-    c = np.where(_blocks_mask(act, rowblk), c, 0.0)
-    return (sp.csr_matrix(X.T) @ (c * (X @ v.T))).T + np.repeat(kap, d)[None, :] * v
+    return (X.T.tocsr() @ (c * (X @ v.T))).T + np.repeat(kap, d)[None, :] * v
 
 
-def grad_ref(X, rowblk, act, yw, z, C, kap, d, f, bvec):
-    """(sg, g) at every problem (the kernel leaves the inactive ones as they were)."""
+def grad_ref(X, yw, z, C, kap, d, f, bvec):
+    """(sigma(-z), lay.prod_T(-lay.yw * sigma(-z)) * C + kap * f + b)."""
     sg = expit(np.negative(z))
-    g = (sp.csr_matrix(X.T) @ (-yw[:, None] * sg)).T * C + np.repeat(kap, d)[None, :] * f + bvec
-    return sg, g
-
-
-def margins_loss_ref(X, y, P, v):
-    z = y[:, None] * (X @ v.T)
-    return z, P @ np.logaddexp(0.0, -z)
+    return sg, (X.T.tocsr() @ (-yw[:, None] * sg)).T * C + np.repeat(kap, d)[None, :] * f + bvec
 
 
 def spread_ref(rowblk, s):
+    """Per-problem scalars s (R, blocks) to every sample: (rows, R) (lay.spread)."""
     return s[:, rowblk].T
 
 
@@ -429,6 +388,7 @@ def step_change_ref(rowblk, s, zp):
 
 
 def loss_change_sums_ref(P, z, u, dl):
+    """P @ dl (P[b, i] = w_i: lay.means) after the direct difference where |u| > 1."""
     dl = dl.copy()
     far = np.abs(u) > 1.0
     dl[far] = np.logaddexp(0.0, -(z[far] - u[far])) - np.logaddexp(0.0, -z[far])
