@@ -44,6 +44,11 @@ def _chunk_on(act, blk):
     return lane[blk], lane.T  # per sample (rows, R) and per problem (R, blocks)
 
 
+def _work(st):
+    """Work space as the solver passes it: reused, so filled with garbage here."""
+    return np.full(st["v"].size, np.nan)
+
+
 REPEATS = [1, 3, 10, 15]  # 15 = 8 + 4 + 2 + 1
 
 
@@ -60,11 +65,11 @@ def test_chunks_cover_every_repeat_once_and_mark_the_active_ones(R):
 def test_prod_equals_the_scipy_product(R):
     X, blk, w, y, act, d, st = _layout(R)
     out = np.full((X.shape[0], R), np.nan)
-    kd.prod(X.indptr, X.indices, X.data, blk, act, st["v"], y, out)
+    kd.prod(X.indptr, X.indices, X.data, blk, act, st["v"], y, out, _work(st))
     ref = kd.prod_ref(X, st["v"], y)
     on, _ = _chunk_on(act, blk)
     assert np.array_equal(out[on], ref[on]) and np.all(out[~on] == 0.0)
-    kd.prod(X.indptr, X.indices, X.data, blk, np.ones_like(act), st["v"], y, out)
+    kd.prod(X.indptr, X.indices, X.data, blk, np.ones_like(act), st["v"], y, out, _work(st))
     assert np.array_equal(out, ref)
 
 
@@ -73,13 +78,13 @@ def test_hvp_equals_the_two_scipy_products_around_the_hessian_weight(R):
     X, blk, w, y, act, d, st = _layout(R)
     sg = 1.0 / (1.0 + np.exp(st["z"]))
     out = np.full(st["v"].shape, np.nan)
-    kd.hvp(X.indptr, X.indices, X.data, blk, act, w, 7.0, sg, st["kap"], d, st["v"], out)
+    kd.hvp(X.indptr, X.indices, X.data, blk, act, w, 7.0, sg, st["kap"], d, st["v"], out, _work(st), _work(st))
     ref = kd.hvp_ref(X, w, 7.0, sg, st["kap"], d, st["v"])
     _, on = _chunk_on(act, blk)
     on = np.repeat(on, d, axis=1)
     assert np.array_equal(out[on], ref[on])
     assert np.array_equal(out[~on], (np.repeat(st["kap"], d)[None, :] * st["v"])[~on])
-    kd.hvp(X.indptr, X.indices, X.data, blk, np.ones_like(act), w, 7.0, sg, st["kap"], d, st["v"], out)
+    kd.hvp(X.indptr, X.indices, X.data, blk, np.ones_like(act), w, 7.0, sg, st["kap"], d, st["v"], out, _work(st), _work(st))
     assert np.array_equal(out, ref)
 
 
@@ -87,14 +92,14 @@ def test_hvp_equals_the_two_scipy_products_around_the_hessian_weight(R):
 def test_grad_equals_scipy_expit_and_the_transposed_product(R):
     X, blk, w, y, act, d, st = _layout(R)
     sg, g = np.full(st["z"].shape, -1.0), np.full(st["v"].shape, -1.0)
-    kd.grad(X.indptr, X.indices, X.data, blk, act, y * w, st["z"], 7.0, st["kap"], d, st["v"], st["b"], sg, g)
+    kd.grad(X.indptr, X.indices, X.data, blk, act, y * w, st["z"], 7.0, st["kap"], d, st["v"], st["b"], sg, g, _work(st))
     sg_ref, g_ref = kd.grad_ref(X, y * w, st["z"], 7.0, st["kap"], d, st["v"], st["b"])
     on_s, on_p = _chunk_on(act, blk)
     on_p = np.repeat(on_p, d, axis=1)
     assert np.array_equal(sg[on_s], sg_ref[on_s]) and np.all(sg[~on_s] == -1.0)  # the rest left as they were
     assert np.array_equal(g[on_p], g_ref[on_p]) and np.all(g[~on_p] == -1.0)
     kd.grad(X.indptr, X.indices, X.data, blk, np.ones_like(act), y * w, st["z"], 7.0, st["kap"], d, st["v"],
-            st["b"], sg, g)
+            st["b"], sg, g, _work(st))
     assert np.array_equal(sg, sg_ref) and np.array_equal(g, g_ref)
 
 

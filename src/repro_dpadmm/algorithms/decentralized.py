@@ -299,22 +299,33 @@ class _Layout:
     def _set_kernel_data(self, X, blk, y, w):
         self.csr = (X.indptr, X.indices, X.data, blk)
         self.y1, self.w1, self.yw1 = y, w, y * w
+        self._work = {}
+
+    def work(self, name, shape):
+        """A work array kept for the layout's lifetime (large temporaries cost a page fault per page when fresh)."""
+        a = self._work.get(name)
+        if a is None or a.shape != shape:
+            a = self._work[name] = np.empty(shape)
+        return a
 
     def grad(self, act, z, sg, C, kap, f, b, g):
         """sigma(-z) into sg and grad phi into g, in place, for the problems marked in act (the rest stand)."""
-        kd.grad(*self.csr, self.a2(act), self.yw1, self.s2(z), C, kap, self.d, self.v2(f), self.v2(b), self.s2(sg),
-                self.v2(g))
+        f2 = self.v2(f)
+        kd.grad(*self.csr, self.a2(act), self.yw1, self.s2(z), C, kap, self.d, f2, self.v2(b), self.s2(sg),
+                self.v2(g), self.work("ot", (f2.size,)))
 
     def hvp(self, act, sg, C, kap, v):
         """The Hessian of phi times v for the problems marked in act (kap * v for the rest)."""
-        out = np.empty(v.shape)
-        kd.hvp(*self.csr, self.a2(act), self.w1, C, self.s2(sg), kap, self.d, self.v2(v), self.v2(out))
+        out, v2 = np.empty(v.shape), self.v2(v)
+        kd.hvp(*self.csr, self.a2(act), self.w1, C, self.s2(sg), kap, self.d, v2, self.v2(out),
+               self.work("vt", (v2.size,)), self.work("ot", (v2.size,)))
         return out
 
     def prod(self, act, p):
-        """y x^T p for every sample of the problems marked in act (0 for the rest)."""
-        out = np.empty(self.sample_shape(act))
-        kd.prod(*self.csr, self.a2(act), self.v2(p), self.y1, self.s2(out))
+        """y x^T p for every sample of the problems marked in act (0 for the rest); the array is reused by the next
+        call."""
+        out, p2 = self.work("zp", self.sample_shape(act)), self.v2(p)
+        kd.prod(*self.csr, self.a2(act), p2, self.y1, self.s2(out), self.work("vt", (p2.size,)))
         return out
 
 
@@ -417,7 +428,7 @@ def _ranges(starts, lens):
 def _phi_change(lay, z, zp, sg, s, f, p, b, kap, C):
     """phi(f - s p) - phi(f) for every problem of the layout `lay`, computed without cancellation: per sample
     L(z - s zp) - L(z) = log1p(sigma(-z) expm1(s zp)) (direct difference where |s zp| > 1, where it is large)."""
-    u, dl = np.empty(lay.s2(zp).shape), np.empty(lay.s2(zp).shape)
+    u, dl = lay.work("u", lay.s2(zp).shape), lay.work("dl", lay.s2(zp).shape)
     kd.step_change(lay.csr[3], lay.a2(s), lay.s2(zp), u, dl)
     np.expm1(dl, out=dl)  # numpy's (vectorised) expm1 and log1p, as before the kernels
     dl *= lay.s2(sg)

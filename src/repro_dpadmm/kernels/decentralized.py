@@ -211,11 +211,14 @@ def _prod_rows(W, indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, a
 
 
 @numba.njit(cache=True)
-def prod(indptr, indices, data, rowblk, act, v, scale, out):
-    """out[i, k] = scale[i] * (x_i^T v_k) for the chunks holding an active problem; 0 elsewhere. out (rows, R)."""
-    R = v.shape[0]
+def prod(indptr, indices, data, rowblk, act, v, scale, out, vt):
+    """out[i, k] = scale[i] * (x_i^T v_k) for the chunks holding an active problem; 0 elsewhere. out (rows, R);
+    vt (ncols R,): work space."""
+    R, ncols = v.shape
     Ru = np.uint64(R)
-    vt = np.ascontiguousarray(v.T).ravel()
+    for q in range(R):
+        for c in range(ncols):
+            vt[c * R + q] = v[q, c]
     start, width, on = _chunks(act)
     acc = np.empty(R)
     for h in range(start.size):
@@ -244,14 +247,16 @@ def _hvp_rows(W, indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, 
 
 
 @numba.njit(cache=True)
-def hvp(indptr, indices, data, rowblk, act, w, C, sg, kap, d, v, out):
+def hvp(indptr, indices, data, rowblk, act, w, C, sg, kap, d, v, out, vt, ot):
     """Hessian-vector product of the local objectives: out[k] = X^T (c_k * (X v_k)) + kap * v_k with the per-sample
     weight c = C w sigma(-z) (1 - sigma(-z)), for the chunks holding an active problem; kap * v_k elsewhere.
-    out (R, ncols)."""
+    out (R, ncols); vt, ot (ncols R,): work space."""
     R, ncols = v.shape
     Ru = np.uint64(R)
-    vt = np.ascontiguousarray(v.T).ravel()
-    ot = np.zeros(ncols * R)
+    for q in range(R):
+        for c in range(ncols):
+            vt[c * R + q] = v[q, c]
+    ot[:] = 0.0
     start, width, on = _chunks(act)
     acc = np.empty(R)
     for h in range(start.size):
@@ -282,12 +287,13 @@ def _grad_rows(W, indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, ac
 
 
 @numba.njit(cache=True)
-def grad(indptr, indices, data, rowblk, act, yw, z, C, kap, d, f, bvec, sg, g):
+def grad(indptr, indices, data, rowblk, act, yw, z, C, kap, d, f, bvec, sg, g, ot):
     """sigma(-z) into sg and the gradient of the local objectives C X^T (-yw sigma(-z)) + kap f + b into g, for the
-    chunks holding an active problem; elsewhere sg and g are left as they are (those problems have not moved)."""
+    chunks holding an active problem; elsewhere sg and g are left as they are (those problems have not moved).
+    ot (ncols R,): work space."""
     R, ncols = f.shape
     Ru = np.uint64(R)
-    ot = np.zeros(ncols * R)
+    ot[:] = 0.0
     start, width, on = _chunks(act)
     acc = np.empty(R)
     for h in range(start.size):
