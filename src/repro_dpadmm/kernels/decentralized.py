@@ -4,17 +4,17 @@ data, fused with the elementwise work around them, skipping the problems that no
 A layout of local problems is a CSR matrix X (indptr, indices, data) whose row i is a sample of the block rowblk[i]
 (a node, or in the layout of the unconverged problems a single problem) and whose columns [b d, (b + 1) d) hold the
 features of block b; a per-problem vector is v (R, ncols) (one row per repeat; R = 1 in the problem layout) and a
-per-sample array is (rows, R). `act` (R, nblocks) marks the problems worked on: a kernel computes the entries of the
-active problems only (what it leaves for the others is stated per kernel). Every problem's entries depend on its own
-entries alone, so the active problems' numbers do not depend on the mask.
+per-sample array is (rows, R). `act` (R, nblocks) marks the problems worked on: a kernel computes the repeats of a
+block in chunks and skips a chunk without an active problem (what it leaves there is stated per kernel). Every
+problem's entries depend on its own entries alone, so the active problems' numbers do not depend on the mask.
 
 Every kernel sums in the order of the scipy/numpy code it replaces, so it equals its reference bit for bit:
 X @ v (scipy's csr_matvec(s)) sums a row's entries in their stored order starting from 0; X^T @ u (a CSR transpose
 from tocsr(), or a CSC view) sums every column over the rows in increasing order starting from 0; sigma(-z) is
 scipy's expit(-z) = 1 / (1 + exp(z)) and the logistic loss numpy's logaddexp(0, -z), both evaluated with the C
 library's exp and log1p as scipy and numpy do (numpy's SIMD paths do not cover logaddexp). The references `*_ref`
-are the numpy/scipy expressions the solver used before the kernels existed; tests/kernels/test_decentralized.py
-runs both on the same inputs.
+are the numpy/scipy expressions the solver used before the kernels existed;
+tests/kernels/test_decentralized_kernels.py runs both on the same inputs.
 """
 
 from __future__ import annotations
@@ -46,6 +46,9 @@ def _slp(kernel):
     return call
 
 
+# _dotW / _axpyW: a row's dot products with W consecutive repeats of vt (into acc) and its update of W consecutive
+# repeats of ot (by acc), the W accumulators held in registers. Written out per width on purpose: a loop over a
+# run-time number of repeats keeps them in memory and was twice as slow.
 @numba.njit(inline="always")
 def _dot8(j0, j1, data, indices, vt, Ru, k, acc):
     a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
