@@ -1,10 +1,12 @@
 """Benchmark: private M-ADMM (penalty perturbation) on Adult, N = 100 nodes, 100 iterations, 10 repeats.
 
 Target (issue 20): the run at N = 100, T = 100, 10 repeats in at most 5 s. Run:
-`python benchmarks/bench_zhang2018.py [--iterations T] [--repeats R]`. Prints the setup time, the run time (wall and
+`python benchmarks/bench_zhang2018.py [--iterations T] [--repeats R] [--five-node]`. Prints the setup time, the run time (wall and
 CPU, including the privacy record) and its ratio to the 5 s bound (scaled to T when T differs from 100), the time per
 iteration, the Newton steps of the local solves (damped Newton, every local problem to ||grad||/kappa <= tol) and
 P(T) from the run's record. The damping must not cost more than 20% over the undamped solver it replaced (issue 16).
+`--five-node`: the other shape of the ZKL items (zhang2018_madmm fig1/fig2: five nodes of about 9,000 samples,
+C = 1000), timed the same way; the issue's bound is for N = 100, so its ratio is only indicative there.
 """
 
 from __future__ import annotations
@@ -27,22 +29,27 @@ def main() -> None:
     ap.add_argument("--iterations", type=int, default=100)
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--tol", type=float, default=1e-6)
+    ap.add_argument("--five-node", action="store_true", help="five-node graph, C = 1000 (zhang2018_madmm fig2)")
     args = ap.parse_args()
+    if args.five_node:
+        args.nodes = 5
     data = load("adult_zhang2018")
     X, y = data["X"], data["y"]
     t0 = time.perf_counter()
-    graph = {"kind": "erdos_renyi", "nodes": args.nodes, "p": 0.05 if args.nodes >= 50 else 0.2, "seed": 1}
+    graph = {"kind": "five_node"} if args.five_node else {
+        "kind": "erdos_renyi", "nodes": args.nodes, "p": 0.05 if args.nodes >= 50 else 0.2, "seed": 1}
+    C = 1000.0 if args.five_node else 100.0
     nd, A = dz.network(X, y, graph, 0, "bench")
     _ = nd.eig_G
     setup = time.perf_counter() - t0
     T, R = args.iterations, args.repeats
     f0 = dz.initial_points(0, R, args.nodes, X.shape[1], 1.0, "bench")
     t0, c0 = time.perf_counter(), time.process_time()
-    h = dz.m_admm(nd, A, C=100.0, rho=1.0, eta=dz.geometric(0.5, 1.05, T), theta=np.full(T, 0.5), f0=f0,
+    h = dz.m_admm(nd, A, C=C, rho=1.0, eta=dz.geometric(0.5, 1.05, T), theta=np.full(T, 0.5), f0=f0,
                   alpha=dz.geometric(3.0, 1.04, T), rngs=dz.noise_generators(0, R, "bench"), tol=args.tol)
     run, cpu = time.perf_counter() - t0, time.process_time() - c0
     bound = BOUND_S * T / 100  # the bound is for T = 100; a shorter run is held to its share
-    print(f"private M-ADMM: N = {args.nodes}, T = {T}, repeats = {R}, newton tol = {args.tol:g}")
+    print(f"private M-ADMM: N = {args.nodes}, C = {C:g}, T = {T}, repeats = {R}, newton tol = {args.tol:g}")
     print(f"  setup (graph, node data, eigen-decompositions): {setup:.2f} s")
     print(f"  run: {run:.2f} s wall, {cpu:.2f} s CPU ({1e3 * run / T:.1f} ms per iteration); bound {bound:.3g} s "
           f"(5 s at T = 100): ratio {run / bound:.2f} ({'met' if run <= bound else 'NOT met'})")

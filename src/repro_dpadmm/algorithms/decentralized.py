@@ -38,6 +38,7 @@ from threadpoolctl import ThreadpoolController
 from .. import graphs
 from ..graphs import check_graph
 from ..history import History
+from ..kernels import decentralized as kd
 from ..privacy.bounds import zhang2018 as bounds
 from ..privacy.mechanisms import stacked_gamma_norm
 from ..privacy.spend import REPLACE_ONE, Spend, pure_steps
@@ -232,11 +233,13 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
     steps = np.zeros((R, N), dtype=int)
     n_damped = np.zeros((R, N), dtype=int)
     lay = _Columns(data, M_inv)  # the problems being worked on, and their state:
-    sel, fb, bb, kap, zb = (slice(None), slice(None)), f, b, kappa[None, :, None], z
+    sel, fb, bb, kap, zb, gb = (slice(None), slice(None)), f, b, kappa, z, g
+    sg = np.empty_like(z)
+    moved = np.ones((R, N), dtype=bool)  # problems whose f changed since their gradient was computed (all at first)
     for it in range(max_steps + 1):
-        sg = sigmoid_neg(zb)
-        gb = lay.prod_T(-lay.yw * sg) * C + kap * fb + bb
-        g[sel] = gb
+        lay.grad(moved, zb, sg, C, kap, fb, bb, gb)  # sigma(-z) and the gradient where f moved; the rest stand
+        if gb is not g:
+            g[sel] = gb
         res = np.sqrt((g ** 2).sum(-1)) / kappa[None, :]  # (R, N): bound on the distance to the minimiser
         if not np.all(np.isfinite(res)):
             require_converged(problem + " (non-finite gradient: the iterates diverged)", it, res, tol)
@@ -250,25 +253,23 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
             z[lay.rows, lay.rep] = zb
             lay = _Flat(data, *np.nonzero(active_all), M_inv, R)
             sel = (lay.r, lay.i)
-            fb, bb, kap, zb, gb = f[sel], b[sel], kappa[lay.i][:, None], z[lay.rows, lay.rep], g[sel]
+            fb, bb, kap, zb, gb = f[sel], b[sel], kappa[lay.i], z[lay.rows, lay.rep], g[sel]
             sg = sigmoid_neg(zb)
         active = active_all[sel]
-        c = C * lay.w * sg
-        c *= 1.0 - sg  # per-sample Hessian weights C w sigma(-z) (1 - sigma(-z))
 
-        def hvp(v, lay=lay, c=c, kap=kap):
-            return lay.prod_T(c * lay.prod(v)) + kap * v
+        def hvp(v, lay=lay, sg=sg, kap=kap, active=active):
+            return lay.hvp(active, sg, C, kap, v)
 
         p = _pcg(hvp, lay.precond, gb, max_cg, forcing=forcing, active=active[..., None])
         p[~active] = 0.0
-        zp = lay.y * lay.prod(p)  # y x^T p for every sample, so that z(f - s p) = z - s zp
+        zp = lay.prod(active, p)  # y x^T p for every sample, so that z(f - s p) = z - s zp
         s = np.ones(active.shape)
         if damped:
             slope = (gb * p).sum(-1)  # > 0: p is a descent direction (CG iterate on a positive definite system)
             ok = ~active
             for _ in range(60):
                 trial = np.where(ok, 0.0, s)
-                change = _phi_change(lay, zb, zp, sg, trial, fb, p, bb, kap, C)  # phi(f - s p) - phi(f)
+                change = _phi_change(lay, zb, zp, sg, trial, fb, p, bb, lay.kap(kap), C)  # phi(f - s p) - phi(f)
                 ok |= change <= -1e-4 * trial * slope
                 if ok.all():
                     break
@@ -280,42 +281,91 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
             n_damped[sel] += (s < 1.0) & active
         s = np.where(active, s, 0.0)
         fb = fb - s[..., None] * p
-        zb = zb - lay.spread(s) * zp
+        kd.take_step(lay.csr[3], lay.a2(s), lay.s2(zp), lay.s2(zb))  # z(f - s p) = z - s zp, in place
         steps[sel] += active
+        moved = active
     f[sel] = fb
     require_converged(problem, int(steps.max()), res, tol,
                       hint="" if damped else "plain Newton, no line search")
     return LocalSolve(f, steps, n_damped, float(res.max()))
 
 
-class _Columns:
+class _Layout:
+    """What the two layouts share: the kernels (kernels/decentralized.py) over their CSR matrix `X`, whose row i is a
+    sample of the block `blk[i]` (a node in _Columns, a problem in _Flat). `v2`, `s2` and `a2` view a per-problem
+    vector, a per-sample array and a per-problem mask as the kernels' (repeats, columns), (rows, repeats) and
+    (repeats, blocks) arrays."""
+
+    def _set_kernel_data(self, X, blk, y, w):
+        self.csr = (X.indptr, X.indices, X.data, blk)
+        self.y1, self.w1, self.yw1 = y, w, y * w
+        self._work = {}
+
+    def work(self, name, shape):
+        """A work array kept for the layout's lifetime (large temporaries cost a page fault per page when fresh)."""
+        a = self._work.get(name)
+        if a is None or a.shape != shape:
+            a = self._work[name] = np.empty(shape)
+        return a
+
+    def grad(self, act, z, sg, C, kap, f, b, g):
+        """sigma(-z) into sg and grad phi into g, in place, for the problems marked in act (the rest stand)."""
+        f2 = self.v2(f)
+        kd.grad(*self.csr, self.a2(act), self.yw1, self.s2(z), C, kap, self.d, f2, self.v2(b), self.s2(sg),
+                self.v2(g), self.work("ot", (f2.size,)))
+
+    def hvp(self, act, sg, C, kap, v):
+        """The Hessian of phi times v for the problems marked in act (kap * v for the rest)."""
+        out, v2 = np.empty(v.shape), self.v2(v)
+        kd.hvp(*self.csr, self.a2(act), self.w1, C, self.s2(sg), kap, self.d, v2, self.v2(out),
+               self.work("vt", (v2.size,)), self.work("ot", (v2.size,)))
+        return out
+
+    def prod(self, act, p):
+        """y x^T p for every sample of the problems marked in act (0 for the rest); the array is reused by the next
+        call."""
+        out, p2 = self.work("zp", self.sample_shape(act)), self.v2(p)
+        kd.prod(*self.csr, self.a2(act), p2, self.y1, self.s2(out), self.work("vt", (p2.size,)))
+        return out
+
+
+class _Columns(_Layout):
     """Every (repeat, node) problem in the column layout of NodeData: a per-problem vector is (R, N, d), a
     per-sample array (n, R) (a column per repeat), so that one sparse product serves all repeats."""
 
     size = None  # every problem, converged or not
 
     def __init__(self, data: NodeData, M_inv):
-        self.data, self.M_inv = data, M_inv
+        self.data, self.M_inv, self.d = data, M_inv, data.dim
         self.y, self.w, self.yw = data.y[:, None], data.w[:, None], (data.y * data.w)[:, None]
         self.rows = self.rep = slice(None)
+        self._set_kernel_data(data.Xb, data.node, data.y, data.w)
 
-    def prod(self, v):  # x^T v_{node} for every sample and repeat: (n, R)
-        return self.data.Xb @ _to_cols(v)
+    def v2(self, v):
+        return np.ascontiguousarray(v).reshape(v.shape[0], -1)
 
-    def prod_T(self, u):  # X_i^T u_i for every node and repeat: (R, N, d)
-        return _from_cols(self.data.XbT @ u, u.shape[1], self.data.n_nodes, self.data.dim)
+    def s2(self, x):
+        return x
 
-    def spread(self, s):  # per-problem scalars (R, N) to every sample of the problem: (n, R); node_data keeps
-        return np.repeat(s.T, self.data.B, axis=0)  # a node's samples together, so a block repeat is the gather
+    def a2(self, act):
+        return act
 
-    def means(self, x):  # (1/B_i) sum over the samples of every problem: (R, N)
-        return (self.data.P @ x).T
+    def kap(self, kappa):
+        return kappa[None, :, None]
+
+    def sample_shape(self, act):
+        return self.data.Xb.shape[0], act.shape[0]
+
+    def means(self, dl, z, u):  # (1/B_i) sum over the samples of every problem: (R, N); see _phi_change
+        out = np.empty((self.data.n_nodes, dl.shape[1]))
+        kd.loss_change_sums(self.csr[3], self.w1, z, u, dl, out)
+        return out.T
 
     def precond(self, v):  # M_i^{-1} v for every node and repeat, one batched BLAS product over the nodes
         return (np.ascontiguousarray(v.transpose(1, 0, 2)) @ self.M_inv).transpose(1, 0, 2)
 
 
-class _Flat:
+class _Flat(_Layout):
     """The problems (repeat r[k], node i[k]) alone: a per-problem vector is (P, d), a per-sample array holds the
     samples of problem 0, then of problem 1, ... A block-diagonal copy of the problems' rows of Xb (one column block
     per problem) keeps every row's entries in their order, so every product, mean and preconditioned vector equals
@@ -335,28 +385,34 @@ class _Flat:
         cols = np.repeat(k, rl) * d + data.Xb.indices[ent] % d
         self.X = sp.csr_matrix((data.Xb.data[ent], cols, np.concatenate([[0], np.cumsum(rl)])),
                                shape=(self.rows.size, P * d))
-        self.XT = self.X.T  # CSC: X^T u sums every output over the samples in their order, as XbT does
         self.y, self.w = data.y[self.rows], data.w[self.rows]
         self.yw = self.y * self.w
-        self.P = sp.csr_matrix((self.w, np.arange(self.rows.size), np.concatenate([[0], np.cumsum(lens)])),
-                               shape=(P, self.rows.size))
         self.lens, self.d = lens, d
+        self._set_kernel_data(self.X, k, self.y, self.w)
         # the preconditioner acts in the column layout (node, repeat, d) of the nodes that hold a problem: the same
         # (R, d) @ (d, d) BLAS products as in _Columns, so the same numbers
         nodes, self.pos = np.unique(i, return_inverse=True)
         self.M_inv, self.shape = M_inv[nodes], (nodes.size, R, d)
 
-    def prod(self, v):
-        return self.X @ v.ravel()
+    def v2(self, v):
+        return np.ascontiguousarray(v).reshape(1, -1)
 
-    def prod_T(self, u):
-        return (self.XT @ u).reshape(-1, self.d)
+    def s2(self, x):
+        return x.reshape(-1, 1)
 
-    def spread(self, s):
-        return np.repeat(s, self.lens)
+    def a2(self, act):
+        return act.reshape(1, -1)
 
-    def means(self, x):
-        return self.P @ x
+    def kap(self, kappa):
+        return kappa[:, None]
+
+    def sample_shape(self, act):
+        return self.rows.size
+
+    def means(self, dl, z, u):
+        out = np.empty((self.size, 1))
+        kd.loss_change_sums(self.csr[3], self.w1, self.s2(z), u, dl, out)
+        return out[:, 0]
 
     def precond(self, v):
         cols = np.zeros(self.shape)
@@ -372,17 +428,12 @@ def _ranges(starts, lens):
 def _phi_change(lay, z, zp, sg, s, f, p, b, kap, C):
     """phi(f - s p) - phi(f) for every problem of the layout `lay`, computed without cancellation: per sample
     L(z - s zp) - L(z) = log1p(sigma(-z) expm1(s zp)) (direct difference where |s zp| > 1, where it is large)."""
-    u = lay.spread(s) * zp
-    dl = np.clip(u, -1.0, 1.0)
-    np.expm1(dl, out=dl)
-    dl *= sg
-    np.log1p(dl, out=dl)  # log1p(sigma(-z) expm1(u)), in place
-    far = np.abs(u) > 1.0
-    if far.any():  # few samples, and only far from the minimiser: direct difference there
-        big = np.flatnonzero(far)
-        zf, uf = z.reshape(-1)[big], u.reshape(-1)[big]
-        dl.reshape(-1)[big] = loss(zf - uf) - loss(zf)
-    dloss = lay.means(dl)  # change of the node means
+    u, dl = lay.work("u", lay.s2(zp).shape), lay.work("dl", lay.s2(zp).shape)
+    kd.step_change(lay.csr[3], lay.a2(s), lay.s2(zp), u, dl)
+    np.expm1(dl, out=dl)  # numpy's (vectorised) expm1 and log1p, as before the kernels
+    dl *= lay.s2(sg)
+    np.log1p(dl, out=dl)  # log1p(sigma(-z) expm1(u)); the samples with |u| > 1 take the direct difference
+    dloss = lay.means(dl, z, u)  # change of the node means
     sv = s[..., None]
     quad = (kap * (-sv * f * p + 0.5 * sv ** 2 * p * p)).sum(-1) - (s * (b * p).sum(-1))
     return C * dloss + quad
