@@ -49,3 +49,51 @@ def test_kernels_equal_scipy_products_bit_for_bit(D, R, subset):
         ref(X, D * n, ids, *inp, want)
         np.testing.assert_array_equal(got, want, err_msg=name)
         np.testing.assert_array_equal(got, full[name][ids], err_msg=name)
+
+
+def test_pairwise_sum_is_numpys_sum():
+    rng = np.random.default_rng(3)
+    for d in (1, 5, 7, 8, 9, 17, 104, kc.PAIRWISE_BLOCK):
+        for _ in range(50):
+            a = rng.standard_normal(d) * np.exp(5 * rng.standard_normal(d))  # wide magnitudes: order matters
+            assert kc.pairwise_sum(a) == kc.pairwise_sum_reference(a) == (a[None] * 1.0).sum(-1)[0]
+
+
+@pytest.mark.parametrize("D,R", [(2, 2), (1, 3)])
+def test_cg_step_equals_numpy_cg(D, R):
+    """Iterations of the compiled CG step (fused product, updates, sums) equal numpy's, bit for bit, including the
+    stopping flag; on all problems and on a subset."""
+    data, rng = _data(D, m=23, d=11)
+    n, m, d = data.n, data.m, data.d
+    X = data.Xb
+    for ids in (np.arange(R * n), np.array([4, 1])):
+        k = ids.size
+        c, g = rng.random((k, m)), rng.standard_normal((k, d))
+        mine, ref = ([np.zeros_like(g), g.copy(), g.copy()] for _ in range(2))
+        rr = (g * g).sum(-1)
+        target = 1e-3 * rr
+        rr_m, rr_r, new_m, new_r = rr.copy(), rr.copy(), np.empty(k), np.empty(k)
+        flags = []
+        for it in range(8):
+            fm = kc.cg_step(X.indptr, X.indices, X.data, D * n, ids, c, float(m), 0.3, it == 0, *mine, rr_m, new_m,
+                            target)
+            fr = kc.cg_step_reference(X, D * n, ids, c, float(m), 0.3, it == 0, *ref, rr_r, new_r, target)
+            assert fm == fr
+            flags.append(fm)
+            for a, b in zip(mine + [rr_m, new_m], ref + [rr_r, new_r]):
+                np.testing.assert_array_equal(a, b)
+        assert flags[-1] and not flags[0]  # the run covers both outcomes of the stopping test
+
+
+def test_logistic_loss_equals_numpy_logaddexp():
+    from repro_dpadmm.problems.logistic import loss
+
+    rng = np.random.default_rng(4)
+    z = np.concatenate([rng.standard_normal(20_000) * s for s in (1e-9, 0.1, 1, 10, 800)]
+                       + [np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 36.7, -745.2])])
+    out, ref = np.empty_like(z), np.empty_like(z)
+    kc.logistic_loss(z, out)
+    with np.errstate(invalid="ignore"):  # NaN in, NaN out
+        kc.logistic_loss_reference(z, ref)
+        np.testing.assert_array_equal(out, loss(z))
+    np.testing.assert_array_equal(out, ref)

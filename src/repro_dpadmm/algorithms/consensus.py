@@ -56,7 +56,6 @@ from ..kernels import consensus as kc
 from ..privacy.bounds import huang2019 as hb
 from ..privacy.mechanisms import check_epsilon_delta, stacked_gamma_norm
 from ..problems import regularizers
-from ..problems.logistic import loss
 from ..rng import stacked_normal
 from ..solvers import NotConvergedError, require_converged
 
@@ -160,8 +159,10 @@ class StarData:
 
     def mean_loss(self, w: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
         """(1/m) sum_j ln(1 + exp(-b_ij w_i^T a_ij)), eq. (2): (R, n). `z`: margins at w if already known."""
-        z = self.margins(w) if z is None else z
-        return loss(z).mean(axis=-1)
+        z = np.ascontiguousarray(self.margins(w) if z is None else z)
+        out = np.empty(z.shape)
+        kc.logistic_loss(z.reshape(-1), out.reshape(-1))  # = problems.logistic.loss(z), bit for bit
+        return out.mean(axis=-1)
 
     def mean_grad(self, w: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
         """(1/m) sum_j l'(a_ij, b_ij, w_i) = -(1/m) sum_j b_ij a_ij / (1 + exp(b_ij w_i^T a_ij)): (R, n, d)."""
@@ -372,14 +373,9 @@ def solve_local_l2(data: StarData, w_start, lin, center, *, quad: float, rho: fl
         kc.tproduct(*K, ids, -b[ids % K[3]] * sg, t)
         return t / m + kappa * w - lin_c, sg
 
-    def hess(ids, c, v):
-        out = np.empty((ids.size, d))
-        kc.hvp(*K, ids, c, v, out)
-        return out / m + kappa * v
-
     def newton_step(ids, w, z, g, sg, gn, lin_c):
         c = sg * (1.0 - sg)
-        p = _cg(lambda v: hess(ids, c, v), g, np.minimum(0.1, np.sqrt(gn))[..., None], max_cg)
+        p = _cg(data, ids, c, m, kappa, g, np.minimum(0.1, np.sqrt(gn)), max_cg)
         t = np.ones(w.shape[:-1] + (1,))
         for _ in range(30):
             w_new = w - t * p
@@ -412,25 +408,26 @@ def solve_local_l2(data: StarData, w_start, lin, center, *, quad: float, rho: fl
     return w.reshape(R, n, d), steps, float(gn.max())
 
 
-def _cg(hvp, g, forcing, max_iter, active=None):
-    """Solve H p = g for every (repeat, agent) by conjugate gradients; stop at ||r|| <= forcing ||g|| for every
-    active problem (`active` (R, n) bool, default all; the others' p is not used)."""
+def _cg(data, ids, c, m, kappa, g, forcing, max_iter):
+    """Solve H p = g by conjugate gradients for the problems ids (compact rows; H = (1/m) A^T diag(c) A + kappa I),
+    stopping at ||r|| <= forcing ||g|| for every one of them (at most max_iter iterations). Each iteration is one
+    compiled sweep (``kernels.consensus.cg_step``: the fused Hessian-vector product and the vector updates, in the
+    order numpy made them)."""
     p = np.zeros_like(g)
     r = g.copy()
     q = r.copy()
-    rr = (r * r).sum(-1, keepdims=True)
+    rr = (r * r).sum(-1)
     target = (forcing ** 2) * rr
-    for _ in range(max_iter):
-        Hq = hvp(q)
-        qHq = (q * Hq).sum(-1, keepdims=True)
-        a = np.divide(rr, qHq, out=np.zeros_like(rr), where=qHq > 0)
-        p += a * q
-        r -= a * Hq
-        rr_new = (r * r).sum(-1, keepdims=True)
-        if np.all(rr_new <= target if active is None else (rr_new <= target) | ~active[..., None]):
+    rr_new = np.empty_like(rr)
+    K = data.kernel_args()
+    args = (ids, c, float(m), kappa)
+    for it in range(max_iter):
+        if g.shape[1] <= kc.PAIRWISE_BLOCK:
+            done = kc.cg_step(*K, *args, it == 0, p, r, q, rr, rr_new, target)
+        else:  # the compiled step sums at most PAIRWISE_BLOCK terms in numpy's order: numpy for wider problems
+            done = kc.cg_step_reference(data.Xb, K[3], *args, it == 0, p, r, q, rr, rr_new, target)
+        if done:
             break
-        q = r + np.divide(rr_new, rr, out=np.zeros_like(rr), where=rr > 0) * q
-        rr = rr_new
     return p
 
 
