@@ -401,3 +401,23 @@ def test_newton_on_active_blocks_equals_masked_reference(monkeypatch, D, R):
     want = _newton_reference(data, np.zeros((R, 4, 5)), lin, center, 0.01, 0.1)
     assert got[1] == want[1] > 2
     assert np.array_equal(got[0], want[0]) and got[2] == want[2] and np.array_equal(cache["z"], want[3])
+
+def test_newton_warm_start_cache_gives_the_same_numbers():
+    """A solve warm-started at the previous solution reuses that solution's data gradient from the cache; the
+    result equals bit for bit a solve that recomputes it (a cache holding the margins alone), and a cache whose 'w'
+    is not the warm start is not used."""
+    A, b, data = _problem(D=2, n=4, m=30, d=5, seed=13)
+    rng = np.random.default_rng(14)
+    lin1, lin2, center = rng.standard_normal((2, 4, 5)), rng.standard_normal((2, 4, 5)), rng.standard_normal((2, 5))
+    kw = dict(quad=0.01, rho=0.1)
+    cache = {}
+    w1, *_ = cs.solve_local_l2(data, np.zeros((2, 4, 5)), lin1, center, cache=cache, **kw)
+    assert {"z", "w", "gd", "sg"} <= set(cache)
+    z_only = {"z": cache["z"].copy()}
+    got = cs.solve_local_l2(data, w1, lin2, center, cache=cache, **kw)
+    want = cs.solve_local_l2(data, w1, lin2, center, cache=z_only, **kw)
+    assert got[1] == want[1] > 0 and np.array_equal(got[0], want[0]) and got[2] == want[2]
+    stale = {**cache, "w": cache["w"] + 1.0, "gd": cache["gd"] + 1.0}  # not this warm start: recomputed
+    again = cs.solve_local_l2(data, got[0], lin1, center, cache=stale, **kw)
+    fresh = cs.solve_local_l2(data, got[0], lin1, center, cache={"z": cache["z"].copy()}, **kw)
+    assert np.array_equal(again[0], fresh[0])

@@ -348,8 +348,9 @@ def solve_local_l2(data: StarData, w_start, lin, center, *, quad: float, rho: fl
     a CG solve ~6-10. Safeguard: an agent whose gradient norm would grow halves its step (the Newton direction
     decreases ||g||^2). Active set: a problem whose gradient norm is below tol takes no further step (a Newton step
     reads the data blocks of the active problems alone), and the CG of a Newton step stops when the active problems
-    meet their residual. `cache` may hold the margins 'z' at w_start and receives those at the solution. Returns
-    (w, newton steps, max final gradient norm).
+    meet their residual. `cache` may hold the margins 'z' at w_start and receives those at the solution (and, for a
+    next solve warm-started at this solution, a copy 'w' of it with the data part of the gradient there 'gd' and
+    sigma(-z) 'sg'). Returns (w, newton steps, max final gradient norm).
     """
     center = center[..., None, :] if center.ndim == w_start.ndim - 1 else center
     kappa = quad + rho
@@ -367,11 +368,15 @@ def solve_local_l2(data: StarData, w_start, lin, center, *, quad: float, rho: fl
         kc.margins(*K, ids, b, w, z)
         return z
 
-    def grad(ids, w, z, lin_c):
+    def data_grad(ids, z):
         sg = sigmoid_neg(z)
         t = np.empty((ids.size, d))
         kc.tproduct(*K, ids, -b[ids % K[3]] * sg, t)
-        return t / m + kappa * w - lin_c, sg
+        return t / m, sg
+
+    def grad(ids, w, z, lin_c):
+        gd, sg = data_grad(ids, z)
+        return gd + kappa * w - lin_c, sg, gd
 
     def newton_step(ids, w, z, g, sg, gn, lin_c):
         c = sg * (1.0 - sg)
@@ -380,32 +385,38 @@ def solve_local_l2(data: StarData, w_start, lin, center, *, quad: float, rho: fl
         for _ in range(30):
             w_new = w - t * p
             z_new = margins(ids, w_new)
-            g_new, sg_new = grad(ids, w_new, z_new, lin_c)
+            g_new, sg_new, gd_new = grad(ids, w_new, z_new, lin_c)
             gn_new = _norms(g_new)
             bad = gn_new > gn
             if not bad.any():
                 break
             t = np.where(bad[..., None], 0.5 * t, t)
-        return w_new, z_new, g_new, sg_new, gn_new
+        return w_new, z_new, g_new, sg_new, gn_new, gd_new
 
     w = w_start.reshape(P, d).copy()
     every = np.arange(P)
-    z = cache["z"].reshape(P, m).copy() if cache is not None and cache.get("z") is not None else margins(every, w)
-    g, sg = grad(every, w, z, lin_c)
+    cache = {} if cache is None else cache
+    z = cache["z"].reshape(P, m).copy() if cache.get("z") is not None else margins(every, w)
+    if cache.get("w") is not None and np.array_equal(cache["w"], w_start):  # warm start at the previous solve's
+        # solution: the data part of the gradient there is known (computed from the same margins, the same numbers)
+        gd, sg = cache["gd"].copy(), cache["sg"].copy()
+    else:
+        gd, sg = data_grad(every, z)
+    g = gd + kappa * w - lin_c
     gn = _norms(g)
     steps = 0
     while gn.max() >= tol and steps < max_steps:
         steps += 1
         ids = np.flatnonzero(gn >= tol)  # active set: a problem that met the tolerance takes no further step
-        w[ids], z[ids], g[ids], sg[ids], gn[ids] = newton_step(ids, w[ids], z[ids], g[ids], sg[ids], gn[ids],
-                                                               lin_c[ids])
+        w[ids], z[ids], g[ids], sg[ids], gn[ids], gd[ids] = newton_step(ids, w[ids], z[ids], g[ids], sg[ids],
+                                                                        gn[ids], lin_c[ids])
         if not np.all(np.isfinite(w)):
             raise FloatingPointError("the local Newton solve diverged (non-finite iterate)")
     gn = gn.reshape(R, n)
     require_converged("HUANG l2 exact local solve (Newton)", steps, gn, tol)
-    if cache is not None:
-        cache["z"] = z.reshape(R, n, m)
-    return w.reshape(R, n, d), steps, float(gn.max())
+    w = w.reshape(R, n, d)
+    cache.update(z=z.reshape(R, n, m), w=w.copy(), gd=gd, sg=sg)
+    return w, steps, float(gn.max())
 
 
 def _cg(data, ids, c, m, kappa, g, forcing, max_iter):
