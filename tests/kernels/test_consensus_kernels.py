@@ -97,3 +97,27 @@ def test_logistic_loss_equals_numpy_logaddexp():
         kc.logistic_loss_reference(z, ref)
         np.testing.assert_array_equal(out, loss(z))
     np.testing.assert_array_equal(out, ref)
+
+
+@pytest.mark.parametrize("n", [1, 4])
+def test_test_error_equals_scipy_scores(n):
+    """StarData.test_error (compiled, a draw per repeat: scores compared as they are made) equals the error of
+    scipy's scores it replaced, exactly; scores of exactly 0 count as -1 (SPEC's tie rule)."""
+    rng = np.random.default_rng(7)
+    A = rng.standard_normal((2, n, 10, 6))
+    b = np.where(rng.random((2, n, 10)) < 0.5, -1.0, 1.0)
+    Xt = rng.standard_normal((2, 25, 6))
+    Xt[rng.random(Xt.shape) < 0.5] = 0.0
+    Xt[:, :3] = 0.0  # score 0: predicted -1
+    yt = np.where(rng.random((2, 25)) < 0.5, -1.0, 1.0)
+    data = cs.star_data(A, b, Xt, yt)
+    w = rng.standard_normal((2, n, 6))
+    s = (data.Xt @ np.ascontiguousarray(w.transpose(0, 2, 1)).reshape(12, n)).reshape(2, 25, n)
+    want = np.count_nonzero((s > 0) != (yt > 0)[..., None], axis=-2) / 25
+    np.testing.assert_array_equal(data.test_error(w), want)
+    np.testing.assert_array_equal(data.test_error(w[:, 0]), want[:, 0])
+    counts, ref = np.empty((2, n), np.int64), np.empty((2, n), np.int64)
+    W = np.ascontiguousarray(w.transpose(0, 2, 1)).reshape(12, n)
+    kc.misclassified(data.Xt.indptr, data.Xt.indices, data.Xt.data, W, yt.reshape(-1), 25, counts)
+    kc.misclassified_reference(data.Xt, W, yt.reshape(-1), 25, ref)
+    np.testing.assert_array_equal(counts, ref)

@@ -186,15 +186,28 @@ class StarData:
         self.check_repeats(R)
         Nt = self.y_test.shape[1]
         if self.D == R:
-            return (self.Xt @ np.ascontiguousarray(w.transpose(0, 2, 1)).reshape(R * d, n)).reshape(R, Nt, n)
+            return (self.Xt @ self._test_cols(w)).reshape(R, Nt, n)
         s = self.Xt @ w.reshape(R * n, d).T  # D == 1: (N_t, R n)
         return s.reshape(Nt, R, n).transpose(1, 0, 2)
+
+    def _test_cols(self, w: np.ndarray) -> np.ndarray:
+        R, n, d = w.shape
+        return np.ascontiguousarray(w.transpose(0, 2, 1)).reshape(R * d, n)
 
     def test_error(self, w: np.ndarray) -> np.ndarray:
         """Test error of sign(w^T a) (tie -> -1, SPEC §0.4): w (R, n, d) -> (R, n); w (R, d) -> (R,)."""
         single = w.ndim == 2
-        s = self.test_scores(w[:, None, :] if single else w)
-        err = np.count_nonzero((s > 0) != (self.y_test > 0)[..., None], axis=-2) / s.shape[-2]
+        w3 = w[:, None, :] if single else w
+        if self.Xt is not None and self.D == w3.shape[0]:
+            # compiled: the scores of test_scores, compared as they are made (no (R, N_t, n) array)
+            Nt = self.y_test.shape[1]
+            counts = np.empty(w3.shape[:2], dtype=np.int64)
+            kc.misclassified(self.Xt.indptr, self.Xt.indices, self.Xt.data, self._test_cols(w3),
+                             self.y_test.reshape(-1), Nt, counts)
+            err = counts / Nt
+        else:
+            s = self.test_scores(w3)
+            err = np.count_nonzero((s > 0) != (self.y_test > 0)[..., None], axis=-2) / s.shape[-2]
         return err[:, 0] if single else err
 
     def training_rows(self):

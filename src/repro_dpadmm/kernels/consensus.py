@@ -157,6 +157,29 @@ def cg_step(indptr, indices, data, n_blocks, ids, c, m_div, kappa, first, p, r, 
     return done
 
 
+@numba.njit(cache=True)
+def misclassified(indptr, indices, data, W, y, n_rows, counts):
+    """counts[r, a] = the number of rows i of block r (rows r n_rows .. r n_rows + n_rows - 1 of the CSR X) with
+    (x_i^T W[:, a] > 0) != (y[i] > 0): the test errors of n models at once without storing the scores. Each score
+    is summed as scipy's product of X with the dense W sums it (an axpy per non-zero, from 0.0, in storage order),
+    with the loop over the n models innermost (independent sums, vectorisable)."""
+    n, one = W.shape[1], np.uint64(1)
+    o = np.empty(n)
+    counts[:] = 0
+    for i in range(np.uint64(y.size)):
+        o[:] = 0.0
+        for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + one])):
+            v = data[k]
+            wk = W[np.uint64(indices[k])]
+            for a in range(n):
+                o[a] += v * wk[a]
+        r = i // np.uint64(n_rows)
+        pos = y[i] > 0
+        for a in range(n):
+            if (o[a] > 0) != pos:
+                counts[r, a] += 1
+
+
 _LOGE2 = 0.6931471805599453  # ln 2, numpy's NPY_LOGE2
 
 
@@ -234,3 +257,9 @@ def cg_step_reference(X: sp.csr_matrix, n_blocks: int, ids, c, m_div, kappa, fir
 def logistic_loss_reference(z, out) -> None:
     """numpy form of ``logistic_loss`` (``problems.logistic.loss``)."""
     out[:] = np.logaddexp(0.0, -z)
+
+
+def misclassified_reference(X: sp.csr_matrix, W, y, n_rows, counts) -> None:
+    """scipy/numpy form of ``misclassified``."""
+    s = (X @ W).reshape(-1, n_rows, W.shape[1])
+    counts[:] = np.count_nonzero((s > 0) != (y.reshape(-1, n_rows) > 0)[..., None], axis=-2)
