@@ -332,29 +332,92 @@ def test_local_newton_names_problem_step_and_residual_when_not_converged():
     assert e.value.iteration == 1 and e.value.residual > 1e-8
 
 
+def _newton_reference(data, w_start, lin, center, quad, rho, tol=1e-8, max_steps=50, max_cg=50):
+    """The Newton-CG local solve as written before the compiled kernels: every step over all problems with masks,
+    scipy's products, numpy's CG."""
+    kappa = quad + rho
+    lin_c = lin + rho * center[..., None, :]
+
+    def grad(w, z):
+        sg = cs.sigmoid_neg(z)
+        return data.XbT_product(-data.b * sg) / data.m + kappa * w - lin_c, sg
+
+    def cg(hvp, g, forcing, active):
+        p, r = np.zeros_like(g), g.copy()
+        q = r.copy()
+        rr = (r * r).sum(-1, keepdims=True)
+        target = (forcing ** 2) * rr
+        for _ in range(max_cg):
+            Hq = hvp(q)
+            qHq = (q * Hq).sum(-1, keepdims=True)
+            a = np.divide(rr, qHq, out=np.zeros_like(rr), where=qHq > 0)
+            p += a * q
+            r -= a * Hq
+            rr_new = (r * r).sum(-1, keepdims=True)
+            if np.all((rr_new <= target) | ~active[..., None]):
+                break
+            q = r + np.divide(rr_new, rr, out=np.zeros_like(rr), where=rr > 0) * q
+            rr = rr_new
+        return p
+
+    w = w_start.copy()
+    z = data.b * data.product(w)
+    g, sg = grad(w, z)
+    gn = cs._norms(g)
+    steps = 0
+    while gn.max() >= tol and steps < max_steps:
+        steps += 1
+        active = gn >= tol
+        c = sg * (1.0 - sg)
+        p = cg(lambda v: data.XbT_product(c * data.product(v)) / data.m + kappa * v, g,
+               np.minimum(0.1, np.sqrt(gn))[..., None], active)
+        t = np.ones(w.shape[:-1] + (1,))
+        for _ in range(30):
+            w_new = np.where(active[..., None], w - t * p, w)
+            z_new = data.b * data.product(w_new)
+            g_new, sg_new = grad(w_new, z_new)
+            gn_new = cs._norms(g_new)
+            bad = gn_new > gn
+            if not bad.any():
+                break
+            t = np.where(bad[..., None], 0.5 * t, t)
+        w, z, g, sg, gn = w_new, z_new, g_new, sg_new, gn_new
+    return w, steps, float(gn.max()), z
+
+
 @pytest.mark.parametrize("D,R", [(2, 2), (1, 3)])
-def test_newton_active_set_on_data_blocks_equals_full_products(monkeypatch, D, R):
-    """A Newton step on the active problems' blocks alone gives bit for bit what the masked step over all blocks
-    gives (the products add in the same order); one draw shared by the repeats always takes the masked step."""
+def test_newton_on_active_blocks_equals_masked_reference(monkeypatch, D, R):
+    """The Newton solve, stepping on the active problems' blocks alone with the compiled products, gives bit for bit
+    what the masked step over all blocks with scipy's products gives (the same operations in the same order), for a
+    data draw per repeat and for one draw shared by the repeats."""
     A, b, data = _problem(D=D, n=4, m=30, d=5, seed=11)
     rng = np.random.default_rng(12)
     lin, center = rng.standard_normal((R, 4, 5)), rng.standard_normal((R, 5))
     lin[:, 0] *= 40  # one agent needs more Newton steps than the rest, so the active set shrinks
-    out = {}
-    for above in (1.0, 0.0):  # 1.0: every step on the blocks of the active problems; 0.0: always all blocks
-        monkeypatch.setattr(cs, "_RESTRICT_ABOVE", above)
-        cache = {}
-        out[above] = cs.solve_local_l2(data, np.zeros((R, 4, 5)), lin, center, quad=0.01, rho=0.1, cache=cache)
-        out[above] += (cache["z"],)
-    assert out[1.0][1] == out[0.0][1] > 2
-    assert np.array_equal(out[1.0][0], out[0.0][0]) and np.array_equal(out[1.0][3], out[0.0][3])
-    if D == R:  # the blocks' products are the full products' entries of those blocks
-        ids = np.array([3, 5, 0])
-        sub, v = cs._ActiveBlocks(data, ids), rng.standard_normal((1, 3, 5))
-        full_v = np.zeros((D * 4, 5))
-        full_v[ids] = v[0]
-        assert np.array_equal(sub.product(v)[0], data.product(full_v.reshape(D, 4, 5)).reshape(-1, 30)[ids])
-        u = rng.standard_normal((1, 3, 30))
-        full_u = np.zeros((D * 4, 30))
-        full_u[ids] = u[0]
-        assert np.array_equal(sub.tproduct(u)[0], data.tproduct(full_u.reshape(D, 4, 30)).reshape(-1, 5)[ids])
+    cache = {}
+    got = cs.solve_local_l2(data, np.zeros((R, 4, 5)), lin, center, quad=0.01, rho=0.1, cache=cache)
+    monkeypatch.setattr(type(data), "XbT_product", lambda self, u: self._uncols(self.XbT @ self._cols(u), u.shape[0],
+                                                                                  self.d), raising=False)
+    want = _newton_reference(data, np.zeros((R, 4, 5)), lin, center, 0.01, 0.1)
+    assert got[1] == want[1] > 2
+    assert np.array_equal(got[0], want[0]) and got[2] == want[2] and np.array_equal(cache["z"], want[3])
+
+def test_newton_warm_start_cache_gives_the_same_numbers():
+    """A solve warm-started at the previous solution reuses that solution's data gradient from the cache; the
+    result equals bit for bit a solve that recomputes it (a cache holding the margins alone), and a cache whose 'w'
+    is not the warm start is not used."""
+    A, b, data = _problem(D=2, n=4, m=30, d=5, seed=13)
+    rng = np.random.default_rng(14)
+    lin1, lin2, center = rng.standard_normal((2, 4, 5)), rng.standard_normal((2, 4, 5)), rng.standard_normal((2, 5))
+    kw = dict(quad=0.01, rho=0.1)
+    cache = {}
+    w1, *_ = cs.solve_local_l2(data, np.zeros((2, 4, 5)), lin1, center, cache=cache, **kw)
+    assert {"z", "w", "gd", "sg"} <= set(cache)
+    z_only = {"z": cache["z"].copy()}
+    got = cs.solve_local_l2(data, w1, lin2, center, cache=cache, **kw)
+    want = cs.solve_local_l2(data, w1, lin2, center, cache=z_only, **kw)
+    assert got[1] == want[1] > 0 and np.array_equal(got[0], want[0]) and got[2] == want[2]
+    stale = {**cache, "w": cache["w"] + 1.0, "gd": cache["gd"] + 1.0}  # not this warm start: recomputed
+    again = cs.solve_local_l2(data, got[0], lin1, center, cache=stale, **kw)
+    fresh = cs.solve_local_l2(data, got[0], lin1, center, cache={"z": cache["z"].copy()}, **kw)
+    assert np.array_equal(again[0], fresh[0])

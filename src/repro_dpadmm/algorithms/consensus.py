@@ -52,10 +52,10 @@ import scipy.sparse as sp
 
 from ..datasets import partition
 from ..history import History
+from ..kernels import consensus as kc
 from ..privacy.bounds import huang2019 as hb
 from ..privacy.mechanisms import check_epsilon_delta, stacked_gamma_norm
 from ..problems import regularizers
-from ..problems.logistic import loss
 from ..rng import stacked_normal
 from ..solvers import NotConvergedError, require_converged
 
@@ -134,18 +134,35 @@ class StarData:
         return self._uncols(self.Xb @ self._cols(np.ascontiguousarray(w)), R, self.m)
 
     def tproduct(self, u: np.ndarray) -> np.ndarray:
-        """sum_j u_ij a_ij for every repeat and agent: (R, n, d)."""
-        R = self.check_repeats(u.shape[0])
-        return self._uncols(self.XbT @ self._cols(np.ascontiguousarray(u)), R, self.d)
+        """sum_j u_ij a_ij for every repeat and agent: (R, n, d). A compiled kernel (``kernels.consensus.tproduct``,
+        scipy's CSC order: equal bit for bit to ``XbT @ u``)."""
+        ids = self._all(u)
+        out = np.empty((ids.size, self.d))
+        kc.tproduct(*self.kernel_args(), ids, np.ascontiguousarray(u).reshape(ids.size, self.m), out)
+        return out.reshape(u.shape[0], self.n, self.d)
+
+    def kernel_args(self) -> tuple:
+        """The block-diagonal data as the compiled kernels take it (``kernels.consensus``): CSR arrays and the number
+        of blocks B (problem p = r n + i reads block p % B)."""
+        return self.Xb.indptr, self.Xb.indices, self.Xb.data, self.D * self.n
+
+    def _all(self, w: np.ndarray) -> np.ndarray:
+        return np.arange(self.check_repeats(w.shape[0]) * self.n)
 
     def margins(self, w: np.ndarray) -> np.ndarray:
         """z_ij = b_ij w_i^T a_ij: (R, n, m)."""
-        return self.b * self.product(w)
+        ids = self._all(w)
+        z = np.empty((ids.size, self.m))
+        kc.margins(*self.kernel_args(), ids, self.b.reshape(-1, self.m),
+                   np.ascontiguousarray(w).reshape(ids.size, self.d), z)
+        return z.reshape(w.shape[0], self.n, self.m)
 
     def mean_loss(self, w: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
         """(1/m) sum_j ln(1 + exp(-b_ij w_i^T a_ij)), eq. (2): (R, n). `z`: margins at w if already known."""
-        z = self.margins(w) if z is None else z
-        return loss(z).mean(axis=-1)
+        z = np.ascontiguousarray(self.margins(w) if z is None else z)
+        out = np.empty(z.shape)
+        kc.logistic_loss(z.reshape(-1), out.reshape(-1))  # = problems.logistic.loss(z), bit for bit
+        return out.mean(axis=-1)
 
     def mean_grad(self, w: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
         """(1/m) sum_j l'(a_ij, b_ij, w_i) = -(1/m) sum_j b_ij a_ij / (1 + exp(b_ij w_i^T a_ij)): (R, n, d)."""
@@ -154,7 +171,11 @@ class StarData:
 
     def hvp(self, c: np.ndarray, v: np.ndarray) -> np.ndarray:
         """(1/m) sum_j c_ij a_ij a_ij^T v_i (the data part of a Hessian-vector product; c = s (1 - s)): (R, n, d)."""
-        return self.tproduct(c * self.product(v)) / self.m
+        ids = self._all(v)
+        out = np.empty((ids.size, self.d))
+        kc.hvp(*self.kernel_args(), ids, np.ascontiguousarray(np.broadcast_to(c, v.shape[:2] + (self.m,))).reshape(
+            ids.size, self.m), np.ascontiguousarray(v).reshape(ids.size, self.d), out)
+        return out.reshape(v.shape) / self.m
 
     def test_scores(self, w: np.ndarray) -> np.ndarray:
         """w^T a for every test sample and model: w (R, n, d) -> (R, N_t, n). One sparse product (3x faster than a
@@ -165,15 +186,28 @@ class StarData:
         self.check_repeats(R)
         Nt = self.y_test.shape[1]
         if self.D == R:
-            return (self.Xt @ np.ascontiguousarray(w.transpose(0, 2, 1)).reshape(R * d, n)).reshape(R, Nt, n)
+            return (self.Xt @ self._test_cols(w)).reshape(R, Nt, n)
         s = self.Xt @ w.reshape(R * n, d).T  # D == 1: (N_t, R n)
         return s.reshape(Nt, R, n).transpose(1, 0, 2)
+
+    def _test_cols(self, w: np.ndarray) -> np.ndarray:
+        R, n, d = w.shape
+        return np.ascontiguousarray(w.transpose(0, 2, 1)).reshape(R * d, n)
 
     def test_error(self, w: np.ndarray) -> np.ndarray:
         """Test error of sign(w^T a) (tie -> -1, SPEC §0.4): w (R, n, d) -> (R, n); w (R, d) -> (R,)."""
         single = w.ndim == 2
-        s = self.test_scores(w[:, None, :] if single else w)
-        err = np.count_nonzero((s > 0) != (self.y_test > 0)[..., None], axis=-2) / s.shape[-2]
+        w3 = w[:, None, :] if single else w
+        if self.Xt is not None and self.D == w3.shape[0]:
+            # compiled: the scores of test_scores, compared as they are made (no (R, N_t, n) array)
+            Nt = self.y_test.shape[1]
+            counts = np.empty(w3.shape[:2], dtype=np.int64)
+            kc.misclassified(self.Xt.indptr, self.Xt.indices, self.Xt.data, self._test_cols(w3),
+                             self.y_test.reshape(-1), Nt, counts)
+            err = counts / Nt
+        else:
+            s = self.test_scores(w3)
+            err = np.count_nonzero((s > 0) != (self.y_test > 0)[..., None], axis=-2) / s.shape[-2]
         return err[:, 0] if single else err
 
     def training_rows(self):
@@ -181,31 +215,6 @@ class StarData:
         d = self.d
         Xs = sp.csr_matrix((self.Xb.data, self.Xb.indices % d, self.Xb.indptr), shape=(self.Xb.shape[0], d))
         return Xs, self.b.reshape(self.D, -1)
-
-
-class _ActiveBlocks:
-    """The training data of some (draw, agent) blocks `ids` (flat indices r n + i, distinct) of a StarData, for a
-    Newton step on those problems alone: iterates (1, k, d), per-sample arrays (1, k, m). Its rows are gathered
-    with scipy's compiled row indexing and keep their columns, so each product adds in exactly the order of the
-    full product and equals its entries of those blocks bit for bit."""
-
-    def __init__(self, data: StarData, ids: np.ndarray):
-        m, d = data.m, data.d
-        self.k, self.m, self.d, self.width = ids.size, m, d, data.Xb.shape[1]
-        self.X = data.Xb[(ids[:, None] * m + np.arange(m)).ravel()]
-        self.XT = self.X.T
-        self.cols = (ids[:, None] * d + np.arange(d)).ravel()
-        self.b = data.b.reshape(-1, m)[ids][None]
-
-    def product(self, w: np.ndarray) -> np.ndarray:
-        v = np.zeros(self.width)
-        v[self.cols] = w.reshape(-1)
-        return (self.X @ v).reshape(1, self.k, self.m)
-
-    def tproduct(self, u: np.ndarray) -> np.ndarray:
-        return (self.XT @ u.reshape(-1))[self.cols].reshape(1, self.k, self.d)
-
-    margins, hvp = StarData.margins, StarData.hvp
 
 
 def _block_diag(Xs: sp.csr_matrix, blocks: int, m: int) -> sp.csr_matrix:
@@ -347,88 +356,102 @@ def solve_local_l2(data: StarData, w_start, lin, center, *, quad: float, rho: fl
     (at most max_steps; otherwise NotConvergedError). The Hessian (1/m) A_i^T diag(s(1-s)) A_i + (quad + rho) I has condition number
     <= (quad + rho + 1/4)/(quad + rho) (~3.5 at rho = 0.1, since ||a|| <= 1), so each Newton system is solved
     matrix-free by conjugate gradients to a relative residual of min(0.1, ||g||^0.5) (exact Hessian-vector products,
-    two sparse products each). This replaces a dense Hessian plus a batched np.linalg.solve: forming 1,000 Hessians of
-    104 x 104 takes as long as ~40 sparse products per Newton step, a CG solve ~6-10. Safeguard: an agent whose
-    gradient norm would grow halves its step (the Newton direction decreases ||g||^2). Active set: a problem whose
-    gradient norm is below tol takes no further step, and the CG of a Newton step stops when the active problems meet
-    their residual (once few problems are left, a step runs on their data blocks alone, ``_ActiveBlocks``). `cache` may hold the
-    margins 'z' at w_start and receives those at the solution. Returns (w, newton steps, max final gradient norm).
+    one compiled sweep over the agent's rows each, ``kernels.consensus.hvp``). This replaces a dense Hessian plus a
+    batched np.linalg.solve: forming 1,000 Hessians of 104 x 104 takes as long as ~40 sparse products per Newton step,
+    a CG solve ~6-10. Safeguard: an agent whose gradient norm would grow halves its step (the Newton direction
+    decreases ||g||^2). Active set: a problem whose gradient norm is below tol takes no further step (a Newton step
+    reads the data blocks of the active problems alone), and the CG of a Newton step stops when the active problems
+    meet their residual. `cache` may hold the margins 'z' at w_start and receives those at the solution (and, for a
+    next solve warm-started at this solution, a copy 'w' of it with the data part of the gradient there 'gd' and
+    sigma(-z) 'sg'). Returns (w, newton steps, max final gradient norm).
     """
     center = center[..., None, :] if center.ndim == w_start.ndim - 1 else center
     kappa = quad + rho
     R, n, d = w_start.shape
-    lin_c = np.ascontiguousarray(np.broadcast_to(lin + rho * center, w_start.shape))
+    m, P = data.m, data.check_repeats(R) * n
+    K = data.kernel_args()
+    b = data.b.reshape(-1, m)
+    # the problems are rows of 2-D arrays (P = R n): w (P, d), margins (P, m); a step works on the rows of the active
+    # problems `ids` alone, gathered into compact arrays (row q = problem ids[q]); every operation is per problem, so
+    # a problem's numbers do not depend on which others are active
+    lin_c = np.ascontiguousarray(np.broadcast_to(lin + rho * center, w_start.shape)).reshape(P, d)
 
-    def grad(dat, w, z, lin_c):
+    def margins(ids, w):
+        z = np.empty((ids.size, m))
+        kc.margins(*K, ids, b, w, z)
+        return z
+
+    def data_grad(ids, z):
         sg = sigmoid_neg(z)
-        return dat.tproduct(-dat.b * sg) / dat.m + kappa * w - lin_c, sg
+        t = np.empty((ids.size, d))
+        kc.tproduct(*K, ids, -b[ids % K[3]] * sg, t)
+        return t / m, sg
 
-    def newton_step(dat, w, z, g, sg, gn, lin_c, active):
+    def grad(ids, w, z, lin_c):
+        gd, sg = data_grad(ids, z)
+        return gd + kappa * w - lin_c, sg, gd
+
+    def newton_step(ids, w, z, g, sg, gn, lin_c):
         c = sg * (1.0 - sg)
-        p = _cg(lambda v: dat.hvp(c, v) + kappa * v, g, np.minimum(0.1, np.sqrt(gn))[..., None], max_cg, active)
+        p = _cg(data, ids, c, m, kappa, g, np.minimum(0.1, np.sqrt(gn)), max_cg)
         t = np.ones(w.shape[:-1] + (1,))
         for _ in range(30):
-            w_new = np.where(active[..., None], w - t * p, w)
-            z_new = dat.margins(w_new)
-            g_new, sg_new = grad(dat, w_new, z_new, lin_c)
+            w_new = w - t * p
+            z_new = margins(ids, w_new)
+            g_new, sg_new, gd_new = grad(ids, w_new, z_new, lin_c)
             gn_new = _norms(g_new)
             bad = gn_new > gn
             if not bad.any():
                 break
             t = np.where(bad[..., None], 0.5 * t, t)
-        return w_new, z_new, g_new, sg_new, gn_new
+        return w_new, z_new, g_new, sg_new, gn_new, gd_new
 
-    w = w_start.copy()
-    z = cache["z"].copy() if cache is not None and cache.get("z") is not None else data.margins(w)
-    g, sg = grad(data, w, z, lin_c)
+    w = w_start.reshape(P, d).copy()
+    every = np.arange(P)
+    cache = {} if cache is None else cache
+    z = cache["z"].reshape(P, m).copy() if cache.get("z") is not None else margins(every, w)
+    if cache.get("w") is not None and np.array_equal(cache["w"], w_start):  # warm start at the previous solve's
+        # solution: the data part of the gradient there is known (computed from the same margins, the same numbers)
+        gd, sg = cache["gd"].copy(), cache["sg"].copy()
+    else:
+        gd, sg = data_grad(every, z)
+    g = gd + kappa * w - lin_c
     gn = _norms(g)
     steps = 0
     while gn.max() >= tol and steps < max_steps:
         steps += 1
-        active = gn >= tol  # active set: a problem that met the tolerance takes no further step
-        if active.mean() > _RESTRICT_ABOVE or data.D != R:
-            w, z, g, sg, gn = newton_step(data, w, z, g, sg, gn, lin_c, active)
-        else:  # few problems left: step on their blocks alone (the same arithmetic, fewer products)
-            ids = np.flatnonzero(active)
-            sub = _ActiveBlocks(data, ids)
-            part = newton_step(sub, *(x.reshape(-1, x.shape[-1])[ids][None] for x in (w, z, g, sg)),
-                               gn.reshape(-1)[ids][None], lin_c.reshape(-1, d)[ids][None], np.ones((1, ids.size), bool))
-            for full, new in zip((w, z, g, sg), part[:4]):
-                full.reshape(-1, full.shape[-1])[ids] = new[0]
-            gn.reshape(-1)[ids] = part[4][0]
+        ids = np.flatnonzero(gn >= tol)  # active set: a problem that met the tolerance takes no further step
+        w[ids], z[ids], g[ids], sg[ids], gn[ids], gd[ids] = newton_step(ids, w[ids], z[ids], g[ids], sg[ids],
+                                                                        gn[ids], lin_c[ids])
         if not np.all(np.isfinite(w)):
             raise FloatingPointError("the local Newton solve diverged (non-finite iterate)")
+    gn = gn.reshape(R, n)
     require_converged("HUANG l2 exact local solve (Newton)", steps, gn, tol)
-    if cache is not None:
-        cache["z"] = z
+    w = w.reshape(R, n, d)
+    cache.update(z=z.reshape(R, n, m), w=w.copy(), gd=gd, sg=sg)
     return w, steps, float(gn.max())
 
 
-# Newton steps in which at most this fraction of the problems is still active run on those problems' blocks alone
-# (with a data draw per repeat): gathering their rows costs about one product over them, a Newton step 2 + 2 x (CG
-# steps) products over all blocks.
-_RESTRICT_ABOVE = 0.75
-
-
-def _cg(hvp, g, forcing, max_iter, active=None):
-    """Solve H p = g for every (repeat, agent) by conjugate gradients; stop at ||r|| <= forcing ||g|| for every
-    active problem (`active` (R, n) bool, default all; the others' p is not used)."""
+def _cg(data, ids, c, m, kappa, g, forcing, max_iter):
+    """Solve H p = g by conjugate gradients for the problems ids (compact rows; H = (1/m) A^T diag(c) A + kappa I),
+    stopping at ||r|| <= forcing ||g|| for every one of them (at most max_iter iterations). Each iteration is one
+    compiled sweep (``kernels.consensus.cg_step``: the fused Hessian-vector product and the vector updates, in the
+    order numpy made them)."""
     p = np.zeros_like(g)
     r = g.copy()
     q = r.copy()
-    rr = (r * r).sum(-1, keepdims=True)
+    rr = (r * r).sum(-1)
     target = (forcing ** 2) * rr
-    for _ in range(max_iter):
-        Hq = hvp(q)
-        qHq = (q * Hq).sum(-1, keepdims=True)
-        a = np.divide(rr, qHq, out=np.zeros_like(rr), where=qHq > 0)
-        p += a * q
-        r -= a * Hq
-        rr_new = (r * r).sum(-1, keepdims=True)
-        if np.all(rr_new <= target if active is None else (rr_new <= target) | ~active[..., None]):
+    rr_new = np.empty_like(rr)
+    K = data.kernel_args()
+    args = (ids, c, float(m), kappa)
+    for it in range(max_iter):
+        if g.shape[1] <= kc.PAIRWISE_BLOCK:
+            done = kc.cg_step(*K, *args, it == 0, p, r, q, rr, rr_new, target)
+        else:  # the compiled step sums at most PAIRWISE_BLOCK terms in numpy's order: numpy for wider problems
+            done = kc.cg_step_reference(data.Xb, K[3], *args, it == 0, p, r, q, rr, rr_new, target)
+        if done:
             break
-        q = r + np.divide(rr_new, rr, out=np.zeros_like(rr), where=rr > 0) * q
-        rr = rr_new
     return p
 
 

@@ -1,0 +1,265 @@
+"""Compiled kernels of the consensus (star network) solvers: products of the block-diagonal training data of
+``algorithms.consensus.StarData`` with the iterates of some of its (repeat, agent) problems.
+
+The data is one CSR matrix (indptr, indices, data) of shape (B m, B d): block k (k = 0..B-1) is rows k m .. k m + m - 1
+and columns k d .. k d + d - 1. A problem p (a flat (repeat, agent) index) reads block ``p % B`` (B = R n when every
+repeat has its own data draw, B = n when the repeats share one). Iterates are rows of 2-D arrays: w (P, d), per-sample
+values (P, m). A kernel works on the problems listed in ``ids`` only, with compact arrays: row q of its inputs and
+output belongs to problem ids[q] (pass ``ids = arange(P)`` for all of them).
+
+Order of the floating-point operations (why the results equal scipy's bit for bit): scipy's CSR product sums each
+row's terms in storage order starting from 0.0, and its CSC product (the transposed product on the same arrays)
+adds each row's contributions to the output entries row by row in storage order, starting from 0.0. The kernels
+make exactly those sums; `hvp` fuses the product, the weight and the transposed product in one sweep over each row
+(the row's terms are read once, from cache for the second use), which changes no sum. The numpy references below
+(``*_reference``) are the scipy expressions the solvers used before; tests/kernels/test_consensus.py compares them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+
+
+# Every index is unsigned inside the loops: numba wraps negative signed indices around (a branch per access), which
+# made the loops twice as slow as scipy's; an unsigned index cannot be negative, so the check disappears.
+@numba.njit(cache=True)
+def margins(indptr, indices, data, n_blocks, ids, b, w, z):
+    """z[q, j] = b[p % B, j] (a_j^T w[q]) for the rows j of the block of problem p = ids[q]."""
+    m, d, nb, one = np.uint64(z.shape[1]), np.uint64(w.shape[1]), np.uint64(n_blocks), np.uint64(1)
+    for q in range(ids.size):
+        blk = np.uint64(ids[q]) % nb
+        off, r0 = blk * d, blk * m
+        wq, zq, bq = w[q], z[q], b[blk]
+        for j in range(m):
+            s = 0.0
+            for k in range(np.uint64(indptr[r0 + j]), np.uint64(indptr[r0 + j + one])):
+                s += data[k] * wq[np.uint64(indices[k]) - off]
+            zq[j] = bq[j] * s
+
+
+@numba.njit(cache=True)
+def tproduct(indptr, indices, data, n_blocks, ids, u, out):
+    """out[q] = sum_j u[q, j] a_j over the rows j of the block of problem ids[q] (scipy's CSC order)."""
+    m, d, nb, one = np.uint64(u.shape[1]), np.uint64(out.shape[1]), np.uint64(n_blocks), np.uint64(1)
+    for q in range(ids.size):
+        blk = np.uint64(ids[q]) % nb
+        off, r0 = blk * d, blk * m
+        uq, oq = u[q], out[q]
+        oq[:] = 0.0
+        for j in range(m):
+            uj = uq[j]
+            for k in range(np.uint64(indptr[r0 + j]), np.uint64(indptr[r0 + j + one])):
+                oq[np.uint64(indices[k]) - off] += data[k] * uj
+
+
+@numba.njit(cache=True)
+def hvp(indptr, indices, data, n_blocks, ids, c, v, out):
+    """out[q] = sum_j c[q, j] a_j (a_j^T v[q]) over the rows j of the block of problem ids[q]: the data part of a
+    Hessian-vector product, reading each row once."""
+    m, d, nb, one = np.uint64(c.shape[1]), np.uint64(out.shape[1]), np.uint64(n_blocks), np.uint64(1)
+    for q in range(ids.size):
+        blk = np.uint64(ids[q]) % nb
+        off, r0 = blk * d, blk * m
+        vq, cq, oq = v[q], c[q], out[q]
+        oq[:] = 0.0
+        for j in range(m):
+            lo, hi = np.uint64(indptr[r0 + j]), np.uint64(indptr[r0 + j + one])
+            s = 0.0
+            for k in range(lo, hi):
+                s += data[k] * vq[np.uint64(indices[k]) - off]
+            u = cq[j] * s
+            for k in range(lo, hi):
+                oq[np.uint64(indices[k]) - off] += data[k] * u
+
+
+# numpy sums a contiguous range of at most this many terms with eight interleaved accumulators (larger ranges are
+# split in two, recursively); the kernels below take d <= PAIRWISE_BLOCK (numba's on-disk cache cannot hold the
+# recursive form), callers fall back to the numpy reference above it
+PAIRWISE_BLOCK = 128
+
+
+@numba.njit(cache=True)
+def pairwise_sum(a):
+    """numpy's sum (``np.add.reduce``) of a contiguous 1-D float64 array of at most PAIRWISE_BLOCK terms, in
+    numpy's order: eight interleaved accumulators, combined pairwise, then the remainder; from 0.0 like numpy."""
+    n = a.size
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[i]
+        return 0.0 + res
+    r0, r1, r2, r3, r4, r5, r6, r7 = a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
+    i = 8
+    while i < n - (n % 8):
+        r0 += a[i]
+        r1 += a[i + 1]
+        r2 += a[i + 2]
+        r3 += a[i + 3]
+        r4 += a[i + 4]
+        r5 += a[i + 5]
+        r6 += a[i + 6]
+        r7 += a[i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[i]
+        i += 1
+    return 0.0 + res
+
+
+@numba.njit(cache=True)
+def cg_step(indptr, indices, data, n_blocks, ids, c, m_div, kappa, first, p, r, q, rr, rr_new, target):
+    """One iteration of conjugate gradients on H = (1/m) A^T diag(c) A + kappa I for every problem ids[q] at once
+    (compact rows), as ``algorithms.consensus`` wrote it in numpy: unless `first`, q <- r + (rr_new / rr) q and
+    rr <- rr_new (the direction update of the previous iteration); then Hq = hvp(q) / m + kappa q,
+    a = rr / q^T H q (0 unless q^T H q > 0), p += a q, r -= a Hq, rr_new = r^T r. Sums of d terms in numpy's order
+    (``pairwise_sum``; d <= PAIRWISE_BLOCK). Returns True when every problem has rr_new <= target."""
+    d = p.shape[1]
+    m, du, nb, one = np.uint64(c.shape[1]), np.uint64(d), np.uint64(n_blocks), np.uint64(1)
+    Hq = np.empty(d)
+    prod = np.empty(d)
+    done = True
+    for i in range(ids.size):
+        qi, ri, pi, ci = q[i], r[i], p[i], c[i]
+        if not first:
+            beta = rr_new[i] / rr[i] if rr[i] > 0 else 0.0
+            for k in range(d):
+                qi[k] = ri[k] + beta * qi[k]
+            rr[i] = rr_new[i]
+        # Hq = hvp(q) (the loop of ``hvp``, inlined)
+        blk = np.uint64(ids[i]) % nb
+        off, r0 = blk * du, blk * m
+        Hq[:] = 0.0
+        for j in range(m):
+            lo, hi = np.uint64(indptr[r0 + j]), np.uint64(indptr[r0 + j + one])
+            s = 0.0
+            for k in range(lo, hi):
+                s += data[k] * qi[np.uint64(indices[k]) - off]
+            u = ci[j] * s
+            for k in range(lo, hi):
+                Hq[np.uint64(indices[k]) - off] += data[k] * u
+        for k in range(d):
+            Hq[k] = Hq[k] / m_div + kappa * qi[k]
+            prod[k] = qi[k] * Hq[k]
+        qHq = pairwise_sum(prod)
+        a = rr[i] / qHq if qHq > 0 else 0.0
+        for k in range(d):
+            pi[k] += a * qi[k]
+            ri[k] -= a * Hq[k]
+            prod[k] = ri[k] * ri[k]
+        rr_new[i] = pairwise_sum(prod)
+        if not rr_new[i] <= target[i]:
+            done = False
+    return done
+
+
+@numba.njit(cache=True)
+def misclassified(indptr, indices, data, W, y, n_rows, counts):
+    """counts[r, a] = the number of rows i of block r (rows r n_rows .. r n_rows + n_rows - 1 of the CSR X) with
+    (x_i^T W[:, a] > 0) != (y[i] > 0): the test errors of n models at once without storing the scores. Each score
+    is summed as scipy's product of X with the dense W sums it (an axpy per non-zero, from 0.0, in storage order),
+    with the loop over the n models innermost (independent sums, vectorisable)."""
+    n, one = W.shape[1], np.uint64(1)
+    o = np.empty(n)
+    counts[:] = 0
+    for i in range(np.uint64(y.size)):
+        o[:] = 0.0
+        for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + one])):
+            v = data[k]
+            wk = W[np.uint64(indices[k])]
+            for a in range(n):
+                o[a] += v * wk[a]
+        r = i // np.uint64(n_rows)
+        pos = y[i] > 0
+        for a in range(n):
+            if (o[a] > 0) != pos:
+                counts[r, a] += 1
+
+
+_LOGE2 = 0.6931471805599453  # ln 2, numpy's NPY_LOGE2
+
+
+@numba.njit(cache=True)
+def logistic_loss(z, out):
+    """out = ln(1 + e^{-z}) elementwise (1-D), as numpy's ``np.logaddexp(0.0, -z)`` computes it (npy_logaddexp with
+    x = 0, y = -z: the C library's exp and log1p, which numba calls too), in one pass instead of numpy's
+    per-element function calls."""
+    for i in range(z.size):
+        y = -z[i]
+        if y == 0.0:
+            out[i] = 0.0 + _LOGE2
+        else:
+            tmp = 0.0 - y
+            if tmp > 0:
+                out[i] = 0.0 + math.log1p(math.exp(-tmp))
+            elif tmp <= 0:
+                out[i] = y + math.log1p(math.exp(tmp))
+            else:  # NaN
+                out[i] = 0.0 + y
+
+
+# --------------------------------------------------------------------------------------------------- references
+def _block_rows(X: sp.csr_matrix, n_blocks: int, m: int, d: int, p: int):
+    """Problem p's rows of the block-diagonal X as a CSR (m, d) with local columns."""
+    blk = p % n_blocks
+    rows = X[blk * m:(blk + 1) * m]
+    return sp.csr_matrix((rows.data, rows.indices - blk * d, rows.indptr), shape=(m, d))
+
+
+def margins_reference(X: sp.csr_matrix, n_blocks: int, ids, b, w, z) -> None:
+    """numpy/scipy form of ``margins`` (one scipy product per problem)."""
+    m, d = z.shape[1], w.shape[1]
+    for q, p in enumerate(ids):
+        z[q] = b[p % n_blocks] * (_block_rows(X, n_blocks, m, d, p) @ w[q])
+
+
+def tproduct_reference(X: sp.csr_matrix, n_blocks: int, ids, u, out) -> None:
+    """numpy/scipy form of ``tproduct`` (scipy's CSC product on the transposed view)."""
+    m, d = u.shape[1], out.shape[1]
+    for q, p in enumerate(ids):
+        out[q] = _block_rows(X, n_blocks, m, d, p).T @ u[q]
+
+
+def hvp_reference(X: sp.csr_matrix, n_blocks: int, ids, c, v, out) -> None:
+    """numpy/scipy form of ``hvp``: the product, the weight and the transposed product one after the other."""
+    m, d = c.shape[1], out.shape[1]
+    for q, p in enumerate(ids):
+        A = _block_rows(X, n_blocks, m, d, p)
+        out[q] = A.T @ (c[q] * (A @ v[q]))
+
+
+def pairwise_sum_reference(a) -> float:
+    """numpy form of ``pairwise_sum``."""
+    return float(np.add.reduce(a))
+
+
+def cg_step_reference(X: sp.csr_matrix, n_blocks: int, ids, c, m_div, kappa, first, p, r, q, rr, rr_new,
+                      target) -> bool:
+    """numpy form of ``cg_step`` (the CG loop body as it was written in numpy; updates the arrays in place)."""
+    if not first:
+        q[:] = r + np.divide(rr_new, rr, out=np.zeros_like(rr), where=rr > 0)[:, None] * q
+        rr[:] = rr_new
+    Hq = np.empty_like(q)
+    hvp_reference(X, n_blocks, ids, c, q, Hq)
+    Hq = Hq / m_div + kappa * q
+    qHq = (q * Hq).sum(-1)
+    a = np.divide(rr, qHq, out=np.zeros_like(rr), where=qHq > 0)[:, None]
+    p += a * q
+    r -= a * Hq
+    rr_new[:] = (r * r).sum(-1)
+    return bool(np.all(rr_new <= target))
+
+
+def logistic_loss_reference(z, out) -> None:
+    """numpy form of ``logistic_loss`` (``problems.logistic.loss``)."""
+    out[:] = np.logaddexp(0.0, -z)
+
+
+def misclassified_reference(X: sp.csr_matrix, W, y, n_rows, counts) -> None:
+    """scipy/numpy form of ``misclassified``."""
+    s = (X @ W).reshape(-1, n_rows, W.shape[1])
+    counts[:] = np.count_nonzero((s > 0) != (y.reshape(-1, n_rows) > 0)[..., None], axis=-2)
