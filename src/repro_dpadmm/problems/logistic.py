@@ -12,8 +12,6 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from ..kernels import logistic_term
-
 
 def loss(z):
     """ln(1 + exp(-z)), stable for large |z|."""
@@ -97,6 +95,8 @@ class MeanLogisticTerm:
 
         Compiled (kernels/logistic_term.py, bit-identical to scipy's products and expit): sparse rows in one fused
         sweep; dense rows keep BLAS for both products and compute sigma(-margins) in place."""
+        from ..kernels import logistic_term  # here, not above: the other users of this module need no numba
+
         x = np.asarray(x)
         cols = x.reshape(-1, self.d).T                                  # (d, R)
         if sp.issparse(self.Xm):
@@ -108,6 +108,8 @@ class MeanLogisticTerm:
     def loss(self, x: np.ndarray, chunk: int = 64) -> np.ndarray:
         """f(x), for x of shape (..., d); chunks of `chunk` iterates bound the (n, chunk) margin matrix.
         ln(1 + e^{-z}) is compiled (kernels/logistic_term.py, bit-identical to `loss`); the mean stays numpy's."""
+        from ..kernels import logistic_term
+
         x = np.asarray(x)
         xs = x.reshape(-1, self.d)
         out = np.empty(len(xs))
