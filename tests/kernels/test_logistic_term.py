@@ -96,3 +96,16 @@ def test_problem_grad_and_loss_equal_the_numpy_formulas(sparse):
         assert np.array_equal(p.loss(x), _old_loss(p, x))
     x = rng.standard_normal((130, 12))
     assert np.array_equal(p.loss(x, chunk=64), _old_loss(p, x, 64))   # a last chunk of one iterate: numpy's sum
+
+
+def test_in_place_kernels_keep_the_layout_and_refuse_what_they_cannot_write():
+    rng = np.random.default_rng(7)
+    z = np.asfortranarray(rng.standard_normal((50, 7)) * 5)
+    ref = np.logaddexp(0.0, -z)
+    got = k.logistic_loss_inplace(z)
+    assert got is z and got.flags.f_contiguous and np.array_equal(got, ref)
+    assert np.array_equal(got.mean(-1), ref.mean(-1))             # same layout: numpy's same summation order
+    with pytest.raises(ValueError, match="contiguous"):
+        k.sigmoid_neg_inplace(rng.standard_normal((6, 6))[:, ::2])
+    with pytest.raises(ValueError, match="float64"):
+        k.logistic_loss_inplace(np.zeros(3, dtype=np.float32))

@@ -35,9 +35,17 @@ def _sigmoid_neg_flat(z):
         z[i] = 1.0 / (1.0 + math.exp(z[i]))
 
 
+def _flat(z: np.ndarray) -> np.ndarray:
+    """A 1-d view of every element of z (C- or F-contiguous float64; the layout is kept, so that a reduction of the
+    result sums in the same order as it did over numpy's output)."""
+    if z.dtype != np.float64 or not (z.flags.c_contiguous or z.flags.f_contiguous) or not z.flags.writeable:
+        raise ValueError("the in-place kernels need a writeable, C- or F-contiguous float64 array")
+    return z.ravel(order="K")
+
+
 def sigmoid_neg_inplace(z: np.ndarray) -> np.ndarray:
-    """z <- sigma(-z) = 1 / (1 + e^z) in place (z a C-contiguous float64 array); returns z."""
-    _sigmoid_neg_flat(z.reshape(-1))
+    """z <- sigma(-z) = 1 / (1 + e^z) in place; returns z."""
+    _sigmoid_neg_flat(_flat(z))
     return z
 
 
@@ -63,8 +71,8 @@ def _logistic_loss_flat(z):
 
 
 def logistic_loss_inplace(z: np.ndarray) -> np.ndarray:
-    """z <- ln(1 + exp(-z)) in place (z a C-contiguous float64 array); returns z."""
-    _logistic_loss_flat(z.reshape(-1))
+    """z <- ln(1 + exp(-z)) in place; returns z."""
+    _logistic_loss_flat(_flat(z))
     return z
 
 

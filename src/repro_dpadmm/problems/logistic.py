@@ -114,6 +114,6 @@ class MeanLogisticTerm:
         xs = x.reshape(-1, self.d)
         out = np.empty(len(xs))
         for k in range(0, len(xs), chunk):
-            z = np.ascontiguousarray(np.asarray(self.X @ xs[k:k + chunk].T) * self.y[:, None])
+            z = np.asarray(self.X @ xs[k:k + chunk].T) * self.y[:, None]
             out[k:k + chunk] = logistic_term.logistic_loss_inplace(z).mean(axis=0)
         return out.reshape(x.shape[:-1])
