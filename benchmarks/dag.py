@@ -6,8 +6,8 @@ cores it was given, the peak memory of any job, and the ten most expensive jobs 
     python benchmarks/dag.py --cores 2 -- --configfile .test/config/config.yaml   # the CI smoke DAG
     python benchmarks/dag.py --read                 # only the job table of a finished run (logs/benchmarks)
 
-Run it from the project root. The items and the frontier's jobs are forced to run again (`--forcerun
-item_notebook frontier_job report`); the datasets are not (build them first: `snakemake --cores 2 datasets`).
+Run it from the project root. The items, their parts and the frontier's jobs are forced to run again (`--forcerun
+item_notebook item_part frontier_job report`); the datasets are not (build them first: `snakemake --cores 2 datasets`).
 CPU time is the rusage of the finished child processes, so it includes everything the DAG ran.
 """
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from repro_dpadmm.costs import read_tsv
 
-FORCE = ("item_notebook", "frontier_job", "report")
+FORCE = ("item_notebook", "item_part", "frontier_job", "report")
 
 
 def jobs(benchmarks: Path) -> list[tuple[str, float, float | None]]:

@@ -67,8 +67,8 @@ def smoke_project(mirror, tmp_path_factory):
     (the smoke settings of config/smoke.yaml; offline, mirror).
 
     Returns (project folder, completed process). `--keep-going` lets every item run even if one fails, so each
-    test can report exactly which item broke. One thread per item job (the rule asks for 2): on CI's two cores two
-    small items run side by side instead of one after the other.
+    test can report exactly which item broke. One thread per item job (as the rule asks; kept explicit): on CI's two
+    cores two small items run side by side.
     """
     proj = fresh_copy(tmp_path_factory.mktemp("smoke") / "project")
     proc = snakemake(["--cores", "2", "--keep-going", "--set-threads", "item_notebook=1",

@@ -119,6 +119,33 @@ def cmd_run(args) -> int:
     return 0
 
 
+def cmd_part(args) -> int:
+    from .datasets import is_available
+    from .experiments import parts
+    from .paths import project_root
+    from .registry import problem
+
+    why = problem(args.paper, args.item, project_root())
+    if why:
+        raise ValueError(f"{args.paper}/{args.item}: {why}")
+    params = _item_params(args.paper, args.item, args)
+    keys = parts.part_keys(args.paper, args.item, params)
+    if args.key not in keys:  # before any work: the key, and what is allowed
+        raise ValueError(f"{args.paper}/{args.item} has no part {args.key!r}; its parts: {', '.join(keys) or 'none'}")
+    out = Path(args.out) if args.out else parts.part_path(args.paper, args.item, args.key)
+    needed = params.get("datasets", [])
+    status = {name: is_available(name, project_root()) for name in needed}
+    if needed and not any(ok for ok, _ in status.values()):  # the item itself will say "not run" (runner.run_item)
+        parts.write_part(out, {"format": parts.FORMAT, "key": args.key, "status": "not run",
+                               "params_hash": parts.params_hash(params)})
+        print(f"{args.paper}/{args.item} part {args.key}: not run (datasets unavailable) -> {out}")
+        return 0
+    record = parts.run_part(args.paper, args.item, args.key, params)
+    parts.write_part(out, record)
+    print(f"{args.paper}/{args.item} part {args.key}: {record['wall_time_s']:.1f} s -> {out}")
+    return 0
+
+
 def cmd_frontier_job(args) -> int:
     from . import config
     from .datasets import is_available
@@ -249,6 +276,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--configfile", action="append", default=[], help="config override, e.g. config/smoke.yaml")
     run.add_argument("--out-dir", default=None, help="output folder (default results/<paper>/<item>)")
     run.set_defaults(func=cmd_run)
+
+    pa = sub.add_parser("part", help="run one part of an item split into parts (its settings as separate jobs) and "
+                                     "write results/<paper>/<item>/parts/<key>.pkl")
+    pa.add_argument("paper", help="paper id (see `items`)")
+    pa.add_argument("item", help="item id of a split item (see `parts`)")
+    pa.add_argument("key", help="part key (see `parts`)")
+    pa.add_argument("--params", default=None, help="item parameters as JSON (default: from the config)")
+    pa.add_argument("--configfile", action="append", default=[], help="config override, e.g. config/smoke.yaml")
+    pa.add_argument("--out", default=None, help="default results/<paper>/<item>/parts/<key>.pkl")
+    pa.set_defaults(func=cmd_part)
 
     fj = sub.add_parser("frontier-job", help="run one (method, level) job of beyond/frontier and write its JSON")
     fj.add_argument("method", help="a method of the frontier (e.g. huang_dpadmm) or 'floor'")

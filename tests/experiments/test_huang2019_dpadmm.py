@@ -47,6 +47,30 @@ def test_n_sweep_l2_metrics_and_checks(adult):
     assert m["privacy.dpadmm.eps0.1_delta1e-4.paper_eps"] == pytest.approx(3 / (2 * z * z) + np.sqrt(6 * np.log(1e4)) / z)
 
 
+def test_comparison_from_its_part_files_equals_the_whole_run(adult, tmp_path):
+    """Figs. 3 / 6 as parts (one job each under Snakemake): written, read back and combined, the same numbers."""
+    from repro_dpadmm.experiments import parts
+
+    X, y = adult
+    params = {**COMPARE, "seed": 0}
+    keys = ex.parts_fig6(params)
+    assert keys == ["admm", "eps0.05-delta1e-05", "eps0.2-delta1e-05", "eps0.2-delta0.001", "dvp-eps0.05",
+                    "dvp-eps0.2"]
+    for key in keys:
+        parts.write_part(parts.part_path(ex.PAPER, "fig6", key, tmp_path),
+                         {"format": parts.FORMAT, "params_hash": parts.params_hash(params),
+                          "value": ex.comparison_part(X, y, params, 0, key)})
+
+    def never(key):
+        raise AssertionError(f"part {key} recomputed")
+
+    from_files = ex.combine_comparison(params, parts.gather(ex.PAPER, "fig6", params, never, out_dir=tmp_path))
+    (m1, r1), (m2, r2) = ex.comparison_metrics(from_files), ex.comparison_metrics(ex.comparison(X, y, params, 0))
+    assert m1 == m2 and r1.keys() == r2.keys()
+    for k in r1:
+        np.testing.assert_array_equal(r1[k], r2[k])
+
+
 def test_sweep_and_comparison_share_dpadmm_runs(adult):
     """DP-ADMM at one setting gives identical numbers in the sweep item and the comparison item (same streams)."""
     X, y = adult

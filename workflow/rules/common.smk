@@ -86,18 +86,28 @@ def frontier_job_files():
     return [f"results/beyond/frontier/jobs/{m}/{lev}.json" for m, lev in frontier_jobs()]
 
 
+def item_params(paper, item):
+    """An item's parameters as its jobs get them: its config entry and the global seed."""
+    return {**item_config(paper, item), "seed": config["seed"]}
+
+
+def item_params_json(wildcards):
+    return json.dumps(item_params(wildcards.paper, wildcards.item), sort_keys=True)
+
+
+# Items split into parts (repro_dpadmm.experiments.parts: the experiment module defines parts_<item> and part_<item>)
+# run each part as a job of rule item_part; the item's notebook then combines the part files.
+def item_part_files(paper, item):
+    from repro_dpadmm.experiments.parts import part_keys
+
+    return [f"results/{paper}/{item}/parts/{key}.pkl" for key in part_keys(paper, item, item_params(paper, item))]
+
+
 # Extra inputs of an item beyond its notebook and datasets: (paper, item) -> function returning files. An item whose
-# work is split into separate jobs registers the job files here.
+# work is split into separate jobs of its own rule registers the job files here; split items get their part files.
 ITEM_EXTRA_INPUTS = {("beyond", "frontier"): frontier_job_files}
 
 
 def item_extra_inputs(wildcards):
     hook = ITEM_EXTRA_INPUTS.get((wildcards.paper, wildcards.item))
-    return hook() if hook else []
-
-
-def item_params_json(wildcards):
-    return json.dumps(
-        {**item_config(wildcards.paper, wildcards.item), "seed": config["seed"]},
-        sort_keys=True,
-    )
+    return hook() if hook else item_part_files(wildcards.paper, wildcards.item)

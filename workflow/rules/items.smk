@@ -23,9 +23,9 @@ rule item_notebook:
         "logs/{paper}/{item}.log",
     benchmark:
         "logs/benchmarks/{paper}/{item}.tsv"
-    # Snakemake sets OMP/OpenBLAS/MKL threads to this: 2 BLAS threads per item, as `repro-dpadmm run` gets on two
-    # cores (lowered to --cores when fewer; `--set-threads item_notebook=1` runs more items side by side instead).
-    threads: 2
+    # One core per item: the items' work is sparse products and small dense ones that a second BLAS thread does not
+    # speed up, so `--cores N` runs N items side by side (Snakemake sets OMP/OpenBLAS/MKL threads to this).
+    threads: 1
     wildcard_constraints:
         paper="|".join(config["papers"]),
         item=r"[A-Za-z0-9_]+",
@@ -34,6 +34,34 @@ rule item_notebook:
     shell:
         "repro-dpadmm run {wildcards.paper} {wildcards.item} --params {params.item:q} "
         "--out-dir {params.out_dir} > {log} 2>&1"
+
+
+# One part of an item split into parts (repro_dpadmm.experiments.parts), e.g. one curve at one alpha(1) of ZKL-ICML
+# Fig. 2: the item's settings run side by side (and on a cluster, in parallel); the item's notebook combines them.
+rule item_part:
+    input:
+        datasets=item_dataset_records,
+    output:
+        "results/{paper}/{item}/parts/{part}.pkl",
+    params:
+        item=item_params_json,
+    log:
+        "logs/{paper}/{item}/{part}.log",
+    benchmark:
+        "logs/benchmarks/{paper}/{item}/{part}.tsv"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    wildcard_constraints:
+        paper="|".join(config["papers"]),
+        item=r"[A-Za-z0-9_]+",
+        part=r"[A-Za-z0-9_.=+-]+",
+    conda:
+        "../../envs/repro-dpadmm.yaml"
+    shell:
+        "repro-dpadmm part {wildcards.paper} {wildcards.item} {wildcards.part} --params {params.item:q} "
+        "--out {output} > {log} 2>&1"
 
 
 # One named target per item, e.g. `snakemake --cores all huang2019_dpadmm_fig3`.

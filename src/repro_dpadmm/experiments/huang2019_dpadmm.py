@@ -45,6 +45,7 @@ from ..datasets import load
 from ..privacy.bounds import huang2019 as hb
 from ..problems import regularizers
 from ..rng import repeat_generators
+from .parts import gather
 
 PAPER = "huang2019_dpadmm"
 
@@ -268,60 +269,100 @@ def privacy_sweep_metrics(res: dict) -> tuple[dict, dict]:
 
 
 # --------------------------------------------------------------------------------------------------- fig3 / fig6
-def comparison(X, y, params: dict, seed: int) -> dict:
-    """Figs. 3 (l1) and 6 (l2): DP-ADMM, non-private ADMM, DPSGD (each convention in params['dpsgd']['conventions'])
-    and, for l2, PVP (same (eps, delta)) and DVP (same per-iteration eps, pure DP) at every setting of the sweeps."""
+def _comparison_parts(params: dict) -> dict[str, tuple]:
+    """Figs. 3 / 6 run as parts (experiments.parts): non-private ADMM; per (eps, delta) setting DP-ADMM, DPSGD and,
+    for l2, PVP; for l2, DVP once per eps (pure DP: one run serves every delta). {key: what the part runs}."""
+    out = {"admm": ("admm",)}
+    for eps, delta in unique_settings(params):
+        out[f"eps{eps:g}-delta{delta:g}"] = ("setting", eps, delta)
+    if params["reg"] == "l2":
+        for eps in dict.fromkeys(e for e, _ in unique_settings(params)):
+            out[f"dvp-eps{eps:g}"] = ("dvp", eps)
+    return out
+
+
+def comparison_part(X, y, params: dict, seed: int, key: str) -> dict:
+    """One part of `comparison` (see _comparison_parts), with the wall time of each method's runs."""
+    what = _comparison_parts(params)[key]
     reg, n, T, R = params["reg"], int(params["agents"]), int(params["iterations"]), int(params["repeats"])
     c = _common(params)
     ev = int(params.get("err_every", 1))
     data = _data(X, y, params, seed, n)
-    out = {"reg": reg, "n": n, "T": T, "sweeps": settings(params), "runs": {}, "times": {},
-           "majority_err": majority_error(data), "majority_share": {}}
     a = params.get("admm", {})
     t0 = time.perf_counter()
-    h = cs.admm(data, reg=reg, T=T, repeats=R, tol=float(a.get("tol", 1e-8)), max_inner=a.get("max_inner"),
-                err_every=ev, **c)
-    out["admm"] = {"curves": _curves(h), "inner_steps_mean": h.meta["inner_steps_mean"],
-                   "inner_residual_max": h.meta["inner_residual_max"]}
-    out["times"]["admm"] = time.perf_counter() - t0
+    if what[0] == "admm":
+        h = cs.admm(data, reg=reg, T=T, repeats=R, tol=float(a.get("tol", 1e-8)), max_inner=a.get("max_inner"),
+                    err_every=ev, **c)
+        return {"admm": {"curves": _curves(h), "inner_steps_mean": h.meta["inner_steps_mean"],
+                         "inner_residual_max": h.meta["inner_residual_max"]},
+                "time": time.perf_counter() - t0, "majority_err": majority_error(data)}
+    if what[0] == "dvp":
+        eps = what[1]
+        h = cs.dvp(data, T=T, rngs=_noise(seed, R, "dvp", f"n{n}"), epsilon=eps, tol=float(a.get("tol", 1e-8)),
+                   err_every=ev, **c)
+        t = time.perf_counter() - t0
+        # pure DP: its totals at the eps-sweep's delta (PLD; paper_eps: basic composition, SPEC §2.4)
+        return {"curves": _curves(h), "Delta": h.meta["Delta"], "eps_prime": h.meta["eps_prime"],
+                "privacy": hb.spend_totals(h.spends[0], float(params["fixed_delta"])), "time": t}
+    _, eps, delta = what
     dp = params["dpsgd"]
-    dvp_done = {}
-    for eps, delta in unique_settings(params):
-        runs, spends = {}, {}  # spends: what each private method recorded, accounted after the timed runs
+    runs, spends, times, share = {}, {}, {}, {}  # spends: what each private method recorded
+    h = _dpadmm_run(data, reg, eps, delta, params, seed, n)
+    runs["dpadmm"], spends["dpadmm"] = _curves(h), h.spends[0]
+    times["dpadmm"] = time.perf_counter() - t0
+    for conv in dp["conventions"]:
         t0 = time.perf_counter()
-        h = _dpadmm_run(data, reg, eps, delta, params, seed, n)
-        runs["dpadmm"], spends["dpadmm"] = _curves(h), h.spends[0]
-        out["times"].setdefault("dpadmm", 0.0)
-        out["times"]["dpadmm"] += time.perf_counter() - t0
-        for conv in dp["conventions"]:
-            t0 = time.perf_counter()
-            h = sgd.dpsgd(data, reg=reg, T=T, rngs=_noise(seed, R, "dpsgd", conv, reg, f"n{n}"), epsilon=eps,
-                          delta=delta, lr=float(dp["lr"]), convention=conv, clip=float(dp["clip"]), err_every=ev,
-                          **c)
-            name = "dpsgd_avg" if conv == "average" else "dpsgd_sum"
-            runs[name] = _curves(h)
-            spends.setdefault("dpsgd", h.spends[0])  # both conventions release the same noisy gradients
-            out["majority_share"][(name, eps, delta)] = majority_share(data, h.meta["w"])
-            out["times"][name] = out["times"].get(name, 0.0) + time.perf_counter() - t0
-        if reg == "l2":
-            t0 = time.perf_counter()
-            h = cs.pvp(data, T=T, rngs=_noise(seed, R, "pvp", f"n{n}"), epsilon=eps, delta=delta,
-                       tol=float(a.get("tol", 1e-8)), err_every=ev, **c)
-            runs["pvp"], spends["pvp"] = _curves(h), h.spends[0]
-            out["times"]["pvp"] = out["times"].get("pvp", 0.0) + time.perf_counter() - t0
-            if eps not in dvp_done:  # DVP is pure eps-DP per iteration: one run per eps serves every delta
-                t0 = time.perf_counter()
-                h = cs.dvp(data, T=T, rngs=_noise(seed, R, "dvp", f"n{n}"), epsilon=eps,
-                           tol=float(a.get("tol", 1e-8)), err_every=ev, **c)
-                out["times"]["dvp"] = out["times"].get("dvp", 0.0) + time.perf_counter() - t0
-                # pure DP: its totals at the eps-sweep's delta (PLD; paper_eps: basic composition, SPEC §2.4)
-                dvp_done[eps] = {"curves": _curves(h), "Delta": h.meta["Delta"], "eps_prime": h.meta["eps_prime"],
-                                 "privacy": hb.spend_totals(h.spends[0], float(params["fixed_delta"]))}
+        h = sgd.dpsgd(data, reg=reg, T=T, rngs=_noise(seed, R, "dpsgd", conv, reg, f"n{n}"), epsilon=eps,
+                      delta=delta, lr=float(dp["lr"]), convention=conv, clip=float(dp["clip"]), err_every=ev, **c)
+        name = "dpsgd_avg" if conv == "average" else "dpsgd_sum"
+        runs[name] = _curves(h)
+        spends.setdefault("dpsgd", h.spends[0])  # both conventions release the same noisy gradients
+        share[(name, eps, delta)] = majority_share(data, h.meta["w"])
+        times[name] = time.perf_counter() - t0
+    if reg == "l2":
+        t0 = time.perf_counter()
+        h = cs.pvp(data, T=T, rngs=_noise(seed, R, "pvp", f"n{n}"), epsilon=eps, delta=delta,
+                   tol=float(a.get("tol", 1e-8)), err_every=ev, **c)
+        runs["pvp"], spends["pvp"] = _curves(h), h.spends[0]
+        times["pvp"] = time.perf_counter() - t0
+    # accounted after the timed runs
+    return {"curves": runs, "privacy": {name: hb.spend_totals(sp, delta) for name, sp in spends.items()},
+            "times": times, "majority_share": share}
+
+
+def combine_comparison(params: dict, parts: dict) -> dict:
+    """The result of Figs. 3 / 6 from every part of `comparison` ({key: comparison_part(...)})."""
+    keys = _comparison_parts(params)
+    adm = parts["admm"]
+    out = {"reg": params["reg"], "n": int(params["agents"]), "T": int(params["iterations"]),
+           "sweeps": settings(params), "runs": {}, "times": {"admm": adm["time"]},
+           "majority_err": adm["majority_err"], "majority_share": {}, "admm": adm["admm"]}
+    dvp_done = {}
+    for key, (kind, *setting) in keys.items():
+        if kind != "setting":
+            continue
+        eps, delta = setting
+        p = parts[key]
+        runs = dict(p["curves"])
+        for name, t in p["times"].items():
+            out["times"][name] = out["times"].get(name, 0.0) + t
+        out["majority_share"].update(p["majority_share"])
+        if params["reg"] == "l2":
+            if eps not in dvp_done:
+                d = parts[f"dvp-eps{eps:g}"]
+                out["times"]["dvp"] = out["times"].get("dvp", 0.0) + d["time"]
+                dvp_done[eps] = {k: d[k] for k in ("curves", "Delta", "eps_prime", "privacy")}
             runs["dvp"] = dvp_done[eps]["curves"]
-        privacy = {name: hb.spend_totals(sp, delta) for name, sp in spends.items()}
-        out["runs"][(eps, delta)] = {"curves": runs, "privacy": privacy["dpadmm"], "privacy_by": privacy}
+        out["runs"][(eps, delta)] = {"curves": runs, "privacy": p["privacy"]["dpadmm"], "privacy_by": p["privacy"]}
     out["dvp"] = dvp_done
     return out
+
+
+def comparison(X, y, params: dict, seed: int) -> dict:
+    """Figs. 3 (l1) and 6 (l2): DP-ADMM, non-private ADMM, DPSGD (each convention in params['dpsgd']['conventions'])
+    and, for l2, PVP (same (eps, delta)) and DVP (same per-iteration eps, pure DP) at every setting of the sweeps:
+    every part in this process (the items gather their parts, `run_fig3` / `run_fig6`)."""
+    return combine_comparison(params, {k: comparison_part(X, y, params, seed, k) for k in _comparison_parts(params)})
 
 
 # metric name of each run: DPSGD's average convention is the default "dpsgd", its sum convention the variant
@@ -781,14 +822,34 @@ def metrics_fig2(res: dict) -> dict:
     return _kwargs(privacy_sweep_metrics(res))
 
 
+def _run_comparison(item: str, params: dict, root=None) -> dict:
+    """Figs. 3 / 6 from their parts (experiments.parts): the part files of rule item_part, or computed here."""
+    X, y, info = adult(root)
+    seed = int(params.get("seed", 0))
+    parts = gather(PAPER, item, params, lambda key: comparison_part(X, y, params, seed, key))
+    return {**combine_comparison(params, parts), "item": item, "dataset": info}
+
+
 def run_fig3(params: dict, root=None) -> dict:
     """Fig. 3 (l1): DP-ADMM against ADMM and DPSGD at every setting of both sweeps (``comparison``)."""
-    return _run("fig3", comparison, params, root)
+    return _run_comparison("fig3", params, root)
 
 
 def run_fig6(params: dict, root=None) -> dict:
     """Fig. 6 (l2): as Fig. 3, with PVP and DVP (``comparison``)."""
-    return _run("fig6", comparison, params, root)
+    return _run_comparison("fig6", params, root)
+
+
+def parts_fig3(params: dict) -> list[str]:
+    return list(_comparison_parts(params))
+
+
+def part_fig3(params: dict, key: str) -> dict:
+    X, y, _ = adult(None)
+    return comparison_part(X, y, params, int(params.get("seed", 0)), key)
+
+
+parts_fig6, part_fig6 = parts_fig3, part_fig3
 
 
 def plot_fig3(res: dict) -> dict:

@@ -42,6 +42,7 @@ from ..problems import fused_lasso as fl
 from ..problems import logistic
 from ..rng import repeat_generators
 from .common import dataset_status
+from .parts import gather
 from .plotting import rows_table
 
 PAPER = "xu2020_dpaccadmm"
@@ -611,21 +612,41 @@ def table_table1(result: dict, metrics: dict) -> str:
                            for r in result["rows"]])
 
 
+# Figs. 1 and 2 run as one part per configured dataset (experiments.parts); an unavailable dataset's part is None.
+def parts_fig1(params: dict) -> list[str]:
+    return list(params["datasets"])
+
+
+def _rules(params: dict) -> list[str]:
+    return [r for r in (params.get("variants") or {}).get("eta_rules", []) if r != params.get("eta_rule", "paper")]
+
+
+def part_fig1(params: dict, name: str) -> dict | None:
+    """Fig. 1 on one dataset: the default runs and, per step-size variant, the same runs (same noise) at that step
+    against the same F*; None when the dataset is unavailable."""
+    if not dataset_status([name])[name][0]:
+        return None
+    s = setup(name, params)
+    ref = reference_minimum(s, params)
+    runs = {"": fig1_dataset(s, params, ref)}
+    for rule in _rules(params):
+        runs[rule] = fig1_dataset(with_rule(s, params, rule), params, ref)
+    return {"setup": s, "runs": runs}
+
+
+def _per_dataset(item: str, params: dict, part) -> tuple[dict, dict]:
+    """({available dataset: its part}, {unavailable dataset: why}); a part written while its dataset was missing
+    is computed again here."""
+    available, missing = datasets_to_run(params)
+    parts = gather(PAPER, item, params)
+    return {name: parts[name] or part(params, name) for name in available}, missing
+
+
 # Fig. 1
 def run_fig1(params: dict) -> dict:
-    """Fig. 1 on every available dataset: the default runs and, per step-size variant, the same runs (same noise)
-    at that step against the same F*."""
-    available, missing = datasets_to_run(params)
-    rules = [r for r in (params.get("variants") or {}).get("eta_rules", []) if r != params.get("eta_rule", "paper")]
-    datasets = {}
-    for name in available:
-        s = setup(name, params)
-        ref = reference_minimum(s, params)
-        runs = {"": fig1_dataset(s, params, ref)}
-        for rule in rules:
-            runs[rule] = fig1_dataset(with_rule(s, params, rule), params, ref)
-        datasets[name] = {"setup": s, "runs": runs}
-    return {"params": params, "datasets": datasets, "rules": rules, "missing": missing}
+    """Fig. 1 on every available dataset (`part_fig1`)."""
+    datasets, missing = _per_dataset("fig1", params, part_fig1)
+    return {"params": params, "datasets": datasets, "rules": _rules(params), "missing": missing}
 
 
 def plot_fig1(result: dict) -> dict:
@@ -684,13 +705,20 @@ def table_fig1(result: dict, metrics: dict) -> str:
 
 
 # Fig. 2
+parts_fig2 = parts_fig1
+
+
+def part_fig2(params: dict, name: str) -> dict | None:
+    """Fig. 2 on one dataset with every variant (`fig2_runs`); None when the dataset is unavailable."""
+    if not dataset_status([name])[name][0]:
+        return None
+    s = setup(name, params)
+    return {"setup": s, "runs": fig2_runs(s, params)}
+
+
 def run_fig2(params: dict) -> dict:
-    """Fig. 2 on every available dataset, with every variant (`fig2_runs`)."""
-    available, missing = datasets_to_run(params)
-    datasets = {}
-    for name in available:
-        s = setup(name, params)
-        datasets[name] = {"setup": s, "runs": fig2_runs(s, params)}
+    """Fig. 2 on every available dataset, with every variant (`part_fig2`)."""
+    datasets, missing = _per_dataset("fig2", params, part_fig2)
     return {"params": params, "datasets": datasets, "missing": missing, "variants": sorted(fig2_variants(params))}
 
 

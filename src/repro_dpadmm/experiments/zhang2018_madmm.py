@@ -14,6 +14,7 @@ from ..algorithms import decentralized as dz
 from ..datasets import load
 from ..privacy.bounds import zhang2018 as bounds
 from ..rng import seed_sequence
+from .parts import gather
 from .plotting import accuracy_privacy, metrics_table, summary
 
 PAPER = "zhang2018_madmm"
@@ -241,14 +242,30 @@ def table_fig1(res: dict, metrics: dict) -> str:
     return metrics_table(metrics, lambda k: k == "L_star" or k.startswith("a.freeze"))
 
 
-def _run_private(params: dict, item: str) -> dict:
-    """Figs. 2-4: `private_comparison` at every alpha(1) of params['alpha1']."""
+def _private_parts(params: dict) -> dict[str, tuple[float, str]]:
+    """Figs. 2-4 run as one part per (alpha(1), curve) (experiments.parts): {key: (alpha(1), curve)}."""
+    names = [*params["curves"], *(params.get("equal_noise") or {})]
+    return {f"alpha{float(a):g}-{name}": (float(a), name) for a in params["alpha1"] for name in names}
+
+
+def _private_part(params: dict, key: str, item: str) -> dict:
+    """One curve at one alpha(1): `private_comparison` restricted to it (its numbers are those of the whole run)."""
+    a, name = _private_parts(params)[key]
     X, y = _adult()
-    seed = int(params["seed"])
-    out = {"item": item, "T": int(params["iterations"]),
-           "alphas": {a: private_comparison(X, y, params, seed, a, item) for a in params["alpha1"]}}
+    return private_comparison(X, y, params, int(params["seed"]), a, item, only={name})
+
+
+def _run_private(params: dict, item: str) -> dict:
+    """Figs. 2-4: `private_comparison` at every alpha(1) of params['alpha1'], combined from its parts."""
+    parts = gather(PAPER, item, params)
+    alphas = {}
+    for key, (a, name) in _private_parts(params).items():
+        res = alphas.setdefault(a, {**parts[key], "curves": {}})
+        res["curves"][name] = parts[key]["curves"][name]
+    out = {"item": item, "T": int(params["iterations"]), "alphas": alphas}
     if item == "fig4":  # the uneven-vs-even claim: P(T) of the same curves with an even split of the same graph
-        out["P_even"] = P_final_for_split(X, y, params, seed, item, "even", params["alpha1"][0])
+        X, y = _adult()
+        out["P_even"] = P_final_for_split(X, y, params, int(params["seed"]), item, "even", params["alpha1"][0])
     return out
 
 
@@ -265,6 +282,25 @@ def run_fig3(params: dict) -> dict:
 def run_fig4(params: dict) -> dict:
     """Fig. 4: PP vs DVP on 100 nodes, uneven split; with P(T) of the even split of the same graph."""
     return _run_private(params, "fig4")
+
+
+def parts_fig2(params: dict) -> list[str]:
+    return list(_private_parts(params))
+
+
+def part_fig2(params: dict, key: str) -> dict:
+    return _private_part(params, key, "fig2")
+
+
+def part_fig3(params: dict, key: str) -> dict:
+    return _private_part(params, key, "fig3")
+
+
+def part_fig4(params: dict, key: str) -> dict:
+    return _private_part(params, key, "fig4")
+
+
+parts_fig3 = parts_fig4 = parts_fig2
 
 
 _COLORS = {"blue": "tab:blue", "red": "tab:red", "black": "black", "magenta": "magenta", "blue_eta_const": "tab:cyan"}

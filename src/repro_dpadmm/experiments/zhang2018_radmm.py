@@ -14,6 +14,7 @@ import numpy as np
 from ..algorithms import decentralized as dz
 from ..datasets import load
 from ..privacy.bounds import zhang2018 as bounds
+from .parts import gather
 from .plotting import accuracy_privacy, metrics_table, summary
 
 PAPER = "zhang2018_radmm"
@@ -281,11 +282,31 @@ def metrics_fig1(res: dict) -> dict:
     return {"metrics": fig1_metrics(res["networks"], res["T"])}
 
 
-def run_fig2(params: dict) -> dict:
-    """Fig. 2 on Adult at every R-ADMM noise level of params['alphas']."""
+def _fig2_parts(params: dict) -> dict[str, tuple[float, str]]:
+    """Fig. 2 runs as one part per (R-ADMM's alpha, curve) (experiments.parts): {key: (alpha, curve)}."""
+    names = ["radmm", "dvp", *params["pp"]]
+    return {f"alpha{float(a):g}-{name}": (float(a), name) for a in params["alphas"] for name in names}
+
+
+def parts_fig2(params: dict) -> list[str]:
+    return list(_fig2_parts(params))
+
+
+def part_fig2(params: dict, key: str) -> dict:
+    """One curve at one noise level: `fig2` restricted to it (its numbers are those of the whole run)."""
+    a, name = _fig2_parts(params)[key]
     X, y = _adult()
-    seed = int(params["seed"])
-    return {"pp_default": params["pp_default"], "alphas": {a: fig2(X, y, params, seed, a) for a in params["alphas"]}}
+    return fig2(X, y, params, int(params["seed"]), a, only={name})
+
+
+def run_fig2(params: dict) -> dict:
+    """Fig. 2 on Adult at every R-ADMM noise level of params['alphas'], combined from its parts."""
+    parts = gather(PAPER, "fig2", params)
+    alphas = {}
+    for key, (a, name) in _fig2_parts(params).items():
+        res = alphas.setdefault(a, {**parts[key], "curves": {}})
+        res["curves"][name] = parts[key]["curves"][name]
+    return {"pp_default": params["pp_default"], "alphas": alphas}
 
 
 _COLORS = {"radmm": "tab:red", "dvp": "black", "pp_icml_blue": "tab:blue", "pp_allerton": "tab:green"}

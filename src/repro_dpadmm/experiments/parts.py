@@ -1,0 +1,127 @@
+"""Items whose work is split into independent parts, each its own Snakemake job (issue 20).
+
+A heavy item (a sweep over settings, curves or datasets) keeps one notebook, but its settings run as separate jobs,
+so that every core stays busy and a cluster runs them side by side. An experiment module splits item <item> by
+defining two functions next to its `run_<item>`:
+
+    parts_<item>(params) -> list[str]    the part keys, in the order the item combines them (used as file names)
+    part_<item>(params, key)             one part's result: the numbers of that setting, exactly as the whole run
+                                         computes them (every random stream is labelled by its setting, so a part
+                                         run alone draws what the whole run draws)
+
+and its `run_<item>(params)` takes every part's value from `gather`. Rule item_part (workflow/rules/items.smk) runs
+`repro-dpadmm part <paper> <item> <key>` per key, which writes `results/<paper>/<item>/parts/<key>.pkl`; the item's
+notebook job then only combines them. Run by hand (`repro-dpadmm run`, a notebook session), a part whose file is
+missing or was written with other parameters is computed in the notebook's process and said so in its output, so an
+item is correct with or without Snakemake.
+
+The files are pickles, not JSON: a part's value holds numpy arrays and tuple-keyed dicts, and only this package
+writes and reads them (a part file is an intermediate of one run, never an input from elsewhere).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import pickle
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ..paths import results_dir
+from ..provenance import canonical_hash
+
+PARTS_DIR = "parts"
+FORMAT = 1  # bumped when the file layout changes
+
+
+def experiment_module(paper: str, item: str):
+    """The experiment module of an item: experiments/<paper>_<item>.py where the paper has a module per item (beyond),
+    else experiments/<paper>.py."""
+    for name in (f"{paper}_{item}", paper):
+        if importlib.util.find_spec(f"repro_dpadmm.experiments.{name}") is not None:
+            return importlib.import_module(f"repro_dpadmm.experiments.{name}")
+    raise ValueError(f"no experiment module for {paper}/{item}")
+
+
+def is_split(paper: str, item: str) -> bool:
+    """Whether the item's experiment module splits it into parts."""
+    mod = experiment_module(paper, item)
+    return callable(getattr(mod, f"parts_{item}", None)) and callable(getattr(mod, f"part_{item}", None))
+
+
+def part_keys(paper: str, item: str, params: dict) -> list[str]:
+    """The part keys of a split item under `params` (an empty list for an item that is not split)."""
+    if not is_split(paper, item):
+        return []
+    keys = list(getattr(experiment_module(paper, item), f"parts_{item}")(params))
+    bad = [k for k in keys if not k or "/" in k or k.startswith(".") or k != k.strip()]
+    if bad or len(set(keys)) != len(keys):
+        raise ValueError(f"{paper}/{item}: part keys must be unique file names, got {keys}")
+    return keys
+
+
+def params_hash(params: dict) -> str:
+    return canonical_hash(params)
+
+
+def part_path(paper: str, item: str, key: str, out_dir: str | Path | None = None) -> Path:
+    base = results_dir() / paper / item if out_dir is None else Path(out_dir)
+    return base / PARTS_DIR / f"{key}.pkl"
+
+
+def write_part(path: Path, record: dict) -> None:
+    """Write a part file atomically (a temporary file in the same folder, then a rename): complete or absent."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(record, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.chmod(tmp, 0o644)  # as any other output (mkstemp creates it private)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def run_part(paper: str, item: str, key: str, params: dict) -> dict:
+    """Compute one part: the record a part file holds (its value, the parameters' hash and its wall time)."""
+    keys = part_keys(paper, item, params)
+    if key not in keys:
+        raise ValueError(f"{paper}/{item} has no part {key!r} under these parameters; its parts: {keys}")
+    t0 = time.perf_counter()
+    value = getattr(experiment_module(paper, item), f"part_{item}")(params, key)
+    return {"format": FORMAT, "paper": paper, "item": item, "key": key, "params_hash": params_hash(params),
+            "wall_time_s": time.perf_counter() - t0, "value": value}
+
+
+def _load(path: Path, want: str) -> tuple[dict | None, str]:
+    if not path.is_file():
+        return None, f"{path} is missing"
+    with open(path, "rb") as fh:
+        record = pickle.load(fh)
+    if record.get("format") != FORMAT or record.get("params_hash") != want:
+        return None, f"{path} was written with other parameters"
+    if "value" not in record:
+        return None, f"{path} holds no result ({record.get('status', 'incomplete')})"
+    return record, ""
+
+
+def gather(paper: str, item: str, params: dict, compute: Callable[[str], object] | None = None, *,
+           out_dir: str | Path | None = None, log=print) -> dict[str, object]:
+    """{key: value} of every part of the item, in part order: from its part file when that was written with these
+    parameters, else computed here (`compute(key)`, default the module's part_<item>) with a line saying so."""
+    want = params_hash(params)
+    compute = compute or (lambda key: getattr(experiment_module(paper, item), f"part_{item}")(params, key))
+    out, computed = {}, []
+    for key in part_keys(paper, item, params):
+        record, why = _load(part_path(paper, item, key, out_dir), want)
+        if record is None:
+            log(f"{why}: computing part {key} here")
+            out[key] = compute(key)
+            computed.append(key)
+        else:
+            out[key] = record["value"]
+    return out
