@@ -150,7 +150,7 @@ def setup(D, Y, boundaries: Sequence[int], *, rho: float, lam: float, z_penalty:
     return SharingSetup(D, Y, b, party, float(rho), float(lam), K_cho, Dt, Z_PENALTIES[z_penalty] * float(rho), W)
 
 
-def z_update(s, y, Y, rho: float, *, z0=None, max_steps: int = 100, tol: float = 1e-12):
+def z_update(s, y, Y, rho: float, *, z0=None, max_steps: int = 100, tol: float = 1e-12, compiled: bool = True):
     """Eq. (8) for every sample and run at once: argmin_zeta ln(1 + e^{-Y_i zeta}) - y_i zeta + rho/2 (s_i - zeta)^2.
 
     Newton's method. The curvature lies in [rho, rho + 1/4], so for rho > 1/4 each Newton step contracts the error
@@ -160,10 +160,20 @@ def z_update(s, y, Y, rho: float, *, z0=None, max_steps: int = 100, tol: float =
     replaced by bisection (the SPEC's 30-step cap [D] is raised to 100 for this case).
     `z0` (e.g. the previous z) is the starting point. Stops when every sample's relative step is below `tol`;
     raises `NotConvergedError` if that takes more than `max_steps` steps.
+    The plain path runs compiled (kernels/hu_sharing.py: one pass per step, bit-identical to the numpy loop below,
+    which `compiled=False` runs and the tests compare it with).
     """
     c = -y - rho * s                                   # g'(zeta) = -Y sigma(-Y zeta) + rho zeta + c
     lo, hi = (s + (y - 1.0) / rho, s + (y + 1.0) / rho) if rho <= 0.25 else (None, None)
     zeta = s + y / rho if z0 is None else (np.clip(z0, lo, hi) if lo is not None else np.array(z0, dtype=float))
+    if lo is None and compiled:
+        from ..kernels.hu_sharing import newton_z
+
+        converged, change = newton_z(zeta, c, Y, rho, max_steps, tol)   # in place on zeta
+        if converged:
+            return zeta
+        raise NotConvergedError("ADMM sharing z-update (8), entrywise Newton", max_steps, change, tol,
+                                "the relative Newton step did not fall below the tolerance")
     dx_old = None if lo is None else hi - lo
     for _ in range(max_steps):
         p = sigmoid_neg(Y * zeta)                      # sigma(-Y zeta)
@@ -318,6 +328,8 @@ def admm_sharing(D, Y, boundaries: Sequence[int], *, rho: float, lam: float, ite
         raise ValueError(f"noise_on must be one of {NOISE_TARGETS}, got {noise_on!r}")
     if int(iterations) < 1:
         raise ValueError(f"iterations must be >= 1, got {iterations}")
+    from ..kernels import logistic_term  # here, not above: importing this module needs no numba
+
     t0 = time.perf_counter()
     st = setup_ or setup(D, Y, boundaries, rho=rho, lam=lam, z_penalty=z_penalty, pinv_half=noise_on == "authors")
     setup_time = time.perf_counter() - t0
@@ -339,17 +351,20 @@ def admm_sharing(D, Y, boundaries: Sequence[int], *, rho: float, lam: float, ite
     names += ["test_logloss", "test_logloss_clean"] if test else []
     tr = {k: np.empty((R, iterations + 1)) for k in names}
 
+    def mean_loss(z):  # loss(z).mean(-1), compiled in place on the fresh product z (same values, same layout)
+        return logistic_term.logistic_loss_inplace(z).mean(-1)
+
     def record(t, state):
         reg = st.lam / N
-        tr["objective"][:, t] = loss(st.Y * state.s).mean(-1) + reg * (state.xt ** 2).sum(-1)
-        tr["objective_clean"][:, t] = loss(st.Y * _mv(st.D, state.x)).mean(-1) + reg * (state.x ** 2).sum(-1)
+        tr["objective"][:, t] = mean_loss(st.Y * state.s) + reg * (state.xt ** 2).sum(-1)
+        tr["objective_clean"][:, t] = mean_loss(st.Y * _mv(st.D, state.x)) + reg * (state.x ** 2).sum(-1)
         tr["norm_x"][:, t] = np.linalg.norm(state.x, axis=-1)
         tr["norm_y"][:, t] = np.linalg.norm(state.y, axis=-1)
         tr["norm_z"][:, t] = np.linalg.norm(state.z, axis=-1)
         tr["residual"][:, t] = np.linalg.norm(state.s - state.z, axis=-1) / np.sqrt(N)
         if test:
-            tr["test_logloss"][:, t] = loss(Y_test * _mv(D_test, state.xt)).mean(-1)
-            tr["test_logloss_clean"][:, t] = loss(Y_test * _mv(D_test, state.x)).mean(-1)
+            tr["test_logloss"][:, t] = mean_loss(Y_test * _mv(D_test, state.xt))
+            tr["test_logloss_clean"][:, t] = mean_loss(Y_test * _mv(D_test, state.x))
 
     state = initial_state(st, R, noise_on)
     record(0, state)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
 
 from ..algorithms.fdml_sgd import fdml_sgd, select_lr
 from ..algorithms import sharing
@@ -42,6 +43,7 @@ EQ7 = "eq7_literal"                 # variant: eq. (7) read literally (isotropic
 AUTHORS = "authors_calibration"     # variant: the authors' data-dependent (epsilon, delta) calibration
 SK_DEFAULTS = "sklearn_defaults"    # variant: sklearn's LogisticRegression defaults (C = 1, lbfgs)
 Z_CODE = "z_penalty_code"           # variant: the authors' z-step penalty 2 rho (the paper's is rho/2)
+BLAS_THREADS = 1                    # BLAS threads of the ADMM sharing runs (see run_admm)
 
 
 # ---------------------------------------------------------------------------------------------------- data
@@ -100,12 +102,15 @@ def run_admm(prob: dict, params: dict, sigmas, *, repeats: int, iterations: int,
     rngs = [g for k, s in enumerate(levels)
             for g in repeat_generators(seed, repeats, PAPER, label, f"level{k}:{np.round(s, 12).tolist()}")]
     sigma_runs = np.repeat(levels, repeats, axis=0)
-    return admm_sharing(prob["D"], prob["Y"], prob["boundaries"], rho=float(params["rho"]),
-                        lam=lam_sum(params, prob["n_train"]), iterations=int(iterations), sigma=sigma_runs,
-                        noise_on=noise_on or params.get("noise_on", "shared"), rngs=rngs,
-                        D_test=prob["D_test"], Y_test=prob["Y_test"],
-                        z_penalty=z_penalty or params.get("z_penalty", "paper"), c1=float(params.get("c1", 2.0)),
-                        b1=b1, bound_args=bound_args)
+    # One BLAS thread: an iteration's BLAS calls are small (the d x d triangular solves of the x-update); with two
+    # threads on a shared 2-core machine each took 50x longer (the results agree bit for bit on a9a and in the tests).
+    with threadpool_limits(limits=BLAS_THREADS):
+        return admm_sharing(prob["D"], prob["Y"], prob["boundaries"], rho=float(params["rho"]),
+                            lam=lam_sum(params, prob["n_train"]), iterations=int(iterations), sigma=sigma_runs,
+                            noise_on=noise_on or params.get("noise_on", "shared"), rngs=rngs,
+                            D_test=prob["D_test"], Y_test=prob["Y_test"],
+                            z_penalty=z_penalty or params.get("z_penalty", "paper"), c1=float(params.get("c1", 2.0)),
+                            b1=b1, bound_args=bound_args)
 
 
 def run_sgd(prob: dict, params: dict, *, seed: int, label: str, repeats: int = 1) -> tuple[History, float, dict]:

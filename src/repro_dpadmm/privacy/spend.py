@@ -19,10 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import dp_accounting
 import numpy as np
 
-from .accounting import pld_grid, pure_composed_epsilon
+from .accounting import dp_accounting, pld_grid, pure_composed_epsilon
 
 # The neighbouring relation a Spend's sensitivities are computed under. The events carry multipliers relative to
 # that sensitivity, so the accountants run with dp-accounting's default relation: for mechanisms without

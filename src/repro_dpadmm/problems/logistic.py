@@ -91,16 +91,29 @@ class MeanLogisticTerm:
         return self.X.multiply(self.y[:, None]).tocsr() if sp.issparse(self.X) else self.X * self.y[:, None]
 
     def grad(self, x: np.ndarray) -> np.ndarray:
-        """grad f(x) = -(1/n) sum_i m_i l_i sigma(-m_i l_i^T x), for x of shape (..., d)."""
+        """grad f(x) = -(1/n) sum_i m_i l_i sigma(-m_i l_i^T x), for x of shape (..., d).
+
+        Compiled (kernels/logistic_term.py, bit-identical to scipy's products and expit): sparse rows in one fused
+        sweep; dense rows keep BLAS for both products and compute sigma(-margins) in place."""
+        from ..kernels import logistic_term  # here, not above: the other users of this module need no numba
+
         x = np.asarray(x)
-        s = expit(-np.asarray(self.Xm @ x.reshape(-1, self.d).T))  # sigma(-margins), (n, R)
+        cols = x.reshape(-1, self.d).T                                  # (d, R)
+        if sp.issparse(self.Xm):
+            G = logistic_term.csr_grad_sum(self.Xm, cols)
+            return (-G.T / self.n).reshape(x.shape)
+        s = logistic_term.sigmoid_neg_inplace(np.asarray(self.Xm @ cols))   # sigma(-margins), (n, R)
         return (-(s.T @ self.Xm) / self.n).reshape(x.shape)
 
     def loss(self, x: np.ndarray, chunk: int = 64) -> np.ndarray:
-        """f(x), for x of shape (..., d); chunks of `chunk` iterates bound the (n, chunk) margin matrix."""
+        """f(x), for x of shape (..., d); chunks of `chunk` iterates bound the (n, chunk) margin matrix.
+        ln(1 + e^{-z}) is compiled (kernels/logistic_term.py, bit-identical to `loss`); the mean stays numpy's."""
+        from ..kernels import logistic_term
+
         x = np.asarray(x)
         xs = x.reshape(-1, self.d)
         out = np.empty(len(xs))
         for k in range(0, len(xs), chunk):
-            out[k:k + chunk] = loss(np.asarray(self.X @ xs[k:k + chunk].T) * self.y[:, None]).mean(axis=0)
+            z = np.asarray(self.X @ xs[k:k + chunk].T) * self.y[:, None]
+            out[k:k + chunk] = logistic_term.logistic_loss_inplace(z).mean(axis=0)
         return out.reshape(x.shape[:-1])

@@ -1,0 +1,111 @@
+"""The compiled kernels of XU's logistic term equal their numpy references bit for bit (same formulas, same C library
+exp/log1p, same order of the sums), and MeanLogisticTerm's grad and loss equal the formulas they replaced."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.special import expit
+
+from repro_dpadmm.kernels import logistic_term as k
+from repro_dpadmm.problems import fused_lasso as fl
+from repro_dpadmm.problems.l2_logistic import L2Logistic
+
+SPECIAL = [0.0, -0.0, 1e-300, -1e-300, 1e-8, -1e-8, 36.0, -36.0, 700.0, -700.0, 800.0, -800.0, np.inf, -np.inf]
+
+
+def _values(rng, n=20000):
+    z = np.concatenate([rng.standard_normal(n) * 30, rng.standard_normal(n) * 1e-3, SPECIAL])
+    return z
+
+
+def test_sigmoid_neg_is_scipys_expit_bit_for_bit():
+    z = _values(np.random.default_rng(0))
+    got = k.sigmoid_neg_inplace(z.copy())
+    assert np.array_equal(got, expit(-z))
+    assert np.array_equal(got, k.sigmoid_neg_reference(z))
+    zz = z[:1000].reshape(10, 100).copy()            # in place on a 2-d array, same values
+    assert np.array_equal(k.sigmoid_neg_inplace(zz), expit(-z[:1000]).reshape(10, 100))
+
+
+def test_logistic_loss_is_numpys_logaddexp_bit_for_bit():
+    z = _values(np.random.default_rng(1))
+    with np.errstate(over="ignore", invalid="ignore"):
+        ref = np.logaddexp(0.0, -z)
+    got = k.logistic_loss_inplace(z.copy())
+    assert np.array_equal(got, ref, equal_nan=True)
+    assert got[np.flatnonzero(z == 0.0)[0]] == np.log(2.0)
+    assert np.isnan(k.logistic_loss_inplace(np.array([np.nan])))[0]
+
+
+def _csr(rng, n, d, density, unsorted=False):
+    dense = np.where(rng.random((n, d)) < density, rng.standard_normal((n, d)), 0.0)
+    dense[5] = 0.0                                    # an empty row
+    X = sp.csr_matrix(dense)
+    X.data[::7] = 0.0                                 # explicit zeros stay in the sums, as in scipy's
+    if unsorted:                                      # a row's entries in another stored order: same order for both
+        for i in range(n):
+            lo, hi = X.indptr[i], X.indptr[i + 1]
+            X.indices[lo:hi] = X.indices[lo:hi][::-1].copy()
+            X.data[lo:hi] = X.data[lo:hi][::-1].copy()
+        X.has_sorted_indices = False
+    return X
+
+
+@pytest.mark.parametrize("R", [1, 2, 7, k.FUSE_MIN_RUNS, 40])
+@pytest.mark.parametrize("unsorted", [False, True])
+def test_csr_grad_sum_equals_scipy_bit_for_bit(R, unsorted):
+    rng = np.random.default_rng(R)
+    Xm = _csr(rng, 600, 30, 0.2, unsorted)
+    x = rng.standard_normal((30, R)) * 3
+    ref = k.csr_grad_sum_reference(Xm, x)
+    got = k.csr_grad_sum(Xm, x)
+    assert got.shape == (30, R)
+    assert np.array_equal(got, ref)
+    assert np.array_equal(k.csr_grad_sum(Xm, np.asfortranarray(x)), ref)     # any memory layout of x
+    # each run's column is the same whichever runs share the batch
+    assert np.array_equal(k.csr_grad_sum(Xm, x[:, :1]), ref[:, :1])
+
+
+def _old_grad(p, x):
+    s = expit(-np.asarray(p.Xm @ x.reshape(-1, p.d).T))
+    return (-(s.T @ p.Xm) / p.n).reshape(x.shape)
+
+
+def _old_loss(p, x, chunk=64):
+    xs = x.reshape(-1, p.d)
+    out = np.empty(len(xs))
+    for j in range(0, len(xs), chunk):
+        out[j:j + chunk] = np.logaddexp(0.0, -(np.asarray(p.X @ xs[j:j + chunk].T) * p.y[:, None])).mean(axis=0)
+    return out.reshape(x.shape[:-1])
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_problem_grad_and_loss_equal_the_numpy_formulas(sparse):
+    rng = np.random.default_rng(5)
+    X = fl.normalise_rows(np.where(rng.random((500, 12)) < (0.1 if sparse else 0.9), rng.standard_normal((500, 12)),
+                                   0.0))
+    y = np.where(rng.random(500) < 0.4, 1.0, -1.0)
+    Xc = fl.as_compute_matrix(X)
+    assert sp.issparse(Xc) == sparse
+    p = L2Logistic(X=Xc, y=y, lam=1e-3)
+    for shape in [(12,), (1, 12), (3, 12), (2, 20, 12), (70, 12)]:
+        x = rng.standard_normal(shape)
+        assert np.array_equal(p.grad(x), _old_grad(p, x))
+        assert np.array_equal(p.loss(x), _old_loss(p, x))
+    x = rng.standard_normal((130, 12))
+    assert np.array_equal(p.loss(x, chunk=64), _old_loss(p, x, 64))   # a last chunk of one iterate: numpy's sum
+
+
+def test_in_place_kernels_keep_the_layout_and_refuse_what_they_cannot_write():
+    rng = np.random.default_rng(7)
+    z = np.asfortranarray(rng.standard_normal((50, 7)) * 5)
+    ref = np.logaddexp(0.0, -z)
+    got = k.logistic_loss_inplace(z)
+    assert got is z and got.flags.f_contiguous and np.array_equal(got, ref)
+    assert np.array_equal(got.mean(-1), ref.mean(-1))             # same layout: numpy's same summation order
+    with pytest.raises(ValueError, match="contiguous"):
+        k.sigmoid_neg_inplace(rng.standard_normal((6, 6))[:, ::2])
+    with pytest.raises(ValueError, match="float64"):
+        k.logistic_loss_inplace(np.zeros(3, dtype=np.float32))
