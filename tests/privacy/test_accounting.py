@@ -93,3 +93,22 @@ def test_pure_composition_matches_the_exact_optimal_composition(eps0, k):
     # heterogeneous budgets: between the exact value of the smaller and of the larger homogeneous sequences
     mixed = accounting.pure_composed_epsilon(np.r_[np.full(k // 2, eps0), np.full(k - k // 2, 2 * eps0)], delta)
     assert got < mixed < _kov_epsilon(2 * eps0, k, delta) * 1.01
+
+
+def test_a_record_unpickled_before_any_accounting_is_still_recognised(tmp_path):
+    """dp_accounting is imported on first use; a part file's pickled record read first (its unpickling imports
+    dp_accounting.dp_event) must give the classes accounting checks against (a half-imported lazy module once made
+    a second copy of them, and XU Fig. 2 failed on its part files)."""
+    import pickle
+    import subprocess
+    import sys
+
+    from repro_dpadmm.privacy.spend import gaussian_steps
+
+    path = tmp_path / "event.pkl"
+    path.write_bytes(pickle.dumps(gaussian_steps(2.0, 3)))
+    code = ("import pickle, sys; from repro_dpadmm.privacy import accounting; "
+            "assert 'dp_accounting' not in sys.modules; "
+            f"e = pickle.load(open({str(path)!r}, 'rb')); print(accounting.gaussian_multipliers(e))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[2. 2. 2.]"

@@ -8,29 +8,24 @@ so reports can show all three side by side (SPEC §1.4, §2.4).
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+import importlib
 from collections.abc import Sequence
 
 import numpy as np
 
 
-def _lazy_module(name: str):
-    """Module `name`, executed on its first attribute access (the standard library's importlib.util.LazyLoader).
-    dp-accounting imports all of itself, with scipy.signal and scipy.stats, on `import dp_accounting` (about 0.6 s
-    of a process's start-up); processes that import the library but never account (the workflow reading the
-    frontier's job list, the items without privacy totals) then do not pay for it."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    spec.loader = importlib.util.LazyLoader(spec.loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+class _OnFirstUse:
+    """The dp_accounting package, imported (all of it) on the first attribute access. `import dp_accounting` pulls
+    in scipy.signal and scipy.stats (about 0.6 s of a process's start-up); processes that import this library but
+    never account (the workflow reading the frontier's job list, the items without privacy totals) then do not pay
+    for it. A plain proxy, not importlib's LazyLoader: nothing half-imported is registered in sys.modules, so a
+    pickle that imports dp_accounting.dp_event first (a part file's records) gets the same classes as this module."""
+
+    def __getattr__(self, name: str):
+        return getattr(importlib.import_module("dp_accounting"), name)
 
 
-dp_accounting = _lazy_module("dp_accounting")
+dp_accounting = _OnFirstUse()
 
 
 def _events(noise_multipliers: Sequence[float] | float, steps: int | None):
