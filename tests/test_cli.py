@@ -39,10 +39,10 @@ def test_unknown_item_is_a_clear_error(capsys):
 def test_unknown_part_is_a_clear_error_before_any_work(capsys, tmp_path):
     """`part` names the bad key and the item's parts, and writes nothing."""
     out = tmp_path / "p.pkl"
-    assert main(["part", "zhang2018_madmm", "fig2", "alpha9-blue", "--configfile", "config/smoke.yaml",
+    assert main(["part", "zhang2018_madmm", "fig2", "alpha9", "--configfile", "config/smoke.yaml",
                  "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert "zhang2018_madmm/fig2 has no part 'alpha9-blue'; its parts: alpha3-blue, alpha3-red" in err
+    assert "zhang2018_madmm/fig2 has no part 'alpha9'; its parts: alpha3, alpha5" in err
     assert not out.exists()
     assert main(["part", "zhang2018_madmm", "fig1", "x", "--out", str(out)]) == 2
     assert "its parts: none" in capsys.readouterr().err

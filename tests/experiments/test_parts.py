@@ -23,23 +23,30 @@ def small_adult(monkeypatch):
 
 
 def test_split_item_combines_to_the_whole_runs_numbers(small_adult, tmp_path):
-    assert parts.is_split("zhang2018_madmm", "fig2") and not parts.is_split("zhang2018_madmm", "fig1")
+    assert parts.is_split("zhang2018_madmm", "fig2") and not parts.is_split("zhang2018_madmm", "fig3")
     assert not parts.is_split("demo", "item") and parts.part_keys("demo", "item", {}) == []  # no experiment module
-    keys = parts.part_keys("zhang2018_madmm", "fig2", PARAMS)
-    assert keys == [f"alpha{a}-{c}" for a in (3, 5) for c in ("blue", "black", "blue_eta_const")]
+    assert parts.part_keys("zhang2018_madmm", "fig2", PARAMS) == ["alpha3", "alpha5"]
     combined = em.run_fig2(PARAMS)["alphas"]
     X, y = adult_like()
     for a in (3.0, 5.0):
         whole = em.private_comparison(X, y, PARAMS, 0, a, "fig2")
-        assert list(combined[a]["curves"]) == list(whole["curves"])  # the whole run's curve order
+        assert list(combined[a]["curves"]) == list(whole["curves"])
         for name, c in whole["curves"].items():
             assert np.array_equal(combined[a]["curves"][name]["L"], c["L"])  # bit for bit: same draws
             assert combined[a]["curves"][name]["P_total"] == c["P_total"]
         assert np.array_equal(combined[a]["B"], whole["B"])
 
 
+def test_an_item_sharing_the_code_but_not_split_computes_its_pieces_silently(small_adult):
+    said = []
+    got = parts.gather("zhang2018_madmm", "fig3", PARAMS, lambda k: k.upper(), keys=["alpha3"], log=said.append)
+    assert got == {"alpha3": "ALPHA3"} and said == []
+    with pytest.raises(ValueError, match="are not its part keys"):  # a split item's pieces are its parts
+        parts.gather("zhang2018_madmm", "fig2", PARAMS, keys=["alpha3"])
+
+
 def test_part_files_are_used_and_stale_or_missing_ones_recomputed(small_adult, tmp_path):
-    key = "alpha3-black"
+    key = "alpha3"
     record = parts.run_part("zhang2018_madmm", "fig2", key, PARAMS)
     parts.write_part(parts.part_path("zhang2018_madmm", "fig2", key, tmp_path), record)
     computed, said = [], []
@@ -49,7 +56,7 @@ def test_part_files_are_used_and_stale_or_missing_ones_recomputed(small_adult, t
         return em.part_fig2(PARAMS, k)
 
     got = parts.gather("zhang2018_madmm", "fig2", PARAMS, compute, out_dir=tmp_path, log=said.append)
-    assert key not in computed and len(computed) == 5 and got[key]["curves"]["black"]["L"].shape == (3, 5)
+    assert computed == ["alpha5"] and got[key]["curves"]["black"]["L"].shape == (3, 5)
     assert np.array_equal(got[key]["curves"]["black"]["L"], record["value"]["curves"]["black"]["L"])
     assert all("is missing: computing part" in s for s in said)
     computed.clear()
@@ -60,8 +67,8 @@ def test_part_files_are_used_and_stale_or_missing_ones_recomputed(small_adult, t
 
 
 def test_bad_part_keys_fail_before_any_work(monkeypatch):
-    with pytest.raises(ValueError, match="no part 'alpha7-blue'"):
-        parts.run_part("zhang2018_madmm", "fig2", "alpha7-blue", PARAMS)
+    with pytest.raises(ValueError, match="no part 'alpha7'"):
+        parts.run_part("zhang2018_madmm", "fig2", "alpha7", PARAMS)
     monkeypatch.setattr(em, "parts_fig2", lambda p: ["a", "a"])
     with pytest.raises(ValueError, match="unique file names"):
         parts.part_keys("zhang2018_madmm", "fig2", PARAMS)
@@ -72,13 +79,13 @@ def test_radmm_fig2_parts_combine_to_the_whole_runs_numbers(monkeypatch):
 
     monkeypatch.setattr(er, "_adult", lambda: adult_like())
     params = {"graph": {"kind": "five_node"}, "split": "even", "C": 20.0, "rho": 1.0, "iterations": 4, "repeats": 2,
-              "newton_tol": 1e-10, "seed": 0, "eta": 1.0, "gamma": 0.2, "alphas": [1.0], "dvp": {"eta": 1.0},
+              "newton_tol": 1e-10, "seed": 0, "eta": 1.0, "gamma": 0.2, "alphas": [1.0, 3.0], "dvp": {"eta": 1.0},
               "pp": {"pp_a": {"theta": 1.0, "eta1": 1.0, "q1": 1.05, "q2": 1.04}}, "pp_default": "pp_a"}
-    assert parts.part_keys("zhang2018_radmm", "fig2", params) == ["alpha1-radmm", "alpha1-dvp", "alpha1-pp_a"]
-    combined = er.run_fig2(params)["alphas"][1.0]
+    assert parts.part_keys("zhang2018_radmm", "fig2", params) == ["alpha1", "alpha3"]
+    combined = er.run_fig2(params)["alphas"]
     X, y = adult_like()
-    whole = er.fig2(X, y, params, 0, 1.0)
-    assert list(combined["curves"]) == list(whole["curves"]) and combined["target"] == whole["target"]
-    for name, c in whole["curves"].items():
-        assert np.array_equal(combined["curves"][name]["L"], c["L"]), name
-    assert combined["match"]["pp_a"]["alpha"] == whole["match"]["pp_a"]["alpha"]
+    for a in (1.0, 3.0):
+        whole = er.fig2(X, y, params, 0, a)
+        assert list(combined[a]["curves"]) == list(whole["curves"]) and combined[a]["target"] == whole["target"]
+        for name, c in whole["curves"].items():
+            assert np.array_equal(combined[a]["curves"][name]["L"], c["L"]), name

@@ -54,9 +54,9 @@ def test_every_item_runs_end_to_end_on_smoke_config(smoke_project, paper, item):
 
 def test_split_items_ran_their_parts_as_jobs_and_the_notebook_only_combined_them(smoke_project):
     proj, _ = smoke_project
-    split = ("zhang2018_madmm", "fig2")
+    split = ("huang2019_dpadmm", "fig6")
     part_files = sorted((proj / "results" / split[0] / split[1] / "parts").glob("*.pkl"))
-    assert len(part_files) == 10, part_files  # 2 alpha(1) x (4 curves + the equal-noise twin)
+    assert len(part_files) == 12, part_files  # ADMM, 7 (eps, delta) settings, DVP at 4 eps
     assert all((proj / "logs" / split[0] / split[1] / f"{p.stem}.log").is_file() for p in part_files)
     for paper, item in smoke_items():  # no notebook recomputed a part the DAG had run
         log = proj / "logs" / paper / f"{item}.log"

@@ -823,10 +823,12 @@ def metrics_fig2(res: dict) -> dict:
 
 
 def _run_comparison(item: str, params: dict, root=None) -> dict:
-    """Figs. 3 / 6 from their parts (experiments.parts): the part files of rule item_part, or computed here."""
+    """Figs. 3 / 6 from their parts (experiments.parts): Fig. 6 (l2, with PVP and DVP: the heaviest item) from the
+    part files of rule item_part, or computed here; Fig. 3 (l1, about a minute) is not split."""
     X, y, info = adult(root)
     seed = int(params.get("seed", 0))
-    parts = gather(PAPER, item, params, lambda key: comparison_part(X, y, params, seed, key))
+    parts = gather(PAPER, item, params, lambda key: comparison_part(X, y, params, seed, key),
+                   keys=_comparison_parts(params))
     return {**combine_comparison(params, parts), "item": item, "dataset": info}
 
 
@@ -840,16 +842,13 @@ def run_fig6(params: dict, root=None) -> dict:
     return _run_comparison("fig6", params, root)
 
 
-def parts_fig3(params: dict) -> list[str]:
+def parts_fig6(params: dict) -> list[str]:
     return list(_comparison_parts(params))
 
 
-def part_fig3(params: dict, key: str) -> dict:
+def part_fig6(params: dict, key: str) -> dict:
     X, y, _ = adult(None)
     return comparison_part(X, y, params, int(params.get("seed", 0)), key)
-
-
-parts_fig6, part_fig6 = parts_fig3, part_fig3
 
 
 def plot_fig3(res: dict) -> dict:

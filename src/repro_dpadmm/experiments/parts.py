@@ -110,18 +110,25 @@ def _load(path: Path, want: str) -> tuple[dict | None, str]:
 
 
 def gather(paper: str, item: str, params: dict, compute: Callable[[str], object] | None = None, *,
-           out_dir: str | Path | None = None, log=print) -> dict[str, object]:
+           keys=None, out_dir: str | Path | None = None, log=print) -> dict[str, object]:
     """{key: value} of every part of the item, in part order: from its part file when that was written with these
-    parameters, else computed here (`compute(key)`, default the module's part_<item>) with a line saying so."""
+    parameters, else computed here (`compute(key)`, default the module's part_<item>) with a line saying so.
+
+    keys: the pieces the item is made of (default its part keys). An item that shares its code with a split one but
+    is not split itself (e.g. a single setting) passes them, and each is computed here without a word."""
+    split = is_split(paper, item)
+    keys = part_keys(paper, item, params) if keys is None else list(keys)
+    if split and keys != part_keys(paper, item, params):
+        raise ValueError(f"{paper}/{item}: keys {keys} are not its part keys {part_keys(paper, item, params)}")
     want = params_hash(params)
     compute = compute or (lambda key: getattr(experiment_module(paper, item), f"part_{item}")(params, key))
-    out, computed = {}, []
-    for key in part_keys(paper, item, params):
-        record, why = _load(part_path(paper, item, key, out_dir), want)
+    out = {}
+    for key in keys:
+        record, why = _load(part_path(paper, item, key, out_dir), want) if split else (None, "")
         if record is None:
-            log(f"{why}: computing part {key} here")
+            if split:
+                log(f"{why}: computing part {key} here")
             out[key] = compute(key)
-            computed.append(key)
         else:
             out[key] = record["value"]
     return out

@@ -612,10 +612,8 @@ def table_table1(result: dict, metrics: dict) -> str:
                            for r in result["rows"]])
 
 
-# Figs. 1 and 2 run as one part per configured dataset (experiments.parts); an unavailable dataset's part is None.
-def parts_fig1(params: dict) -> list[str]:
-    return list(params["datasets"])
-
+# Figs. 1 and 2 are made of one piece per configured dataset (None where it is unavailable); Fig. 2 runs them as
+# parts (experiments.parts), Fig. 1 (about a minute at paper scale) in its notebook.
 
 def _rules(params: dict) -> list[str]:
     return [r for r in (params.get("variants") or {}).get("eta_rules", []) if r != params.get("eta_rule", "paper")]
@@ -638,7 +636,7 @@ def _per_dataset(item: str, params: dict, part) -> tuple[dict, dict]:
     """({available dataset: its part}, {unavailable dataset: why}); a part written while its dataset was missing
     is computed again here."""
     available, missing = datasets_to_run(params)
-    parts = gather(PAPER, item, params)
+    parts = gather(PAPER, item, params, lambda name: part(params, name), keys=params["datasets"])
     return {name: parts[name] or part(params, name) for name in available}, missing
 
 
@@ -705,7 +703,8 @@ def table_fig1(result: dict, metrics: dict) -> str:
 
 
 # Fig. 2
-parts_fig2 = parts_fig1
+def parts_fig2(params: dict) -> list[str]:
+    return list(params["datasets"])
 
 
 def part_fig2(params: dict, name: str) -> dict | None:

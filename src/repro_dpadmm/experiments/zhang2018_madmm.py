@@ -242,30 +242,21 @@ def table_fig1(res: dict, metrics: dict) -> str:
     return metrics_table(metrics, lambda k: k == "L_star" or k.startswith("a.freeze"))
 
 
-def _private_parts(params: dict) -> dict[str, tuple[float, str]]:
-    """Figs. 2-4 run as one part per (alpha(1), curve) (experiments.parts): {key: (alpha(1), curve)}."""
-    names = [*params["curves"], *(params.get("equal_noise") or {})]
-    return {f"alpha{float(a):g}-{name}": (float(a), name) for a in params["alpha1"] for name in names}
-
-
-def _private_part(params: dict, key: str, item: str) -> dict:
-    """One curve at one alpha(1): `private_comparison` restricted to it (its numbers are those of the whole run)."""
-    a, name = _private_parts(params)[key]
-    X, y = _adult()
-    return private_comparison(X, y, params, int(params["seed"]), a, item, only={name})
+def _alpha_keys(params: dict) -> dict[str, float]:
+    """{part key: alpha(1)}: Fig. 2 runs as one part per alpha(1) (experiments.parts); Figs. 3 and 4 (one alpha(1),
+    about a minute at paper scale) are not split, and gather computes their one key here."""
+    return {f"alpha{float(a):g}": float(a) for a in params["alpha1"]}
 
 
 def _run_private(params: dict, item: str) -> dict:
-    """Figs. 2-4: `private_comparison` at every alpha(1) of params['alpha1'], combined from its parts."""
-    parts = gather(PAPER, item, params)
-    alphas = {}
-    for key, (a, name) in _private_parts(params).items():
-        res = alphas.setdefault(a, {**parts[key], "curves": {}})
-        res["curves"][name] = parts[key]["curves"][name]
-    out = {"item": item, "T": int(params["iterations"]), "alphas": alphas}
+    """Figs. 2-4: `private_comparison` at every alpha(1) of params['alpha1'] (Fig. 2: from its parts)."""
+    X, y = _adult()
+    seed = int(params["seed"])
+    keys = _alpha_keys(params)
+    alphas = gather(PAPER, item, params, lambda k: private_comparison(X, y, params, seed, keys[k], item), keys=keys)
+    out = {"item": item, "T": int(params["iterations"]), "alphas": {keys[k]: r for k, r in alphas.items()}}
     if item == "fig4":  # the uneven-vs-even claim: P(T) of the same curves with an even split of the same graph
-        X, y = _adult()
-        out["P_even"] = P_final_for_split(X, y, params, int(params["seed"]), item, "even", params["alpha1"][0])
+        out["P_even"] = P_final_for_split(X, y, params, seed, item, "even", params["alpha1"][0])
     return out
 
 
@@ -285,22 +276,13 @@ def run_fig4(params: dict) -> dict:
 
 
 def parts_fig2(params: dict) -> list[str]:
-    return list(_private_parts(params))
+    return list(_alpha_keys(params))
 
 
 def part_fig2(params: dict, key: str) -> dict:
-    return _private_part(params, key, "fig2")
-
-
-def part_fig3(params: dict, key: str) -> dict:
-    return _private_part(params, key, "fig3")
-
-
-def part_fig4(params: dict, key: str) -> dict:
-    return _private_part(params, key, "fig4")
-
-
-parts_fig3 = parts_fig4 = parts_fig2
+    """`private_comparison` at one alpha(1) (its numbers are those of the whole run)."""
+    X, y = _adult()
+    return private_comparison(X, y, params, int(params["seed"]), _alpha_keys(params)[key], "fig2")
 
 
 _COLORS = {"blue": "tab:blue", "red": "tab:red", "black": "black", "magenta": "magenta", "blue_eta_const": "tab:cyan"}

@@ -282,10 +282,9 @@ def metrics_fig1(res: dict) -> dict:
     return {"metrics": fig1_metrics(res["networks"], res["T"])}
 
 
-def _fig2_parts(params: dict) -> dict[str, tuple[float, str]]:
-    """Fig. 2 runs as one part per (R-ADMM's alpha, curve) (experiments.parts): {key: (alpha, curve)}."""
-    names = ["radmm", "dvp", *params["pp"]]
-    return {f"alpha{float(a):g}-{name}": (float(a), name) for a in params["alphas"] for name in names}
+def _fig2_parts(params: dict) -> dict[str, float]:
+    """Fig. 2 runs as one part per R-ADMM noise level (experiments.parts): {key: alpha}."""
+    return {f"alpha{float(a):g}": float(a) for a in params["alphas"]}
 
 
 def parts_fig2(params: dict) -> list[str]:
@@ -293,20 +292,16 @@ def parts_fig2(params: dict) -> list[str]:
 
 
 def part_fig2(params: dict, key: str) -> dict:
-    """One curve at one noise level: `fig2` restricted to it (its numbers are those of the whole run)."""
-    a, name = _fig2_parts(params)[key]
+    """`fig2` at one noise level (its numbers are those of the whole run)."""
     X, y = _adult()
-    return fig2(X, y, params, int(params["seed"]), a, only={name})
+    return fig2(X, y, params, int(params["seed"]), _fig2_parts(params)[key])
 
 
 def run_fig2(params: dict) -> dict:
     """Fig. 2 on Adult at every R-ADMM noise level of params['alphas'], combined from its parts."""
-    parts = gather(PAPER, "fig2", params)
-    alphas = {}
-    for key, (a, name) in _fig2_parts(params).items():
-        res = alphas.setdefault(a, {**parts[key], "curves": {}})
-        res["curves"][name] = parts[key]["curves"][name]
-    return {"pp_default": params["pp_default"], "alphas": alphas}
+    keys = _fig2_parts(params)
+    return {"pp_default": params["pp_default"],
+            "alphas": {keys[k]: r for k, r in gather(PAPER, "fig2", params).items()}}
 
 
 _COLORS = {"radmm": "tab:red", "dvp": "black", "pp_icml_blue": "tab:blue", "pp_allerton": "tab:green"}
