@@ -9,7 +9,8 @@ short job's notebook kernel (a 44 s smoke item showed 3 s), so it would understa
     python -m repro_dpadmm.costs --benchmarks <unpacked bundle>/logs/benchmarks
 
 Layout read (the rules' `benchmark:` paths): `<paper>/<item>.tsv` per item, `beyond/frontier/<method>/<level>.tsv`
-per frontier job (summed into the frontier's row), `datasets/<name>.tsv` (summed), `report.tsv`.
+per frontier job and `<paper>/<item>/<part>.tsv` per part of a split item (each summed into its item's
+row), `datasets/<name>.tsv` (summed), `report.tsv`.
 """
 
 from __future__ import annotations
