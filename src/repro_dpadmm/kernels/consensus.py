@@ -56,24 +56,28 @@ def tproduct(indptr, indices, data, n_blocks, ids, u, out):
                 oq[np.uint64(indices[k]) - off] += data[k] * uj
 
 
+@numba.njit(inline="always")
+def _block_hvp(indptr, indices, data, blk, m, d, cq, vq, oq):
+    """oq = sum_j cq[j] a_j (a_j^T vq) over the m rows j of block blk, reading each row once."""
+    off, r0, one = blk * d, blk * m, np.uint64(1)
+    oq[:] = 0.0
+    for j in range(m):
+        lo, hi = np.uint64(indptr[r0 + j]), np.uint64(indptr[r0 + j + one])
+        s = 0.0
+        for k in range(lo, hi):
+            s += data[k] * vq[np.uint64(indices[k]) - off]
+        u = cq[j] * s
+        for k in range(lo, hi):
+            oq[np.uint64(indices[k]) - off] += data[k] * u
+
+
 @numba.njit(cache=True)
 def hvp(indptr, indices, data, n_blocks, ids, c, v, out):
     """out[q] = sum_j c[q, j] a_j (a_j^T v[q]) over the rows j of the block of problem ids[q]: the data part of a
     Hessian-vector product, reading each row once."""
-    m, d, nb, one = np.uint64(c.shape[1]), np.uint64(out.shape[1]), np.uint64(n_blocks), np.uint64(1)
+    m, d, nb = np.uint64(c.shape[1]), np.uint64(out.shape[1]), np.uint64(n_blocks)
     for q in range(ids.size):
-        blk = np.uint64(ids[q]) % nb
-        off, r0 = blk * d, blk * m
-        vq, cq, oq = v[q], c[q], out[q]
-        oq[:] = 0.0
-        for j in range(m):
-            lo, hi = np.uint64(indptr[r0 + j]), np.uint64(indptr[r0 + j + one])
-            s = 0.0
-            for k in range(lo, hi):
-                s += data[k] * vq[np.uint64(indices[k]) - off]
-            u = cq[j] * s
-            for k in range(lo, hi):
-                oq[np.uint64(indices[k]) - off] += data[k] * u
+        _block_hvp(indptr, indices, data, np.uint64(ids[q]) % nb, m, d, c[q], v[q], out[q])
 
 
 # numpy sums a contiguous range of at most this many terms with eight interleaved accumulators (larger ranges are
@@ -119,7 +123,7 @@ def cg_step(indptr, indices, data, n_blocks, ids, c, m_div, kappa, first, p, r, 
     a = rr / q^T H q (0 unless q^T H q > 0), p += a q, r -= a Hq, rr_new = r^T r. Sums of d terms in numpy's order
     (``pairwise_sum``; d <= PAIRWISE_BLOCK). Returns True when every problem has rr_new <= target."""
     d = p.shape[1]
-    m, du, nb, one = np.uint64(c.shape[1]), np.uint64(d), np.uint64(n_blocks), np.uint64(1)
+    m, du, nb = np.uint64(c.shape[1]), np.uint64(d), np.uint64(n_blocks)
     Hq = np.empty(d)
     prod = np.empty(d)
     done = True
@@ -130,18 +134,7 @@ def cg_step(indptr, indices, data, n_blocks, ids, c, m_div, kappa, first, p, r, 
             for k in range(d):
                 qi[k] = ri[k] + beta * qi[k]
             rr[i] = rr_new[i]
-        # Hq = hvp(q) (the loop of ``hvp``, inlined)
-        blk = np.uint64(ids[i]) % nb
-        off, r0 = blk * du, blk * m
-        Hq[:] = 0.0
-        for j in range(m):
-            lo, hi = np.uint64(indptr[r0 + j]), np.uint64(indptr[r0 + j + one])
-            s = 0.0
-            for k in range(lo, hi):
-                s += data[k] * qi[np.uint64(indices[k]) - off]
-            u = ci[j] * s
-            for k in range(lo, hi):
-                Hq[np.uint64(indices[k]) - off] += data[k] * u
+        _block_hvp(indptr, indices, data, np.uint64(ids[i]) % nb, m, du, ci, qi, Hq)  # Hq = data part of H q
         for k in range(d):
             Hq[k] = Hq[k] / m_div + kappa * qi[k]
             prod[k] = qi[k] * Hq[k]
@@ -180,6 +173,8 @@ def misclassified(indptr, indices, data, W, y, n_rows, counts):
                 counts[r, a] += 1
 
 
+# One copy of numpy's logaddexp(0, -z) per kernel module on purpose: numba's on-disk cache of a kernel does not
+# notice a change to a compiled function it calls from another module; each copy is tested against numpy.
 _LOGE2 = 0.6931471805599453  # ln 2, numpy's NPY_LOGE2
 
 

@@ -338,6 +338,8 @@ def grad(indptr, indices, data, rowblk, act, yw, z, C, kap, d, f, bvec, sg, g, o
                     g[q, c] = (ot[c * R + q] * C + kap[b] * f[q, c]) + bvec[q, c]
 
 
+# One copy of numpy's logaddexp(0, -z) per kernel module on purpose: numba's on-disk cache of a kernel does not
+# notice a change to a compiled function it calls from another module; each copy is tested against numpy.
 @numba.njit(cache=True)
 def _loss(z):
     """numpy's logaddexp(0, -z) (npy_logaddexp with x = 0, y = -z)."""

@@ -54,6 +54,8 @@ def sigmoid_neg_reference(z: np.ndarray) -> np.ndarray:
     return expit(-z)
 
 
+# One copy of numpy's logaddexp(0, -z) per kernel module on purpose: numba's on-disk cache of a kernel does not
+# notice a change to a compiled function it calls from another module; each copy is tested against numpy.
 @numba.njit(cache=True)
 def _logistic_loss_flat(z):
     for i in range(z.size):
