@@ -129,15 +129,12 @@ def cmd_part(args) -> int:
     if why:
         raise ValueError(f"{args.paper}/{args.item}: {why}")
     params = _item_params(args.paper, args.item, args)
-    keys = parts.part_keys(args.paper, args.item, params)
-    if args.key not in keys:  # before any work: the key, and what is allowed
-        raise ValueError(f"{args.paper}/{args.item} has no part {args.key!r}; its parts: {', '.join(keys) or 'none'}")
+    parts.check_key(args.paper, args.item, args.key, params)  # before any work: the key, and what is allowed
     out = Path(args.out) if args.out else parts.part_path(args.paper, args.item, args.key)
     needed = params.get("datasets", [])
     status = {name: is_available(name, project_root()) for name in needed}
     if needed and not any(ok for ok, _ in status.values()):  # the item itself will say "not run" (runner.run_item)
-        parts.write_part(out, {"format": parts.FORMAT, "key": args.key, "status": "not run",
-                               "params_hash": parts.params_hash(params)})
+        parts.write_part(out, parts.record(args.key, params, status="not run"))
         print(f"{args.paper}/{args.item} part {args.key}: not run (datasets unavailable) -> {out}")
         return 0
     record = parts.run_part(args.paper, args.item, args.key, params)

@@ -58,8 +58,7 @@ def test_comparison_from_its_part_files_equals_the_whole_run(adult, tmp_path):
                     "dvp-eps0.2"]
     for key in keys:
         parts.write_part(parts.part_path(ex.PAPER, "fig6", key, tmp_path),
-                         {"format": parts.FORMAT, "params_hash": parts.params_hash(params),
-                          "value": ex.comparison_part(X, y, params, 0, key)})
+                         parts.record(key, params, value=ex.comparison_part(X, y, params, 0, key)))
 
     def never(key):
         raise AssertionError(f"part {key} recomputed")

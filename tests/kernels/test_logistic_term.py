@@ -109,3 +109,17 @@ def test_in_place_kernels_keep_the_layout_and_refuse_what_they_cannot_write():
         k.sigmoid_neg_inplace(rng.standard_normal((6, 6))[:, ::2])
     with pytest.raises(ValueError, match="float64"):
         k.logistic_loss_inplace(np.zeros(3, dtype=np.float32))
+
+
+def test_logistic_loss_equals_numpy_logaddexp_at_the_edges():
+    """The loss HUANG's StarData.mean_loss also uses (it had its own copy): extreme, signed-zero, infinite, NaN."""
+    from repro_dpadmm.problems.logistic import loss
+
+    rng = np.random.default_rng(4)
+    z = np.concatenate([rng.standard_normal(20_000) * s for s in (1e-9, 0.1, 1, 10, 800)]
+                       + [np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 36.7, -745.2])])
+    out = k.logistic_loss_inplace(z.copy())
+    with np.errstate(invalid="ignore"):  # NaN in, NaN out
+        ref = k.logistic_loss_reference(z)
+        np.testing.assert_array_equal(out, loss(z))
+    np.testing.assert_array_equal(out, ref)

@@ -53,6 +53,7 @@ import scipy.sparse as sp
 from ..datasets import partition
 from ..history import History
 from ..kernels import consensus as kc
+from ..kernels import logistic_term
 from ..privacy.bounds import huang2019 as hb
 from ..privacy.mechanisms import check_epsilon_delta, stacked_gamma_norm
 from ..problems import regularizers
@@ -159,10 +160,8 @@ class StarData:
 
     def mean_loss(self, w: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
         """(1/m) sum_j ln(1 + exp(-b_ij w_i^T a_ij)), eq. (2): (R, n). `z`: margins at w if already known."""
-        z = np.ascontiguousarray(self.margins(w) if z is None else z)
-        out = np.empty(z.shape)
-        kc.logistic_loss(z.reshape(-1), out.reshape(-1))  # = problems.logistic.loss(z), bit for bit
-        return out.mean(axis=-1)
+        z = self.margins(w) if z is None else np.array(z, dtype=float, order="C")  # a copy: overwritten below
+        return logistic_term.logistic_loss_inplace(z).mean(axis=-1)  # = problems.logistic.loss(z), bit for bit
 
     def mean_grad(self, w: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
         """(1/m) sum_j l'(a_ij, b_ij, w_i) = -(1/m) sum_j b_ij a_ij / (1 + exp(b_ij w_i^T a_ij)): (R, n, d)."""

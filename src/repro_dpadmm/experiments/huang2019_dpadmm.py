@@ -333,6 +333,7 @@ def comparison_part(X, y, params: dict, seed: int, key: str) -> dict:
 def combine_comparison(params: dict, parts: dict) -> dict:
     """The result of Figs. 3 / 6 from every part of `comparison` ({key: comparison_part(...)})."""
     keys = _comparison_parts(params)
+    dvp_key = {what[1]: key for key, what in keys.items() if what[0] == "dvp"}
     adm = parts["admm"]
     out = {"reg": params["reg"], "n": int(params["agents"]), "T": int(params["iterations"]),
            "sweeps": settings(params), "runs": {}, "times": {"admm": adm["time"]},
@@ -349,7 +350,7 @@ def combine_comparison(params: dict, parts: dict) -> dict:
         out["majority_share"].update(p["majority_share"])
         if params["reg"] == "l2":
             if eps not in dvp_done:
-                d = parts[f"dvp-eps{eps:g}"]
+                d = parts[dvp_key[eps]]
                 out["times"]["dvp"] = out["times"].get("dvp", 0.0) + d["time"]
                 dvp_done[eps] = {k: d[k] for k in ("curves", "Delta", "eps_prime", "privacy")}
             runs["dvp"] = dvp_done[eps]["curves"]

@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
 import pickle
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from ..datasets.processed import atomic_write
 from ..paths import results_dir
 from ..provenance import canonical_hash
 
@@ -63,6 +62,13 @@ def part_keys(paper: str, item: str, params: dict) -> list[str]:
     return keys
 
 
+def check_key(paper: str, item: str, key: str, params: dict) -> None:
+    """Raise, naming the item's parts, unless `key` is one of them (before any work is done)."""
+    keys = part_keys(paper, item, params)
+    if key not in keys:
+        raise ValueError(f"{paper}/{item} has no part {key!r}; its parts: {', '.join(keys) or 'none'}")
+
+
 def params_hash(params: dict) -> str:
     return canonical_hash(params)
 
@@ -72,41 +78,43 @@ def part_path(paper: str, item: str, key: str, out_dir: str | Path | None = None
     return base / PARTS_DIR / f"{key}.pkl"
 
 
-def write_part(path: Path, record: dict) -> None:
-    """Write a part file atomically (a temporary file in the same folder, then a rename): complete or absent."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(record, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.chmod(tmp, 0o644)  # as any other output (mkstemp creates it private)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def record(key: str, params: dict, **fields) -> dict:
+    """What a part file holds: the key, the hash of the parameters it was computed with, and `fields` (its "value",
+    or a "status" saying why it holds none)."""
+    return {"format": FORMAT, "key": key, "params_hash": params_hash(params), **fields}
+
+
+def write_part(path: Path, rec: dict) -> None:
+    """Write a part file atomically: complete or absent."""
+    def dump(tmp):
+        with open(tmp, "wb") as fh:
+            pickle.dump(rec, fh, protocol=pickle.HIGHEST_PROTOCOL)
+
+    atomic_write(Path(path), dump)
+
+
+def _part_function(paper: str, item: str) -> Callable[[dict, str], object]:
+    return getattr(experiment_module(paper, item), f"part_{item}")
 
 
 def run_part(paper: str, item: str, key: str, params: dict) -> dict:
-    """Compute one part: the record a part file holds (its value, the parameters' hash and its wall time)."""
-    keys = part_keys(paper, item, params)
-    if key not in keys:
-        raise ValueError(f"{paper}/{item} has no part {key!r} under these parameters; its parts: {keys}")
+    """Compute one part: the record a part file holds (its value and its wall time)."""
+    check_key(paper, item, key, params)
     t0 = time.perf_counter()
-    value = getattr(experiment_module(paper, item), f"part_{item}")(params, key)
-    return {"format": FORMAT, "paper": paper, "item": item, "key": key, "params_hash": params_hash(params),
-            "wall_time_s": time.perf_counter() - t0, "value": value}
+    value = _part_function(paper, item)(params, key)
+    return record(key, params, value=value, wall_time_s=time.perf_counter() - t0)
 
 
 def _load(path: Path, want: str) -> tuple[dict | None, str]:
     if not path.is_file():
         return None, f"{path} is missing"
     with open(path, "rb") as fh:
-        record = pickle.load(fh)
-    if record.get("format") != FORMAT or record.get("params_hash") != want:
+        rec = pickle.load(fh)
+    if rec.get("format") != FORMAT or rec.get("params_hash") != want:
         return None, f"{path} was written with other parameters"
-    if "value" not in record:
-        return None, f"{path} holds no result ({record.get('status', 'incomplete')})"
-    return record, ""
+    if "value" not in rec:
+        return None, f"{path} holds no result ({rec.get('status', 'incomplete')})"
+    return rec, ""
 
 
 def gather(paper: str, item: str, params: dict, compute: Callable[[str], object] | None = None, *,
@@ -116,19 +124,19 @@ def gather(paper: str, item: str, params: dict, compute: Callable[[str], object]
 
     keys: the pieces the item is made of (default its part keys). An item that shares its code with a split one but
     is not split itself (e.g. a single setting) passes them, and each is computed here without a word."""
-    split = is_split(paper, item)
-    keys = part_keys(paper, item, params) if keys is None else list(keys)
-    if split and keys != part_keys(paper, item, params):
-        raise ValueError(f"{paper}/{item}: keys {keys} are not its part keys {part_keys(paper, item, params)}")
+    split_keys = part_keys(paper, item, params)
+    keys = split_keys if keys is None else list(keys)
+    if split_keys and keys != split_keys:
+        raise ValueError(f"{paper}/{item}: keys {keys} are not its part keys {split_keys}")
     want = params_hash(params)
-    compute = compute or (lambda key: getattr(experiment_module(paper, item), f"part_{item}")(params, key))
+    compute = compute or (lambda key: _part_function(paper, item)(params, key))
     out = {}
     for key in keys:
-        record, why = _load(part_path(paper, item, key, out_dir), want) if split else (None, "")
-        if record is None:
-            if split:
+        rec, why = _load(part_path(paper, item, key, out_dir), want) if split_keys else (None, "")
+        if rec is None:
+            if split_keys:
                 log(f"{why}: computing part {key} here")
             out[key] = compute(key)
         else:
-            out[key] = record["value"]
+            out[key] = rec["value"]
     return out

@@ -17,8 +17,6 @@ make exactly those sums; `hvp` fuses the product, the weight and the transposed 
 
 from __future__ import annotations
 
-import math
-
 import numba
 import numpy as np
 import scipy.sparse as sp
@@ -173,30 +171,6 @@ def misclassified(indptr, indices, data, W, y, n_rows, counts):
                 counts[r, a] += 1
 
 
-# One copy of numpy's logaddexp(0, -z) per kernel module on purpose: numba's on-disk cache of a kernel does not
-# notice a change to a compiled function it calls from another module; each copy is tested against numpy.
-_LOGE2 = 0.6931471805599453  # ln 2, numpy's NPY_LOGE2
-
-
-@numba.njit(cache=True)
-def logistic_loss(z, out):
-    """out = ln(1 + e^{-z}) elementwise (1-D), as numpy's ``np.logaddexp(0.0, -z)`` computes it (npy_logaddexp with
-    x = 0, y = -z: the C library's exp and log1p, which numba calls too), in one pass instead of numpy's
-    per-element function calls."""
-    for i in range(z.size):
-        y = -z[i]
-        if y == 0.0:
-            out[i] = 0.0 + _LOGE2
-        else:
-            tmp = 0.0 - y
-            if tmp > 0:
-                out[i] = 0.0 + math.log1p(math.exp(-tmp))
-            elif tmp <= 0:
-                out[i] = y + math.log1p(math.exp(tmp))
-            else:  # NaN
-                out[i] = 0.0 + y
-
-
 # --------------------------------------------------------------------------------------------------- references
 def _block_rows(X: sp.csr_matrix, n_blocks: int, m: int, d: int, p: int):
     """Problem p's rows of the block-diagonal X as a CSR (m, d) with local columns."""
@@ -247,11 +221,6 @@ def cg_step_reference(X: sp.csr_matrix, n_blocks: int, ids, c, m_div, kappa, fir
     r -= a * Hq
     rr_new[:] = (r * r).sum(-1)
     return bool(np.all(rr_new <= target))
-
-
-def logistic_loss_reference(z, out) -> None:
-    """numpy form of ``logistic_loss`` (``problems.logistic.loss``)."""
-    out[:] = np.logaddexp(0.0, -z)
 
 
 def misclassified_reference(X: sp.csr_matrix, W, y, n_rows, counts) -> None:
