@@ -637,7 +637,11 @@ def _per_dataset(item: str, params: dict, part) -> tuple[dict, dict]:
     is computed again here."""
     available, missing = datasets_to_run(params)
     parts = gather(PAPER, item, params, lambda name: part(params, name), keys=params["datasets"])
-    return {name: parts[name] or part(params, name) for name in available}, missing
+    for name in available:
+        if parts[name] is None:  # its part ran while the dataset was missing (Snakemake reruns it; a hand run may not)
+            print(f"{PAPER}/{item}: the part of {name} was written while {name} was unavailable: computing it here")
+            parts[name] = part(params, name)
+    return {name: parts[name] for name in available}, missing
 
 
 # Fig. 1
