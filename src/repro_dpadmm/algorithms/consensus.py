@@ -166,7 +166,11 @@ class StarData:
     def mean_grad(self, w: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
         """(1/m) sum_j l'(a_ij, b_ij, w_i) = -(1/m) sum_j b_ij a_ij / (1 + exp(b_ij w_i^T a_ij)): (R, n, d)."""
         z = self.margins(w) if z is None else z
-        return self.tproduct(-self.b * sigmoid_neg(z)) / self.m
+        ids = self._all(z)
+        out = np.empty((ids.size, self.d))  # the transposed product of -b sigma(-z), the weights formed on the fly
+        kc.neg_b_tproduct(*self.kernel_args(), ids, self.b.reshape(-1, self.m), sigmoid_neg(z).reshape(ids.size, self.m),
+                          out)
+        return out.reshape(z.shape[0], self.n, self.d) / self.m
 
     def hvp(self, c: np.ndarray, v: np.ndarray) -> np.ndarray:
         """(1/m) sum_j c_ij a_ij a_ij^T v_i (the data part of a Hessian-vector product; c = s (1 - s)): (R, n, d)."""
@@ -383,7 +387,7 @@ def solve_local_l2(data: StarData, w_start, lin, center, *, quad: float, rho: fl
     def data_grad(ids, z):
         sg = sigmoid_neg(z)
         t = np.empty((ids.size, d))
-        kc.tproduct(*K, ids, -b[ids % K[3]] * sg, t)
+        kc.neg_b_tproduct(*K, ids, b, sg, t)  # the transposed product of -b sigma(-z)
         return t / m, sg
 
     def grad(ids, w, z, lin_c):

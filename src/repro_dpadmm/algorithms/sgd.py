@@ -29,9 +29,9 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.special import expit
 
 from ..history import History
+from ..kernels import consensus as kc
 from ..privacy.bounds import huang2019 as hb
 from ..privacy.mechanisms import check_epsilon_delta
 from ..problems import regularizers
@@ -59,10 +59,14 @@ def local_gradients(data: StarData, w: np.ndarray, clip: float | None = hb.C1, z
     """
     if z is None:
         z = data.margins(np.broadcast_to(w[:, None, :], (w.shape[0], data.n, data.d)))
-    s = expit(-z)
-    if clip is not None:
-        s = s * np.minimum(1.0, clip / np.maximum(s * data.row_norms, 1e-300))
-    return data.tproduct(-data.b * s) / data.m
+    R, n, m, d = z.shape[0], data.n, data.m, data.d
+    ids = np.arange(data.check_repeats(R) * n)
+    out = np.empty((ids.size, d))
+    # one compiled sweep: expit(-z), the clipping scale (exactly 1.0 for clip = inf), -b s and the transposed
+    # product, the arithmetic of the numpy expression (kernels.consensus.clipped_grad_sum_reference)
+    kc.clipped_grad_sum(*data.kernel_args(), ids, data.b.reshape(-1, m), np.ascontiguousarray(z).reshape(ids.size, m),
+                        data.row_norms.reshape(-1, m), np.inf if clip is None else float(clip), out)
+    return out.reshape(R, n, d) / m
 
 
 def update(w: np.ndarray, g_tilde: np.ndarray, *, lr: float, lam_n: float, reg: str,

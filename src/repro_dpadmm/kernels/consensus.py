@@ -17,9 +17,12 @@ make exactly those sums; `hvp` fuses the product, the weight and the transposed 
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import expit
 
 
 # Every index is unsigned inside the loops: numba wraps negative signed indices around (a branch per access), which
@@ -50,6 +53,46 @@ def tproduct(indptr, indices, data, n_blocks, ids, u, out):
         oq[:] = 0.0
         for j in range(m):
             uj = uq[j]
+            for k in range(np.uint64(indptr[r0 + j]), np.uint64(indptr[r0 + j + one])):
+                oq[np.uint64(indices[k]) - off] += data[k] * uj
+
+
+@numba.njit(cache=True)
+def neg_b_tproduct(indptr, indices, data, n_blocks, ids, b, s, out):
+    """out[q] = sum_j u_j a_j with u_j = (-b[p % B, j]) s[q, j] (p = ids[q]): ``tproduct`` of ``-b * s`` without
+    forming the weights (the same products, so bit for bit the same sums)."""
+    m, d, nb, one = np.uint64(s.shape[1]), np.uint64(out.shape[1]), np.uint64(n_blocks), np.uint64(1)
+    for q in range(ids.size):
+        blk = np.uint64(ids[q]) % nb
+        off, r0 = blk * d, blk * m
+        sq, bq, oq = s[q], b[blk], out[q]
+        oq[:] = 0.0
+        for j in range(m):
+            uj = -bq[j] * sq[j]
+            for k in range(np.uint64(indptr[r0 + j]), np.uint64(indptr[r0 + j + one])):
+                oq[np.uint64(indices[k]) - off] += data[k] * uj
+
+
+@numba.njit(cache=True)
+def clipped_grad_sum(indptr, indices, data, n_blocks, ids, b, z, row_norms, clip, out):
+    """out[q] = sum_j u_j a_j with u_j = -b_j s_j min(1, clip / max(s_j ||a_j||, 1e-300)), s_j = 1 / (1 + e^z[q, j])
+    (scipy's expit(-z) with the C library's exp), over the rows of the block of problem p = ids[q]: the sum of the
+    clipped per-example logistic gradients of DPSGD at margins z, as ``algorithms.sgd`` wrote it in numpy
+    (``clipped_grad_sum_reference``), in one sweep. clip = inf switches the clipping off (the scale is then exactly
+    1.0)."""
+    m, d, nb, one = np.uint64(z.shape[1]), np.uint64(out.shape[1]), np.uint64(n_blocks), np.uint64(1)
+    for q in range(ids.size):
+        blk = np.uint64(ids[q]) % nb
+        off, r0 = blk * d, blk * m
+        zq, bq, nq, oq = z[q], b[blk], row_norms[blk], out[q]
+        oq[:] = 0.0
+        for j in range(m):
+            s = 1.0 / (1.0 + math.exp(zq[j]))
+            t = s * nq[j]
+            t = t if t >= 1e-300 else 1e-300   # np.maximum(t, 1e-300) (t is never NaN: s in [0, 1])
+            c = clip / t
+            c = c if c < 1.0 else 1.0          # np.minimum(1.0, c)
+            uj = -bq[j] * (s * c)
             for k in range(np.uint64(indptr[r0 + j]), np.uint64(indptr[r0 + j + one])):
                 oq[np.uint64(indices[k]) - off] += data[k] * uj
 
@@ -191,6 +234,19 @@ def tproduct_reference(X: sp.csr_matrix, n_blocks: int, ids, u, out) -> None:
     m, d = u.shape[1], out.shape[1]
     for q, p in enumerate(ids):
         out[q] = _block_rows(X, n_blocks, m, d, p).T @ u[q]
+
+
+def neg_b_tproduct_reference(X: sp.csr_matrix, n_blocks: int, ids, b, s, out) -> None:
+    """numpy/scipy form of ``neg_b_tproduct``."""
+    tproduct_reference(X, n_blocks, ids, -b[np.asarray(ids) % n_blocks] * s, out)
+
+
+def clipped_grad_sum_reference(X: sp.csr_matrix, n_blocks: int, ids, b, z, row_norms, clip, out) -> None:
+    """numpy/scipy form of ``clipped_grad_sum`` (algorithms.sgd.local_gradients as it was, before its 1/m)."""
+    blk = np.asarray(ids) % n_blocks
+    s = expit(-z)
+    s = s * np.minimum(1.0, clip / np.maximum(s * row_norms[blk], 1e-300))
+    tproduct_reference(X, n_blocks, ids, -b[blk] * s, out)
 
 
 def hvp_reference(X: sp.csr_matrix, n_blocks: int, ids, c, v, out) -> None:
