@@ -33,7 +33,7 @@ def test_kernels_equal_scipy_products_bit_for_bit(D, R, subset):
     u = rng.standard_normal((R, n, m))
     c = rng.random((R, n, m))
     b = data.b.reshape(-1, m)
-    args = (X.indptr, X.indices, X.data, D * n, ids)
+    args = (X.indptr, data.local_cols, X.data, D * n, ids)
 
     # the products of the whole block-diagonal matrix as scipy makes them (StarData.product is scipy's)
     def scipy_t(v):
@@ -76,7 +76,7 @@ def test_cg_step_equals_numpy_cg(D, R):
         rr_m, rr_r, new_m, new_r = rr.copy(), rr.copy(), np.empty(k), np.empty(k)
         flags = []
         for it in range(8):
-            fm = kc.cg_step(X.indptr, X.indices, X.data, D * n, ids, c, float(m), 0.3, it == 0, *mine, rr_m, new_m,
+            fm = kc.cg_step(X.indptr, data.local_cols, X.data, D * n, ids, c, float(m), 0.3, it == 0, *mine, rr_m, new_m,
                             target)
             fr = kc.cg_step_reference(X, D * n, ids, c, float(m), 0.3, it == 0, *ref, rr_r, new_r, target)
             assert fm == fr
@@ -124,7 +124,7 @@ def test_gradient_sums_equal_numpy_bit_for_bit(D, R, clip):
     for ids in (np.arange(R * n), np.array([4, 1, 2])):
         z = 3 * rng.standard_normal((ids.size, m))
         s = cs.sigmoid_neg(z)
-        args = (X.indptr, X.indices, X.data, D * n, ids)
+        args = (X.indptr, data.local_cols, X.data, D * n, ids)
         got, want = np.full((ids.size, d), np.nan), np.full((ids.size, d), np.nan)
         kc.neg_b_tproduct(*args, b, s, got)
         kc.neg_b_tproduct_reference(X, D * n, ids, b, s, want)
@@ -136,6 +136,26 @@ def test_gradient_sums_equal_numpy_bit_for_bit(D, R, clip):
         ids = np.arange(R * n)
         z = rng.standard_normal((ids.size, m))
         got, want = np.empty((ids.size, d)), np.empty((ids.size, d))
-        kc.clipped_grad_sum(X.indptr, X.indices, X.data, D * n, ids, b, z, norms, clip, got)
+        kc.clipped_grad_sum(X.indptr, data.local_cols, X.data, D * n, ids, b, z, norms, clip, got)
         kc.tproduct_reference(X, D * n, ids, -b[ids % (D * n)] * expit(-z), want)
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("d,dtype", [(9, np.uint8), (256, np.uint8), (300, np.uint16)])
+def test_local_columns(d, dtype):
+    """The kernels' column of each stored entry within its block: the smallest unsigned type, indices - block d; the
+    margins through a wider type still equal scipy's."""
+    data, rng = _data(2, m=5, d=d)
+    X, B = data.Xb, 2 * data.n
+    cols = data.local_cols
+    assert cols.dtype == dtype
+    blk = np.repeat(np.arange(X.shape[0]) // data.m, np.diff(X.indptr))
+    np.testing.assert_array_equal(cols.astype(np.int64), X.indices - blk * d)
+    ids = np.arange(B)
+    w = rng.standard_normal((B, d))
+    got, want = np.empty((B, data.m)), np.empty((B, data.m))
+    kc.margins(X.indptr, cols, X.data, B, ids, data.b.reshape(-1, data.m), w, got)
+    kc.margins_reference(X, B, ids, data.b.reshape(-1, data.m), w, want)
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="block diagonal"):
+        kc.local_columns(X, B, data.m, d - 1)

@@ -46,6 +46,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -142,10 +143,17 @@ class StarData:
         kc.tproduct(*self.kernel_args(), ids, np.ascontiguousarray(u).reshape(ids.size, self.m), out)
         return out.reshape(u.shape[0], self.n, self.d)
 
+    @cached_property
+    def local_cols(self) -> np.ndarray:
+        """The column of each stored entry of Xb within its block (``kernels.consensus.local_columns``; uint8 for
+        d <= 256)."""
+        return kc.local_columns(self.Xb, self.D * self.n, self.m, self.d)
+
     def kernel_args(self) -> tuple:
-        """The block-diagonal data as the compiled kernels take it (``kernels.consensus``): CSR arrays and the number
-        of blocks B (problem p = r n + i reads block p % B)."""
-        return self.Xb.indptr, self.Xb.indices, self.Xb.data, self.D * self.n
+        """The block-diagonal data as the compiled kernels take it (``kernels.consensus``): the CSR row pointers, the
+        entries' columns within their blocks, the values, and the number of blocks B (problem p = r n + i reads block
+        p % B)."""
+        return self.Xb.indptr, self.local_cols, self.Xb.data, self.D * self.n
 
     def _all(self, w: np.ndarray) -> np.ndarray:
         return np.arange(self.check_repeats(w.shape[0]) * self.n)
