@@ -214,6 +214,14 @@ def misclassified(indptr, indices, data, W, y, n_rows, counts):
     n, one = W.shape[1], np.uint64(1)
     o = np.empty(n)
     counts[:] = 0
+    if n == 1:  # one model per block (e.g. the global w^k): the same sums without the loop over models
+        for i in range(np.uint64(y.size)):
+            s = 0.0
+            for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + one])):
+                s += data[k] * W[np.uint64(indices[k]), 0]
+            if (s > 0) != (y[i] > 0):
+                counts[i // np.uint64(n_rows), 0] += 1
+        return
     for i in range(np.uint64(y.size)):
         o[:] = 0.0
         for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + one])):
