@@ -281,13 +281,14 @@ def _comparison_parts(params: dict) -> dict[str, tuple]:
     return out
 
 
-def comparison_part(X, y, params: dict, seed: int, key: str) -> dict:
-    """One part of `comparison` (see _comparison_parts), with the wall time of each method's runs."""
+def comparison_part(X, y, params: dict, seed: int, key: str, data: cs.StarData | None = None) -> dict:
+    """One part of `comparison` (see _comparison_parts), with the wall time of each method's runs. `data`: the
+    item's split (``_data(X, y, params, seed, agents)``) if already made (every part uses the same)."""
     what = _comparison_parts(params)[key]
     reg, n, T, R = params["reg"], int(params["agents"]), int(params["iterations"]), int(params["repeats"])
     c = _common(params)
     ev = int(params.get("err_every", 1))
-    data = _data(X, y, params, seed, n)
+    data = _data(X, y, params, seed, n) if data is None else data
     a = params.get("admm", {})
     t0 = time.perf_counter()
     if what[0] == "admm":
@@ -828,8 +829,14 @@ def _run_comparison(item: str, params: dict, root=None) -> dict:
     part files of rule item_part, or computed here; Fig. 3 (l1, about a minute) is not split."""
     X, y, info = adult(root)
     seed = int(params.get("seed", 0))
-    parts = gather(PAPER, item, params, lambda key: comparison_part(X, y, params, seed, key),
-                   keys=_comparison_parts(params))
+    data = []  # the split, made by the first part computed here and shared by the others
+
+    def compute(key):
+        if not data:
+            data.append(_data(X, y, params, seed, int(params["agents"])))
+        return comparison_part(X, y, params, seed, key, data[0])
+
+    parts = gather(PAPER, item, params, compute, keys=_comparison_parts(params))
     return {**combine_comparison(params, parts), "item": item, "dataset": info}
 
 
