@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
+from ..kernels import gram
 from ..problems import regularizers
 from ..problems.logistic import loss
 from ..solvers import NotConvergedError, require_converged
@@ -37,8 +38,10 @@ def _mat(X):
 
 def _hessian(X, c):
     """X^T diag(c) X as a dense (d, d) array (sparse product for sparse X: Adult rows have 12 non-zeros)."""
+    if sp.issparse(X) and X.format == "csr" and X.has_sorted_indices:
+        return gram.weighted_gram(X, c)  # compiled, scipy's sums (kernels/gram.py)
     if sp.issparse(X):
-        return np.asarray((X.T @ sp.diags(c) @ X).todense())
+        return gram.weighted_gram_reference(X, c)
     return X.T @ (X * c[:, None])
 
 
