@@ -7,9 +7,9 @@ Targets (issue 20), each printed with its ratio to the bound measured in this ru
 Run: `python benchmarks/bench_huang2019.py [--iterations T] [--repeats R] [--agents n] [--admm-iterations T]`.
 
 Prints the set-up time, DP-ADMM's run time and iterations per second, the bytes one DP-ADMM iteration must move
-(the two sparse products over the block-diagonal data read every non-zero, its row or column index and the
-pointers once each; the iterates are small), the machine's streaming bandwidth measured here (a large numpy sum),
-the achieved fraction and the time bound it implies; then ADMM's time, Newton steps and its ratio to 3 s.
+(the two sparse products over the block-diagonal data read every non-zero, its column within its block and the row
+pointers once each; the iterates are small), the machine's streaming bandwidth measured here (a large numpy sum), the
+achieved fraction and the time bound it implies; then ADMM's time, Newton steps and its ratio to 3 s.
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ def stream_bandwidth(mb: int = 400, reps: int = 5) -> float:
 
 
 def bytes_per_iteration(data: cs.StarData) -> int:
-    """Memory a DP-ADMM iteration must read: both sparse products (data, indices, indptr of Xb, once for the
-    product and once for the transposed product; XbT is a view of the same arrays) plus the per-sample vectors
-    (labels, margins, weights) and the iterates."""
-    sparse = 2 * (data.Xb.data.nbytes + data.Xb.indices.nbytes + data.Xb.indptr.nbytes)
+    """Memory a DP-ADMM iteration must read: both sparse products (values, row pointers of Xb and each entry's
+    column within its block, ``StarData.local_cols``, as the kernels read them, once for the product and once for
+    the transposed product) plus the per-sample vectors (labels, margins, weights) and the iterates."""
+    sparse = 2 * (data.Xb.data.nbytes + data.local_cols.nbytes + data.Xb.indptr.nbytes)
     samples = data.b.size * 8 * 4   # labels, margins, sigma(-z), weights
     iterates = data.D * data.n * data.d * 8 * 6
     return sparse + samples + iterates

@@ -176,8 +176,8 @@ class StarData:
         z = self.margins(w) if z is None else z
         ids = self._all(z)
         out = np.empty((ids.size, self.d))  # the transposed product of -b sigma(-z), the weights formed on the fly
-        kc.neg_b_tproduct(*self.kernel_args(), ids, self.b.reshape(-1, self.m), sigmoid_neg(z).reshape(ids.size, self.m),
-                          out)
+        sg = sigmoid_neg(z).reshape(ids.size, self.m)
+        kc.neg_b_tproduct(*self.kernel_args(), ids, self.b.reshape(-1, self.m), sg, out)
         return out.reshape(z.shape[0], self.n, self.d) / self.m
 
     def hvp(self, c: np.ndarray, v: np.ndarray) -> np.ndarray:
