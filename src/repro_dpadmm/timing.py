@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable, Mapping
 
 import numpy as np
-from scipy import stats
 
 
 def interleaved(funcs: Mapping[str, Callable[[int], object]], rounds: int, *, rng: np.random.Generator,
@@ -50,6 +49,8 @@ def ratio_ci(t_a, t_b, level: float = 0.95) -> dict[str, float]:
         raise ValueError("timings must be positive")
     logr = np.log(a) - np.log(b)
     mean, se_log = float(logr.mean()), float(logr.std(ddof=1) / math.sqrt(logr.size))
+    from scipy import stats  # here, not above: its import takes about 0.4 s, which most users of this module skip
+
     half = float(stats.t.ppf(0.5 + level / 2, logr.size - 1)) * se_log
     ratio = math.exp(mean)
     return {"ratio": ratio, "lo": math.exp(mean - half), "hi": math.exp(mean + half), "se": ratio * se_log,

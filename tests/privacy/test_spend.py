@@ -67,3 +67,36 @@ def test_bad_records_are_refused():
         gaussian_steps(0.0, 3)
     with pytest.raises(ValueError):
         pure_steps([0.1, -1.0])
+
+
+def test_events_are_built_as_before_where_they_are_read():
+    """gaussian_steps and pure_steps return LazyEvents; a Spend reads them as the DpEvents they stand for."""
+    import dp_accounting as dpa
+
+    assert Spend(gaussian_steps(2.0, 100)).event == dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(2.0), 100)
+    assert Spend(gaussian_steps([3.0, 1.0, 3.0])).event == dpa.ComposedDpEvent(
+        [dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(1.0), 1), dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(3.0), 2)])
+    assert Spend(pure_steps([0.5, 0.5])).event == dpa.ComposedDpEvent([dpa.SelfComposedDpEvent(
+        dpa.RandomizedResponseDpEvent(noise_parameter=float(2.0 / (1.0 + np.exp(0.5))), num_buckets=2), 2)])
+    spend = Spend(gaussian_steps(2.0, 3))
+    assert spend.event is spend.event  # built once
+    eps = np.array([0.3, 0.1, 0.3, 0.7])
+    lazy = pure_steps(eps)
+    np.testing.assert_array_equal(pure_epsilons(lazy), pure_epsilons(lazy.build()))  # read off the recipe, same bits
+    np.testing.assert_array_equal(accounting.gaussian_multipliers(gaussian_steps([1.0, 2.0])), [1.0, 2.0])
+
+
+def test_recording_a_spend_does_not_import_dp_accounting():
+    """A run that only records its Spend (and pickles it, as a part file does) never imports dp-accounting; the
+    unpickled record reads as the same event."""
+    import pickle
+    import subprocess
+    import sys
+
+    code = ("import pickle, sys; from repro_dpadmm.privacy.spend import Spend, gaussian_steps, pure_steps, totals; "
+            "b = pickle.dumps([Spend(gaussian_steps(2.0, 10)), Spend(pure_steps([0.1, 0.2]), bound=None)]); "
+            "assert abs(totals(pickle.loads(b)[1], 1e-5, pld=False)['basic_eps'] - 0.3) < 1e-12; "
+            "assert 'dp_accounting' not in sys.modules, 'imported'; sys.stdout.buffer.write(b)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout
+    a, b = pickle.loads(out)
+    assert a == Spend(gaussian_steps(2.0, 10)) and b.event == Spend(pure_steps([0.1, 0.2])).event

@@ -22,8 +22,6 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-import pooch
-
 from ..paths import raw_dir
 from . import verify
 from .registry import RAW_FILES, RawFile
@@ -32,7 +30,15 @@ MIRROR_ENV = "REPRO_DPADMM_DATA_MIRROR"
 OFFLINE_ENV = "REPRO_DPADMM_OFFLINE"
 INCOMING = ".incoming"
 
-pooch.get_logger().setLevel("WARNING")  # pooch logs every download at INFO; our callers report what happened
+
+def _pooch():
+    """pooch, imported on first use (most processes import this module but never fetch: every job loads processed
+    data through `datasets`), its download log quietened: pooch logs every download at INFO; our callers report
+    what happened."""
+    import pooch
+
+    pooch.get_logger().setLevel("WARNING")
+    return pooch
 
 
 class FetchError(RuntimeError):
@@ -96,12 +102,12 @@ def _copy_downloader(url: str, output_file, pooch_obj, check_only: bool = False)
 
 
 def sha256sum(path: Path) -> str:
-    return pooch.file_hash(str(path), alg="sha256")
+    return _pooch().file_hash(str(path), alg="sha256")
 
 
 def _matches(path: Path, known_hash: str) -> bool:
     alg, want = known_hash.split(":")
-    return pooch.file_hash(str(path), alg=alg) == want
+    return _pooch().file_hash(str(path), alg=alg) == want
 
 
 def _readable(path: Path) -> None:
@@ -133,6 +139,7 @@ def _write_record(target: Path, fetched: Fetched) -> None:
 
 def _download(src: Source, dest: Path, known_hash: str | None, retries: int, timeout: float) -> None:
     """pooch.retrieve into dest (a temporary file beside it, hash-checked, then moved); network errors retried."""
+    pooch = _pooch()
     if src.kind == "mirror-folder":
         downloader, attempts = _copy_downloader, 1
     else:

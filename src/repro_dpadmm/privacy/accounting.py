@@ -9,7 +9,8 @@ so reports can show all three side by side (SPEC §1.4, §2.4).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -26,6 +27,24 @@ class _OnFirstUse:
 
 
 dp_accounting = _OnFirstUse()
+
+
+class LazyEvent(NamedTuple):
+    """A dp-accounting DpEvent not built yet: `build()` returns `make(*args)`. `spend.gaussian_steps` and
+    `spend.pure_steps` return one, so that a run which only records what it spent (a part, a job that never
+    accounts) does not import dp-accounting (see `_OnFirstUse`). The event is built where it is read:
+    `spend.Spend.event`, and `built` for an event passed on its own."""
+
+    make: Callable
+    args: tuple
+
+    def build(self):
+        return self.make(*self.args)
+
+
+def built(event):
+    """The DpEvent of `event` (a DpEvent, or a LazyEvent built now)."""
+    return event.build() if isinstance(event, LazyEvent) else event
 
 
 def _events(noise_multipliers: Sequence[float] | float, steps: int | None):
@@ -155,9 +174,10 @@ def pure_composed_epsilon(epsilons: Sequence[float], delta: float, *, how: str =
     return float(total.get_epsilon_for_delta(delta))
 
 
-def gaussian_multipliers(event: dp_accounting.DpEvent) -> np.ndarray | None:
+def gaussian_multipliers(event) -> np.ndarray | None:
     """The per-step noise multipliers of an event made only of (self-)composed `GaussianDpEvent`s (e.g. from
     `privacy.spend.gaussian_steps`), in composition order; None for any other event."""
+    event = built(event)
     if isinstance(event, dp_accounting.GaussianDpEvent):
         return np.array([float(event.noise_multiplier)])
     if isinstance(event, dp_accounting.SelfComposedDpEvent):

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .accounting import dp_accounting, pld_grid, pure_composed_epsilon
+from .accounting import LazyEvent, built, dp_accounting, pld_grid, pure_composed_epsilon
 
 # The neighbouring relation a Spend's sensitivities are computed under. The events carry multipliers relative to
 # that sensitivity, so the accountants run with dp-accounting's default relation: for mechanisms without
@@ -32,55 +32,94 @@ ADD_OR_REMOVE_ONE = "add/remove-one"
 RELATIONS = (REPLACE_ONE, ADD_OR_REMOVE_ONE)
 
 
+class _BuiltOnRead:
+    """Spend.event: stored as given (a DpEvent or a LazyEvent) and read as a DpEvent, a LazyEvent being built on the
+    first read and kept. A data descriptor as the dataclass field's class attribute: the generated __init__ stores
+    through `__set__`; `__get__` on the class raises AttributeError, so the field has no default. A pickle holds the
+    stored value (instance __dict__), so old part files with built events read the same."""
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            raise AttributeError("event")
+        event = obj.__dict__["event"]
+        if isinstance(event, LazyEvent):
+            event = obj.__dict__["event"] = event.build()
+        return event
+
+    def __set__(self, obj, value):
+        obj.__dict__["event"] = value
+
+
 @dataclass(frozen=True)
 class Spend:
     """One private run's release: a dp-accounting event, the neighbouring relation it is private under, and the
-    paper bound (a `PAPER_BOUNDS` name and its keyword arguments) that claims its privacy, if any."""
+    paper bound (a `PAPER_BOUNDS` name and its keyword arguments) that claims its privacy, if any. `event` may be
+    given as a LazyEvent (what gaussian_steps and pure_steps return); it is always read as a DpEvent."""
 
-    event: dp_accounting.DpEvent
+    event: dp_accounting.DpEvent = _BuiltOnRead()
     neighbouring: str = REPLACE_ONE
     bound: str | None = None
     bound_args: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        if not isinstance(self.event, dp_accounting.DpEvent):
-            raise TypeError(f"Spend.event must be a dp_accounting.DpEvent, got {type(self.event).__name__}")
+        event = self.__dict__["event"]  # as given: checking a LazyEvent does not build it
+        if not isinstance(event, LazyEvent) and not isinstance(event, dp_accounting.DpEvent):
+            raise TypeError(f"Spend.event must be a dp_accounting.DpEvent, got {type(event).__name__}")
         if self.neighbouring not in RELATIONS:
             raise ValueError(f"Spend.neighbouring must be one of {RELATIONS}, got {self.neighbouring!r}")
         if self.bound is not None and self.bound not in PAPER_BOUNDS:
             raise ValueError(f"Spend.bound {self.bound!r} is not a paper bound; known: {sorted(PAPER_BOUNDS)}")
 
 
-def gaussian_steps(noise_multipliers: Sequence[float] | float, steps: int | None = None) -> dp_accounting.DpEvent:
+# The builders of the LazyEvents below (module functions, so that a pickled Spend refers to them by name).
+def _self_composed_gaussian(z: float, steps: int):
+    return dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(z), steps)
+
+
+def _composed_gaussian(multipliers: list, counts: list):
+    return dp_accounting.ComposedDpEvent([dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(z), k)
+                                          for z, k in zip(multipliers, counts)])
+
+
+def _composed_pure(noise_parameters: list, counts: list):
+    return dp_accounting.ComposedDpEvent([dp_accounting.SelfComposedDpEvent(
+        dp_accounting.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=2), k)
+        for p, k in zip(noise_parameters, counts)])
+
+
+def gaussian_steps(noise_multipliers: Sequence[float] | float, steps: int | None = None) -> LazyEvent:
     """Composed full-batch Gaussian steps: one multiplier repeated `steps` times, or one multiplier per step
-    (equal multipliers self-composed, so the PLD accountant convolves once per distinct value)."""
+    (equal multipliers self-composed, so the PLD accountant convolves once per distinct value). Checked now, built
+    as a DpEvent where it is read (LazyEvent)."""
     if np.ndim(noise_multipliers) == 0:
         z = float(noise_multipliers)
         if not (z > 0 and np.isfinite(z)) or steps is None or steps < 1:
             raise ValueError(f"need a noise multiplier > 0 and steps >= 1, got {z!r}, {steps!r}")
-        return dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(z), int(steps))
+        return LazyEvent(_self_composed_gaussian, (z, int(steps)))
     zs = np.asarray(noise_multipliers, dtype=float).ravel()
     if zs.size == 0 or not np.all(np.isfinite(zs)) or zs.min() <= 0:
         raise ValueError("noise multipliers must be finite and > 0")
     values, counts = np.unique(zs, return_counts=True)
-    return dp_accounting.ComposedDpEvent([dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(float(z)),
-                                                                            int(k)) for z, k in zip(values, counts)])
+    return LazyEvent(_composed_gaussian, ([float(z) for z in values], [int(k) for k in counts]))
 
 
-def pure_steps(epsilons: Sequence[float]) -> dp_accounting.DpEvent:
+def pure_steps(epsilons: Sequence[float]) -> LazyEvent:
     """Composed pure eps_t-DP steps, each as binary randomised response with epsilon eps_t (its PLD is the (eps_t, 0)
-    dominating pair): noise parameter p = 2 / (1 + e^eps_t)."""
+    dominating pair): noise parameter p = 2 / (1 + e^eps_t). Checked now, built where it is read (LazyEvent)."""
     eps = np.asarray(epsilons, dtype=float).ravel()
     if eps.size == 0 or not np.all(np.isfinite(eps)) or eps.min() <= 0:
         raise ValueError("per-step epsilons must be finite and > 0")
     values, counts = np.unique(eps, return_counts=True)
-    return dp_accounting.ComposedDpEvent([dp_accounting.SelfComposedDpEvent(
-        dp_accounting.RandomizedResponseDpEvent(noise_parameter=float(2.0 / (1.0 + np.exp(e))), num_buckets=2),
-        int(k)) for e, k in zip(values, counts)])
+    return LazyEvent(_composed_pure, ([float(2.0 / (1.0 + np.exp(e))) for e in values], [int(k) for k in counts]))
 
 
-def pure_epsilons(event: dp_accounting.DpEvent) -> np.ndarray | None:
-    """The per-step epsilons of an event made only of `pure_steps`, else None."""
+def pure_epsilons(event) -> np.ndarray | None:
+    """The per-step epsilons of an event made only of `pure_steps`, else None. A LazyEvent of `pure_steps` is read
+    off its recipe, not built: the same numbers (the same expression of the same noise parameters, in the same
+    order), without importing dp-accounting where only the paper's or the basic total is wanted."""
+    if isinstance(event, LazyEvent) and event.make is _composed_pure:
+        return np.concatenate([np.repeat(np.array([np.log((2.0 - p) / p)]), k) for p, k in zip(*event.args)])
+    event = built(event)
     if isinstance(event, dp_accounting.RandomizedResponseDpEvent) and event.num_buckets == 2:
         return np.array([np.log((2.0 - event.noise_parameter) / event.noise_parameter)])
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
@@ -120,7 +159,7 @@ def totals(spend: Spend, delta: float, *, pld: bool = True, discretization: floa
     _paper_bounds()
     out = {"delta": float(delta), "neighbouring": spend.neighbouring,
            "paper_eps": float(PAPER_BOUNDS[spend.bound](**spend.bound_args)) if spend.bound else None}
-    pure = pure_epsilons(spend.event)
+    pure = pure_epsilons(vars(spend)["event"])  # as recorded: a pure LazyEvent is read without building it
     if pure is not None:  # pure DP: the optimal composition (PLD of the dominating pairs); RDP adds nothing here
         out.update(rdp_eps=None, pld_eps=pure_composed_epsilon(pure, delta) if pld else None,
                    basic_eps=float(pure.sum()))
