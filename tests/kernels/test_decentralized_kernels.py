@@ -1,7 +1,7 @@
 """kernels.decentralized: every kernel of the ZKL local solver equals, bit for bit, the numpy/scipy expression it
 replaced (same summation order), in both layouts of the solver (a block per node with R repeats as columns, and a
-block per problem with one column), for repeat counts that use every lane-chunk width (8, 4, 2, 1), and with a mask
-of active problems."""
+block per problem with one column), for repeat counts that use every lane-chunk width (10, 8, 4, 2, 1) alone and
+together, and with a mask of active problems."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def _layout(R, sizes=(7, 1, 30, 12), d=6, seed=0):
 
 
 def _chunk_on(act, blk):
-    """(rows, R): the lane chunk (8, 4, 2, 1 wide) of every (sample, repeat) holds an active problem of its block."""
+    """(rows, R): the lane chunk (10, 8, 4, 2, 1 wide) of every (sample, repeat) holds an active problem of its block."""
     R = act.shape[0]
     start, width, on = kd._chunks(act)
     lane = np.zeros((act.shape[1], R), bool)
@@ -49,7 +49,7 @@ def _work(st):
     return np.full(st["v"].size, np.nan)
 
 
-REPEATS = [1, 3, 10, 15]  # 15 = 8 + 4 + 2 + 1
+REPEATS = [1, 3, 7, 8, 10, 15, 29]  # chunks 10 | 8 | 4 + 2 + 1 | 10 + 4 + 1 | 10 + 10 + 8 + 1
 
 
 @pytest.mark.parametrize("R", REPEATS)
@@ -57,7 +57,7 @@ def test_chunks_cover_every_repeat_once_and_mark_the_active_ones(R):
     X, blk, w, y, act, d, st = _layout(R)
     start, width, on = kd._chunks(act)
     assert width.sum() == R and np.array_equal(start, np.cumsum(width) - width)
-    assert set(width.tolist()) <= {8, 4, 2, 1} and list(width) == sorted(width, reverse=True)
+    assert set(width.tolist()) <= {10, 8, 4, 2, 1} and list(width) == sorted(width, reverse=True)
     assert not on[1].any() and on[0].all()
 
 

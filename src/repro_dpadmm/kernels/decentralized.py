@@ -50,6 +50,61 @@ def _slp(kernel):
 # repeats of ot (by acc), the W accumulators held in registers. Written out per width on purpose: a loop over a
 # run-time number of repeats keeps them in memory and was twice as slow.
 @numba.njit(inline="always")
+def _dot10(j0, j1, data, indices, vt, Ru, k, acc):
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = a8 = a9 = 0.0
+    for jj in range(j0, j1):
+        a = data[jj]
+        e = np.uint64(indices[jj]) * Ru + k
+        a0 += a * vt[e + np.uint64(0)]
+        a1 += a * vt[e + np.uint64(1)]
+        a2 += a * vt[e + np.uint64(2)]
+        a3 += a * vt[e + np.uint64(3)]
+        a4 += a * vt[e + np.uint64(4)]
+        a5 += a * vt[e + np.uint64(5)]
+        a6 += a * vt[e + np.uint64(6)]
+        a7 += a * vt[e + np.uint64(7)]
+        a8 += a * vt[e + np.uint64(8)]
+        a9 += a * vt[e + np.uint64(9)]
+    acc[k + np.uint64(0)] = a0
+    acc[k + np.uint64(1)] = a1
+    acc[k + np.uint64(2)] = a2
+    acc[k + np.uint64(3)] = a3
+    acc[k + np.uint64(4)] = a4
+    acc[k + np.uint64(5)] = a5
+    acc[k + np.uint64(6)] = a6
+    acc[k + np.uint64(7)] = a7
+    acc[k + np.uint64(8)] = a8
+    acc[k + np.uint64(9)] = a9
+
+
+@numba.njit(inline="always")
+def _axpy10(j0, j1, data, indices, ot, Ru, k, acc):
+    u0 = acc[k + np.uint64(0)]
+    u1 = acc[k + np.uint64(1)]
+    u2 = acc[k + np.uint64(2)]
+    u3 = acc[k + np.uint64(3)]
+    u4 = acc[k + np.uint64(4)]
+    u5 = acc[k + np.uint64(5)]
+    u6 = acc[k + np.uint64(6)]
+    u7 = acc[k + np.uint64(7)]
+    u8 = acc[k + np.uint64(8)]
+    u9 = acc[k + np.uint64(9)]
+    for jj in range(j0, j1):
+        a = data[jj]
+        e = np.uint64(indices[jj]) * Ru + k
+        ot[e + np.uint64(0)] += a * u0
+        ot[e + np.uint64(1)] += a * u1
+        ot[e + np.uint64(2)] += a * u2
+        ot[e + np.uint64(3)] += a * u3
+        ot[e + np.uint64(4)] += a * u4
+        ot[e + np.uint64(5)] += a * u5
+        ot[e + np.uint64(6)] += a * u6
+        ot[e + np.uint64(7)] += a * u7
+        ot[e + np.uint64(8)] += a * u8
+        ot[e + np.uint64(9)] += a * u9
+
+
+@numba.njit(inline="always")
 def _dot8(j0, j1, data, indices, vt, Ru, k, acc):
     a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
     for jj in range(j0, j1):
@@ -169,12 +224,15 @@ def _axpy1(j0, j1, data, indices, ot, Ru, k, acc):
         ot[e + np.uint64(0)] += a * u0
 
 
-# Lanes: the repeats are processed in chunks of 8, 4, 2 and 1 consecutive repeats, a sweep over the rows per
+# Lanes: the repeats are processed in chunks of 10, 8, 4, 2 and 1 consecutive repeats, a sweep over the rows per
 # chunk, each row's accumulators of the chunk held in registers (a loop over a run-time number of repeats keeps them
 # in memory and was twice as slow); unsigned indices spare numba's negative-index checks. The chunk width is a
-# constant in every sweep (the `W == 8` branches inline a sweep per width). A chunk is worked on for the rows of a
-# block when any of its problems is active; it is computed whole, which for the other problems of the chunk repeats
-# what they computed before.
+# constant in every sweep (the `W == 8` branches inline a sweep per width). The 10-wide chunk is there for the
+# items' 10 repeats: one sweep reads every row's entries and does its per-entry index work once for all ten, where
+# chunks of 8 and 2 took two sweeps (the Hessian-vector product of the five-node layout took 1.8 ms instead of 3.1;
+# a row loop calling both chunks per row was slower still, 4.4 ms). A chunk is worked on for the rows of a block when
+# any of its problems is active; it is computed whole, which for the other problems of the chunk repeats what they
+# computed before: every (column, repeat) sum runs over the same rows in the same order whatever the chunk width.
 @numba.njit(cache=True)
 def _chunks(act):
     """Start and width of the lane chunks covering repeats 0..R-1, and on[b, h]: chunk h holds an active problem of
@@ -182,7 +240,7 @@ def _chunks(act):
     R, nb = act.shape
     start, width = [], []
     k = 0
-    for W in (8, 4, 2, 1):
+    for W in (10, 8, 4, 2, 1):
         while R - k >= W:
             start.append(k)
             width.append(W)
@@ -197,7 +255,9 @@ def _chunks(act):
 
 @numba.njit(inline="always")
 def _dot(W, j0, j1, data, indices, vt, Ru, k, acc):
-    if W == 8:
+    if W == 10:
+        _dot10(j0, j1, data, indices, vt, Ru, k, acc)
+    elif W == 8:
         _dot8(j0, j1, data, indices, vt, Ru, k, acc)
     elif W == 4:
         _dot4(j0, j1, data, indices, vt, Ru, k, acc)
@@ -209,7 +269,9 @@ def _dot(W, j0, j1, data, indices, vt, Ru, k, acc):
 
 @numba.njit(inline="always")
 def _axpy(W, j0, j1, data, indices, ot, Ru, k, acc):
-    if W == 8:
+    if W == 10:
+        _axpy10(j0, j1, data, indices, ot, Ru, k, acc)
+    elif W == 8:
         _axpy8(j0, j1, data, indices, ot, Ru, k, acc)
     elif W == 4:
         _axpy4(j0, j1, data, indices, ot, Ru, k, acc)
@@ -245,7 +307,9 @@ def prod(indptr, indices, data, rowblk, act, v, scale, out, vt):
     acc = np.empty(R)
     for h in range(start.size):
         k = start[h]
-        if width[h] == 8:
+        if width[h] == 10:
+            _prod_rows(10, indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
+        elif width[h] == 8:
             _prod_rows(8, indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
         elif width[h] == 4:
             _prod_rows(4, indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
@@ -284,7 +348,9 @@ def hvp(indptr, indices, data, rowblk, act, w, C, sg, kap, d, v, out, vt, ot):
     acc = np.empty(R)
     for h in range(start.size):
         k = start[h]
-        if width[h] == 8:
+        if width[h] == 10:
+            _hvp_rows(10, indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
+        elif width[h] == 8:
             _hvp_rows(8, indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
         elif width[h] == 4:
             _hvp_rows(4, indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
@@ -322,7 +388,9 @@ def grad(indptr, indices, data, rowblk, act, yw, z, C, kap, d, f, bvec, sg, g, o
     acc = np.empty(R)
     for h in range(start.size):
         k = start[h]
-        if width[h] == 8:
+        if width[h] == 10:
+            _grad_rows(10, indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
+        elif width[h] == 8:
             _grad_rows(8, indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
         elif width[h] == 4:
             _grad_rows(4, indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
