@@ -224,15 +224,15 @@ def _axpy1(j0, j1, data, indices, ot, Ru, k, acc):
         ot[e + np.uint64(0)] += a * u0
 
 
-# Lanes: the repeats are processed in chunks of 10, 8, 4, 2 and 1 consecutive repeats, a sweep over the rows per
-# chunk, each row's accumulators of the chunk held in registers (a loop over a run-time number of repeats keeps them
-# in memory and was twice as slow); unsigned indices spare numba's negative-index checks. The chunk width is a
-# constant in every sweep (the `W == 8` branches inline a sweep per width). The 10-wide chunk is there for the
-# items' 10 repeats: one sweep reads every row's entries and does its per-entry index work once for all ten, where
-# chunks of 8 and 2 took two sweeps (the Hessian-vector product of the five-node layout took 1.8 ms instead of 3.1;
-# a row loop calling both chunks per row was slower still, 4.4 ms). A chunk is worked on for the rows of a block when
-# any of its problems is active; it is computed whole, which for the other problems of the chunk repeats what they
-# computed before: every (column, repeat) sum runs over the same rows in the same order whatever the chunk width.
+# Lanes: the repeats are processed in chunks of 10, 8, 4, 2 and 1 consecutive repeats, a sweep over the rows per chunk,
+# each row's accumulators of the chunk held in registers (a loop over a run-time number of repeats keeps them in memory
+# and was twice as slow); unsigned indices spare numba's negative-index checks. The chunk width is a constant in every
+# sweep (_row_sweeps makes a sweep per width). The 10-wide chunk is there for the items' 10 repeats: one sweep reads
+# every row's entries and does its per-entry index work once for all ten, where chunks of 8 and 2 took two sweeps (the
+# Hessian-vector product of the five-node layout took 1.8 ms instead of 3.1; a row loop calling both chunks per row was
+# slower still, 4.4 ms). A chunk is worked on for the rows of a block when any of its problems is active; it is computed
+# whole, which for the other problems of the chunk repeats what they computed before: every (column, repeat) sum runs
+# over the same rows in the same order whatever the chunk width.
 @numba.njit(cache=True)
 def _chunks(act):
     """Start and width of the lane chunks covering repeats 0..R-1, and on[b, h]: chunk h holds an active problem of
@@ -253,44 +253,54 @@ def _chunks(act):
     return np.array(start, np.uint64), np.array(width, np.int64), on
 
 
-@numba.njit(inline="always")
-def _dot(W, j0, j1, data, indices, vt, Ru, k, acc):
-    if W == 10:
-        _dot10(j0, j1, data, indices, vt, Ru, k, acc)
-    elif W == 8:
-        _dot8(j0, j1, data, indices, vt, Ru, k, acc)
-    elif W == 4:
-        _dot4(j0, j1, data, indices, vt, Ru, k, acc)
-    elif W == 2:
-        _dot2(j0, j1, data, indices, vt, Ru, k, acc)
-    else:
-        _dot1(j0, j1, data, indices, vt, Ru, k, acc)
+def _row_sweeps(W, dot, axpy):
+    """The sweeps over the rows of one lane chunk of width W, for prod, hvp and grad, calling the W-wide lane
+    helpers directly (a helper taking W and branching over every width multiplied the inlined code, and the compile
+    time, by the number of widths)."""
+    Wu = np.uint64(W)
+
+    @numba.njit(inline="always")
+    def prod_rows(indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc):
+        for i in range(indptr.size - 1):
+            if on[rowblk[i], h]:
+                dot(indptr[i], indptr[i + 1], data, indices, vt, Ru, k, acc)
+                for q in range(k, k + Wu):
+                    out[i, q] = scale[i] * acc[q]
+            else:
+                for q in range(k, k + Wu):
+                    out[i, q] = 0.0
+
+    @numba.njit(inline="always")
+    def hvp_rows(indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc):
+        for i in range(indptr.size - 1):
+            if on[rowblk[i], h]:
+                j0, j1 = indptr[i], indptr[i + 1]
+                dot(j0, j1, data, indices, vt, Ru, k, acc)
+                cw = C * w[i]
+                for q in range(k, k + Wu):
+                    s = sg[i, q]
+                    acc[q] = ((cw * s) * (1.0 - s)) * acc[q]
+                axpy(j0, j1, data, indices, ot, Ru, k, acc)
+
+    @numba.njit(inline="always")
+    def grad_rows(indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc):
+        for i in range(indptr.size - 1):
+            if on[rowblk[i], h]:
+                nyw = -yw[i]
+                for q in range(k, k + Wu):
+                    s = 1.0 / (1.0 + math.exp(z[i, q]))
+                    sg[i, q] = s
+                    acc[q] = nyw * s
+                axpy(indptr[i], indptr[i + 1], data, indices, ot, Ru, k, acc)
+
+    return prod_rows, hvp_rows, grad_rows
 
 
-@numba.njit(inline="always")
-def _axpy(W, j0, j1, data, indices, ot, Ru, k, acc):
-    if W == 10:
-        _axpy10(j0, j1, data, indices, ot, Ru, k, acc)
-    elif W == 8:
-        _axpy8(j0, j1, data, indices, ot, Ru, k, acc)
-    elif W == 4:
-        _axpy4(j0, j1, data, indices, ot, Ru, k, acc)
-    elif W == 2:
-        _axpy2(j0, j1, data, indices, ot, Ru, k, acc)
-    else:
-        _axpy1(j0, j1, data, indices, ot, Ru, k, acc)
-
-
-@numba.njit(inline="always")
-def _prod_rows(W, indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc):
-    for i in range(indptr.size - 1):
-        if on[rowblk[i], h]:
-            _dot(W, indptr[i], indptr[i + 1], data, indices, vt, Ru, k, acc)
-            for q in range(k, k + np.uint64(W)):
-                out[i, q] = scale[i] * acc[q]
-        else:
-            for q in range(k, k + np.uint64(W)):
-                out[i, q] = 0.0
+_prod_rows10, _hvp_rows10, _grad_rows10 = _row_sweeps(10, _dot10, _axpy10)
+_prod_rows8, _hvp_rows8, _grad_rows8 = _row_sweeps(8, _dot8, _axpy8)
+_prod_rows4, _hvp_rows4, _grad_rows4 = _row_sweeps(4, _dot4, _axpy4)
+_prod_rows2, _hvp_rows2, _grad_rows2 = _row_sweeps(2, _dot2, _axpy2)
+_prod_rows1, _hvp_rows1, _grad_rows1 = _row_sweeps(1, _dot1, _axpy1)
 
 
 @_slp
@@ -308,28 +318,15 @@ def prod(indptr, indices, data, rowblk, act, v, scale, out, vt):
     for h in range(start.size):
         k = start[h]
         if width[h] == 10:
-            _prod_rows(10, indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
+            _prod_rows10(indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
         elif width[h] == 8:
-            _prod_rows(8, indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
+            _prod_rows8(indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
         elif width[h] == 4:
-            _prod_rows(4, indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
+            _prod_rows4(indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
         elif width[h] == 2:
-            _prod_rows(2, indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
+            _prod_rows2(indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
         else:
-            _prod_rows(1, indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
-
-
-@numba.njit(inline="always")
-def _hvp_rows(W, indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc):
-    for i in range(indptr.size - 1):
-        if on[rowblk[i], h]:
-            j0, j1 = indptr[i], indptr[i + 1]
-            _dot(W, j0, j1, data, indices, vt, Ru, k, acc)
-            cw = C * w[i]
-            for q in range(k, k + np.uint64(W)):
-                s = sg[i, q]
-                acc[q] = ((cw * s) * (1.0 - s)) * acc[q]
-            _axpy(W, j0, j1, data, indices, ot, Ru, k, acc)
+            _prod_rows1(indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
 
 
 @_slp
@@ -349,30 +346,18 @@ def hvp(indptr, indices, data, rowblk, act, w, C, sg, kap, d, v, out, vt, ot):
     for h in range(start.size):
         k = start[h]
         if width[h] == 10:
-            _hvp_rows(10, indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
+            _hvp_rows10(indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
         elif width[h] == 8:
-            _hvp_rows(8, indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
+            _hvp_rows8(indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
         elif width[h] == 4:
-            _hvp_rows(4, indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
+            _hvp_rows4(indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
         elif width[h] == 2:
-            _hvp_rows(2, indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
+            _hvp_rows2(indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
         else:
-            _hvp_rows(1, indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
+            _hvp_rows1(indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
     for q in range(R):
         for c in range(ncols):
             out[q, c] = ot[c * R + q] + kap[c // d] * v[q, c]
-
-
-@numba.njit(inline="always")
-def _grad_rows(W, indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc):
-    for i in range(indptr.size - 1):
-        if on[rowblk[i], h]:
-            nyw = -yw[i]
-            for q in range(k, k + np.uint64(W)):
-                s = 1.0 / (1.0 + math.exp(z[i, q]))
-                sg[i, q] = s
-                acc[q] = nyw * s
-            _axpy(W, indptr[i], indptr[i + 1], data, indices, ot, Ru, k, acc)
 
 
 @_slp
@@ -389,15 +374,15 @@ def grad(indptr, indices, data, rowblk, act, yw, z, C, kap, d, f, bvec, sg, g, o
     for h in range(start.size):
         k = start[h]
         if width[h] == 10:
-            _grad_rows(10, indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
+            _grad_rows10(indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
         elif width[h] == 8:
-            _grad_rows(8, indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
+            _grad_rows8(indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
         elif width[h] == 4:
-            _grad_rows(4, indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
+            _grad_rows4(indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
         elif width[h] == 2:
-            _grad_rows(2, indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
+            _grad_rows2(indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
         else:
-            _grad_rows(1, indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
+            _grad_rows1(indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
     for c in range(ncols):
         b = c // d
         for h in range(start.size):
