@@ -126,3 +126,27 @@ def test_line_search_kernels_equal_numpy(R):
 def test_loss_is_numpys_logaddexp_bit_for_bit():
     z = np.concatenate([np.random.default_rng(1).standard_normal(20000) * 30, [0.0, -0.0, 800.0, -800.0, 1e-300]])
     assert all(kd._loss(x) == np.logaddexp(0.0, -x) for x in z)
+
+
+@pytest.mark.parametrize("R", [1, 10])
+def test_loss_sums_equal_the_node_means_of_numpys_loss(R):
+    X, blk, w, y, act, d, st = _layout(R)
+    n = X.shape[0]
+    P = sp.csr_matrix((w, (blk, np.arange(n))), shape=(blk.max() + 1, n))
+    z = st["z"] * 10  # both tails of the loss, and exact zeros
+    z[3] = 0.0
+    out = np.full((blk.max() + 1, R), np.nan)
+    kd.loss_sums(blk, w, z, out)
+    assert np.array_equal(out, kd.loss_sums_ref(P, z))
+
+
+def test_flat_rows_equal_the_fancy_indexed_copy():
+    X, blk, w, y, act, d, st = _layout(1, sizes=(7, 1, 30, 12, 5))
+    B = np.bincount(blk)
+    start = np.cumsum(B) - B
+    pick = np.array([2, 0, 2, 4, 1])  # problems at nodes 2, 0, 2 again (another repeat), 4 and the one-sample node
+    rows, k, ip, cols, vals = kd.flat_rows(X.indptr, X.indices, X.data, start[pick], B[pick], d)
+    rows_ref, k_ref, Xf = kd.flat_rows_ref(X, start[pick], B[pick], d)
+    assert np.array_equal(rows, rows_ref) and np.array_equal(k, k_ref)
+    assert np.array_equal(ip, Xf.indptr) and np.array_equal(cols, Xf.indices) and np.array_equal(vals, Xf.data)
+    assert ip.dtype == X.indptr.dtype and cols.dtype == X.indices.dtype  # the kernels' signatures stay the same

@@ -7,6 +7,7 @@ features of block b; a per-problem vector is v (R, ncols) (one row per repeat; R
 per-sample array is (rows, R). `act` (R, nblocks) marks the problems worked on: a kernel computes the repeats of a
 block in chunks and skips a chunk without an active problem (what it leaves there is stated per kernel). Every
 problem's entries depend on its own entries alone, so the active problems' numbers do not depend on the mask.
+loss_sums gives the run's traces the node means of the loss; flat_rows builds the layout of the unconverged problems.
 
 Every kernel sums in the order of the scipy/numpy code it replaces, so it equals its reference bit for bit:
 X @ v (scipy's csr_matvec(s)) sums a row's entries in their stored order starting from 0; X^T @ u (a CSR transpose
@@ -25,6 +26,7 @@ from functools import wraps
 import numba
 import numba.core.config
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit
 
 LOG2 = math.log(2.0)
@@ -435,6 +437,16 @@ def loss_change_sums(rowblk, w, z, u, dl, out):
             out[b, k] += w[i] * x
 
 
+@numba.njit(cache=True)
+def loss_sums(rowblk, w, z, out):
+    """out[b, k] = sum_{i in b} w_i L(z[i, k]) (rows in order): the node means of the logistic loss (P @ L(z))."""
+    out[:] = 0.0
+    for i in range(z.shape[0]):
+        b = rowblk[i]
+        for k in range(z.shape[1]):
+            out[b, k] += w[i] * _loss(z[i, k])
+
+
 @_slp
 @numba.njit(cache=True)
 def take_step(rowblk, s, zp, z):
@@ -443,6 +455,38 @@ def take_step(rowblk, s, zp, z):
         b = rowblk[i]
         for k in range(z.shape[1]):
             z[i, k] = z[i, k] - s[k, b] * zp[i, k]
+
+
+@numba.njit(cache=True)
+def flat_rows(indptr, indices, data, start, lens, d):
+    """The layout of problems p = 0..P-1 (the solver's _Flat), problem p holding the rows start[p] ..
+    start[p] + lens[p] - 1 of a block matrix (indptr, indices, data) with d columns per block: every row's entries in
+    their order, moved to the columns [p d, (p + 1) d) of its problem. Returns rows (the rows taken, problem by problem),
+    blk (the problem of every row) and the CSR arrays (ip, cols, vals) of the new matrix, index arrays of the input's
+    dtypes."""
+    nrows = 0
+    for p in range(start.size):
+        nrows += lens[p]
+    rows, blk = np.empty(nrows, np.int64), np.empty(nrows, np.int64)
+    ip = np.empty(nrows + 1, indptr.dtype)
+    t = 0
+    nnz = 0
+    for p in range(start.size):
+        for s in range(start[p], start[p] + lens[p]):
+            rows[t], blk[t] = s, p
+            nnz += indptr[s + 1] - indptr[s]
+            t += 1
+    cols, vals = np.empty(nnz, indices.dtype), np.empty(nnz)
+    ip[0] = 0
+    e = 0
+    for t in range(nrows):
+        s, off = rows[t], blk[t] * d
+        for jj in range(indptr[s], indptr[s + 1]):
+            cols[e] = off + indices[jj] % d
+            vals[e] = data[jj]
+            e += 1
+        ip[t + 1] = e
+    return rows, blk, ip, cols, vals
 
 
 # --------------------------------------------------------------------------------------------------- references
@@ -483,5 +527,29 @@ def loss_change_sums_ref(P, z, u, dl):
     return P @ dl
 
 
+def loss_sums_ref(P, z):
+    """P @ L(z) (P[b, i] = w_i), L numpy's logaddexp(0, -z) (the run's traces before the kernels)."""
+    return P @ np.logaddexp(0.0, -z)
+
+
 def take_step_ref(rowblk, s, zp, z):
     return z - spread_ref(rowblk, s) * zp
+
+
+def _ranges(starts, lens):
+    """The concatenated integer ranges [starts[k], starts[k] + lens[k])."""
+    return np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(lens.sum())
+
+
+def flat_rows_ref(X, start, lens, d):
+    """(rows, blk, CSR matrix) of flat_rows, by numpy fancy indexing and scipy (_Flat before the kernel)."""
+    import scipy.sparse as sp
+
+    rows = _ranges(start, lens)
+    blk = np.repeat(np.arange(start.size), lens)
+    ip = X.indptr
+    rl = ip[rows + 1] - ip[rows]
+    ent = _ranges(ip[rows], rl)
+    cols = np.repeat(blk, rl) * d + X.indices[ent] % d
+    return rows, blk, sp.csr_matrix((X.data[ent], cols, np.concatenate([[0], np.cumsum(rl)])),
+                                    shape=(rows.size, start.size * d))
