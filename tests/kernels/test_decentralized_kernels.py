@@ -1,7 +1,7 @@
 """kernels.decentralized: every kernel of the ZKL local solver equals, bit for bit, the numpy/scipy expression it
 replaced (same summation order), in both layouts of the solver (a block per node with R repeats as columns, and a
-block per problem with one column), for repeat counts that use every lane-chunk width (8, 4, 2, 1), and with a mask
-of active problems."""
+block per problem with one column), for repeat counts that use every lane-chunk width (10, 8, 4, 2, 1) alone and
+together, and with a mask of active problems."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def _layout(R, sizes=(7, 1, 30, 12), d=6, seed=0):
 
 
 def _chunk_on(act, blk):
-    """(rows, R): the lane chunk (8, 4, 2, 1 wide) of every (sample, repeat) holds an active problem of its block."""
+    """(rows, R): the lane chunk (10, 8, 4, 2, 1 wide) of every (sample, repeat) holds an active problem of its block."""
     R = act.shape[0]
     start, width, on = kd._chunks(act)
     lane = np.zeros((act.shape[1], R), bool)
@@ -49,7 +49,7 @@ def _work(st):
     return np.full(st["v"].size, np.nan)
 
 
-REPEATS = [1, 3, 10, 15]  # 15 = 8 + 4 + 2 + 1
+REPEATS = [1, 3, 7, 8, 10, 15, 29]  # chunks 10 | 8 | 4 + 2 + 1 | 10 + 4 + 1 | 10 + 10 + 8 + 1
 
 
 @pytest.mark.parametrize("R", REPEATS)
@@ -57,7 +57,7 @@ def test_chunks_cover_every_repeat_once_and_mark_the_active_ones(R):
     X, blk, w, y, act, d, st = _layout(R)
     start, width, on = kd._chunks(act)
     assert width.sum() == R and np.array_equal(start, np.cumsum(width) - width)
-    assert set(width.tolist()) <= {8, 4, 2, 1} and list(width) == sorted(width, reverse=True)
+    assert set(width.tolist()) <= {10, 8, 4, 2, 1} and list(width) == sorted(width, reverse=True)
     assert not on[1].any() and on[0].all()
 
 
@@ -126,3 +126,27 @@ def test_line_search_kernels_equal_numpy(R):
 def test_loss_is_numpys_logaddexp_bit_for_bit():
     z = np.concatenate([np.random.default_rng(1).standard_normal(20000) * 30, [0.0, -0.0, 800.0, -800.0, 1e-300]])
     assert all(kd._loss(x) == np.logaddexp(0.0, -x) for x in z)
+
+
+@pytest.mark.parametrize("R", [1, 10])
+def test_loss_sums_equal_the_node_means_of_numpys_loss(R):
+    X, blk, w, y, act, d, st = _layout(R)
+    n = X.shape[0]
+    P = sp.csr_matrix((w, (blk, np.arange(n))), shape=(blk.max() + 1, n))
+    z = st["z"] * 10  # both tails of the loss, and exact zeros
+    z[3] = 0.0
+    out = np.full((blk.max() + 1, R), np.nan)
+    kd.loss_sums(blk, w, z, out)
+    assert np.array_equal(out, kd.loss_sums_ref(P, z))
+
+
+def test_flat_rows_equal_the_fancy_indexed_copy():
+    X, blk, w, y, act, d, st = _layout(1, sizes=(7, 1, 30, 12, 5))
+    B = np.bincount(blk)
+    start = np.cumsum(B) - B
+    pick = np.array([2, 0, 2, 4, 1])  # problems at nodes 2, 0, 2 again (another repeat), 4 and the one-sample node
+    rows, k, ip, cols, vals = kd.flat_rows(X.indptr, X.indices, X.data, start[pick], B[pick], d)
+    rows_ref, k_ref, Xf = kd.flat_rows_ref(X, start[pick], B[pick], d)
+    assert np.array_equal(rows, rows_ref) and np.array_equal(k, k_ref)
+    assert np.array_equal(ip, Xf.indptr) and np.array_equal(cols, Xf.indices) and np.array_equal(vals, Xf.data)
+    assert ip.dtype == X.indptr.dtype and cols.dtype == X.indices.dtype  # the kernels' signatures stay the same

@@ -297,7 +297,8 @@ class _Layout:
     (repeats, blocks) arrays."""
 
     def _set_kernel_data(self, X, blk, y, w):
-        self.csr = (X.indptr, X.indices, X.data, blk)
+        """X: the CSR arrays (indptr, indices, data) of the layout's matrix."""
+        self.csr = (*X, blk)
         self.y1, self.w1, self.yw1 = y, w, y * w
         self._work = {}
 
@@ -339,7 +340,7 @@ class _Columns(_Layout):
         self.data, self.M_inv, self.d = data, M_inv, data.dim
         self.y, self.w, self.yw = data.y[:, None], data.w[:, None], (data.y * data.w)[:, None]
         self.rows = self.rep = slice(None)
-        self._set_kernel_data(data.Xb, data.node, data.y, data.w)
+        self._set_kernel_data((data.Xb.indptr, data.Xb.indices, data.Xb.data), data.node, data.y, data.w)
 
     def v2(self, v):
         return np.ascontiguousarray(v).reshape(v.shape[0], -1)
@@ -376,19 +377,14 @@ class _Flat(_Layout):
         self.r, self.i, self.size = r, i, P
         start = np.cumsum(data.B) - data.B
         lens = data.B[i]
-        self.rows = _ranges(start[i], lens)  # samples of every problem, problem by problem
+        # the samples of every problem, problem by problem, the problem of every sample, and the block-diagonal copy
+        Xb = data.Xb
+        self.rows, k, *X = kd.flat_rows(Xb.indptr, Xb.indices, Xb.data, start[i], lens, d)
         self.rep = np.repeat(r, lens)
-        k = np.repeat(np.arange(P), lens)  # problem of every sample
-        ip = data.Xb.indptr
-        rl = ip[self.rows + 1] - ip[self.rows]
-        ent = _ranges(ip[self.rows], rl)
-        cols = np.repeat(k, rl) * d + data.Xb.indices[ent] % d
-        self.X = sp.csr_matrix((data.Xb.data[ent], cols, np.concatenate([[0], np.cumsum(rl)])),
-                               shape=(self.rows.size, P * d))
         self.y, self.w = data.y[self.rows], data.w[self.rows]
         self.yw = self.y * self.w
         self.lens, self.d = lens, d
-        self._set_kernel_data(self.X, k, self.y, self.w)
+        self._set_kernel_data(X, k, self.y, self.w)
         # the preconditioner acts in the column layout (node, repeat, d) of the nodes that hold a problem: the same
         # (R, d) @ (d, d) BLAS products as in _Columns, so the same numbers
         nodes, self.pos = np.unique(i, return_inverse=True)
@@ -418,11 +414,6 @@ class _Flat(_Layout):
         cols = np.zeros(self.shape)
         cols[self.pos, self.r] = v
         return (cols @ self.M_inv)[self.pos, self.r]
-
-
-def _ranges(starts, lens):
-    """The concatenated integer ranges [starts[k], starts[k] + lens[k])."""
-    return np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(lens.sum())
 
 
 def _phi_change(lay, z, zp, sg, s, f, p, b, kap, C):
@@ -569,8 +560,13 @@ def _history(Ls, dists, fc, solves, spends, **meta) -> History:
 
 def _traces(data, f, fc):
     """L(t), the distance to fc (or None) and the margins at f, which the next local solve starts from."""
-    z = _margins(data, f)
-    L = (data.P @ loss(z)).T.mean(axis=-1)  # average_loss(data, f), one pass over the data for both
+    R, N = f.shape[:2]
+    z = np.empty((data.Xb.shape[0], R))  # _margins(data, f), compiled
+    kd.prod(data.Xb.indptr, data.Xb.indices, data.Xb.data, data.node, np.ones((R, N), dtype=bool),
+            np.ascontiguousarray(f).reshape(R, -1), data.y, z, np.empty(f.size))
+    sums = np.empty((N, R))
+    kd.loss_sums(data.node, data.w, z, sums)  # data.P @ loss(z), compiled
+    L = sums.T.mean(axis=-1)  # average_loss(data, f), one pass over the data for both
     dist = np.sqrt(((f - fc) ** 2).sum(axis=(-1, -2))) if fc is not None else None
     return L, dist, z
 

@@ -7,6 +7,7 @@ features of block b; a per-problem vector is v (R, ncols) (one row per repeat; R
 per-sample array is (rows, R). `act` (R, nblocks) marks the problems worked on: a kernel computes the repeats of a
 block in chunks and skips a chunk without an active problem (what it leaves there is stated per kernel). Every
 problem's entries depend on its own entries alone, so the active problems' numbers do not depend on the mask.
+loss_sums gives the run's traces the node means of the loss; flat_rows builds the layout of the unconverged problems.
 
 Every kernel sums in the order of the scipy/numpy code it replaces, so it equals its reference bit for bit:
 X @ v (scipy's csr_matvec(s)) sums a row's entries in their stored order starting from 0; X^T @ u (a CSR transpose
@@ -25,6 +26,7 @@ from functools import wraps
 import numba
 import numba.core.config
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit
 
 LOG2 = math.log(2.0)
@@ -49,6 +51,61 @@ def _slp(kernel):
 # _dotW / _axpyW: a row's dot products with W consecutive repeats of vt (into acc) and its update of W consecutive
 # repeats of ot (by acc), the W accumulators held in registers. Written out per width on purpose: a loop over a
 # run-time number of repeats keeps them in memory and was twice as slow.
+@numba.njit(inline="always")
+def _dot10(j0, j1, data, indices, vt, Ru, k, acc):
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = a8 = a9 = 0.0
+    for jj in range(j0, j1):
+        a = data[jj]
+        e = np.uint64(indices[jj]) * Ru + k
+        a0 += a * vt[e + np.uint64(0)]
+        a1 += a * vt[e + np.uint64(1)]
+        a2 += a * vt[e + np.uint64(2)]
+        a3 += a * vt[e + np.uint64(3)]
+        a4 += a * vt[e + np.uint64(4)]
+        a5 += a * vt[e + np.uint64(5)]
+        a6 += a * vt[e + np.uint64(6)]
+        a7 += a * vt[e + np.uint64(7)]
+        a8 += a * vt[e + np.uint64(8)]
+        a9 += a * vt[e + np.uint64(9)]
+    acc[k + np.uint64(0)] = a0
+    acc[k + np.uint64(1)] = a1
+    acc[k + np.uint64(2)] = a2
+    acc[k + np.uint64(3)] = a3
+    acc[k + np.uint64(4)] = a4
+    acc[k + np.uint64(5)] = a5
+    acc[k + np.uint64(6)] = a6
+    acc[k + np.uint64(7)] = a7
+    acc[k + np.uint64(8)] = a8
+    acc[k + np.uint64(9)] = a9
+
+
+@numba.njit(inline="always")
+def _axpy10(j0, j1, data, indices, ot, Ru, k, acc):
+    u0 = acc[k + np.uint64(0)]
+    u1 = acc[k + np.uint64(1)]
+    u2 = acc[k + np.uint64(2)]
+    u3 = acc[k + np.uint64(3)]
+    u4 = acc[k + np.uint64(4)]
+    u5 = acc[k + np.uint64(5)]
+    u6 = acc[k + np.uint64(6)]
+    u7 = acc[k + np.uint64(7)]
+    u8 = acc[k + np.uint64(8)]
+    u9 = acc[k + np.uint64(9)]
+    for jj in range(j0, j1):
+        a = data[jj]
+        e = np.uint64(indices[jj]) * Ru + k
+        ot[e + np.uint64(0)] += a * u0
+        ot[e + np.uint64(1)] += a * u1
+        ot[e + np.uint64(2)] += a * u2
+        ot[e + np.uint64(3)] += a * u3
+        ot[e + np.uint64(4)] += a * u4
+        ot[e + np.uint64(5)] += a * u5
+        ot[e + np.uint64(6)] += a * u6
+        ot[e + np.uint64(7)] += a * u7
+        ot[e + np.uint64(8)] += a * u8
+        ot[e + np.uint64(9)] += a * u9
+
+
 @numba.njit(inline="always")
 def _dot8(j0, j1, data, indices, vt, Ru, k, acc):
     a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
@@ -169,12 +226,15 @@ def _axpy1(j0, j1, data, indices, ot, Ru, k, acc):
         ot[e + np.uint64(0)] += a * u0
 
 
-# Lanes: the repeats are processed in chunks of 8, 4, 2 and 1 consecutive repeats, a sweep over the rows per
-# chunk, each row's accumulators of the chunk held in registers (a loop over a run-time number of repeats keeps them
-# in memory and was twice as slow); unsigned indices spare numba's negative-index checks. The chunk width is a
-# constant in every sweep (the `W == 8` branches inline a sweep per width). A chunk is worked on for the rows of a
-# block when any of its problems is active; it is computed whole, which for the other problems of the chunk repeats
-# what they computed before.
+# Lanes: the repeats are processed in chunks of 10, 8, 4, 2 and 1 consecutive repeats, a sweep over the rows per chunk,
+# each row's accumulators of the chunk held in registers (a loop over a run-time number of repeats keeps them in memory
+# and was twice as slow); unsigned indices spare numba's negative-index checks. The chunk width is a constant in every
+# sweep (_row_sweeps makes a sweep per width). The 10-wide chunk is there for the items' 10 repeats: one sweep reads
+# every row's entries and does its per-entry index work once for all ten, where chunks of 8 and 2 took two sweeps (the
+# Hessian-vector product of the five-node layout took 1.8 ms instead of 3.1; a row loop calling both chunks per row was
+# slower still, 4.4 ms). A chunk is worked on for the rows of a block when any of its problems is active; it is computed
+# whole, which for the other problems of the chunk repeats what they computed before: every (column, repeat) sum runs
+# over the same rows in the same order whatever the chunk width.
 @numba.njit(cache=True)
 def _chunks(act):
     """Start and width of the lane chunks covering repeats 0..R-1, and on[b, h]: chunk h holds an active problem of
@@ -182,7 +242,7 @@ def _chunks(act):
     R, nb = act.shape
     start, width = [], []
     k = 0
-    for W in (8, 4, 2, 1):
+    for W in (10, 8, 4, 2, 1):
         while R - k >= W:
             start.append(k)
             width.append(W)
@@ -195,40 +255,54 @@ def _chunks(act):
     return np.array(start, np.uint64), np.array(width, np.int64), on
 
 
-@numba.njit(inline="always")
-def _dot(W, j0, j1, data, indices, vt, Ru, k, acc):
-    if W == 8:
-        _dot8(j0, j1, data, indices, vt, Ru, k, acc)
-    elif W == 4:
-        _dot4(j0, j1, data, indices, vt, Ru, k, acc)
-    elif W == 2:
-        _dot2(j0, j1, data, indices, vt, Ru, k, acc)
-    else:
-        _dot1(j0, j1, data, indices, vt, Ru, k, acc)
+def _row_sweeps(W, dot, axpy):
+    """The sweeps over the rows of one lane chunk of width W, for prod, hvp and grad, calling the W-wide lane
+    helpers directly (a helper taking W and branching over every width multiplied the inlined code, and the compile
+    time, by the number of widths)."""
+    Wu = np.uint64(W)
+
+    @numba.njit(inline="always")
+    def prod_rows(indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc):
+        for i in range(indptr.size - 1):
+            if on[rowblk[i], h]:
+                dot(indptr[i], indptr[i + 1], data, indices, vt, Ru, k, acc)
+                for q in range(k, k + Wu):
+                    out[i, q] = scale[i] * acc[q]
+            else:
+                for q in range(k, k + Wu):
+                    out[i, q] = 0.0
+
+    @numba.njit(inline="always")
+    def hvp_rows(indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc):
+        for i in range(indptr.size - 1):
+            if on[rowblk[i], h]:
+                j0, j1 = indptr[i], indptr[i + 1]
+                dot(j0, j1, data, indices, vt, Ru, k, acc)
+                cw = C * w[i]
+                for q in range(k, k + Wu):
+                    s = sg[i, q]
+                    acc[q] = ((cw * s) * (1.0 - s)) * acc[q]
+                axpy(j0, j1, data, indices, ot, Ru, k, acc)
+
+    @numba.njit(inline="always")
+    def grad_rows(indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc):
+        for i in range(indptr.size - 1):
+            if on[rowblk[i], h]:
+                nyw = -yw[i]
+                for q in range(k, k + Wu):
+                    s = 1.0 / (1.0 + math.exp(z[i, q]))
+                    sg[i, q] = s
+                    acc[q] = nyw * s
+                axpy(indptr[i], indptr[i + 1], data, indices, ot, Ru, k, acc)
+
+    return prod_rows, hvp_rows, grad_rows
 
 
-@numba.njit(inline="always")
-def _axpy(W, j0, j1, data, indices, ot, Ru, k, acc):
-    if W == 8:
-        _axpy8(j0, j1, data, indices, ot, Ru, k, acc)
-    elif W == 4:
-        _axpy4(j0, j1, data, indices, ot, Ru, k, acc)
-    elif W == 2:
-        _axpy2(j0, j1, data, indices, ot, Ru, k, acc)
-    else:
-        _axpy1(j0, j1, data, indices, ot, Ru, k, acc)
-
-
-@numba.njit(inline="always")
-def _prod_rows(W, indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc):
-    for i in range(indptr.size - 1):
-        if on[rowblk[i], h]:
-            _dot(W, indptr[i], indptr[i + 1], data, indices, vt, Ru, k, acc)
-            for q in range(k, k + np.uint64(W)):
-                out[i, q] = scale[i] * acc[q]
-        else:
-            for q in range(k, k + np.uint64(W)):
-                out[i, q] = 0.0
+_prod_rows10, _hvp_rows10, _grad_rows10 = _row_sweeps(10, _dot10, _axpy10)
+_prod_rows8, _hvp_rows8, _grad_rows8 = _row_sweeps(8, _dot8, _axpy8)
+_prod_rows4, _hvp_rows4, _grad_rows4 = _row_sweeps(4, _dot4, _axpy4)
+_prod_rows2, _hvp_rows2, _grad_rows2 = _row_sweeps(2, _dot2, _axpy2)
+_prod_rows1, _hvp_rows1, _grad_rows1 = _row_sweeps(1, _dot1, _axpy1)
 
 
 @_slp
@@ -245,27 +319,16 @@ def prod(indptr, indices, data, rowblk, act, v, scale, out, vt):
     acc = np.empty(R)
     for h in range(start.size):
         k = start[h]
-        if width[h] == 8:
-            _prod_rows(8, indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
+        if width[h] == 10:
+            _prod_rows10(indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
+        elif width[h] == 8:
+            _prod_rows8(indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
         elif width[h] == 4:
-            _prod_rows(4, indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
+            _prod_rows4(indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
         elif width[h] == 2:
-            _prod_rows(2, indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
+            _prod_rows2(indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
         else:
-            _prod_rows(1, indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
-
-
-@numba.njit(inline="always")
-def _hvp_rows(W, indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc):
-    for i in range(indptr.size - 1):
-        if on[rowblk[i], h]:
-            j0, j1 = indptr[i], indptr[i + 1]
-            _dot(W, j0, j1, data, indices, vt, Ru, k, acc)
-            cw = C * w[i]
-            for q in range(k, k + np.uint64(W)):
-                s = sg[i, q]
-                acc[q] = ((cw * s) * (1.0 - s)) * acc[q]
-            _axpy(W, j0, j1, data, indices, ot, Ru, k, acc)
+            _prod_rows1(indptr, indices, data, rowblk, on, h, k, vt, Ru, scale, out, acc)
 
 
 @_slp
@@ -284,29 +347,19 @@ def hvp(indptr, indices, data, rowblk, act, w, C, sg, kap, d, v, out, vt, ot):
     acc = np.empty(R)
     for h in range(start.size):
         k = start[h]
-        if width[h] == 8:
-            _hvp_rows(8, indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
+        if width[h] == 10:
+            _hvp_rows10(indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
+        elif width[h] == 8:
+            _hvp_rows8(indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
         elif width[h] == 4:
-            _hvp_rows(4, indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
+            _hvp_rows4(indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
         elif width[h] == 2:
-            _hvp_rows(2, indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
+            _hvp_rows2(indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
         else:
-            _hvp_rows(1, indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
+            _hvp_rows1(indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
     for q in range(R):
         for c in range(ncols):
             out[q, c] = ot[c * R + q] + kap[c // d] * v[q, c]
-
-
-@numba.njit(inline="always")
-def _grad_rows(W, indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc):
-    for i in range(indptr.size - 1):
-        if on[rowblk[i], h]:
-            nyw = -yw[i]
-            for q in range(k, k + np.uint64(W)):
-                s = 1.0 / (1.0 + math.exp(z[i, q]))
-                sg[i, q] = s
-                acc[q] = nyw * s
-            _axpy(W, indptr[i], indptr[i + 1], data, indices, ot, Ru, k, acc)
 
 
 @_slp
@@ -322,14 +375,16 @@ def grad(indptr, indices, data, rowblk, act, yw, z, C, kap, d, f, bvec, sg, g, o
     acc = np.empty(R)
     for h in range(start.size):
         k = start[h]
-        if width[h] == 8:
-            _grad_rows(8, indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
+        if width[h] == 10:
+            _grad_rows10(indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
+        elif width[h] == 8:
+            _grad_rows8(indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
         elif width[h] == 4:
-            _grad_rows(4, indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
+            _grad_rows4(indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
         elif width[h] == 2:
-            _grad_rows(2, indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
+            _grad_rows2(indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
         else:
-            _grad_rows(1, indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
+            _grad_rows1(indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
     for c in range(ncols):
         b = c // d
         for h in range(start.size):
@@ -382,6 +437,16 @@ def loss_change_sums(rowblk, w, z, u, dl, out):
             out[b, k] += w[i] * x
 
 
+@numba.njit(cache=True)
+def loss_sums(rowblk, w, z, out):
+    """out[b, k] = sum_{i in b} w_i L(z[i, k]) (rows in order): the node means of the logistic loss (P @ L(z))."""
+    out[:] = 0.0
+    for i in range(z.shape[0]):
+        b = rowblk[i]
+        for k in range(z.shape[1]):
+            out[b, k] += w[i] * _loss(z[i, k])
+
+
 @_slp
 @numba.njit(cache=True)
 def take_step(rowblk, s, zp, z):
@@ -390,6 +455,38 @@ def take_step(rowblk, s, zp, z):
         b = rowblk[i]
         for k in range(z.shape[1]):
             z[i, k] = z[i, k] - s[k, b] * zp[i, k]
+
+
+@numba.njit(cache=True)
+def flat_rows(indptr, indices, data, start, lens, d):
+    """The layout of problems p = 0..P-1 (the solver's _Flat), problem p holding the rows start[p] ..
+    start[p] + lens[p] - 1 of a block matrix (indptr, indices, data) with d columns per block: every row's entries in
+    their order, moved to the columns [p d, (p + 1) d) of its problem. Returns rows (the rows taken, problem by problem),
+    blk (the problem of every row) and the CSR arrays (ip, cols, vals) of the new matrix, index arrays of the input's
+    dtypes."""
+    nrows = 0
+    for p in range(start.size):
+        nrows += lens[p]
+    rows, blk = np.empty(nrows, np.int64), np.empty(nrows, np.int64)
+    ip = np.empty(nrows + 1, indptr.dtype)
+    t = 0
+    nnz = 0
+    for p in range(start.size):
+        for s in range(start[p], start[p] + lens[p]):
+            rows[t], blk[t] = s, p
+            nnz += indptr[s + 1] - indptr[s]
+            t += 1
+    cols, vals = np.empty(nnz, indices.dtype), np.empty(nnz)
+    ip[0] = 0
+    e = 0
+    for t in range(nrows):
+        s, off = rows[t], blk[t] * d
+        for jj in range(indptr[s], indptr[s + 1]):
+            cols[e] = off + indices[jj] % d
+            vals[e] = data[jj]
+            e += 1
+        ip[t + 1] = e
+    return rows, blk, ip, cols, vals
 
 
 # --------------------------------------------------------------------------------------------------- references
@@ -430,5 +527,29 @@ def loss_change_sums_ref(P, z, u, dl):
     return P @ dl
 
 
+def loss_sums_ref(P, z):
+    """P @ L(z) (P[b, i] = w_i), L numpy's logaddexp(0, -z) (the run's traces before the kernels)."""
+    return P @ np.logaddexp(0.0, -z)
+
+
 def take_step_ref(rowblk, s, zp, z):
     return z - spread_ref(rowblk, s) * zp
+
+
+def _ranges(starts, lens):
+    """The concatenated integer ranges [starts[k], starts[k] + lens[k])."""
+    return np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(lens.sum())
+
+
+def flat_rows_ref(X, start, lens, d):
+    """(rows, blk, CSR matrix) of flat_rows, by numpy fancy indexing and scipy (_Flat before the kernel)."""
+    import scipy.sparse as sp
+
+    rows = _ranges(start, lens)
+    blk = np.repeat(np.arange(start.size), lens)
+    ip = X.indptr
+    rl = ip[rows + 1] - ip[rows]
+    ent = _ranges(ip[rows], rl)
+    cols = np.repeat(blk, rl) * d + X.indices[ent] % d
+    return rows, blk, sp.csr_matrix((X.data[ent], cols, np.concatenate([[0], np.cumsum(rl)])),
+                                    shape=(rows.size, start.size * d))
