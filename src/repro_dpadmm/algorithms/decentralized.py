@@ -42,7 +42,7 @@ from ..kernels import decentralized as kd
 from ..privacy.bounds import zhang2018 as bounds
 from ..privacy.mechanisms import stacked_gamma_norm
 from ..privacy.spend import REPLACE_ONE, Spend, pure_steps
-from ..problems.logistic import loss, sigmoid_neg
+from ..problems.logistic import sigmoid_neg
 from ..rng import repeat_generators, seed_sequence, stacked_normal
 from ..solvers import require_converged
 
@@ -152,24 +152,31 @@ def noise_generators(seed: int, repeats: int, *labels: str) -> list[np.random.Ge
     return repeat_generators(seed, repeats, *labels, "noise")
 
 
-def _to_cols(f):
-    """(R, N, d) -> (N d, R)."""
-    R = f.shape[0]
-    return f.reshape(R, -1).T
-
-
 def _from_cols(u, R, N, d):
     return np.ascontiguousarray(u.T).reshape(R, N, d)
 
 
 def _margins(data: NodeData, f):
-    """y x^T f_{node} for every sample and repeat: (n, R)."""
-    return data.y[:, None] * (data.Xb @ _to_cols(f))
+    """y x^T f_{node} for every sample and repeat: (n, R). Compiled (kernels.decentralized.prod), equal bit for bit
+    to y[:, None] * (Xb @ f.reshape(R, -1).T) (its reference prod_ref)."""
+    R, N = f.shape[:2]
+    z = np.empty((data.Xb.shape[0], R))
+    kd.prod(data.Xb.indptr, data.Xb.indices, data.Xb.data, data.node, np.ones((R, N), dtype=bool),
+            np.ascontiguousarray(f).reshape(R, -1), data.y, z, np.empty(f.size))
+    return z
+
+
+def _node_losses(data: NodeData, z):
+    """(1/B_i) sum_n L(z) for each repeat and node at the margins z (n, R): (R, N). Compiled
+    (kernels.decentralized.loss_sums), equal bit for bit to (data.P @ problems.logistic.loss(z)).T."""
+    sums = np.empty((data.n_nodes, z.shape[1]))
+    kd.loss_sums(data.node, data.w, z, sums)
+    return sums.T
 
 
 def local_loss(data: NodeData, f):
     """(1/B_i) sum_n L(y f_i^T x) for each repeat and node: (R, N)."""
-    return (data.P @ loss(_margins(data, f))).T
+    return _node_losses(data, _margins(data, f))
 
 
 def local_grad(data: NodeData, f):
@@ -560,13 +567,8 @@ def _history(Ls, dists, fc, solves, spends, **meta) -> History:
 
 def _traces(data, f, fc):
     """L(t), the distance to fc (or None) and the margins at f, which the next local solve starts from."""
-    R, N = f.shape[:2]
-    z = np.empty((data.Xb.shape[0], R))  # _margins(data, f), compiled
-    kd.prod(data.Xb.indptr, data.Xb.indices, data.Xb.data, data.node, np.ones((R, N), dtype=bool),
-            np.ascontiguousarray(f).reshape(R, -1), data.y, z, np.empty(f.size))
-    sums = np.empty((N, R))
-    kd.loss_sums(data.node, data.w, z, sums)  # data.P @ loss(z), compiled
-    L = sums.T.mean(axis=-1)  # average_loss(data, f), one pass over the data for both
+    z = _margins(data, f)
+    L = _node_losses(data, z).mean(axis=-1)  # average_loss(data, f), one pass over the data for both
     dist = np.sqrt(((f - fc) ** 2).sum(axis=(-1, -2))) if fc is not None else None
     return L, dist, z
 

@@ -34,6 +34,7 @@ import os
 import platform
 import statistics
 import time
+from functools import cache
 
 import numpy as np
 
@@ -829,14 +830,9 @@ def _run_comparison(item: str, params: dict, root=None) -> dict:
     part files of rule item_part, or computed here; Fig. 3 (l1, about a minute) is not split."""
     X, y, info = adult(root)
     seed = int(params.get("seed", 0))
-    data = []  # the split, made by the first part computed here and shared by the others
-
-    def compute(key):
-        if not data:
-            data.append(_data(X, y, params, seed, int(params["agents"])))
-        return comparison_part(X, y, params, seed, key, data[0])
-
-    parts = gather(PAPER, item, params, compute, keys=_comparison_parts(params))
+    split = cache(lambda: _data(X, y, params, seed, int(params["agents"])))  # made once, shared by the parts here
+    parts = gather(PAPER, item, params, lambda key: comparison_part(X, y, params, seed, key, split()),
+                   keys=_comparison_parts(params))
     return {**combine_comparison(params, parts), "item": item, "dataset": info}
 
 
