@@ -28,7 +28,8 @@ def test_corrected_calibration_is_the_frontiers():
     """z by PLD at 2c/n (T = 100, delta = 1e-5; the frontier's value before the mechanisms), sigma = z 2c/n, and
     what Theorem 1 claims for that sigma: less than the level, it understates."""
     cal = CORRECTED.calibrate(1.0, DELTA, T)
-    assert cal["z"] == 37.30631634818273 and cal["sigma"] == cal["z"] * 2.0 / N
+    assert cal["z"] == pytest.approx(37.30631634818273, rel=1e-12)   # last bits are the processor's, not ours
+    assert cal["sigma"] == cal["z"] * 2.0 / N
     assert cal["paper_eps"] == xb.theorem1_epsilon(cal["sigma"], T, N, DELTA) == pytest.approx(0.652169266867139,
                                                                                                 rel=1e-12)
     assert 0 <= (1.0 - cal["tight_eps"]) <= 2e-3
@@ -45,7 +46,8 @@ def test_bisection_meets_each_level_within_one_percent(level):
 
 def test_xu_paper_variant_claims_the_level_but_spends_more():
     cal = PUBLISHED.calibrate(1.0, DELTA, T)
-    assert cal["paper_eps"] == 1.0 and not PUBLISHED.sound and cal["sigma"] == 0.0012254042937419791
+    assert cal["paper_eps"] == 1.0 and not PUBLISHED.sound
+    assert cal["sigma"] == pytest.approx(0.0012254042937419791, rel=1e-12)
     assert cal["tight_eps"] > 1.2  # sensitivity 2c/n under replace-one
     # u_0's exact gradient raises the first step's sensitivity by lambda / (lambda + rho) only (l2 problem, A = I)
     assert cal["u0_factor_max"] == pytest.approx(1 + 1e-6 / (1e-6 + 1.0), rel=1e-12)

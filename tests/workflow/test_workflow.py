@@ -21,17 +21,43 @@ def test_dry_run_on_fresh_copy(tmp_path):
     assert "report" in proc.stdout and "dataset" in proc.stdout
 
 
-def test_datasets_built_from_mirror_and_unavailable_ones_recorded(smoke_project):
+def _mirror_lists(mirror):
+    """The relative paths the mirror says it holds (MANIFEST.tsv: canonical bytes; REBUILT.tsv: a rebuild whose
+    checksum is ours, never pinned) and the ones it says it lacks (MISSING.tsv)."""
+    def paths(name):
+        table = mirror / name
+        if not table.is_file():
+            return set()
+        rows = table.read_text().splitlines()[1:]          # first line: the column names
+        return {row.split("\t", 1)[0] for row in rows if row.strip()}
+
+    return paths("MANIFEST.tsv") | paths("REBUILT.tsv"), paths("MISSING.tsv")
+
+
+def test_datasets_built_from_mirror_and_unavailable_ones_recorded(smoke_project, mirror):
+    """Which datasets build is what the mirror's own lists say it holds, not a list of names written here."""
+    from repro_dpadmm.datasets.registry import DATASETS
+
+    if "://" in str(mirror):
+        pytest.skip("the mirror is a URL: its lists are not readable as files")
+    held, missing = _mirror_lists(mirror)
+    assert held and not held & missing, (held, missing)
     proj, _ = smoke_project
     processed = proj / "resources/processed"
-    for name in ("adult_huang2019", "adult_zhang2018", "a9a", "a8a", "ijcnn1"):
+    built, lacking = [], []
+    for name, ds in DATASETS.items():
         meta = json.loads((processed / f"{name}.json").read_text())
-        assert meta["available"] and (processed / f"{name}.npz").is_file(), name
-    for name in ("gisette", "bio_train"):
-        meta = json.loads((processed / f"{name}.json").read_text())
-        assert meta["available"] is False and "could not obtain" in meta["reason"], name
-    assert (proj / "resources/raw/uci/adult/adult.data").is_file()
-    assert (proj / "logs/datasets/gisette.log").read_text().strip()
+        if set(ds.raw) <= held:
+            assert meta["available"] and (processed / f"{name}.npz").is_file(), (name, meta)
+            built.append(name)
+        else:
+            assert set(ds.raw) & missing, f"{name}: its files {ds.raw} are in none of the mirror's lists"
+            assert meta["available"] is False and "could not obtain" in meta["reason"], (name, meta)
+            assert (proj / f"logs/datasets/{name}.log").read_text().strip(), name
+            lacking.append(name)
+    assert built and lacking == [n for n in DATASETS if n not in built]
+    for rel in sorted(held & {f for ds in DATASETS.values() for f in ds.raw}):
+        assert (proj / "resources/raw" / rel).is_file(), rel
 
 
 def smoke_items():
