@@ -56,6 +56,8 @@ def test_hu_canary_exceeds_lemma1_at_a_step_of_a_private_run(mechanisms):
     assert m.extras["warm_noisy"]
     assert m.extras["share_gap"] > 2 * m.extras["lemma1_step_bound"]
     assert m.extras["share_gap"] > 5 * m.extras["lemma1_C"]
+    # even with b_1 as large as the noisy warm state's norms, C stays below the canary's gap
+    assert m.extras["state_b1"] > 5 * m.extras["b1"] and m.extras["share_gap"] > m.extras["lemma1_C_state_b1"]
     assert m.extras["block_rank"] < m.extras["block_columns"] == 66
     assert m.extras["proof_norm"] > 100 * m.extras["proof_norm_bound"] == pytest.approx(100 / 66)
 

@@ -151,7 +151,9 @@ class SharedRelease(GaussianMechanism):
                              f"share gap {canary.share_gap:.4g}, Lemma 1's per-step bound {canary.step_bound:.4g}"],
                       extras={"b1": canary.b1, "lemma1_C": float(canary.C[m]), "share_gap": canary.share_gap,
                               "lemma1_step_bound": canary.step_bound, **(canary.proof_norm or {}),
-                              "warm_noisy": canary.state.xi is not None})
+                              "warm_noisy": canary.state.xi is not None, "state_b1": canary.state_b1,
+                              "lemma1_C_state_b1": float(lemma1_C(self.rho, self.lam, c1, canary.state_b1,
+                                                                  canary.boundaries)[m])})
         if noise_on == "shared":
             return AuditCase(sensitivity=float(canary.C[m]), pair_distance=canary.share_gap, correct=True, **common)
         # eq. (7) and the authors' calibration: the pushed value D_m x~_m lies in the column space of D_m, which the
@@ -235,6 +237,7 @@ class SharingCanary:
     share_gap: float              # ||D_0m x_0m - D_1m x_1m|| of the noise-free step
     step_bound: float             # the bound Lemma 1's proof derives for this step, before b_1 (see lemma1_step_bound)
     proof_norm: dict | None = None   # the operator norm of Lemma 1's proof step (see `proof_operator_norm`)
+    state_b1: float | None = None    # the largest of b_1 and the warm state's ||x||, ||y||, ||z|| (a noisy state's norms)
 
     def block(self) -> np.ndarray:
         return np.arange(self.boundaries[self.party], self.boundaries[self.party + 1])
@@ -303,8 +306,9 @@ def sharing_canary(X: np.ndarray, y: np.ndarray, *, rows: int, boundaries, rho: 
     column, rows_, D1, gap = _greedy_column(D, Y, b, party, rho, lam, state, int(canary_columns))
     D1s = sh.setup(D1, Y, b, rho=rho, lam=lam, pinv_half=True)
     step = lemma1_step_bound(state, b, party, rho, lam, c1)
+    state_b1 = max(b1, *(float(np.linalg.norm(v)) for v in (state.x, state.y, state.z)))
     return SharingCanary((D, D1), Y, b, party, column, rows_, (st0, D1s), state, warm, b1, C, gap, step,
-                         proof_operator_norm(D[:, b[party]:b[party + 1]]))
+                         proof_operator_norm(D[:, b[party]:b[party + 1]]), state_b1)
 
 
 def proof_operator_norm(Dm: np.ndarray) -> dict:
