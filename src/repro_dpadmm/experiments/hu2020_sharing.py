@@ -635,18 +635,28 @@ def _unavailable(ax, dataset: str, reason: str):
     ax.set_yticks([])
 
 
-def plot_noise(panels: dict, reasons: dict):
-    """The paper's form (the authors' plot script): per dataset, the noise levels as equally spaced categories, the test
-    log loss of ADMM sharing at each (noise on the shared values, the paper's z-step, mean over repeats) and the two
-    sklearn baselines as lines (full features, party 1's features), linear axes."""
+def _panel_axes(panels: dict, reasons: dict, width: float, height: float):
+    """One axis per dataset panel, an unavailable dataset's saying so: (figure, [(axis, dataset, result, tag)] of the
+    available panels)."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(width * len(panels), height), squeeze=False)
+    live = []
     for ax, (ds, res), tag in zip(axes[0], panels.items(), "abcdef"):
         if res is None:
             _unavailable(ax, ds, reasons.get(ds, ""))
             ax.set_title(f"({tag}) {ds}")
-            continue
+        else:
+            live.append((ax, ds, res, tag))
+    return fig, live
+
+
+def plot_noise(panels: dict, reasons: dict):
+    """The paper's form (the authors' plot script): per dataset, the noise levels as equally spaced categories, the test
+    log loss of ADMM sharing at each (noise on the shared values, the paper's z-step, mean over repeats) and the two
+    sklearn baselines as lines (full features, party 1's features), linear axes."""
+    fig, live = _panel_axes(panels, reasons, 5.5, 4.0)
+    for ax, ds, res, tag in live:
         s, t = res["sigmas"], res["read_at"]
         x = np.arange(s.size)
         sk = res["sklearn"][None]
@@ -666,14 +676,8 @@ def plot_noise_variants(panels: dict, reasons: dict, delta: float):
     """Our additions to Fig. 3: every variant's curve (eq. (7) literally, the authors' z-step with exact solves, as the
     authors ran it) with its run-to-run spread, the authors' published values, sklearn's defaults, and the
     per-iteration epsilon each level buys under Theorem 1 (top axis)."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.4), squeeze=False)
-    for ax, (ds, res), tag in zip(axes[0], panels.items(), "abcdef"):
-        if res is None:
-            _unavailable(ax, ds, reasons.get(ds, ""))
-            ax.set_title(f"({tag}) {ds}")
-            continue
+    fig, live = _panel_axes(panels, reasons, 6.0, 4.4)
+    for ax, ds, res, tag in live:
         s, t = res["sigmas"], res["read_at"]
         x = np.arange(s.size)
         for (var, run), mk in zip(res["runs"].items(), "osx^"):
