@@ -108,8 +108,11 @@ def test_noise_item_on_synthetic_gisette_with_a_missing_dataset(synthetic_gisett
     assert nreps["gisette.test_logloss.sigma10@authors_as_run"].shape == (3,)
     run = res["panels"]["gisette"]["runs"]["authors_as_run"]["clean"][9][2]
     assert nm["gisette.published_gap.sigma10"] == pytest.approx(run.mean() - 0.9)
-    assert nm["gisette.published_z.sigma10"] == pytest.approx((0.9 - run.mean()) / (run.std(ddof=1) * np.sqrt(4 / 3)))
-    assert "gisette.published_z.sigma0" not in nm                   # the noise-free runs do not vary
+    floor = ex.PUBLISHED_FLOOR
+    assert nm["gisette.published_z.sigma10"] == pytest.approx((0.9 - run.mean())
+                                                             / np.sqrt(run.var(ddof=1) * 4 / 3 + floor ** 2))
+    clean = res["panels"]["gisette"]["runs"]["authors_as_run"]["clean"][9][0]      # the noise-free runs agree ...
+    assert nm["gisette.published_z.sigma0"] == pytest.approx((0.3 - clean.mean()) / floor, rel=1e-6)  # ... to rounding
     assert 0 <= nm["gisette.as_run.x_unchanged"] <= nm["gisette.as_run.x_abnormal"] + 1e-12 <= 1 + 1e-12
     assert nm["gisette.theorem1_epsilon.sigma0.3"] > nm["gisette.theorem1_epsilon.sigma10"] > 0
 
@@ -135,6 +138,8 @@ def test_eps_sweep_totals_come_from_the_runs_records(synthetic_gisette):
     assert em["gisette.eps1.sigma_party1@authors_as_run"] > em["gisette.eps30.sigma_party1@authors_as_run"] > 0
     assert em["gisette.published_gap.noise_free"] == pytest.approx(em["gisette.noise_free_test_logloss@authors_as_run"]
                                                                    - 0.3)
+    assert em["gisette.published_z.noise_free"] == pytest.approx(-em["gisette.published_gap.noise_free"]
+                                                                 / ex.PUBLISHED_FLOOR)
     assert {"gisette.published_z.eps1", "gisette.published_z.eps30", "gisette.as_run.z_maxiter"} <= set(em)
     assert "**gisette**" in ex.table_eps_sweep(res, em)
 

@@ -392,20 +392,28 @@ def noise_metrics(dataset: str, res: dict) -> tuple[dict, dict]:
     return m, reps
 
 
+# The floor of what a run of ours can match in the authors' published runs beyond run-to-run noise: their noise-free runs
+# are deterministic, and ours match them to 3e-5 in test log loss over 101 updates (rounding: a Gram-matrix function
+# value against their sparse products, scipy's C L-BFGS-B against their Fortran one). Near-noise-free levels
+# (sigma = 0.03) vary less than that from run to run, so a prediction interval alone would call rounding a mismatch.
+PUBLISHED_FLOOR = 5e-5
+
+
 def published_comparison(p: str, levels, published, runs: np.ndarray, key) -> dict:
     """The authors' published single run at each level beside our runs of the variant `authors_as_run` (runs:
     (levels, repeats)): `published_test_logloss.<level>` (their value), `published_gap.<level>` (our mean minus
-    theirs) and, where the runs vary, `published_z.<level>`: (theirs - our mean) / (sd sqrt(1 + 1/R)), how many
-    run-to-run standard deviations one more run of ours would be from theirs (a prediction interval's z)."""
+    theirs) and `published_z.<level>` = (theirs - our mean) / sqrt(sd^2 (1 + 1/R) + floor^2): how many standard
+    deviations of one more run of ours (a prediction interval), with PUBLISHED_FLOOR for the rounding, their run is
+    from ours."""
     out = {}
     for lev, pub, r in zip(levels, published, runs):
         k = key(lev)
         r = np.asarray(r, float)
+        sd = float(r.std(ddof=1)) if r.size > 1 else 0.0
         out[f"{p}published_test_logloss.{k}"] = float(pub)
         out[f"{p}published_gap.{k}"] = float(r.mean() - pub)
-        sd = float(r.std(ddof=1)) if r.size > 1 else 0.0
-        if sd > 1e-9 * max(1.0, abs(float(r.mean()))):      # noise-free runs differ only by rounding
-            out[f"{p}published_z.{k}"] = float((pub - r.mean()) / (sd * np.sqrt(1.0 + 1.0 / r.size)))
+        out[f"{p}published_z.{k}"] = float((pub - r.mean()) / np.sqrt(sd ** 2 * (1.0 + 1.0 / r.size)
+                                                                      + PUBLISHED_FLOOR ** 2))
     return out
 
 
@@ -472,8 +480,8 @@ def eps_metrics(dataset: str, res: dict) -> tuple[dict, dict]:
     if res["clean_as_run"] is not None:
         m[p + f"noise_free_test_logloss@{AS_RUN}"] = float(res["clean_as_run"].traces["test_logloss_clean"][0, -1])
         if res["published_noise_free"] is not None:
-            m[p + "published_test_logloss.noise_free"] = float(res["published_noise_free"])
-            m[p + "published_gap.noise_free"] = m[p + f"noise_free_test_logloss@{AS_RUN}"] - res["published_noise_free"]
+            m.update(published_comparison(p, ["noise_free"], [res["published_noise_free"]],
+                                          [[m[p + f"noise_free_test_logloss@{AS_RUN}"]]], str))
     if AS_RUN in res["runs"]:
         if res["published"]:
             m.update(published_comparison(p, res["epsilons"], res["published"], res["runs"][AS_RUN]["test_clean"],
