@@ -671,13 +671,18 @@ def plot_noise(panels: dict, reasons: dict):
         ax.plot(x, np.full(s.size, sk["all"]), "r--", lw=2, label="Full features (centralized training)")
         ax.plot(x, np.full(s.size, sk["party1"]), "b--", lw=2, label="Local features only")
         ax.plot(x, res["runs"][None]["clean"][t].mean(1), "k-", lw=2, label="ADMM with noise")
-        ax.set_xticks(x, [f"{v:g}" for v in s])
-        ax.set(xlabel="standard deviation of added Gaussian noise", ylabel=f"test log loss after {t} updates",
-               title=f"({tag}) {ds}")
-        ax.legend(fontsize=7)
-        ax.grid(alpha=0.3)
+        _noise_axis(ax, s, "standard deviation of added Gaussian noise", f"test log loss after {t} updates",
+                    f"({tag}) {ds}", 7)
     fig.tight_layout()
     return fig
+
+
+def _noise_axis(ax, sigmas, xlabel: str, ylabel: str, title: str, legend_size: int):
+    """The noise levels as equally spaced categories, labels, legend and grid of a Fig. 3 panel."""
+    ax.set_xticks(np.arange(len(sigmas)), [f"{v:g}" for v in sigmas])
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    ax.legend(fontsize=legend_size)
+    ax.grid(alpha=0.3)
 
 
 def plot_noise_variants(panels: dict, reasons: dict, delta: float):
@@ -713,15 +718,12 @@ def plot_noise_variants(panels: dict, reasons: dict, delta: float):
             ax.axhline(sk["all"], color="g", ls=":" if var is None else "-.", lw=1, label=f"sklearn LR, all ({how})")
             ax.axhline(sk["party1"], color="r", ls=":" if var is None else "-.", lw=1,
                        label=f"sklearn LR, party 1 only ({how})")
-        ax.set_xticks(x, [f"{v:g}" for v in s])
         eps = [res["privacy"].get(f"theorem1_epsilon.{sigma_key(v)}") for v in s]
         top = ax.secondary_xaxis("top")
         top.set_xticks(x, ["-" if e is None else f"{e:.3g}" for e in eps], fontsize=7)
         top.set_xlabel(f"per-iteration epsilon under Theorem 1 (delta = {delta:g}, observed C_1)", fontsize=7)
-        ax.set(xlabel="noise level sigma", ylabel=f"test log loss after {t} updates (mean +- sd over repeats)",
-               title=f"({tag}) {ds}: variants (values off the scale written at the top)")
-        ax.legend(fontsize=6)
-        ax.grid(alpha=0.3)
+        _noise_axis(ax, s, "noise level sigma", f"test log loss after {t} updates (mean +- sd over repeats)",
+                    f"({tag}) {ds}: variants (values off the scale written at the top)", 6)
     fig.tight_layout()
     return fig
 
