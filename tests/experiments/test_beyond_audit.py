@@ -96,6 +96,21 @@ def test_hu_theorem1_at_a_step_of_a_private_run_is_flagged(mechanisms, data):
     assert not h.extras["warm_noisy"] and gaussian_eps(h.sigma / h.pair_distance, h.delta) < h.epsilon
 
 
+def test_hu_pair_epsilon_with_a_b1_that_bounds_the_noisy_state(data):
+    """b_1 is ours (the paper gives none): with b_1 as large as the noisy warm state's norms, C and sigma grow by
+    C(state_b1) / C(b_1), and the canary pair's exact epsilon is still above the claim (the b_1 choice does not decide
+    the violation); the metric is that epsilon, between the claim and the pair's epsilon at the smaller b_1."""
+    spec = config.item_params("beyond", "audit")["mechanisms"]["hu_theorem1"]
+    p = _params(trials=2_000, calibration_trials=1_000, chunk=2_000, mechanisms={"hu_theorem1": spec})
+    result = ba.run(p, 0, {"a9a": data["a9a"]})
+    m = ba.metrics(result["results"], p)
+    case = result["results"]["hu_theorem1"]["case"]
+    scale = case.extras["lemma1_C_state_b1"] / case.extras["lemma1_C"]
+    assert scale > 5
+    assert m["hu_theorem1.pair_eps_state_b1"] == gaussian_eps(case.sigma * scale / case.pair_distance, case.delta)
+    assert m["hu_theorem1.claimed_eps"] < m["hu_theorem1.pair_eps_state_b1"] < m["hu_theorem1.pair_eps"]
+
+
 @pytest.mark.parametrize("key", ["huang_dpadmm", "huang_dpsgd", "xu_replace_one"])
 def test_four_times_too_little_noise_is_flagged(mechanisms, key):
     m = mechanisms[key]

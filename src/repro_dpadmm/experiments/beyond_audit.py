@@ -191,6 +191,10 @@ def metrics(results: dict, params: dict) -> dict:
         if case.sensitivity and case.pair_distance:
             m[p + "canary_reach"] = case.pair_distance / case.sensitivity
         m.update({p + k: v for k, v in case.extras.items()})
+        if case.pair_distance and case.extras.get("lemma1_C") and "lemma1_C_state_b1" in case.extras:
+            # HU: sigma is proportional to Lemma 1's C; the pair's epsilon had b_1 also bounded the warm (noisy) state
+            scale = case.extras["lemma1_C_state_b1"] / case.extras["lemma1_C"]
+            m[p + "pair_eps_state_b1"] = gaussian_eps(case.sigma * scale / case.pair_distance, case.delta)
         for variant in VARIANTS:
             res, q = r[variant].result, p + ("" if variant == "claimed" else "control.")
             m[q + "eps_lo"] = res.eps_lo
