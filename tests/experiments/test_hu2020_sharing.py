@@ -79,8 +79,16 @@ def test_convergence_item_on_synthetic_gisette(synthetic_gisette):
     assert m["admm_final_objective"] < res["admm"].traces["objective"][0, 0]
     assert "noisy_final_test_logloss.sigma1" in m and "noisy_final_test_logloss.sigma1@eq7_literal" in m
     assert reps["noisy_final_test_logloss.sigma1"].shape == (2,) and "admm_final_test_logloss@z_penalty_code" in m
+    assert m["admm_objective_epochs_to_settle.tol0.005@z_penalty_code"] == ex.epochs_to_reach(
+        res["z_code"].traces["objective"][0], 0.005)
     assert m["noisy_final_test_logloss.sigma1"] == pytest.approx(reps["noisy_final_test_logloss.sigma1"].mean())
     assert m["sgd_read_at"] == 2 and m["sgd_epochs"] == 3
+    # the noisy runs' convergence is measured against the noise-free run's final value, not their own
+    runs = res["noisy"][None].traces["test_logloss_clean"][2:4]                        # sigma = 1, both repeats
+    each = [ex.epochs_to_reach_value(tr, m["admm_final_test_logloss"], 0.005) for tr in runs]
+    assert list(reps["noisy_epochs_to_reach_clean.sigma1.tol0.005"]) == each
+    assert m["noisy_epochs_to_reach_clean.sigma1.tol0.005"] == pytest.approx(np.mean(each))
+    assert "noisy_epochs_to_reach_clean.sigma1.tol0.005@eq7_literal" in m
     assert set(ex.plot_fig2(res)) == {"fig2", "fig2_more"} and set(ex.plot_fig1(res)) == {"fig1", "fig1_more"}
     # the trivial references and the privacy each plotted sigma buys (Theorem 1 with the observed C_1)
     assert m["ref.zero_model_test_logloss"] == pytest.approx(np.log(2)) == m["ref.objective_x0"]
@@ -101,6 +109,9 @@ def test_noise_item_on_synthetic_gisette_with_a_missing_dataset(synthetic_gisett
     assert "gisette.test_logloss_t4.sigma10" in nm and "gisette.test_logloss.sigma10@eq7_literal" in nreps
     assert nm["gisette.sklearn_C"] == pytest.approx(1000.0) and nm["gisette.sklearn_C@sklearn_defaults"] == 1.0
     assert set(ex.plot_fig3(res)) == {"fig3", "fig3_variants"}
+    gain = nm["gisette.sklearn_all"] - nreps["gisette.test_logloss.sigma0"]            # per repeat
+    assert nreps["gisette.admm_gain_over_sklearn_all"] == pytest.approx(gain)
+    assert nm["gisette.admm_gain_over_sklearn_all"] == pytest.approx(gain.mean())
     # the authors' z-step and the runs as the authors ran them (3 repeats) beside their published values
     assert {"gisette.test_logloss.sigma10@z_penalty_code", "gisette.test_logloss.sigma10@authors_as_run",
             "gisette.test_logloss_t9.sigma10@authors_as_run"} <= set(nm)
@@ -142,6 +153,16 @@ def test_eps_sweep_totals_come_from_the_runs_records(synthetic_gisette):
                                                                  / ex.PUBLISHED_FLOOR)
     assert {"gisette.published_z.eps1", "gisette.published_z.eps30", "gisette.as_run.z_maxiter"} <= set(em)
     assert "**gisette**" in ex.table_eps_sweep(res, em)
+
+
+def test_epochs_to_reach_a_value_does_not_count_levelling_off_elsewhere_or_passing_through():
+    trace = np.array([0.69, 0.5, 0.40, 0.35, 0.34, 0.34])
+    assert ex.epochs_to_reach(trace, 0.005) == 4                      # its own final value: settled at 4
+    assert ex.epochs_to_reach_value(trace, 0.33, 0.005) == 6          # never within 0.005 of 0.33: len(trace)
+    assert ex.epochs_to_reach_value(trace, 0.33, 0.011) == 4
+    assert ex.epochs_to_reach_value(trace, 0.69, 0.0) == 6
+    assert ex.epochs_to_reach_value(np.array([0.69, 0.5, 0.34, 0.36, 0.341]), 0.34, 0.005) == 4   # passing through
+    assert ex.epochs_to_reach_value(np.array([0.34, 0.34]), 0.34, 0.005) == 0
 
 
 def test_make_problem_rejects_mismatched_test_width():
