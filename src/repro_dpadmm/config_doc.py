@@ -16,8 +16,7 @@ import re
 import sys
 from pathlib import Path
 
-import yaml
-
+from . import safeload
 from .config import schema_path
 from .paths import project_root
 
@@ -25,12 +24,11 @@ SCHEMA = "workflow/schemas/config.schema.yaml"
 OUT = "config/README.md"
 CONSTRAINTS = (("minimum", ">= {}"), ("exclusiveMinimum", "> {}"), ("maximum", "<= {}"), ("exclusiveMaximum", "< {}"),
                ("minItems", "at least {} items"), ("maxItems", "at most {} items"))
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @functools.lru_cache(maxsize=4)
 def _load(path: Path, mtime_ns: int) -> dict:
-    return yaml.load(path.read_text(), Loader=_Loader)
+    return safeload.load_yaml(path, expect=dict)
 
 
 def load_schema(root: Path | None = None) -> dict:

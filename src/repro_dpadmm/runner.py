@@ -28,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from . import safeload
 from .datasets import is_available
 from .experiments.common import write_metrics
 from .paths import project_root
@@ -81,8 +82,8 @@ def _owned(out_dir: Path, item: str, legacy_all: bool) -> list[Path]:
     if not out_dir.is_dir():
         return []
     try:
-        names = json.loads((out_dir / MANIFEST).read_text())
-    except (OSError, ValueError):
+        names = safeload.load_json(out_dir / MANIFEST)
+    except safeload.LoadError:
         names = None
     if not isinstance(names, list):
         names = ([p.name for p in out_dir.iterdir() if not p.name.startswith(".") and
@@ -181,7 +182,7 @@ def _execute(paper: str, item: str, notebook: Path, params: dict, stage: Path, o
     metrics_path = stage / METRICS
     if not metrics_path.exists():
         raise RuntimeError(f"notebook {notebook} ran but wrote no metrics.json (item {paper}/{item}, {out_dir})")
-    metrics = json.loads(metrics_path.read_text())
+    metrics = safeload.load_json(metrics_path, expect=dict)
     metrics["wall_time_s"] = round(wall, 3)
     metrics_path.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
 
@@ -214,4 +215,4 @@ def run_item(paper: str, item: str, params: dict, out_dir: str | Path, *, root: 
         raise
     finally:
         shutil.rmtree(stage, ignore_errors=True)
-    return json.loads((out_dir / METRICS).read_text())
+    return safeload.load_json(out_dir / METRICS, expect=dict)

@@ -22,6 +22,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import safeload
 from ..paths import raw_dir
 from . import verify
 from .registry import RAW_FILES, RawFile
@@ -123,8 +124,8 @@ def _record_path(target: Path) -> Path:
 
 def _record(target: Path) -> dict:
     try:
-        return json.loads(_record_path(target).read_text())
-    except (OSError, ValueError):
+        return safeload.load_json(_record_path(target), expect=dict)
+    except safeload.LoadError:
         return {}
 
 

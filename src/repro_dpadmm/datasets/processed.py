@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import safeload
 from ..paths import processed_dir, raw_dir
 from . import adult, bio, libsvm
 from .fetch import FetchError, fetch, local_state, offline, resolve_mirror, sha256sum, sources
@@ -149,10 +150,9 @@ def sidecar(name: str, root: Path | None = None) -> dict:
         raise FileNotFoundError(f"{path} does not exist: build it with `snakemake --cores all datasets` or "
                                 f"`repro-dpadmm data build {name}`")
     try:
-        meta = json.loads(path.read_text())
-    except ValueError as exc:
-        raise FileNotFoundError(f"{path} is not valid JSON ({exc}): rebuild it with `repro-dpadmm data build "
-                                f"{name}`") from None
+        meta = safeload.load_json(path, expect=dict)
+    except safeload.LoadError as exc:
+        raise FileNotFoundError(f"{exc}: rebuild it with `repro-dpadmm data build {name}`") from None
     return meta
 
 
