@@ -16,6 +16,7 @@ import os
 import shutil
 import struct
 import tarfile
+import tempfile
 from pathlib import Path
 
 from repro_dpadmm.bundle import MANIFEST, write_manifest
@@ -112,23 +113,24 @@ def symlink_member(base, tmp):
     return pack(folder, tmp / "p.tar.gz", [member(f"{TOP}/results/link", tarfile.SYMTYPE, linkname="/etc/passwd")])
 
 
-def symlink_chain(base, tmp):
-    """CPython's test_realpath_limit_attack (CVE-2025-4517), under the bundle's folder: folders and symlinks whose
-    expansion exceeds PATH_MAX, a link through them to '..' x 16, and a hard link and a new file through it, which
-    write outside the extraction folder with filter="data" on unpatched interpreters."""
+def symlink_chain(base, tmp, dest_len: int | None = None):
+    """CPython's test_realpath_limit_attack (CVE-2025-4517), one level deeper (under the bundle's folder): folders
+    and symlinks whose expansion exceeds PATH_MAX, a link through them to the folder above the extraction folder, and
+    a file written through it, which lands outside with filter="data" on unpatched interpreters. `dest_len`: the
+    length of the extraction folder's path (the chain is sized to it)."""
     folder = copy_base(base, tmp)
     steps = "abcdefghijklmnop"
-    component = "d" * ((4096 - len(str(tmp)) - 40) // (len(steps) + 1))
+    dest_len = dest_len or len(tempfile.gettempdir()) + 60
+    component = "d" * ((4096 - dest_len - 3) // (len(steps) + 1))
     extra, path = [], ""
     for step in steps:
         extra.append(member(f"{TOP}/{path}{component}", tarfile.DIRTYPE))
         extra.append(member(f"{TOP}/{path}{step}", tarfile.SYMTYPE, linkname=component))
         path = f"{path}{component}/"
     linkpath = "/".join(steps) + "/" + "l" * 254
-    extra.append(member(f"{TOP}/{linkpath}", tarfile.SYMTYPE, linkname="/".join([".."] * len(steps))))
+    extra.append(member(f"{TOP}/{linkpath}", tarfile.SYMTYPE, linkname="/".join([".."] * (len(steps) + 1))))
     extra.append(member(f"{TOP}/escape", tarfile.SYMTYPE, linkname=f"{linkpath}/.."))
-    extra.append(member(f"{TOP}/flaglink", tarfile.LNKTYPE, linkname=f"{TOP}/escape/flag"))
-    extra.append(member(f"{TOP}/escape/newfile", data=b"new"))
+    extra.append(member(f"{TOP}/escape/escaped_file", data=b"written outside the extraction folder"))
     return pack(folder, tmp / "p.tar.gz", extra)
 
 

@@ -110,7 +110,7 @@ def _check_cost(paper: str, item: str, params: dict) -> None:
     from . import config
     from .experiments import estimate
 
-    e = estimate.check(paper, item, params)
+    e = estimate.refuse_too_large(paper, item, params)
     try:
         ref = config.item_params(paper, item)
     except (ValueError, KeyError):

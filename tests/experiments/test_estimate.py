@@ -49,27 +49,27 @@ def test_schema_valid_settings_too_large_are_refused_naming_the_keys(paper, item
     params = {**config.item_params(paper, item), **patch}
     config.check_item_params(paper, item, params)   # within every maximum of the schema
     with pytest.raises(estimate.TooLarge) as exc:
-        estimate.check(paper, item, params)
+        estimate.refuse_too_large(paper, item, params)
     message = str(exc.value)
     for key in keys:
         assert f"papers.{paper}.{item}.{key}" in message, message
     assert "more than REPRO_DPADMM_MEMORY_GB=24 (24.0 GiB)" in message
     monkeypatch.setenv(estimate.MEMORY_ENV, "off")
-    estimate.check(paper, item, params)
+    estimate.refuse_too_large(paper, item, params)
 
 
 def test_the_memory_setting_is_checked_and_the_machine_is_read(monkeypatch):
     params = config.item_params("huang2019_dpadmm", "fig3")
     monkeypatch.setenv(estimate.MEMORY_ENV, "0.1")
     with pytest.raises(estimate.TooLarge, match="papers.huang2019_dpadmm.fig3.repeats"):
-        estimate.check("huang2019_dpadmm", "fig3", params)
+        estimate.refuse_too_large("huang2019_dpadmm", "fig3", params)
     monkeypatch.setenv(estimate.MEMORY_ENV, "plenty")
     with pytest.raises(estimate.TooLarge, match="must be a positive number of GiB or 'off'"):
-        estimate.check("huang2019_dpadmm", "fig3", params)
+        estimate.refuse_too_large("huang2019_dpadmm", "fig3", params)
     monkeypatch.delenv(estimate.MEMORY_ENV)
     total, source = estimate.machine_memory()
     assert total > 2**30 and "memory" in source
-    assert estimate.check("huang2019_dpadmm", "fig3", params).bytes < total
+    assert estimate.refuse_too_large("huang2019_dpadmm", "fig3", params).bytes < total
 
 
 def test_cli_refuses_before_any_work_and_logs_the_estimate(monkeypatch, capsys):

@@ -7,7 +7,7 @@ audit's chunk of trials. `work` is the number of inner-loop operations in the sa
 rows x nonzeros, and so on), shown relative to the item's paper settings.
 
 It is a coarse model of the dominant arrays, not a profile: it exists to refuse, before any work, a schema-valid run
-that cannot fit in the machine's memory (`check`), naming the keys that make it large. At the paper settings it lies
+that cannot fit in the machine's memory (`refuse_too_large`), naming the keys that make it large. At the paper settings it lies
 between the measured peak and three times it (README cost table; tests/experiments/test_estimate.py checks it).
 The machine's memory is psutil's total, or a cgroup's limit when lower; `REPRO_DPADMM_MEMORY_GB` replaces it (a
 number of GiB; `off` disables the check).
@@ -252,7 +252,7 @@ def _cgroup_limit() -> float | None:
     return None
 
 
-def check(paper: str, item: str, params: dict, paper_params: dict | None = None) -> Estimate:
+def refuse_too_large(paper: str, item: str, params: dict) -> Estimate:
     """Raise TooLarge, naming the keys of the largest term, if the item's estimated peak memory exceeds the
     machine's (see machine_memory); return the estimate otherwise."""
     e = estimate(paper, item, params)
