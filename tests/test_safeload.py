@@ -111,3 +111,21 @@ def test_the_project_files_load_within_the_limits():
     config.load()
     config.load("config/smoke.yaml")
     assert load_all_strict("config/claims")
+
+
+# the same expansion under a key the schema knows (its validation error would print the value)
+NESTED_BOMB = "papers:\n  huang2019_dpadmm:\n    fig1:\n      agents:\n" + "".join(
+    f"        - &{c} [{', '.join([f'*{p}'] * 9 if p else ['1'] * 9)}]\n" for p, c in zip(["", *"abcdefgh"], "abcdefghi"))
+
+
+@pytest.mark.workflow
+def test_snakemake_stops_on_an_alias_bomb_configfile_naming_it(tmp_path):
+    """Snakemake parses --configfile itself before the workflow runs, but expanding the aliases is what hangs, and
+    the Snakefile reads every config file through safeload before anything walks them."""
+    from conftest import ROOT, snakemake
+
+    (tmp_path / "bomb.yaml").write_text(NESTED_BOMB)
+    t0 = time.perf_counter()
+    run = snakemake(["-n", "--configfile", str(tmp_path / "bomb.yaml")], cwd=ROOT, timeout=120)
+    assert run.returncode != 0 and "bomb.yaml:5: YAML anchor &a is not allowed" in run.stderr + run.stdout
+    assert time.perf_counter() - t0 < 120

@@ -405,7 +405,9 @@ def _refuse_member(m: tarfile.TarInfo, seen: dict[str, str], counts: dict, limit
         return f"more than {limits.members:,} members ({limits.hint('members')})"
     if m.isdir():
         return ""
-    if m.size < 0 or m.size > limits.member_bytes:
+    if m.size < 0:
+        return f"member {m.name!r} has a negative size ({m.size:,}): a malformed or hostile header"
+    if m.size > limits.member_bytes:
         return f"member {m.name!r} has {m.size:,} bytes, more than {limits.member_bytes:,} ({limits.hint('member_bytes')})"
     if m.name.endswith(PICKLE_SUFFIXES):
         return f"member {m.name!r} is a pickle (a bundle never holds pickles: loading one can run code)"
@@ -436,6 +438,8 @@ def unpack(source: Path, dest: Path, limits: Limits | None = None) -> None:
         try:
             with tarfile.open(fileobj=budget, mode="r:") as tar:
                 for m in tar:
+                    if m.isdir() and m.name.rstrip("/") in (".", ""):   # `tar -C <folder> .` names the folder "./"
+                        continue
                     if m.offset <= last:
                         raise BundleError(f"{source.name} is malformed: member {m.name!r} at offset {m.offset} "
                                           "does not follow the previous one")
@@ -536,15 +540,20 @@ def _short(value, n: int = 60) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
-def verdict_changes(before: Path, after: Path) -> list[dict]:
-    """Claims whose verdict differs between two claims.json files (new and removed claims included)."""
-    def load(path):
-        try:
-            return {r["id"]: r.get("verdict") for r in safeload.load_json(path, expect=list)
-                    if isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(r.get("verdict"), str)}
-        except (safeload.LoadError, KeyError, TypeError):
-            return {}
-    old, new = load(before), load(after)
+def read_verdicts(path: Path, name: str) -> dict[str, str]:
+    """{claim id: verdict} of a claims.json ({} when there is none); BundleError naming `name` if it is unreadable."""
+    if not path.is_file():
+        return {}
+    try:
+        records = safeload.load_json(path, expect=list, name=name)
+    except safeload.LoadError as exc:
+        raise BundleError(f"the bundle's {exc}") from None
+    return {r["id"]: r["verdict"] for r in records
+            if isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(r.get("verdict"), str)}
+
+
+def verdict_changes(old: dict[str, str], new: dict[str, str]) -> list[dict]:
+    """Claims whose verdict differs between two judgements (new and removed claims included)."""
     return [{"id": cid, "before": old.get(cid), "after": new.get(cid)}
             for cid in sorted(set(old) | set(new)) if old.get(cid) != new.get(cid)]
 
@@ -556,7 +565,7 @@ def read_provenance(folder: Path) -> dict:
     if not path.is_file():
         return {}
     try:
-        prov = safeload.load_json(path, expect=dict)
+        prov = safeload.load_json(path, expect=dict, name=PROVENANCE)
     except safeload.LoadError as exc:
         raise BundleError(f"the bundle's {exc}") from None
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(PROVENANCE_SCHEMA).iter_errors(prov))
@@ -617,6 +626,7 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
     out_dir = Path(out_dir).resolve()
     with opened(source) as folder:
         prov = read_provenance(folder)
+        judged = read_verdicts(folder / REPORT_DIR / "claims.json", f"{REPORT_DIR}/claims.json")
         origin = {"name": Path(source).name, "created": prov.get("created"),
                   "git": (prov.get("git") or {}).get("describe"), "repro_dpadmm": prov.get("repro_dpadmm"),
                   "python": prov.get("python"), "platform": prov.get("platform"),
@@ -625,6 +635,6 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
                               processed=folder / "resources" / "processed", bundle=origin)
         files = sum(1 for _ in (folder / MANIFEST).read_text().splitlines())
         result = Rejudged(str(source), out_dir, prov, files, param_differences(folder / "results", root),
-                          verdict_changes(folder / REPORT_DIR / "claims.json", out_dir / "claims.json"), report)
+                          verdict_changes(judged, read_verdicts(out_dir / "claims.json", "claims.json")), report)
     (out_dir / "rejudged.json").write_text(json.dumps(result.record(), indent=2) + "\n")
     return result

@@ -93,7 +93,7 @@ def dataset_sidecars(processed: Path) -> dict[str, dict]:
     out = {}
     for path in sorted(processed.glob("*.json")) if processed.is_dir() else []:
         try:
-            out[path.stem] = safeload.load_json(path, expect=dict)
+            out[path.stem] = safeload.load_json(path, expect=dict, name=f"{processed.name}/{path.name}")
         except safeload.LoadError as exc:
             out[path.stem] = {"name": path.stem, "available": False, "reason": f"unreadable sidecar: {exc}"}
     return out

@@ -184,10 +184,14 @@ def loads_json(text: str, source: str, *, expect=None, max_depth: int = MAX_DEPT
 
 
 def load_json(path: str | Path, *, expect=None, max_depth: int = MAX_DEPTH, limit: int | None = None,
-              finite: bool = True):
-    """Read a JSON file within the limits; `expect` a type (or tuple) the top level must have."""
-    return loads_json(read_text(path, limit), str(path), expect=expect, max_depth=max_depth, limit=limit,
-                      finite=finite)
+              finite: bool = True, name: str | None = None):
+    """Read a JSON file within the limits; `expect` a type (or tuple) the top level must have; `name`: how errors
+    name the file (default its path; e.g. its path inside a bundle, not the temporary folder it was unpacked to)."""
+    try:
+        text = read_text(path, limit)
+    except LoadError as exc:
+        raise LoadError(name or str(path), exc.problem) from None
+    return loads_json(text, name or str(path), expect=expect, max_depth=max_depth, limit=limit, finite=finite)
 
 
 # ---------------------------------------------------------------------------------------------------------- YAML

@@ -149,9 +149,9 @@ def verdict_marks(verdicts: list[Verdict]) -> dict[str, int]:
             **{s: sum(1 for v in verdicts if v.verdict == s) for s in SETUP_VERDICTS}}
 
 
-def _read_metrics(path: Path) -> tuple[dict | None, str]:
+def _read_metrics(path: Path, name: str) -> tuple[dict | None, str]:
     try:
-        return safeload.load_json(path, expect=dict), ""
+        return safeload.load_json(path, expect=dict, name=name), ""
     except safeload.LoadError as exc:
         return None, f"unreadable metrics.json: {exc}"
 
@@ -215,7 +215,7 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
         if cfg_params is None and res.expected:
             res.reason += "; it is not in config/config.yaml yet"
         return res
-    metrics, problem = _read_metrics(metrics_path)
+    metrics, problem = _read_metrics(metrics_path, f"results/{paper}/{item}/metrics.json")
     res.mtime = metrics_path.stat().st_mtime
     if metrics is None:
         res.state, res.reason = "missing", problem
