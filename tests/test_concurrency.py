@@ -119,7 +119,7 @@ from repro_dpadmm.datasets import fetch, verify
 from repro_dpadmm.datasets.registry import RawFile
 fetch.RAW_FILES["kddcup2004/demo.dat"] = RawFile("kddcup2004/demo.dat", None, None)   # no published checksum
 def slow_check(relpath, path):
-    time.sleep(1.0)   # both processes are staging at once
+    time.sleep(0.5)   # both processes are staging at once
     assert Path(path).read_text() == "rows\\n"
     return "parsed: 1 row"
 verify.check = slow_check
