@@ -204,7 +204,7 @@ def oversized_pax(base, tmp):
 
 def negative_size(base, tmp):
     """A member whose size is negative (base-256): tarfile's next header would lie before this one
-    (CVE-2025-8194: a loop on Python before 3.13.6)."""
+    (CVE-2025-8194: a loop in tarfile before 3.13.6 on the 3.13 line)."""
     first = raw_header(f"{TOP}/a", b"0", octal(0))
     second = raw_header(f"{TOP}/b", b"0", base256(-1024))
     return raw_archive(tmp / "p.tar.gz", [first, second])

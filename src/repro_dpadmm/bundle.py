@@ -25,8 +25,8 @@ Bundles are shared, so `opened()` treats one as hostile until proven otherwise:
   `copyfileobj`. The decompressed stream itself is read through a budget, and never backwards, so that oversized
   tar headers or a member pointing back at an earlier one cannot exhaust memory or loop. Why not tarfile's
   `filter="data"`: it let the symlink-chain archive of CVE-2025-4517 write outside the folder on Python 3.11.7,
-  3.12.1 and 3.13.0 (fixed in 3.11.13, 3.12.11 and 3.13.4, and CVE-2025-8194's loop on negative offsets only in
-  3.13.6 and later), and the `filter=` argument itself is a TypeError on 3.11.0-3.11.3; extracting only regular files
+  3.12.1 and 3.13.0 (fixed in 3.11.13, 3.12.11 and 3.13.4; CVE-2025-8194's loop on negative offsets later still, in
+  3.13.6 on the 3.13 line), and the `filter=` argument itself is a TypeError on 3.11.0-3.11.3; extracting only regular files
   and folders ourselves is safe on every interpreter the package supports (>= 3.11).
 * The manifest may name only files under the bundle, and the files are found by walking the folder without following
   links (a folder given as the bundle may hold no link or special file either); every file is size-checked before
@@ -540,14 +540,19 @@ def _short(value, n: int = 60) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
-def read_verdicts(path: Path, name: str) -> dict[str, str]:
-    """{claim id: verdict} of a claims.json ({} when there is none); BundleError naming `name` if it is unreadable."""
+def _bundle_json(path: Path, name: str, expect):
+    """A JSON file of the bundle read through safeload (None when absent); BundleError naming `name` if unreadable."""
     if not path.is_file():
-        return {}
+        return None
     try:
-        records = safeload.load_json(path, expect=list, name=name)
+        return safeload.load_json(path, expect=expect, name=name)
     except safeload.LoadError as exc:
         raise BundleError(f"the bundle's {exc}") from None
+
+
+def read_verdicts(path: Path, name: str) -> dict[str, str]:
+    """{claim id: verdict} of a claims.json ({} when there is none); BundleError naming `name` if it is unreadable."""
+    records = _bundle_json(path, name, list) or []
     return {r["id"]: r["verdict"] for r in records
             if isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(r.get("verdict"), str)}
 
@@ -561,13 +566,7 @@ def verdict_changes(old: dict[str, str], new: dict[str, str]) -> list[dict]:
 def read_provenance(folder: Path) -> dict:
     """The bundle's provenance.json ({} when it has none), checked against PROVENANCE_SCHEMA; BundleError naming the
     field otherwise."""
-    path = folder / PROVENANCE
-    if not path.is_file():
-        return {}
-    try:
-        prov = safeload.load_json(path, expect=dict, name=PROVENANCE)
-    except safeload.LoadError as exc:
-        raise BundleError(f"the bundle's {exc}") from None
+    prov = _bundle_json(folder / PROVENANCE, PROVENANCE, dict) or {}
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(PROVENANCE_SCHEMA).iter_errors(prov))
     if error is not None:
         where = ".".join(map(str, error.absolute_path)) or "top level"
