@@ -25,9 +25,9 @@ Bundles are shared, so `opened()` treats one as hostile until proven otherwise:
   `copyfileobj`. The decompressed stream itself is read through a budget, and never backwards, so that oversized
   tar headers or a member pointing back at an earlier one cannot exhaust memory or loop. Why not tarfile's
   `filter="data"`: it let the symlink-chain archive of CVE-2025-4517 write outside the folder on Python 3.11.7,
-  3.12.1 and 3.13.0 (fixed in 3.11.13, 3.12.11 and 3.13.4; CVE-2025-8194's loop on negative offsets later still, in
-  3.13.6 on the 3.13 line), and the `filter=` argument itself is a TypeError on 3.11.0-3.11.3; extracting only regular files
-  and folders ourselves is safe on every interpreter the package supports (>= 3.11).
+  3.12.1 and 3.13.0 (fixed in 3.11.13, 3.12.11 and 3.13.4; CVE-2025-8194's loop on negative offsets later still,
+  in 3.13.6 on the 3.13 line), and the `filter=` argument itself is a TypeError on 3.11.0-3.11.3; extracting only
+  regular files and folders ourselves is safe on every interpreter the package supports (>= 3.11).
 * The manifest may name only files under the bundle, and the files are found by walking the folder without following
   links (a folder given as the bundle may hold no link or special file either); every file is size-checked before
   it is hashed.
