@@ -100,7 +100,8 @@ def test_a_bad_metrics_file_makes_the_item_missing_naming_file_line_and_key(proj
 def test_a_deep_sidecar_makes_its_dataset_unavailable(project, base, tmp_path):
     out, _ = _rejudge(project, base, tmp_path, "sidecar nested 100,000 deep")
     records = {r["id"]: r for r in json.loads((out / "claims.json").read_text())}
-    not_run = [r for r in records.values() if r["id"].startswith("huang2019_dpadmm.fig1.") and r["verdict"] == "not run"]
+    not_run = [r for r in records.values()
+               if r["id"].startswith("huang2019_dpadmm.fig1.") and r["verdict"] == "not run"]
     assert not_run and all("adult_huang2019" in json.dumps(r) for r in not_run)
     assert "nested deeper than 64 levels" in (out / "index.html").read_text()
 

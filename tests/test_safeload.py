@@ -90,7 +90,8 @@ def test_an_alias_bomb_in_a_claims_file_is_a_problem_with_its_line(tmp_path):
 def test_an_alias_bomb_as_configfile_stops_items_and_run(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "bomb.yaml").write_text(BOMB)
-    for argv in (["items", "--configfile", "bomb.yaml"], ["run", "huang2019_dpadmm", "fig1", "--configfile", "bomb.yaml"]):
+    for argv in (["items", "--configfile", "bomb.yaml"],
+                 ["run", "huang2019_dpadmm", "fig1", "--configfile", "bomb.yaml"]):
         t0 = time.perf_counter()
         assert main(argv) == 2
         assert "bomb.yaml:1: YAML anchor &a is not allowed" in capsys.readouterr().err
@@ -115,7 +116,8 @@ def test_the_project_files_load_within_the_limits():
 
 # the same expansion under a key the schema knows (its validation error would print the value)
 NESTED_BOMB = "papers:\n  huang2019_dpadmm:\n    fig1:\n      agents:\n" + "".join(
-    f"        - &{c} [{', '.join([f'*{p}'] * 9 if p else ['1'] * 9)}]\n" for p, c in zip(["", *"abcdefgh"], "abcdefghi"))
+    f"        - &{c} [{', '.join([f'*{p}'] * 9 if p else ['1'] * 9)}]\n"
+    for p, c in zip(["", *"abcdefgh"], "abcdefghi"))
 
 
 @pytest.mark.workflow

@@ -408,7 +408,8 @@ def _refuse_member(m: tarfile.TarInfo, seen: dict[str, str], counts: dict, limit
     if m.size < 0:
         return f"member {m.name!r} has a negative size ({m.size:,}): a malformed or hostile header"
     if m.size > limits.member_bytes:
-        return f"member {m.name!r} has {m.size:,} bytes, more than {limits.member_bytes:,} ({limits.hint('member_bytes')})"
+        return (f"member {m.name!r} has {m.size:,} bytes, more than {limits.member_bytes:,} "
+                f"({limits.hint('member_bytes')})")
     if m.name.endswith(PICKLE_SUFFIXES):
         return f"member {m.name!r} is a pickle (a bundle never holds pickles: loading one can run code)"
     counts["bytes"] += m.size

@@ -108,7 +108,8 @@ def test_every_integer_size_of_the_schema_has_a_maximum():
 def test_the_issues_examples_are_refused_by_the_schema_naming_the_key():
     for paper, item, patch, key in (("huang2019_dpadmm", "fig3", {"iterations": 10**9}, "iterations"),
                                     ("beyond", "audit", {"trials": 10**10}, "trials")):
-        with pytest.raises(config.ConfigError, match=rf"papers\.{paper}\.{item}\.{key}: .* is greater than the maximum"):
+        with pytest.raises(config.ConfigError,
+                           match=rf"papers\.{paper}\.{item}\.{key}: .* is greater than the maximum"):
             config.check_item_params(paper, item, {**config.item_params(paper, item), **patch})
     graph = {"kind": "erdos_renyi", "nodes": 200_000, "p": 0.01}
     with pytest.raises(config.ConfigError, match=r"graph.nodes: 200000 is greater than the maximum of 5000"):

@@ -7,10 +7,10 @@ audit's chunk of trials. `work` is the number of inner-loop operations in the sa
 rows x nonzeros, and so on), shown relative to the item's paper settings.
 
 It is a coarse model of the dominant arrays, not a profile: it exists to refuse, before any work, a schema-valid run
-that cannot fit in the machine's memory (`refuse_too_large`), naming the keys that make it large. At the paper settings it lies
-between the measured peak and three times it (README cost table; tests/experiments/test_estimate.py checks it).
-The machine's memory is psutil's total, or a cgroup's limit when lower; `REPRO_DPADMM_MEMORY_GB` replaces it (a
-number of GiB; `off` disables the check).
+that cannot fit in the machine's memory (`refuse_too_large`), naming the keys that make it large. At the paper
+settings it lies between the measured peak and three times it (README cost table;
+tests/experiments/test_estimate.py checks it). The machine's memory is psutil's total, or a cgroup's limit when
+lower; `REPRO_DPADMM_MEMORY_GB` replaces it (a number of GiB; `off` disables the check).
 """
 
 from __future__ import annotations
@@ -104,8 +104,8 @@ def _huang(e: Estimate, params: dict) -> None:
     if e.item == "table2":
         R, settings = 1, _len(params, "epsilons") * 4
     # the per-repeat train/test splits as block-diagonal CSR matrices (and their transposes)
-    e.add("the data of every repeat (the split rows, their block-diagonal CSR and its transpose)", ("repeats", "n_train"),
-          3 * R * rows * NNZ["adult_huang2019"] * CSR)
+    e.add("the data of every repeat (the split rows, their block-diagonal CSR and its transpose)",
+          ("repeats", "n_train"), 3 * R * rows * NNZ["adult_huang2019"] * CSR)
     e.add("the agents' iterates, duals and gradients of every repeat", ("repeats", "agents"), 12 * R * n * d * F8)
     e.add("the traces of every repeat and setting", ("repeats", "iterations"),
           10 * R * (T + 1) * settings * methods * F8)
@@ -124,7 +124,8 @@ def _hu(e: Estimate, params: dict) -> None:
                  max([_len(p, "sigmas") + _len(p, "epsilons") for p in (params.get("panels") or {}).values()
                       if isinstance(p, dict)], default=1))
     parties = max(_len(params, "boundaries") - 1, 3)
-    e.add("each party's block and shared values of every repeat", ("repeats", "train_rows"), 6 * R * rows * parties * F8)
+    e.add("each party's block and shared values of every repeat", ("repeats", "train_rows"),
+          6 * R * rows * parties * F8)
     e.add("the traces of every repeat and noise level", ("repeats", "iterations"), 12 * R * (T + 1) * sigmas * F8)
     sgd = params.get("sgd") if isinstance(params.get("sgd"), dict) else {}
     e.work = R * T * rows * d * sigmas + _int(sgd, "epochs", 0) * rows * d * (_len(sgd, "lr_grid") + 1)
