@@ -59,7 +59,7 @@ def test_relative_out_dir_is_the_working_directorys(monkeypatch, tmp_path):
     from repro_dpadmm import runner
 
     seen = {}
-    monkeypatch.setattr(runner, "run_item", lambda paper, item, params, out_dir: seen.update(out=out_dir) or
+    monkeypatch.setattr(runner, "run_item", lambda paper, item, params, out_dir, **kw: seen.update(out=out_dir) or
                         {"status": "ok", "wall_time_s": 0})
     monkeypatch.chdir(tmp_path)
     assert main(["run", "huang2019_dpadmm", "fig1", "--out-dir", "here/fig1"]) == 0

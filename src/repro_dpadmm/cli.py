@@ -104,8 +104,23 @@ def _item_params(paper: str, item: str, args) -> dict:
     return params
 
 
+def _check_cost(paper: str, item: str, params: dict) -> None:
+    """Before any work: refuse (experiments.estimate.TooLarge, naming the keys) settings whose estimated memory
+    exceeds the machine's, and log the estimate beside the work relative to the paper's settings."""
+    from . import config
+    from .experiments import estimate
+
+    e = estimate.refuse_too_large(paper, item, params)
+    try:
+        ref = config.item_params(paper, item)
+    except (ValueError, KeyError):
+        ref = None
+    print(estimate.summary(e, ref), file=sys.stderr, flush=True)
+
+
 def cmd_run(args) -> int:
     from .paths import project_root
+    from .locks import Busy
     from .registry import problem
     from .runner import run_item
 
@@ -113,8 +128,13 @@ def cmd_run(args) -> int:
     if why:  # an unregistered item is an error before its parameters are even looked up
         raise ValueError(f"{args.paper}/{args.item}: {why}")
     params = _item_params(args.paper, args.item, args)
+    _check_cost(args.paper, args.item, params)
     out_dir = Path(args.out_dir).resolve() if args.out_dir else f"results/{args.paper}/{args.item}"
-    metrics = run_item(args.paper, args.item, params, out_dir)
+    try:
+        metrics = run_item(args.paper, args.item, params, out_dir, wait=not args.no_wait)
+    except Busy as exc:
+        print(f"repro-dpadmm: {exc}", file=sys.stderr)
+        return 3
     print(f"{args.paper}/{args.item}: {metrics.get('status')} ({metrics.get('wall_time_s')} s) -> {out_dir}")
     return 0
 
@@ -130,6 +150,7 @@ def cmd_part(args) -> int:
         raise ValueError(f"{args.paper}/{args.item}: {why}")
     params = _item_params(args.paper, args.item, args)
     parts.check_key(args.paper, args.item, args.key, params)  # before any work: the key, and what is allowed
+    _check_cost(args.paper, args.item, params)
     out = Path(args.out) if args.out else parts.part_path(args.paper, args.item, args.key)
     needed = params.get("datasets", [])
     status = {name: is_available(name, project_root()) for name in needed}
@@ -272,6 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--params", default=None, help="item parameters as JSON (default: from the config)")
     run.add_argument("--configfile", action="append", default=[], help="config override, e.g. config/smoke.yaml")
     run.add_argument("--out-dir", default=None, help="output folder (default results/<paper>/<item>)")
+    run.add_argument("--no-wait", action="store_true",
+                     help="if the item is being run already (e.g. by Snakemake), stop at once naming that run "
+                          "(exit status 3) instead of waiting for it")
     run.set_defaults(func=cmd_run)
 
     pa = sub.add_parser("part", help="run one part of an item split into parts (its settings as separate jobs) and "

@@ -16,9 +16,8 @@ import re
 from pathlib import Path
 
 import jsonschema
-import yaml
 
-from . import registry
+from . import registry, safeload
 from .paths import project_root
 
 
@@ -37,13 +36,6 @@ def deep_merge(base: dict, override: dict) -> dict:
     return out
 
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: the schema parses 10x faster
-
-
-def _yaml(text: str):
-    return yaml.load(text, Loader=_Loader)
-
-
 SCHEMA = "workflow/schemas/config.schema.yaml"
 
 
@@ -55,7 +47,7 @@ def schema_path(root: Path | None) -> Path:
 
 
 def schema(root: Path | None = None) -> dict:
-    return _yaml(schema_path(root).read_text())
+    return safeload.load_yaml(schema_path(root), expect=dict)
 
 
 def _finite_number(checker, instance) -> bool:
@@ -76,7 +68,7 @@ Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_c
 @functools.lru_cache(maxsize=8)
 def _validator(path: Path, mtime_ns: int):
     """The schema's validator, parsed once per version of the file."""
-    return Validator(_yaml(path.read_text()))
+    return Validator(safeload.load_yaml(path, expect=dict))
 
 
 def _resolve(sub: dict, root_schema: dict) -> dict:
@@ -188,25 +180,25 @@ def validate(config: dict, root: Path | None = None) -> dict:
     return config
 
 
-def _read_yaml(path: str | Path) -> dict:
+def read_config_file(path: str | Path) -> dict:
+    """One config file, read within the limits of `safeload` (size, depth, no YAML aliases, finite numbers);
+    ConfigError naming the file and line otherwise."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"config file {path} does not exist (relative paths are read from {Path.cwd()})")
-    try:
-        data = _yaml(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
-    if data is not None and not isinstance(data, dict):
-        raise ConfigError(f"config file {path} must hold a mapping of keys, got {type(data).__name__}")
+    try:   # NaN and infinity pass here: the schema refuses them naming the key and what is allowed
+        data = safeload.load_yaml(path, expect=dict, finite=False)
+    except safeload.LoadError as exc:
+        raise ConfigError(f"config file {exc}") from None
     return data or {}
 
 
 def load(*overrides: str | Path, root: Path | None = None) -> dict:
     """config/config.yaml merged with each override file in turn (relative to the working directory), validated."""
     root = root or project_root()
-    config = _yaml((root / "config/config.yaml").read_text())
+    config = read_config_file(root / "config/config.yaml")
     for path in overrides:
-        config = deep_merge(config, _read_yaml(path))
+        config = deep_merge(config, read_config_file(path))
     return validate(config, root)
 
 
@@ -222,11 +214,14 @@ def item_params(paper: str, item: str, *overrides: str | Path, root: Path | None
 
 
 def parse_json(text: str, what: str) -> dict:
-    """A JSON object given on the command line; ConfigError naming the option if it is not one."""
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise ConfigError(f"{what} is not valid JSON ({exc})") from None
+    """A JSON object given on the command line, read within the limits of `safeload`; ConfigError naming the option
+    if it is not one."""
+    try:   # as in read_config_file: the schema refuses NaN and infinity, naming the key
+        value = safeload.loads_json(text, what, finite=False)
+    except safeload.LoadError as exc:
+        if exc.problem.startswith("not valid JSON"):
+            raise ConfigError(f"{what} is not valid JSON ({exc.problem.removeprefix('not valid JSON: ')})") from None
+        raise ConfigError(str(exc)) from None
     if not isinstance(value, dict):
         raise ConfigError(f"{what} must be a JSON object of keys, got {type(value).__name__}")
     return value

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-import yaml
+from . import safeload
 
 
 # The one list of packages whose versions matter (the report's provenance, `repro-dpadmm info`).
@@ -68,8 +68,8 @@ def load_config(root: Path) -> dict:
     if not path.is_file():
         return {}
     try:
-        return yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError:
+        return safeload.load_yaml(path, expect=dict) or {}
+    except safeload.LoadError:
         return {}
 
 
@@ -79,10 +79,12 @@ def executed_params(item_dir: Path, item: str) -> dict | None:
     if not nb.is_file():
         return None
     try:
-        meta = json.loads(nb.read_text()).get("metadata", {}).get("papermill", {})
-    except (OSError, ValueError):
+        meta = safeload.load_json(nb, expect=dict).get("metadata")
+    except safeload.LoadError:
         return None
-    params = (meta.get("parameters") or {}).get("params")
+    papermill = meta.get("papermill") if isinstance(meta, dict) else None
+    recorded = papermill.get("parameters") if isinstance(papermill, dict) else None
+    params = recorded.get("params") if isinstance(recorded, dict) else None
     return params if isinstance(params, dict) else None
 
 
@@ -91,8 +93,8 @@ def dataset_sidecars(processed: Path) -> dict[str, dict]:
     out = {}
     for path in sorted(processed.glob("*.json")) if processed.is_dir() else []:
         try:
-            out[path.stem] = json.loads(path.read_text())
-        except (OSError, ValueError) as exc:
+            out[path.stem] = safeload.load_json(path, expect=dict, name=f"{processed.name}/{path.name}")
+        except safeload.LoadError as exc:
             out[path.stem] = {"name": path.stem, "available": False, "reason": f"unreadable sidecar: {exc}"}
     return out
 

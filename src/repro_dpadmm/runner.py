@@ -14,6 +14,11 @@ that fails removes the old outputs (a failed rerun never shows the previous run'
 (`.outputs.json`) lists what the run wrote, and only that is ever removed: sub-folders of other rules
 (beyond/frontier's `jobs/`, linked into the staging folder so the notebook sees them) and a user's own files in an
 `--out-dir` stay.
+
+One run of an item at a time: a run holds the item's lock (`.<item>.lock` beside its folder, see `locks.held`) from
+before it clears anything until its outputs are committed, so a second run of the same item (Snakemake and a run by
+hand) waits for the first, saying which process it waits for (or, with wait=False, refuses naming it). Staging folders
+are named by their process and removed only once that process is gone.
 """
 
 from __future__ import annotations
@@ -24,10 +29,10 @@ import logging
 import os
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
+from . import locks, safeload
 from .datasets import is_available
 from .experiments.common import write_metrics
 from .paths import project_root
@@ -81,8 +86,8 @@ def _owned(out_dir: Path, item: str, legacy_all: bool) -> list[Path]:
     if not out_dir.is_dir():
         return []
     try:
-        names = json.loads((out_dir / MANIFEST).read_text())
-    except (OSError, ValueError):
+        names = safeload.load_json(out_dir / MANIFEST)
+    except safeload.LoadError:
         names = None
     if not isinstance(names, list):
         names = ([p.name for p in out_dir.iterdir() if not p.name.startswith(".") and
@@ -116,8 +121,7 @@ def remove_outputs(out_dir: Path, item: str, legacy_all: bool = True) -> None:
 
 def clear_incomplete(out_dir: Path, item: str, legacy_all: bool = True) -> None:
     """Remove what killed runs left: staging folders, and the outputs of an item folder without metrics.json."""
-    for stale in out_dir.parent.glob(f".{out_dir.name}{STAGING}*"):
-        shutil.rmtree(stale, ignore_errors=True)
+    locks.sweep(out_dir.parent, f".{out_dir.name}{STAGING}")   # only those whose process is gone
     if not (out_dir / METRICS).is_file():
         remove_outputs(out_dir, item, legacy_all)
 
@@ -143,7 +147,7 @@ def commit(stage: Path, out_dir: Path, item: str, legacy_all: bool = True) -> No
 
 
 def _stage(out_dir: Path, owned: list[Path]) -> Path:
-    stage = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}{STAGING}"))
+    stage = locks.owned_dir(out_dir.parent, f".{out_dir.name}{STAGING}")
     os.chmod(stage, 0o755)
     for sub in out_dir.iterdir() if out_dir.is_dir() else []:
         if sub.is_dir() and not sub.is_symlink() and sub not in owned and not sub.name.startswith("."):
@@ -181,13 +185,20 @@ def _execute(paper: str, item: str, notebook: Path, params: dict, stage: Path, o
     metrics_path = stage / METRICS
     if not metrics_path.exists():
         raise RuntimeError(f"notebook {notebook} ran but wrote no metrics.json (item {paper}/{item}, {out_dir})")
-    metrics = json.loads(metrics_path.read_text())
+    metrics = safeload.load_json(metrics_path, expect=dict)
     metrics["wall_time_s"] = round(wall, 3)
     metrics_path.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
 
 
-def run_item(paper: str, item: str, params: dict, out_dir: str | Path, *, root: Path | None = None) -> dict:
-    """Run one item into `out_dir` (relative: below the project root); return its metrics."""
+def item_lock(paper: str, item: str, out_dir: Path, wait: bool = True):
+    """The lock one run of an item holds: `.<folder>.lock` beside its output folder (locks.held)."""
+    return locks.held(out_dir.parent / f".{out_dir.name}.lock", f"item {paper}/{item} ({out_dir})", wait=wait)
+
+
+def run_item(paper: str, item: str, params: dict, out_dir: str | Path, *, root: Path | None = None,
+             wait: bool = True) -> dict:
+    """Run one item into `out_dir` (relative: below the project root); return its metrics. Another run of the same
+    output folder is waited for (wait=False: locks.Busy naming it)."""
     root = root or project_root()
     out_dir = Path(out_dir)
     if not out_dir.is_absolute():
@@ -196,6 +207,12 @@ def run_item(paper: str, item: str, params: dict, out_dir: str | Path, *, root: 
     if not notebook.is_file():
         raise FileNotFoundError(f"no notebook {notebook} for item {paper}/{item}")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
+    with item_lock(paper, item, out_dir, wait), locks.signals_raise():   # SIGTERM: the staging folder still goes
+        return _run_locked(paper, item, params, out_dir, notebook, root)
+
+
+def _run_locked(paper: str, item: str, params: dict, out_dir: Path, notebook: Path, root: Path) -> dict:
+    """run_item's work, done while holding the item's lock."""
     # a folder below results/ is the item's own; elsewhere (--out-dir) only what the runner wrote is removed
     legacy_all = out_dir.resolve().is_relative_to((root / "results").resolve())
     clear_incomplete(out_dir, item, legacy_all)
@@ -214,4 +231,4 @@ def run_item(paper: str, item: str, params: dict, out_dir: str | Path, *, root: 
         raise
     finally:
         shutil.rmtree(stage, ignore_errors=True)
-    return json.loads((out_dir / METRICS).read_text())
+    return safeload.load_json(out_dir / METRICS, expect=dict)

@@ -49,7 +49,7 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-from .. import graphs
+from .. import graphs, safeload
 from ..algorithms import consensus
 from ..algorithms import decentralized as dz
 from ..datasets import load, partition
@@ -383,11 +383,13 @@ def load_jobs(params: dict, out_dir: str | Path, *, run_missing: bool = True, ro
     out = {}
     for method, level in jobs_of(params):
         path = job_path(out_dir, method, level)
-        job = json.loads(path.read_text()) if path.is_file() else None
+        try:
+            job = safeload.load_json(path, expect=dict) if path.is_file() else None
+            why = f"{path} is missing"
+        except safeload.LoadError as exc:
+            job, why = None, f"{exc}"
         if job is not None and job.get("params_hash") != want:
             job, why = None, f"{path} was written with other parameters"
-        else:
-            why = f"{path} is missing"
         if job is None:
             if not run_missing:
                 raise FileNotFoundError(f"{why}; run `snakemake --cores all beyond_frontier` or "

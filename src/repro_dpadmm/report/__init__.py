@@ -10,18 +10,26 @@ provenance (git, package versions, papermill's record of each item's parameters)
 * `summary.json`: per paper, items by state and claims by verdict, plus provenance;
 * `index.html`: the human-readable report (no JavaScript, figures embedded, links relative);
 * `items/<paper>/<item>/`: copies of each item's rendered notebook and metrics.json, so the folder can be moved.
+
+Results from a bundle (`bundle.rejudge`) may come from anyone, so nothing of them is served as active content: each
+item's rendered notebook is copied with a Content-Security-Policy that forbids scripts, plugins, forms and outside
+requests, and the report links it through a page that shows it in a sandboxed iframe (`SANDBOX_PAGE`). Figures are
+embedded only when they are at most FIGURE_MAX_BYTES and (for a PNG) of sane dimensions; others are listed with the
+reason.
 """
 
 from __future__ import annotations
 
+from html import escape
 import json
 import shutil
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import claims as claims_mod
 from .. import provenance as prov_mod
-from .. import registry
+from .. import registry, safeload
 from ..claims import SETUP_VERDICTS, VERDICTS, Claim, ClaimsFile, Verdict, evaluate_claim, flatten
 from ..config_doc import parameter_descriptions
 from ..paths import project_root
@@ -29,6 +37,14 @@ from ..paths import project_root
 __all__ = ["build_report", "collect", "Report", "ItemResult", "VERDICTS"]
 
 ITEM_STATES = ("produced", "not run", "missing")
+# A paper-scale figure is 50-300 kB; larger ones (and PNGs of absurd dimensions) are listed, not embedded, so that a
+# results folder from elsewhere cannot make index.html arbitrarily large or a browser decode gigapixels.
+FIGURE_MAX_BYTES = 8 * 2**20
+FIGURE_MAX_SIDE = 20_000
+FIGURE_MAX_PIXELS = 50_000_000
+# What a page copied from a bundle may do: show its own inline styles and embedded images, nothing else.
+BUNDLE_PAGE_CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline' data:; font-src data:; "
+                   "form-action 'none'; base-uri 'none'; frame-ancestors 'self'")
 PRIVACY_FIELDS = ("paper_eps", "rdp_eps", "pld_eps", "delta")
 
 
@@ -50,6 +66,7 @@ class ItemResult:
     param_docs: dict = field(default_factory=dict)  # each parameter's meaning, from the config schema's descriptions
     figures: list[Path] = field(default_factory=list)
     missing_figures: list[str] = field(default_factory=list)  # named in the claims file but not written
+    refused_figures: list[str] = field(default_factory=list)  # not embedded: too large or malformed (with why)
     notebook: Path | None = None
     spec: dict = field(default_factory=dict)     # claims file `items.<item>`: title, caption, choices...
     metric_docs: dict = field(default_factory=dict)
@@ -132,14 +149,11 @@ def verdict_marks(verdicts: list[Verdict]) -> dict[str, int]:
             **{s: sum(1 for v in verdicts if v.verdict == s) for s in SETUP_VERDICTS}}
 
 
-def _read_metrics(path: Path) -> tuple[dict | None, str]:
+def _read_metrics(path: Path, name: str) -> tuple[dict | None, str]:
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
+        return safeload.load_json(path, expect=dict, name=name), ""
+    except safeload.LoadError as exc:
         return None, f"unreadable metrics.json: {exc}"
-    if not isinstance(data, dict):
-        return None, "metrics.json is not a JSON object"
-    return data, ""
 
 
 def _figures(item_dir: Path, item: str, named: list[str]) -> list[Path]:
@@ -149,6 +163,23 @@ def _figures(item_dir: Path, item: str, named: list[str]) -> list[Path]:
     if own.is_file():
         return [own]
     return sorted(item_dir.glob("*.png"))
+
+
+def figure_problem(path: Path) -> str:
+    """Why a figure file is not embedded in the page ('' if it is fine): too large, or a PNG that is malformed or
+    of absurd dimensions (read from its header alone)."""
+    size = path.stat().st_size
+    if size > FIGURE_MAX_BYTES:
+        return f"{path.name}: {size / 2**20:.1f} MiB, more than the {FIGURE_MAX_BYTES // 2**20} MiB a figure may have"
+    if path.suffix.lower() == ".png":
+        with open(path, "rb") as fh:
+            head = fh.read(24)
+        if len(head) < 24 or not head.startswith(b"\x89PNG\r\n\x1a\n") or head[12:16] != b"IHDR":
+            return f"{path.name}: not a PNG image"
+        width, height = struct.unpack(">II", head[16:24])
+        if max(width, height) > FIGURE_MAX_SIDE or width * height > FIGURE_MAX_PIXELS:
+            return f"{path.name}: {width} x {height} pixels, more than a figure may have"
+    return ""
 
 
 def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, config: dict,
@@ -184,7 +215,7 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
         if cfg_params is None and res.expected:
             res.reason += "; it is not in config/config.yaml yet"
         return res
-    metrics, problem = _read_metrics(metrics_path)
+    metrics, problem = _read_metrics(metrics_path, f"results/{paper}/{item}/metrics.json")
     res.mtime = metrics_path.stat().st_mtime
     if metrics is None:
         res.state, res.reason = "missing", problem
@@ -199,7 +230,9 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
     jobs = metrics.get("wall_time.jobs_sum_s")
     res.job_time_s = float(jobs) if isinstance(jobs, (int, float)) and not isinstance(jobs, bool) else None
     if status == "ok":  # an item that did not run shows no figure, even one left over from an earlier run
-        res.figures = _figures(item_dir, item, spec.get("figure") or [])
+        for fig in _figures(item_dir, item, spec.get("figure") or []):
+            why = figure_problem(fig)
+            (res.refused_figures if why else res.figures).append(why or fig)
         res.missing_figures = [n for n in spec.get("figure") or [] if not (item_dir / n).is_file()]
     nb = item_dir / f"{item}.html"
     res.notebook = nb if nb.is_file() else None
@@ -323,8 +356,34 @@ def _evaluate_dataset_claim(c: Claim, sidecars: dict[str, dict]) -> Verdict:
     return evaluate_claim(c, flatten(side))
 
 
-def _copy_item_files(report: Report, out_dir: Path) -> dict[tuple[str, str], dict[str, str]]:
-    """Copy each item's rendered notebook and metrics.json under out_dir/items/; return relative links."""
+SANDBOX_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="script-src 'none'; object-src 'none'">
+<title>{title} (from a results bundle)</title>
+<style>body{{margin:0;font-family:system-ui,sans-serif}}p{{margin:.5em 1em}}
+iframe{{border:0;width:100%;height:calc(100vh - 3em)}}</style></head>
+<body><p>{title}: the rendered notebook of a results bundle, shown in a sandbox (its scripts, forms and links out
+do not run). The page itself: <code>{name}</code>.</p>
+<iframe sandbox src="{name}" title="{title}"></iframe></body></html>
+"""
+
+
+def _copy_sandboxed(page: Path, dest: Path, title: str) -> str:
+    """Copy an item's rendered notebook from a bundle as `<item>.bundle.html`, with a policy that forbids scripts
+    first in the page, and write `<item>.html`, a page showing it in a sandboxed iframe; return the latter's name."""
+    inner = f"{page.stem}.bundle.html"
+    policy = f'<!doctype html><meta http-equiv="Content-Security-Policy" content="{BUNDLE_PAGE_CSP}">\n'
+    with open(page, "rb") as src, open(dest / inner, "wb") as out:
+        out.write(policy.encode())
+        shutil.copyfileobj(src, out)
+    (dest / page.name).write_text(SANDBOX_PAGE.format(title=escape(title), name=escape(inner)),
+                                  encoding="utf-8")
+    return page.name
+
+
+def _copy_item_files(report: Report, out_dir: Path, sandbox: bool = False) -> dict[tuple[str, str], dict[str, str]]:
+    """Copy each item's rendered notebook and metrics.json under out_dir/items/; return relative links. With
+    `sandbox` (results from a bundle), each notebook page is shown only through a sandboxed iframe."""
     items_dir = out_dir / "items"
     if items_dir.is_dir():
         shutil.rmtree(items_dir)  # only the report's own copies live here; never stale copies
@@ -337,7 +396,10 @@ def _copy_item_files(report: Report, out_dir: Path) -> dict[tuple[str, str], dic
             dest = items_dir / it.paper / it.item
             dest.mkdir(parents=True, exist_ok=True)
             entry = {}
-            if it.notebook is not None:
+            if it.notebook is not None and sandbox:
+                name = _copy_sandboxed(it.notebook, dest, f"{it.paper} / {it.item}")
+                entry["notebook"] = f"items/{it.paper}/{it.item}/{name}"
+            elif it.notebook is not None:
                 shutil.copy2(it.notebook, dest / it.notebook.name)
                 entry["notebook"] = f"items/{it.paper}/{it.item}/{it.notebook.name}"
             (dest / "metrics.json").write_text(json.dumps(it.metrics, indent=2, sort_keys=True) + "\n")
@@ -385,7 +447,7 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
     report = collect(root=root, results=results, claims_dir=claims_dir, processed=processed)
     if bundle is not None:
         report.provenance["bundle"] = bundle
-    links = _copy_item_files(report, out_dir)
+    links = _copy_item_files(report, out_dir, sandbox=bundle is not None)
     records = [v.record() for v in report.verdicts]
     (out_dir / "claims.json").write_text(json.dumps(records, indent=2, default=str) + "\n")
     (out_dir / "summary.json").write_text(json.dumps(summary(report), indent=2, default=str) + "\n")
