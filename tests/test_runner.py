@@ -35,7 +35,12 @@ def test_notebook_runs_with_injected_parameters(project):
     assert json.loads((out / "metrics.json").read_text()) == metrics
     html = (out / "item.html").read_text()
     assert "Demo item" in html and "injected-parameters" in (out / "item.ipynb").read_text()
-    assert str(out) in (out / "item.ipynb").read_text() and "staging" not in (out / "item.ipynb").read_text()
+    # the executed notebook names the item's folder relative to the project root, never the staging folder or the
+    # checkout's own location; the HTML loads nothing from another host
+    text = (out / "item.ipynb").read_text()
+    assert 'out_dir = \\"results/demo/item\\"' in text or '"results/demo/item"' in text
+    assert "staging" not in text and str(project) not in text and str(project) not in html
+    assert "<script src" not in html and "cdn" not in html.lower()
 
 
 def test_all_datasets_unavailable_skips_the_notebook(project):
@@ -89,7 +94,7 @@ def _fake_papermill(monkeypatch, version, figures):
     from repro_dpadmm import runner
 
     def execute(src, dst, parameters, **kw):
-        out = Path(parameters["out_dir"])
+        out = Path(kw["cwd"]) / parameters["out_dir"]  # the notebook's out_dir is relative to its working directory
         seen = (out / "jobs/a.json").read_text() if (out / "jobs/a.json").exists() else None
         for fig in figures:
             (out / fig).write_text(f"{version}:{fig}")
@@ -106,6 +111,8 @@ def _state(out: Path, expected: dict[str, set[str]]) -> str:
     if "metrics.json" not in files:
         return "absent"
     version = json.loads((out / "metrics.json").read_text())["version"]
+    assert "settings.json" in files  # the runner's record of the run's parameters, part of every complete output
+    files.discard("settings.json")
     assert files == expected[version] | {"metrics.json"}, f"{version} metrics beside {sorted(files)}"
     for name in files - {"metrics.json"}:
         assert (out / name).read_text().startswith(f"{version}:"), f"{name} is not from {version}"
@@ -210,7 +217,7 @@ def test_not_run_rerun_leaves_no_old_figure_or_notebook(project, monkeypatch):
     (project / "resources/processed/gisette.json").write_text(json.dumps({"available": False, "reason": "gone"}))
     metrics = run_item("demo", "item", {"seed": 0, "datasets": ["gisette"]}, out, root=project)
     assert metrics["status"] == "not run"
-    assert {p.name for p in out.iterdir() if not p.name.startswith(".")} == {"metrics.json", "item.html"}
+    assert {p.name for p in out.iterdir() if not p.name.startswith(".")} == {"metrics.json", "item.html", "settings.json"}
 
 
 def test_a_failed_rerun_removes_the_old_outputs(project, monkeypatch):

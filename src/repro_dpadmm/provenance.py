@@ -16,6 +16,8 @@ from pathlib import Path
 
 import yaml
 
+from .staging import SETTINGS
+
 
 # The one list of packages whose versions matter (the report's provenance, `repro-dpadmm info`).
 PACKAGES = ("repro-dpadmm", "numpy", "scipy", "scikit-learn", "matplotlib", "pooch", "dp-accounting",
@@ -74,16 +76,35 @@ def load_config(root: Path) -> dict:
 
 
 def executed_params(item_dir: Path, item: str) -> dict | None:
-    """The parameters the item's notebook actually ran with (papermill's record in the executed notebook)."""
+    """The parameters the item's notebook actually ran with: papermill's record in the executed notebook, else the
+    run's `settings.json` (a notebook run by hand leaves no executed copy in the item's folder)."""
     nb = item_dir / f"{item}.ipynb"
-    if not nb.is_file():
-        return None
-    try:
-        meta = json.loads(nb.read_text()).get("metadata", {}).get("papermill", {})
-    except (OSError, ValueError):
-        return None
-    params = (meta.get("parameters") or {}).get("params")
+    params = None
+    if nb.is_file():
+        try:
+            meta = json.loads(nb.read_text()).get("metadata", {}).get("papermill", {})
+            params = (meta.get("parameters") or {}).get("params")
+        except (OSError, ValueError, AttributeError):
+            params = None
+    if not isinstance(params, dict):
+        try:
+            params = json.loads((item_dir / SETTINGS).read_text()).get("params")
+        except (OSError, ValueError, AttributeError):
+            params = None
     return params if isinstance(params, dict) else None
+
+
+def param_changes(ran: dict, reference: dict, prefix: str = "") -> list[dict]:
+    """[{"key": dotted key, "run": value, "paper": value}] wherever two parameter mappings differ, nested mappings
+    compared key by key (a key one of them lacks has the value None there); sorted by key."""
+    out = []
+    for key in sorted(set(ran) | set(reference), key=str):
+        a, b = ran.get(key), reference.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += param_changes(a, b, f"{prefix}{key}.")
+        elif a != b or (key in ran) != (key in reference):
+            out.append({"key": f"{prefix}{key}", "run": a, "paper": b})
+    return out
 
 
 def dataset_sidecars(processed: Path) -> dict[str, dict]:
