@@ -3,8 +3,8 @@
 `make_bundle()` packs, in the project's own layout,
 
 * `results/<paper>/<item>/`: every item's metrics.json, executed notebook, rendered HTML, figures (and job files);
-* `results/report/`: the report as judged at run time (index.html, claims.json, summary.json; not its `items/`
-  copies, which duplicate the item folders);
+* `results/report/`: the report as judged at run time (its pages, claims.json, summary.json; not its `items/`
+  copies, which duplicate the item folders); not `results/rejudged/` (other bundles' re-judged reports);
 * `resources/processed/*.json`: the dataset sidecars (availability, shapes, the raw files' sha256), never the data;
 * `logs/`: each job's log and its Snakemake benchmark TSV (time and memory);
 * `config/`: the configuration and claims files as they were when the bundle was made;
@@ -61,7 +61,8 @@ def _member_files(root: Path) -> list[str]:
         base = root / folder
         for path in base.glob(pattern) if base.is_dir() else []:
             rel = path.relative_to(root).as_posix()
-            if path.is_file() and not rel.startswith(f"{REPORT_DIR}/items/") and "/." not in f"/{rel}":
+            if path.is_file() and not rel.startswith((f"{REPORT_DIR}/items/", "results/rejudged/")) \
+                    and "/." not in f"/{rel}":
                 out.add(rel)
     return sorted(out)
 
@@ -245,14 +246,17 @@ def _short(value, n: int = 60) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
+def _verdicts(path: Path) -> dict[str, str]:
+    """{claim id: verdict} of a claims.json ({} when there is none or it cannot be read)."""
+    try:
+        return {r["id"]: r.get("verdict") for r in json.loads(path.read_text())}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
 def verdict_changes(before: Path, after: Path) -> list[dict]:
     """Claims whose verdict differs between two claims.json files (new and removed claims included)."""
-    def load(path):
-        try:
-            return {r["id"]: r.get("verdict") for r in json.loads(path.read_text())}
-        except (OSError, ValueError, KeyError, TypeError):
-            return {}
-    old, new = load(before), load(after)
+    old, new = _verdicts(before), _verdicts(after)
     return [{"id": cid, "before": old.get(cid), "after": new.get(cid)}
             for cid in sorted(set(old) | set(new)) if old.get(cid) != new.get(cid)]
 
@@ -313,8 +317,10 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
                   "git": (prov.get("git") or {}).get("describe"), "repro_dpadmm": prov.get("repro_dpadmm"),
                   "python": prov.get("python"), "platform": prov.get("platform"),
                   "packages": {k: v for k, v in (prov.get("packages") or {}).items() if k in KEY_PACKAGES}}
+        before = folder / REPORT_DIR / "claims.json"
         report = build_report(out_dir, root=root, results=folder / "results", claims_dir=root / "config" / "claims",
-                              processed=folder / "resources" / "processed", bundle=origin)
+                              processed=folder / "resources" / "processed", bundle=origin,
+                              previous=_verdicts(before))
         files = sum(1 for _ in (folder / MANIFEST).read_text().splitlines())
         result = Rejudged(str(source), out_dir, prov, files, param_differences(folder / "results", root),
                           verdict_changes(folder / REPORT_DIR / "claims.json", out_dir / "claims.json"), report)

@@ -13,6 +13,7 @@ from . import registry
 from .provenance import package_versions
 
 WHATIF = "results/whatif"  # what-if runs: results/whatif/<name>/<paper>/<item>/, and their report in .../<name>/report/
+REJUDGED = "results/rejudged"  # re-judged bundles: results/rejudged/<bundle name>/
 
 
 def cmd_info(args) -> int:
@@ -211,8 +212,11 @@ def cmd_report(args) -> int:
         if args.results:  # re-judge a bundle with the current claims files (bundle.rejudge)
             from .bundle import BundleError, rejudge
 
+            from .paths import project_root
+
             source = Path(args.results)
-            out = Path(args.out_dir) if args.out_dir else Path.cwd() / f"{source.name.split('.')[0]}-rejudged"
+            # beside the run's own results, under results/ (which git ignores), never in the checkout's tracked tree
+            out = Path(args.out_dir) if args.out_dir else project_root() / REJUDGED / source.name.split(".")[0]
             try:
                 result = rejudge(source, out)
             except BundleError as exc:
@@ -340,7 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "from the current config")
     rep.add_argument("--out-dir", default=None,
                      help="where index.html, claims.json, summary.json go (default results/report; with --results: "
-                          "<bundle name>-rejudged in the working directory)")
+                          "results/rejudged/<bundle name>/ of the project)")
     rep.set_defaults(func=cmd_report)
 
     bun = sub.add_parser("bundle", help="pack a finished run (metrics, notebooks, figures, report, logs, provenance) "

@@ -201,6 +201,13 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
         res.state, res.reason = "missing", problem
         return res
     res.metrics = metrics
+    # The run's own record of a dataset it could not read stays in force whatever the sidecars say now (a bundle's
+    # sidecars are those of when it was packed, a checkout's those of today): its missing numbers are "not run".
+    for name in datasets if isinstance(datasets, list) else []:
+        said = metrics.get(f"status.{name}")
+        if name not in res.unavailable and (metrics.get(f"available.{name}") is False
+                                            or (isinstance(said, str) and said.startswith("not run"))):
+            res.unavailable[name] = said if isinstance(said, str) else "unavailable when the item ran"
     status = str(metrics.get("status", "ok"))
     res.state = "produced" if status == "ok" else status
     res.reason = str(metrics.get("reason") or "")
