@@ -250,3 +250,42 @@ def test_only_the_items_own_files_are_ever_removed_from_an_out_dir(project, monk
         run_item("demo", "item", {"seed": 0}, out, root=project)
     assert {p.name for p in out.iterdir()} == {"notes.txt", "data"}
     assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_a_notebook_run_by_hand_writes_through_the_staging_and_replaces_the_earlier_run(project):
+    """`jupyter nbconvert --execute` (no papermill, no runner): the item's folder ends up with exactly that run's
+    files, complete, and none of the earlier run's (its notebook, HTML and figures are gone)."""
+    import os
+    import subprocess
+    import sys
+
+    nb = nbformat.read(project / "notebooks/demo/item.ipynb", as_version=4)
+    nb.cells[2].source = (
+        "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+        "from repro_dpadmm.experiments.common import save_figures, setup_item, write_metrics\n"
+        "params, out_dir = setup_item('demo', 'item', params or {'x': 5, 'seed': 0}, out_dir)\n"
+        "fig, ax = plt.subplots()\nax.plot([0, 1], [params['x'], 1], label='x')\n"
+        "save_figures({'item': fig}, out_dir)\n"
+        "metrics_file = write_metrics(out_dir, {'doubled': 2 * params['x']})")
+    nbformat.write(nb, project / "notebooks/demo/item.ipynb")
+    out = project / "results/demo/item"
+    run_item("demo", "item", {"x": 1, "seed": 0}, out, root=project)
+    (out / "old_only.png").write_text("a figure of the earlier run")   # as if the earlier run had drawn it
+    (out / ".outputs.json").write_text(json.dumps(sorted(p.name for p in out.iterdir()
+                                                         if not p.name.startswith("."))))
+    assert {"item.ipynb", "item.html", "item.png", "old_only.png"} <= {p.name for p in out.iterdir()}
+    env = {**os.environ, "REPRO_DPADMM_ROOT": str(project)}
+    proc = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+                           "--output-dir", str(project / "by_hand"), str(project / "notebooks/demo/item.ipynb")],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert {p.name for p in out.iterdir() if not p.name.startswith(".")} == {
+        "item.png", "item.pdf", "item.csv", "settings.json", "metrics.json"}
+    assert json.loads((out / "metrics.json").read_text())["doubled"] == 10
+    settings = json.loads((out / "settings.json").read_text())
+    assert settings["by_hand"] is True and settings["params"] == {"x": 5, "seed": 0}
+    assert not list(out.parent.glob(".item.staging-*"))
+    # the report reads the parameters of a run by hand from its settings.json (there is no executed notebook)
+    from repro_dpadmm.provenance import executed_params
+
+    assert executed_params(out, "item") == {"x": 5, "seed": 0}

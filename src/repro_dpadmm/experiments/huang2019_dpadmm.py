@@ -747,8 +747,8 @@ def comparison_table(res: dict, m: dict) -> str:
         cells = " | ".join(f"{m[f'el_final.{key[x]}']:.4f} / {m[f'err_final.{key[x]}']:.4f}" for x in meths)
         rows.append(f"| eps {eps:g}, delta {delta:g} | {cells} | {r['privacy']['paper_eps']:.3f} / "
                     f"{r['privacy']['pld_eps']:.3f} |")
-    rows.append(f"| non-private ADMM | EL {m['el_final.admm']:.4f} / error {m['err_final.admm']:.4f} |")
     parts.append("EL / test error at k = t (mean over runs):\n\n" + "\n".join(rows))
+    parts.append(f"Non-private ADMM at k = t: EL {m['el_final.admm']:.4f} / error {m['err_final.admm']:.4f}.")
     parts.append("**DPSGD against the constant (majority-class) classifier** at k = t:\n\n" + majority_markdown(m, res))
     for eps, dv in res.get("dvp", {}).items():
         b = f"privacy.dvp.eps{eps:g}"

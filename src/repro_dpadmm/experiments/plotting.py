@@ -87,7 +87,7 @@ def _fmt(v) -> str:
 def rows_table(rows: list[dict]) -> str:
     """Markdown table of `rows` (dicts; the columns are their keys in first-seen order; a missing value shows as -)."""
     cols = list(dict.fromkeys(k for r in rows for k in r))
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines = ["| " + " | ".join(str(c).replace("|", "\\|") for c in cols) + " |", "|" + "---|" * len(cols)]
     return "\n".join(lines + ["| " + " | ".join("–" if r.get(c) is None else _fmt(r[c]).replace("|", "/")
                                                  for c in cols) + " |" for r in rows])
 
