@@ -177,30 +177,42 @@ def check_difference(check: dict, result: dict, metrics: dict) -> str:
     return ""
 
 
+# the checks a compact row shows first: the failing ones, then those inside the noise, then the rest
+OUTCOME_ORDER = {"fail": 0, "inconclusive": 1, "not evaluated": 2, "pass": 3}
+SHOWN_CHECKS = 2   # a row shows this many checks; the claim's card has them all
+
+
 def claim_row(record: dict, claim, metrics: dict | None, item_title: str, previous: dict | None,
               mark_keys) -> dict:
-    """What the compact table shows of one claim (a claims.json record)."""
+    """What the compact table shows of one claim (a claims.json record): its first checks (failing first), what
+    they require, what we measured and the difference, the reason and the finding's cause (clipped; the card on the
+    paper's page has everything)."""
     checks = record.get("checks") or []
     specs = getattr(claim, "checks", []) or []
+    order = sorted(range(len(checks)), key=lambda i: OUTCOME_ORDER.get(checks[i].get("outcome"), 2))
+    shown = order[:SHOWN_CHECKS]
+    more = f" (+{len(checks) - len(shown)} more checks)" if len(checks) > len(shown) else ""
     paper_value = record.get("paper_value")
     verdict = str(record.get("verdict"))
     unexplained = bool(record.get("unexplained"))
     marks = [text for key, text in RECORD_MARKS.items() if record.get(key)]
     marks += [k.replace("_", " ") for k in mark_keys
               if k not in RECORD_MARKS and k not in MARK_TEXT and record.get(k) is True]
-    diffs = [check_difference(spec, res, metrics or {}) for spec, res in zip(specs, checks)]
+    diffs = [check_difference(specs[i], checks[i], metrics or {}) if i < len(specs) else "" for i in shown]
     finding = record.get("finding") or {}
     was = (previous or {}).get(record.get("id"))
+    measured = [checks[i].get("measured", "") for i in shown if checks[i].get("outcome") != "not evaluated"]
     return {
         "id": record.get("id"), "paper": record.get("paper"), "item": item_title, "quote": record.get("quote") or "",
         "where": record.get("where") or "", "verdict": verdict, "slug": slug(verdict),
         "rank": rank(verdict, unexplained), "failing": verdict in FAILING, "marks": marks,
-        "paper_value": value_text(paper_value) if paper_value is not None else "",
-        "claimed": "; ".join(c.get("check", "") for c in checks) if paper_value is None else "",
-        "ours": "; ".join(c.get("measured", "") for c in checks if c.get("outcome") != "not evaluated") or "—",
+        "paper_value": clip(value_text(paper_value), 160) if paper_value is not None else "",
+        "claimed": "; ".join(clip(checks[i].get("check", ""), 100) for i in shown) + more
+                   if paper_value is None else "",
+        "ours": clip("; ".join(measured), 160) + more if measured else "—",
         "difference": "; ".join(d for d in diffs if d),
-        "reason": record.get("reason") or "",
-        "cause": f"{finding.get('cause')}: {finding.get('text')}" if finding else "",
+        "reason": clip(record.get("reason") or "", 260),
+        "cause": clip(f"{finding.get('cause')}: {finding.get('text')}", 260) if finding else "",
         "was": was if was is not None and was != verdict else None,
         "claims_link": f"claims/{record.get('file')}.html#L{record.get('line')}" if record.get("file") else "",
         "claims_where": f"{record.get('file')}:{record.get('line')}" if record.get("file") else "",
