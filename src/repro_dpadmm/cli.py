@@ -104,10 +104,10 @@ def _item_params(paper: str, item: str, args) -> dict:
 
     try:
         params = config.item_params(paper, item, *_from_cwd(args.configfile))
-    except config.ConfigError:
+    except (config.ConfigError, OSError):
         if not args.params:
             raise
-        params = {}  # an item the config does not list (a scratch project's): --params must then say everything
+        params = {}  # no config, or one without the item (a scratch project's): --params must then say everything
     if args.params:
         params = config.deep_merge(params, config.parse_json(args.params, "--params"))
         config.check_item_params(paper, item, params)

@@ -17,8 +17,6 @@ rule frontier_job:
         "results/beyond/frontier/jobs/{method}/{level}.json",
     params:
         item=frontier_job_params,
-    message:
-        "beyond/frontier: job {wildcards.method}/{wildcards.level}; log in {log}"
     log:
         "logs/beyond/frontier/{method}/{level}.log",
     benchmark:
