@@ -131,8 +131,9 @@ def settings_record(paper: str, item: str, params: dict, *, run: str | None = No
         paper_params = item_params(paper, item, root=root)
     except (ConfigError, OSError):
         paper_params = None
+    git = git_state(root)
     return {"paper": paper, "item": item, "run": run, "by_hand": by_hand, "params": params,
-            "commit": git_state(root).get("describe"), "paper_settings": PAPER_SETTINGS,
+            "commit": git["describe"] if git.get("commit") else None, "paper_settings": PAPER_SETTINGS,
             "changes": None if paper_params is None else param_changes(params, paper_params)}
 
 
