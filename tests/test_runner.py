@@ -289,3 +289,23 @@ def test_a_notebook_run_by_hand_writes_through_the_staging_and_replaces_the_earl
     from repro_dpadmm.provenance import executed_params
 
     assert executed_params(out, "item") == {"x": 5, "seed": 0}
+
+
+def test_items_run_side_by_side_each_talk_to_their_own_kernel(project):
+    """Two runs at once (Snakemake's --cores 2): each kernel's sockets have their own names, so neither connects
+    to the other's kernel (jupyter_client's default IPC name is one per folder)."""
+    import subprocess
+    import sys
+
+    nb = nbformat.read(project / "notebooks/demo/item.ipynb", as_version=4)
+    nb.cells[2].source = ("import time\ntime.sleep(2)\nfrom repro_dpadmm.experiments.common import write_metrics\n"
+                          "write_metrics(out_dir, {'x': params['x']})")
+    nbformat.write(nb, project / "notebooks/demo/item.ipynb")
+    code = ("import sys; from pathlib import Path; from repro_dpadmm.runner import run_item; k = int(sys.argv[1]); "
+            f"m = run_item('demo', 'item', {{'x': k, 'seed': 0}}, f'results/demo{{k}}/item', root=Path({str(project)!r})); "
+            "assert m['x'] == k, m")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(k)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True) for k in (1, 2, 3)]
+    outs = [p.communicate(timeout=300)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], "\n".join(o[-1500:] for o in outs)
+    assert not list(project.glob("kernel-ipc*"))  # no socket file left in the project

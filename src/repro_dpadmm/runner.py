@@ -24,7 +24,9 @@ import logging
 import os
 import shutil
 import sys
+import tempfile
 import time
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -68,7 +70,10 @@ def _stream_log() -> bool:
 
 def _kernel_manager():
     """The notebook kernel's manager: on POSIX its channels are local (IPC) sockets, not TCP ports (a kernel on TCP
-    warns in every item's log that its traffic is unencrypted); elsewhere jupyter_client's default."""
+    warns in every item's log that its traffic is unencrypted); elsewhere jupyter_client's default. Each kernel's
+    sockets get a name of their own in the temporary folder (jupyter_client's default name is the same for every
+    kernel started in one folder, so two items run side by side would share sockets); they are removed when the
+    kernel shuts down."""
     from jupyter_client.manager import AsyncKernelManager
 
     if os.name != "posix":
@@ -78,6 +83,7 @@ def _kernel_manager():
         def __init__(self, **kwargs):
             super().__init__(**kwargs)
             self.transport = "ipc"
+            self.ip = os.path.join(tempfile.gettempdir(), f"repro-dpadmm-kernel-{uuid.uuid4().hex}")
 
     return LocalKernelManager
 
