@@ -83,7 +83,8 @@ def _kernel_manager():
         def __init__(self, **kwargs):
             super().__init__(**kwargs)
             self.transport = "ipc"
-            self.ip = os.path.join(tempfile.gettempdir(), f"repro-dpadmm-kernel-{uuid.uuid4().hex}")
+            # short: a socket's path may not exceed about 100 characters (104 on macOS, whose $TMPDIR is long)
+            self.ip = os.path.join(tempfile.gettempdir(), f"rdk-{uuid.uuid4().hex[:16]}")
 
     return LocalKernelManager
 
