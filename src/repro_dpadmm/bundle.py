@@ -3,8 +3,8 @@
 `make_bundle()` packs, in the project's own layout,
 
 * `results/<paper>/<item>/`: every item's metrics.json, executed notebook, rendered HTML, figures (and job files);
-* `results/report/`: the report as judged at run time (index.html, claims.json, summary.json; not its `items/`
-  copies, which duplicate the item folders);
+* `results/report/`: the report as judged at run time (its pages, claims.json, summary.json; not its `items/`
+  copies, which duplicate the item folders); not `results/rejudged/` (other bundles' re-judged reports);
 * `resources/processed/*.json`: the dataset sidecars (availability, shapes, the raw files' sha256), never the data;
 * `logs/`: each job's log and its Snakemake benchmark TSV (time and memory);
 * `config/`: the configuration and claims files as they were when the bundle was made;
@@ -106,8 +106,8 @@ def _member_files(root: Path) -> list[str]:
         base = root / folder
         for path in base.glob(pattern) if base.is_dir() else []:
             rel = path.relative_to(root).as_posix()
-            if path.is_file() and not rel.startswith(f"{REPORT_DIR}/items/") and "/." not in f"/{rel}" \
-                    and not rel.endswith(PICKLE_SUFFIXES):
+            if path.is_file() and not rel.startswith((f"{REPORT_DIR}/items/", "results/rejudged/")) \
+                    and "/." not in f"/{rel}" and not rel.endswith(PICKLE_SUFFIXES):
                 out.add(rel)
     return sorted(out)
 
@@ -632,7 +632,7 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
                   "python": prov.get("python"), "platform": prov.get("platform"),
                   "packages": {k: v for k, v in (prov.get("packages") or {}).items() if k in KEY_PACKAGES}}
         report = build_report(out_dir, root=root, results=folder / "results", claims_dir=root / "config" / "claims",
-                              processed=folder / "resources" / "processed", bundle=origin)
+                              processed=folder / "resources" / "processed", bundle=origin, previous=judged)
         files = sum(1 for _ in (folder / MANIFEST).read_text().splitlines())
         result = Rejudged(str(source), out_dir, prov, files, param_differences(folder / "results", root),
                           verdict_changes(judged, read_verdicts(out_dir / "claims.json", "claims.json")), report)

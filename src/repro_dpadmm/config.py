@@ -124,7 +124,7 @@ def allowed(sub: dict, root_schema: dict) -> str:
     return ", ".join(parts) or "see workflow/schemas/config.schema.yaml"
 
 
-def _describe(err: jsonschema.ValidationError, root_schema: dict) -> str:
+def _describe(err: jsonschema.ValidationError, root_schema: dict) -> list[str]:
     where = ".".join(map(str, err.absolute_path)) or "<top>"
     if err.validator in ("additionalProperties", "unevaluatedProperties"):
         known = sorted(_known_keys(err.schema, root_schema))
@@ -132,14 +132,16 @@ def _describe(err: jsonschema.ValidationError, root_schema: dict) -> str:
         extra = sorted(k for k in err.instance if k not in known and not any(re.search(p, k) for p in patterns)) \
             if isinstance(err.instance, dict) else []
         if known or extra:
-            bad = ", ".join(f"{where}.{k}" for k in extra) or where
-            return f"{bad}: unknown key (allowed keys here: {', '.join(known) or 'none'})"
+            plain = [k for k in known if not k.startswith("<matching ")]
+            allowed_here = f"(allowed keys here: {', '.join(known) or 'none'})"
+            return [f"{where}.{k}: unknown key{registry.did_you_mean(k, plain, cutoff=0.6)} {allowed_here}" for k in extra] \
+                or [f"{where}: unknown key {allowed_here}"]
     if err.validator == "required":
         missing = err.message.split("'")[1] if err.message.count("'") >= 2 else "?"
         prop = _resolve(err.schema, root_schema).get("properties", {}).get(missing)
         what = allowed(prop, root_schema) if prop else "see workflow/schemas/config.schema.yaml"
-        return f"{where}.{missing}: required key missing (allowed: {what})"
-    return f"{where}: {err.message} (allowed: {allowed(err.schema, root_schema)})"
+        return [f"{where}.{missing}: required key missing (allowed: {what})"]
+    return [f"{where}: {err.message} (allowed: {allowed(err.schema, root_schema)})"]
 
 
 def _leaf(err: jsonschema.ValidationError) -> jsonschema.ValidationError:
@@ -167,7 +169,7 @@ def errors(config: dict, root: Path | None = None) -> list[str]:
     validator = _validator(path, path.stat().st_mtime_ns)
     sch = validator.schema
     found = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
-    msgs = list(dict.fromkeys(_describe(_leaf(e), sch) for e in found if not _spurious(e, sch)))
+    msgs = list(dict.fromkeys(m for e in found if not _spurious(e, sch) for m in _describe(_leaf(e), sch)))
     papers = config.get("papers") if isinstance(config, dict) else None
     return msgs + registry.config_errors(papers or {}, root)
 
@@ -178,6 +180,97 @@ def validate(config: dict, root: Path | None = None) -> dict:
     if problems:
         raise ConfigError("invalid configuration:\n" + "\n".join(f"  {m}" for m in problems[:20]))
     return config
+
+
+_JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
+
+
+def _types(sub: dict, root_schema: dict) -> set[str]:
+    """The JSON types a (sub)schema allows: its `type`, the types of its enum or const, or those of its branches."""
+    sub = _resolve(sub, root_schema)
+    types = sub.get("type")
+    if types:
+        return {types} if isinstance(types, str) else set(types)
+    if "enum" in sub or "const" in sub:
+        return {_json_type(v) for v in sub.get("enum", [sub.get("const")])}
+    out = set()
+    for key in ("oneOf", "anyOf", "allOf"):
+        for branch in sub.get(key, []):
+            out |= _types(branch, root_schema)
+    if isinstance(sub.get("$ref"), str):
+        out |= _types({"$ref": sub["$ref"]}, root_schema)
+    return out
+
+
+def _json_type(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        return "integer"
+    return {float: "number", str: "string", list: "array", dict: "object"}.get(type(value), "object")
+
+
+def _children(sub: dict, key, root_schema: dict) -> list[dict]:
+    """The schemas that may apply to `key` of an object (or to the items of an array, key None)."""
+    sub = _resolve(sub, root_schema)
+    out = []
+    if key is None:
+        if isinstance(sub.get("items"), dict):
+            out.append(sub["items"])
+    else:
+        if key in sub.get("properties", {}):
+            out.append(sub["properties"][key])
+        out += [v for p, v in sub.get("patternProperties", {}).items() if re.search(p, str(key))]
+        if isinstance(sub.get("additionalProperties"), dict):
+            out.append(sub["additionalProperties"])
+    for branch_key in ("oneOf", "anyOf", "allOf"):
+        for branch in sub.get(branch_key, []):
+            out += _children(branch, key, root_schema)
+    if isinstance(sub.get("$ref"), str):
+        out += _children({"$ref": sub["$ref"]}, key, root_schema)
+    return out
+
+
+def _parse_scalar(text: str):
+    """A command-line string as the value it spells: an integer, a number, or YAML (true, null, [1, 2], ...)."""
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    try:
+        return safeload.loads_yaml(text, "a command-line value")
+    except safeload.LoadError:
+        return text
+
+
+def _coerce(value, schemas: list[dict], root_schema: dict):
+    if isinstance(value, str):
+        types = set().union(*(_types(s, root_schema) for s in schemas)) if schemas else set()
+        if not types or "string" in types:
+            return value
+        parsed = _parse_scalar(value)
+        kind = _json_type(parsed)
+        if kind in types or (kind == "integer" and "number" in types):
+            return _coerce(parsed, schemas, root_schema) if isinstance(parsed, (dict, list)) else parsed
+        return value
+    if isinstance(value, dict):
+        return {k: _coerce(v, [c for s in schemas for c in _children(s, k, root_schema)], root_schema)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        items = [c for s in schemas for c in _children(s, None, root_schema)]
+        return [_coerce(v, items, root_schema) for v in value]
+    return value
+
+
+def coerce_strings(config: dict, root: Path | None = None) -> dict:
+    """`config` with every string that sits where the schema wants no string (a number, an integer, a boolean,
+    null, a list) replaced by the value it spells, as far as that value has an allowed type: Snakemake reads nested
+    `--config` values (`--config 'papers={zhang2018_radmm: {fig3: {q: 1.02}}}'`) as strings. Anything that does not
+    parse stays as it was, for the validation to name."""
+    return _coerce(config, [schema(root)], schema(root))
 
 
 def read_config_file(path: str | Path) -> dict:

@@ -37,8 +37,14 @@ STAGE_PREFIX = "fetch-"   # resources/raw/.incoming/fetch-<pid>@<host>.<random>/
 def _pooch():
     """pooch, imported on first use (most processes import this module but never fetch: every job loads processed
     data through `datasets`), its download log quietened: pooch logs every download at INFO; our callers report
-    what happened."""
-    import pooch
+    what happened. Its import of tqdm.auto (for progress bars we never ask for) is kept from warning, in a notebook
+    kernel without ipywidgets, that the notebook bar is unavailable: that TqdmWarning would stand in every item's
+    output and log."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        import pooch
 
     pooch.get_logger().setLevel("WARNING")
     return pooch

@@ -38,6 +38,7 @@ from pathlib import Path
 from ..datasets.processed import atomic_write
 from ..paths import resources_dir, results_dir
 from ..provenance import canonical_hash
+from .progress import progress
 
 PARTS_DIR = "parts"
 FORMAT = 1  # bumped when the file layout changes
@@ -169,13 +170,14 @@ def gather(paper: str, item: str, params: dict, compute: Callable[[str], object]
         raise ValueError(f"{paper}/{item}: keys {keys} are not its part keys {split_keys}")
     want = params_hash(params)
     compute = compute or (lambda key: _part_function(paper, item)(params, key))
-    out = {}
+    out, todo = {}, []
     for key in keys:
         rec, why = _load(part_path(paper, item, key, out_dir), want) if split_keys else (None, "")
         if rec is None:
             if split_keys:
                 log(f"{why}: computing part {key} here")
-            out[key] = compute(key)
-        else:
-            out[key] = rec["value"]
+            todo.append(key)
+        out[key] = None if rec is None else rec["value"]
+    for key in progress(todo, f"{paper}/{item}", name=lambda k: f"part {k}"):  # a line per part computed here
+        out[key] = compute(key)
     return out

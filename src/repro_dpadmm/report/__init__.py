@@ -1,20 +1,22 @@
 """The reproduction report: every claim of the five papers, checked against the measured numbers.
 
-`build_report(out_dir)` reads only `results/<paper>/<item>/metrics.json` (and each item's rendered notebook and
-figures, which it copies or embeds), `config/claims/*.yaml`, the dataset sidecars `resources/processed/*.json`,
-`config/config.yaml`, each parameter's meaning from the config schema (`config_doc.parameter_descriptions`) and
-provenance (git, package versions, papermill's record of each item's parameters), and writes into `out_dir` (default
-`results/report/`):
+`build_report(out_dir)` reads only `results/<paper>/<item>/metrics.json` (and each item's rendered notebook,
+settings.json and figures, which it copies), `config/claims/*.yaml`, the dataset sidecars
+`resources/processed/*.json`, `config/config.yaml`, each parameter's meaning from the config schema
+(`config_doc.parameter_descriptions`) and provenance (git, package versions, papermill's record of each item's
+parameters), and writes into `out_dir` (default `results/report/`):
 
 * `claims.json`: one record per claim (id, paper, item, quote, expected, measured, verdict, reason, checks...);
 * `summary.json`: per paper, items by state and claims by verdict, plus provenance;
-* `index.html`: the human-readable report (no JavaScript, figures embedded, links relative);
-* `items/<paper>/<item>/`: copies of each item's rendered notebook and metrics.json, so the folder can be moved.
+* `index.html` and the pages it links (report/html.py): the headline and per paper a compact table of its claims,
+  one page per paper with its figures and claim cards, privacy accounting, provenance, the claims files;
+* `items/<paper>/<item>/`: copies of each item's rendered notebook, metrics.json, settings.json and figures (png,
+  pdf and the csv of what each plots), so the folder can be moved.
 
 Results from a bundle (`bundle.rejudge`) may come from anyone, so nothing of them is served as active content: each
 item's rendered notebook is copied with a Content-Security-Policy that forbids scripts, plugins, forms and outside
 requests, and the report links it through a page that shows it in a sandboxed iframe (`SANDBOX_PAGE`). Figures are
-embedded only when they are at most FIGURE_MAX_BYTES and (for a PNG) of sane dimensions; others are listed with the
+shown only when they are at most FIGURE_MAX_BYTES and (for a PNG) of sane dimensions; others are listed with the
 reason.
 """
 
@@ -33,6 +35,7 @@ from .. import registry, safeload
 from ..claims import SETUP_VERDICTS, VERDICTS, Claim, ClaimsFile, Verdict, evaluate_claim, flatten
 from ..config_doc import parameter_descriptions
 from ..paths import project_root
+from ..staging import read_settings
 
 __all__ = ["build_report", "collect", "Report", "ItemResult", "VERDICTS"]
 
@@ -72,6 +75,10 @@ class ItemResult:
     metric_docs: dict = field(default_factory=dict)
     unavailable: dict = field(default_factory=dict)  # datasets it reads that are unavailable: {name: reason}
     verdicts: list[Verdict] = field(default_factory=list)
+    run_name: str | None = None         # a what-if run's name (its settings.json)
+    changes: list | None = None         # how its parameters differ from config/config.yaml ([{key, run, paper}])
+    commit: str | None = None           # the commit it ran at (its settings.json)
+    folder: Path | None = None          # results/<paper>/<item>/
 
     @property
     def title(self) -> str:
@@ -119,6 +126,7 @@ class Report:
     warnings: list[str]          # claims-file documentation gaps
     privacy: list[dict]
     times: dict
+    claims_paths: list[Path] = field(default_factory=list)   # the claims files read
 
     @property
     def verdicts(self) -> list[Verdict]:
@@ -136,7 +144,7 @@ def verdict_counts(verdicts: list[Verdict]) -> dict[str, int]:
     out = {v: 0 for v in VERDICTS}
     for v in verdicts:
         if not v.setup:
-            out[v.verdict] += 1
+            out[v.verdict] = out.get(v.verdict, 0) + 1  # a verdict the engine adds is counted under its own name
     return out
 
 
@@ -187,7 +195,7 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
     item_dir = results / paper / item
     spec = (cf.items.get(item) if cf else None) or {}
     res = ItemResult(paper, item, expected=registry.listed(paper, item), state="missing", spec=spec,
-                     metric_docs=(cf.metrics.get(item) if cf else None) or {})
+                     metric_docs=(cf.metrics.get(item) if cf else None) or {}, folder=item_dir)
     cfg_params = ((config.get("papers") or {}).get(paper) or {}).get(item)
     # Parameters come from the executed notebook only beside a metrics.json: without it the notebook is stale or
     # partial (the runner writes metrics.json last).
@@ -196,6 +204,9 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
         res.params, res.params_source = run_params, "run"
         if isinstance(cfg_params, dict):
             res.params_differ = {k: v for k, v in run_params.items() if k != "seed"} != cfg_params
+            res.changes = prov_mod.param_changes({k: v for k, v in run_params.items() if k != "seed"}, cfg_params)
+        settings = read_settings(item_dir) or {}
+        res.run_name, res.commit = settings.get("run"), settings.get("commit")
     elif isinstance(cfg_params, dict):
         res.params, res.params_source = cfg_params, "config"
     datasets = (res.params or {}).get("datasets") or []
@@ -221,6 +232,13 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
         res.state, res.reason = "missing", problem
         return res
     res.metrics = metrics
+    # The run's own record of a dataset it could not read stays in force whatever the sidecars say now (a bundle's
+    # sidecars are those of when it was packed, a checkout's those of today): its missing numbers are "not run".
+    for name in datasets if isinstance(datasets, list) else []:
+        said = metrics.get(f"status.{name}")
+        if name not in res.unavailable and (metrics.get(f"available.{name}") is False
+                                            or (isinstance(said, str) and said.startswith("not run"))):
+            res.unavailable[name] = said if isinstance(said, str) else "unavailable when the item ran"
     status = str(metrics.get("status", "ok"))
     res.state = "produced" if status == "ok" else status
     res.reason = str(metrics.get("reason") or "")
@@ -332,7 +350,8 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
     item_rows = [{"wall_time_s": it.wall_time_s, "job_time_s": it.job_time_s, "mtime": it.mtime}
                  for p in papers for it in p.items if it.metrics is not None]
     times = prov_mod.run_times(item_rows)
-    return Report(papers, provenance, problems, warnings, _privacy_rows(papers, by_paper), times)
+    return Report(papers, provenance, problems, warnings, _privacy_rows(papers, by_paper), times,
+                  [cf.path for cf in cfiles])
 
 
 def _paper_record(paper_id: str) -> registry.Paper:
@@ -382,8 +401,9 @@ def _copy_sandboxed(page: Path, dest: Path, title: str) -> str:
 
 
 def _copy_item_files(report: Report, out_dir: Path, sandbox: bool = False) -> dict[tuple[str, str], dict[str, str]]:
-    """Copy each item's rendered notebook and metrics.json under out_dir/items/; return relative links. With
-    `sandbox` (results from a bundle), each notebook page is shown only through a sandboxed iframe."""
+    """Copy each item's rendered notebook, metrics.json, settings.json and figures (png with its pdf and csv) under
+    out_dir/items/; return relative links. With `sandbox` (results from a bundle), each notebook page is shown only
+    through a sandboxed iframe."""
     items_dir = out_dir / "items"
     if items_dir.is_dir():
         shutil.rmtree(items_dir)  # only the report's own copies live here; never stale copies
@@ -395,15 +415,24 @@ def _copy_item_files(report: Report, out_dir: Path, sandbox: bool = False) -> di
                 continue
             dest = items_dir / it.paper / it.item
             dest.mkdir(parents=True, exist_ok=True)
+            rel = f"items/{it.paper}/{it.item}"
             entry = {}
             if it.notebook is not None and sandbox:
                 name = _copy_sandboxed(it.notebook, dest, f"{it.paper} / {it.item}")
-                entry["notebook"] = f"items/{it.paper}/{it.item}/{name}"
+                entry["notebook"] = f"{rel}/{name}"
             elif it.notebook is not None:
                 shutil.copy2(it.notebook, dest / it.notebook.name)
-                entry["notebook"] = f"items/{it.paper}/{it.item}/{it.notebook.name}"
+                entry["notebook"] = f"{rel}/{it.notebook.name}"
             (dest / "metrics.json").write_text(json.dumps(it.metrics, indent=2, sort_keys=True) + "\n")
-            entry["metrics"] = f"items/{it.paper}/{it.item}/metrics.json"
+            entry["metrics"] = f"{rel}/metrics.json"
+            settings = it.folder / "settings.json" if it.folder else None
+            if settings is not None and settings.is_file():
+                shutil.copy2(settings, dest / settings.name)
+                entry["settings"] = f"{rel}/settings.json"
+            for fig in it.figures:
+                for path in (fig, fig.with_suffix(".pdf"), fig.with_suffix(".csv")):
+                    if path.is_file():
+                        shutil.copy2(path, dest / path.name)
             links[(it.paper, it.item)] = entry
     return links
 
@@ -431,13 +460,17 @@ def summary(report: Report) -> dict:
 
 def build_report(out_dir: str | Path = "results/report", *, root: Path | None = None,
                  results: Path | None = None, claims_dir: Path | None = None,
-                 processed: Path | None = None, bundle: dict | None = None) -> Report:
-    """Build `index.html`, `claims.json` and `summary.json` in `out_dir` (relative paths are below the root).
+                 processed: Path | None = None, bundle: dict | None = None, previous: dict | None = None,
+                 run_name: str | None = None) -> Report:
+    """Build the report site (`index.html` and the pages it links), `claims.json` and `summary.json` in `out_dir`
+    (relative paths are below the root).
 
     `bundle`: when the results come from a results bundle (repro_dpadmm.bundle.rejudge), where and with what the
-    numbers were made (its provenance summary); the page and summary.json then say so.
+    numbers were made (its provenance summary); the page and summary.json then say so. `previous`: {claim id:
+    verdict} as judged before (a bundle's own claims.json); a changed verdict is marked "was: <old verdict>".
+    `run_name`: the results are a what-if run's (results/whatif/<name>/): only the items it ran are shown.
     """
-    from .html import render
+    from .html import render_site
 
     root = Path(root) if root else project_root()
     out_dir = Path(out_dir)
@@ -445,19 +478,31 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
         out_dir = root / out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     report = collect(root=root, results=results, claims_dir=claims_dir, processed=processed)
+    if run_name is not None:  # a what-if run holds only the items it ran
+        for p in report.papers:
+            p.items = [it for it in p.items if it.metrics is not None]
+            p.data_verdicts = []
+        report.papers = [p for p in report.papers if p.items]
+        report.privacy = [r for r in report.privacy if any(p.id == r["paper"] for p in report.papers)]
     if bundle is not None:
         report.provenance["bundle"] = bundle
     links = _copy_item_files(report, out_dir, sandbox=bundle is not None)
     records = [v.record() for v in report.verdicts]
+    summ = summary(report)
     (out_dir / "claims.json").write_text(json.dumps(records, indent=2, default=str) + "\n")
-    (out_dir / "summary.json").write_text(json.dumps(summary(report), indent=2, default=str) + "\n")
-    (out_dir / "index.html").write_text(render(report, links), encoding="utf-8")
+    (out_dir / "summary.json").write_text(json.dumps(summ, indent=2, default=str) + "\n")
+    pages = render_site(report, summ, records, links, previous=previous, run_name=run_name)
+    claims_pages = out_dir / "claims"
+    if claims_pages.is_dir():
+        shutil.rmtree(claims_pages)  # only the report's own pages live here
+    for rel, text in pages.items():
+        (out_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out_dir / rel).write_text(text, encoding="utf-8")
     counts, marks = report.counts(), report.marks()
     print(f"report: {sum(counts.values())} claims ("
           + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-          + f"); {marks['unexplained']} unexplained failure(s), {marks['depend_on_choice']} depend on a choice, "
-          f"{marks['stale']} with stale findings; {marks['setup ok'] + marks['setup failed']} setup checks "
-          f"({marks['setup failed']} failed) -> {out_dir / 'index.html'}")
+          + "); " + ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in marks.items())
+          + f" -> {out_dir / 'index.html'}")
     for problem in report.problems:
         print(f"report: claims-file error: {problem}")
     for warning in report.warnings:
