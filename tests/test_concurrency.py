@@ -15,13 +15,15 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from repro_dpadmm import locks
-from repro_dpadmm.runner import STAGING, item_lock, run_item
+from repro_dpadmm.runner import item_lock, run_item
+from repro_dpadmm.staging import STAGING
 
 HOLD_LOCK = """
 import sys, time
 from pathlib import Path
 from repro_dpadmm import locks
-from repro_dpadmm.runner import STAGING, item_lock
+from repro_dpadmm.runner import item_lock
+from repro_dpadmm.staging import STAGING
 out = Path(sys.argv[1])
 with item_lock("demo", "item", out):
     stage = locks.owned_dir(out.parent, f".{out.name}{STAGING}")
