@@ -36,6 +36,7 @@ from ..rng import repeat_generators, seed_sequence
 from ..solvers import NotConvergedError
 from .common import dataset_status
 from .plotting import metrics_table
+from .progress import progress
 
 PAPER = "hu2020_sharing"
 UNAVAILABLE = "not run: dataset unavailable"
@@ -265,7 +266,7 @@ def convergence_item(dataset: str, params: dict, *, root=None) -> dict:
     noisy = {}
     if params["noise_sigmas"]:
         kinds = [(None, params.get("noise_on", "shared"))] + ([(EQ7, "params")] if EQ7 in variants else [])
-        for var, noise_on in kinds:
+        for var, noise_on in progress(kinds, "noisy ADMM sharing", name=lambda k: k[0] or "default"):
             noisy[var] = run_admm(prob, params, params["noise_sigmas"], repeats=int(params["repeats"]),
                                   iterations=params["noise_iterations"], seed=seed, label="noisy", noise_on=noise_on)
     z_code = run_admm(prob, params, [0.0], repeats=1, iterations=params["iterations"], seed=seed, label="clean",
@@ -355,7 +356,8 @@ def noise_panel(dataset: str, params: dict, *, root=None) -> dict:
     S, seed, T = len(panel["sigmas"]), int(params["seed"]), int(params["iterations"])
     noise_on = params.get("noise_on", "shared")
     runs = {}
-    for var in [None] + [v for v in (EQ7, Z_CODE, AS_RUN) if v in variants]:
+    for var in progress([None] + [v for v in (EQ7, Z_CODE, AS_RUN) if v in variants], f"{dataset} noise levels",
+                        name=lambda v: v or "default"):
         R = int(params.get("as_run_repeats", params["repeats"])) if var == AS_RUN else int(params["repeats"])
         if var == AS_RUN:
             h = run_as_run(prob, params, panel["sigmas"], repeats=R, iterations=T, seed=seed,
@@ -464,7 +466,8 @@ def eps_panel(dataset: str, params: dict, *, root=None) -> dict:
     if panel.get("published") and len(panel["published"]) != E:
         raise ValueError(f"{dataset}: published needs one value per epsilon ({E}), got {len(panel['published'])}")
     runs = {}
-    for var in [None] + [v for v in (AUTHORS, AS_RUN, EQ7) if v in variants]:
+    for var in progress([None] + [v for v in (AUTHORS, AS_RUN, EQ7) if v in variants], f"{dataset} epsilons",
+                        name=lambda v: v or "default"):
         levels = mult if var in (AUTHORS, AS_RUN) else sig
         Rv = int(params.get("as_run_repeats", R)) if var == AS_RUN else R
         if var == AS_RUN:
@@ -825,7 +828,8 @@ def plot_fig2(result: dict) -> dict:
 def _panels(params: dict, build) -> tuple[dict, dict]:
     """({dataset: build(dataset, params), or None when it is unavailable}, {unavailable dataset: reason})."""
     status = dataset_status(params["datasets"])
-    panels = {ds: build(ds, params) if status[ds][0] else None for ds in params["datasets"]}
+    panels = {ds: build(ds, params) if status[ds][0] else None
+              for ds in progress(params["datasets"], "panels", name=lambda ds: f"panel {ds}")}
     return panels, {ds: status[ds][1] for ds, res in panels.items() if res is None}
 
 
