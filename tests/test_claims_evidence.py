@@ -180,7 +180,18 @@ def test_a_choice_cause_on_a_claim_that_fails_under_every_variant_is_contradicte
     m = {"err.a": 0.2, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.19}
     v = evaluate_claim(c, m)
     assert v.verdict == "not reproduced" and v.variants[0].verdict == "not reproduced"
-    assert "fails under the default and under every variant" in v.contradicted
+    assert "fails beyond the noise under the default and under every variant" in v.contradicted
+
+
+def test_a_choice_cause_stands_where_a_variant_leaves_the_claim_inside_the_noise():
+    """Failing under the default, inconclusive under a variant: more runs may decide it, so the choice (of runs, of
+    the variant's setting) is a cause the evidence allows; flagged only when every setting fails beyond the noise."""
+    c = _with_variant({"when": "not reproduced", "cause": "choice", "text": "t"})
+    m = {"err.a": 0.2, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.1501,
+         "repeats": {"err.a@v": [0.16, 0.14, 0.17, 0.13], "err.b": [0.15, 0.15, 0.15, 0.15]}}
+    v = evaluate_claim(c, m)
+    assert v.verdict == "not reproduced" and v.variants[0].verdict == "inconclusive"
+    assert v.contradicted == ""
 
 
 def test_a_paper_cause_stands_when_every_variant_fails_in_another_way():

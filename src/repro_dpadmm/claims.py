@@ -25,7 +25,7 @@ kinds a claim's checks read decide its class, so that a claim that could not hav
 
 `variants:` re-evaluate a claim on the `<key>@<variant>` metrics of a choice the paper leaves open; `finding:` entries
 explain a verdict and its cause, and a finding whose cause the evidence contradicts is flagged (a `paper` cause on a
-verdict that changes under a variant; a `choice` cause on a claim that fails under every variant). A check's numeric
+verdict that a variant makes pass; a `choice` cause on a claim that fails beyond the noise under every variant). A check's numeric
 thresholds carry `from:` (the paper's number or the rule) and, optionally, `paper_threshold:` (a looser threshold is
 flagged).
 
@@ -57,6 +57,8 @@ CLASS_VERDICTS = {"measured": VERDICTS, "analytic": ANALYTIC_VERDICTS,
 ALL_VERDICTS = VERDICTS + ("holds", "fails") + SETUP_VERDICTS
 # A claim with one of these verdicts and no matching `finding:` is flagged "unexplained".
 FAILING = ("partly", "inconclusive", "degenerate", "not reproduced", "fails", "setup failed")
+# failing beyond the noise: a claim inconclusive or degenerate under a setting is undecided there, not failed
+DECIDED_FAILING = ("partly", "not reproduced", "fails", "setup failed")
 # Verdicts that judged the numbers (a finding can only be stale against one of these).
 JUDGED = ("reproduced", "partly", "inconclusive", "degenerate", "not reproduced", "holds", "fails", "setup ok",
           "setup failed")
@@ -1055,10 +1057,12 @@ class Verdict:
     @property
     def contradicted(self) -> str:
         """Why the evidence contradicts the matching finding's cause, else "": a paper cause on a failing verdict that
-        a variant turns into a passing one (the cause is a choice), or a choice cause on a claim that fails under
-        the default and under every variant that was judged (the choice does not decide it). A variant that only
-        turns one failing verdict into another (partly into inconclusive, say) leaves a paper cause standing: no
-        choice we tried makes the claim hold."""
+        a variant turns into a passing one (the cause is a choice), or a choice cause on a claim that fails beyond
+        the noise (partly, not reproduced) under the default and under every variant that was judged (the choice does
+        not decide it). A variant that only turns one failing verdict into another (partly into inconclusive, say)
+        leaves a paper cause standing: no choice we tried makes the claim hold; and a setting where the claim is
+        inconclusive or degenerate leaves a choice cause standing (more runs, a longer run or another step may decide
+        it). The two rules never both flag one finding's cause: between them, both causes stay open."""
         f = self.finding
         if f is None:
             return ""
@@ -1069,9 +1073,9 @@ class Verdict:
                 return (f"cause {f['cause']!r}, but the verdict changes under a variant ({'; '.join(changed)}): the "
                         "cause is a choice")
         judged = [v for v in self.variants if v.verdict in JUDGED]
-        if f["cause"] == "choice" and judged and self.verdict in FAILING \
-                and all(v.verdict in FAILING for v in judged):
-            return (f"cause 'choice', but the claim fails under the default and under every variant "
+        if f["cause"] == "choice" and judged and self.verdict in DECIDED_FAILING \
+                and all(v.verdict in DECIDED_FAILING for v in judged):
+            return (f"cause 'choice', but the claim fails beyond the noise under the default and under every variant "
                     f"({', '.join(v.label for v in judged)}): no choice we tried decides it")
         return ""
 
