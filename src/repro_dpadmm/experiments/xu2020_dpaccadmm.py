@@ -412,16 +412,17 @@ def reference_minimum(refs: dict) -> dict:
 
 def cpu_per_iteration(s: Setup, params: dict, sigma: float) -> dict:
     """CPU seconds per iteration of each algorithm: one run of the headline T (one repeat, each iteration's noise
-    draw inside the timer), the least of `timing_runs` runs (the one least disturbed by other processes)."""
+    draw inside the timer), the least of `timing_runs` rounds (the one least disturbed by other processes; the four
+    algorithms take turns within a round, so a busy spell of the machine touches all of them alike)."""
     T = params["iterations"]
-    out = {}
-    for alg in ALGORITHMS:
-        runs = [run_algorithm(s, alg, params, sigma=sigma, repeats=1, T=T,
-                              rngs=repeat_generators(params.get("seed", 0), 1, PAPER, "fig1-timing", s.name, alg,
-                                                     str(k))).cpu_time[-1]
-                for k in range(params.get("timing_runs", 3))]
-        out[alg] = float(min(runs)) / T
-    return out
+    best = {alg: np.inf for alg in ALGORITHMS}
+    for k in range(params.get("timing_runs", 3)):
+        for alg in ALGORITHMS:
+            run = run_algorithm(s, alg, params, sigma=sigma, repeats=1, T=T,
+                                rngs=repeat_generators(params.get("seed", 0), 1, PAPER, "fig1-timing", s.name, alg,
+                                                       str(k)))
+            best[alg] = min(best[alg], float(run.cpu_time[-1]) / T)
+    return best
 
 
 def fig1_step(s: Setup, params: dict, eta: float, T: int) -> dict:
@@ -466,11 +467,11 @@ def level_between(gap_x0: float, floor: float) -> float:
     return float(np.sqrt(gap_x0 * floor)) if 0 < floor < gap_x0 else float("nan")
 
 
-def fig1_setting_metrics(name: str, r: dict, F_star: float, F_x0: float, cpu: dict, longest: dict,
+def fig1_setting_metrics(name: str, r: dict, F_star: float, F_x0: float, longest: dict,
                          variant: str = "") -> tuple[dict, dict]:
     """(flat metrics, per-repeat values) of one dataset at one (step, T) setting (`fig1_step` result `r`), against
-    F*; `variant` suffixes every key. `cpu`: CPU seconds per iteration of each algorithm (the default step's);
-    `longest`: the noise-free traces of the longest T at the same step (the rate's gap ratios)."""
+    F*; `variant` suffixes every key. `longest`: the noise-free traces of the longest T at the same step (the
+    rates' gap ratios)."""
     out, reps = {}, {}
 
     def put(key, values):
@@ -494,14 +495,16 @@ def fig1_setting_metrics(name: str, r: dict, F_star: float, F_x0: float, cpu: di
     for pair, (dp, np_) in PAIRS.items():
         put(f"excess_T.{pair}.{name}", F[dp][:, -1] - F[np_][0, -1])
         out[at(f"excess_x0.{pair}.{name}", variant)] = F_x0 - float(F[np_][0, -1])
-        # how fast the private method gets half way (in log) to its floor, against its noise-free counterpart
+        # how fast the private method gets half way (in log) to its floor, against its noise-free counterpart: in
+        # iterations, which cost both the same work (the private one adds d normal draws to two products with the
+        # n x d data), so equal work counts as equal time
         level = level_between(gap_x0, floor_of(gap[dp]))
-        t_dp, t_np = first_passage(gap[dp], level), first_passage(gap[np_][0], level)
-        put(f"speed_ratio.{pair}.{name}", (t_dp * cpu[dp]) / (t_np * cpu[np_]))
-    # DP-AccADMM against DP-ADMM: the time each takes to get half way to the higher of their floors
+        put(f"speed_ratio.{pair}.{name}", first_passage(gap[dp], level) / first_passage(gap[np_][0], level))
+    # DP-AccADMM against DP-ADMM: the iterations each takes to get half way to the higher of their floors (their work
+    # per iteration differs by the extrapolation's O(|E| + d) vector operations)
     level = level_between(gap_x0, max(floor_of(gap["dp_admm"]), floor_of(gap["dp_acc_admm"])))
     for a in PRIVATE:
-        put(f"time_to_level.{a}.{name}", first_passage(gap[a], level) * cpu[a])
+        put(f"iters_to_level.{a}.{name}", first_passage(gap[a], level))
     T_max = longest["admm"].size - 1  # the rates' ratio at a tenth, a third and the end of the longest run
     for label, t in (("t_tenth", T_max // 10), ("t_third", T_max // 3), ("t_end", T_max)):
         g = {a: float(longest[a][t] - F_star) for a in ("admm", "acc_admm")}
@@ -530,12 +533,12 @@ def fig1_dataset_metrics(d: dict, params: dict) -> tuple[dict, dict]:
     settings = [("", (info["eta"], T0))] + [(variant_name(*k), k) for k in sorted(d["steps"]) if swept(params)]
     for variant, (eta, T) in settings:
         longest = d["steps"][(eta, max(t for e, t in d["steps"] if e == eta))]["F"]
-        m, rp = fig1_setting_metrics(name, d["steps"][(eta, T)], F_star, F_x0, cpu,
+        m, rp = fig1_setting_metrics(name, d["steps"][(eta, T)], F_star, F_x0,
                                      {a: longest[a][0] for a in ("admm", "acc_admm")}, variant)
         out.update(m)
         reps.update(rp)
     for variant, r in d.get("scaled", {}).items():  # another feature scaling: its own F*, references and step
-        m, rp = fig1_setting_metrics(name, r["step"], r["reference"]["F_star"], r["info"]["F_x0"], cpu,
+        m, rp = fig1_setting_metrics(name, r["step"], r["reference"]["F_star"], r["info"]["F_x0"],
                                      {a: r["step"]["F"][a][0] for a in ("admm", "acc_admm")}, variant)
         out.update(m)
         reps.update(rp)
@@ -772,8 +775,10 @@ def _fig1_curves(d: dict, params: dict) -> dict:
 
 def fig1_figure(datasets: dict, params: dict, names=PANEL_ORDER):
     """Fig. 1 in the paper's form: one panel per dataset, the objective gap F(x_t) - F* (log scale) of the four
-    algorithms against CPU time. Each curve's point t is drawn at t times its algorithm's CPU seconds per iteration
-    (`cpu_per_iteration`), so equal work sits at equal time whatever the timer's jitter; mean over the runs."""
+    algorithms against CPU time, mean over the runs. Iteration t is drawn at t times the dataset's CPU seconds per
+    iteration (the median of the four algorithms' `cpu_per_iteration`): each does the same work per iteration (two
+    products with the n x d data, plus d normal draws for the private ones and O(|E| + d) vector operations for the
+    accelerated ones), so equal work is drawn at equal time, whatever a shared machine's timer jitter makes of it."""
     fig, axes = _grid(names, 1, 3.6)
     for j, name in enumerate(names):
         ax = axes[0, j]
@@ -782,9 +787,9 @@ def fig1_figure(datasets: dict, params: dict, names=PANEL_ORDER):
             _not_run([ax])
             continue
         d = datasets[name]
-        cpu = d["steps"][(d["info"]["eta"], params["iterations"])]["cpu_per_iter"]
+        cpu = float(np.median(list(d["steps"][(d["info"]["eta"], params["iterations"])]["cpu_per_iter"].values())))
         for a, (g, _) in _fig1_curves(d, params).items():
-            ax.semilogy(np.arange(len(g)) * cpu[a], np.maximum(g, 1e-16), color=COLOURS[a], ls=STYLES[a],
+            ax.semilogy(np.arange(len(g)) * cpu, np.maximum(g, 1e-16), color=COLOURS[a], ls=STYLES[a],
                         label=LABELS[a])
         ax.set_xlabel("CPU time (s)")
         if j == 0:
