@@ -703,6 +703,7 @@ def fig2_dataset_metrics(d: dict, params: dict) -> tuple[dict, dict]:
     the sweep as a variant, the other feature scaling, the rho sweep, Theorem 2's predicted noise ratios."""
     info, name = d["info"], d["info"]["name"]
     out = {f"F_x0.{name}": info["F_x0"], f"majority_rate.{name}": info["majority_rate"],
+           f"majority_gain.{name}": 0.0,  # the majority class's accuracy gain over itself: what acc_gain_x0 must beat
            f"edges.{name}": info["edges"], f"graph_seconds.{name}": info["graph_seconds"],
            f"sensitivity_witness.{name}": d["witness"]}
     reps = {}
