@@ -183,6 +183,17 @@ def test_a_choice_cause_on_a_claim_that_fails_under_every_variant_is_contradicte
     assert "fails under the default and under every variant" in v.contradicted
 
 
+def test_a_paper_cause_stands_when_every_variant_fails_in_another_way():
+    """A variant that turns 'not reproduced' into 'inconclusive' does not make the claim hold: the paper cause stands
+    (the verdict still depends on the choice, but no choice we tried reproduces the claim)."""
+    c = _with_variant({"when": "not reproduced", "cause": "paper", "text": "t", "evidence": ["variant:v"]})
+    m = {"err.a": 0.2, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.1501,
+         "repeats": {"err.a@v": [0.16, 0.14, 0.17, 0.13], "err.b": [0.15, 0.15, 0.15, 0.15]}}
+    v = evaluate_claim(c, m)
+    assert v.verdict == "not reproduced" and v.variants[0].verdict == "inconclusive"
+    assert v.depends_on_choice == ["lr"] and v.contradicted == ""
+
+
 def test_causes_that_the_evidence_supports_are_not_contradicted():
     paper = _with_variant({"when": "not reproduced", "cause": "paper", "text": "t", "evidence": ["variant:v"]})
     m = {"err.a": 0.2, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.19}

@@ -1063,17 +1063,20 @@ class Verdict:
 
     @property
     def contradicted(self) -> str:
-        """Why the evidence contradicts the matching finding's cause, else "": a paper cause on a verdict that changes
-        under a variant (the cause is a choice), or a choice cause on a claim that fails under the default and
-        under every variant that was judged (the choice does not decide it)."""
+        """Why the evidence contradicts the matching finding's cause, else "": a paper cause on a failing verdict that
+        a variant turns into a passing one (the cause is a choice), or a choice cause on a claim that fails under
+        the default and under every variant that was judged (the choice does not decide it). A variant that only
+        turns one failing verdict into another (partly into inconclusive, say) leaves a paper cause standing: no
+        choice we tried makes the claim hold."""
         f = self.finding
         if f is None:
             return ""
         if f["cause"] in PAPER_CAUSES and self.depends_on_choice:
             changed = [f"{v.label}: {v.verdict}" for v in self.variants
-                       if v.verdict in JUDGED and v.verdict != self.verdict]
-            return (f"cause {f['cause']!r}, but the verdict changes under a variant ({'; '.join(changed)}): the "
-                    "cause is a choice")
+                       if v.verdict in JUDGED and v.verdict not in FAILING and v.verdict != self.verdict]
+            if changed:
+                return (f"cause {f['cause']!r}, but the verdict changes under a variant ({'; '.join(changed)}): the "
+                        "cause is a choice")
         judged = [v for v in self.variants if v.verdict in JUDGED]
         if f["cause"] == "choice" and judged and self.verdict in FAILING \
                 and all(v.verdict in FAILING for v in judged):
