@@ -201,8 +201,11 @@ def test_feature_scaling():
     assert xu.scale_features(X_tr, X_te, "none")[0] is X_tr
     with pytest.raises(ValueError, match="feature scaling"):
         xu.scale_features(X_tr, X_te, "zscore")
-    assert xu.scaling_variants({"datasets": [], "variants": {"feature_scaling": {"bio_train": "minmax"}}}) == \
-        {"bio_train": "minmax"}
+    params = {**PARAMS, "datasets": ["bio_train"], "variants": {"feature_scaling": {"bio_train": "minmax"}}}
+    assert xu.scaling_variants(params) == {"bio_train": "minmax"}
+    # its headline setting and its own reference run are jobs of their own
+    assert xu.parts_fig1(params)[-3:] == ["bio_train.ref.acc_admm", "bio_train.minmax", "bio_train.minmax.ref.acc_admm"]
+    assert xu.parts_fig2(params)[-1] == "bio_train.minmax"
 
 
 def _synthetic_root(tmp_path: Path) -> Path:

@@ -145,7 +145,7 @@ def run(problem: FusedLasso, *, T: int, eta: float, rho: float = 1.0, gamma: flo
     c_t <- c_{t-1} / restart_eta). Without it, the accelerated last iterate need not settle: on a small problem
     with a large lambda it keeps oscillating near the minimum (tests/algorithms/test_linearized.py). On XU's
     problem (11) with lambda = 1e-5 it does converge, and faster than with the restart (which fires often there):
-    5,000 iterations on a9a end 4e-8 above their least objective without it and 2e-5 above it with it.
+    after 5,000 iterations on a9a AccADMM without it ends 6e-4 below AccADMM with it.
     """
     sig = _check(T, eta, rho, gamma, sigma, repeats, rngs, u0)
     if restart not in ("none", "goldstein"):

@@ -1018,12 +1018,15 @@ def _setting_of(what: str, params: dict, name: str) -> tuple[float, int]:
 
 
 def parts_fig1(params: dict) -> list[str]:
-    """Per dataset: one part per (step, T), one per reference run for F*, and one per other feature scaling."""
+    """Per dataset: one part per (step, T), one per reference run for F*, and for each other feature scaling one
+    for its headline setting and one per reference run of its own."""
     keys = []
+    refs = [f"ref.{label}" for label in params.get("reference_runs", list(REFERENCE_RUNS))]
     for name in params["datasets"]:
         keys += step_parts(params, name)
-        keys += [part_key(name, f"ref.{label}") for label in params.get("reference_runs", list(REFERENCE_RUNS))]
-        keys += [part_key(name, how) for n, how in scaling_variants(params).items() if n == name]
+        keys += [part_key(name, ref) for ref in refs]
+        for how in (how for n, how in scaling_variants(params).items() if n == name):
+            keys += [part_key(name, how)] + [part_key(name, f"{how}.{ref}") for ref in refs]
     return keys
 
 
@@ -1032,17 +1035,17 @@ def part_fig1(params: dict, key: str) -> dict | None:
     name, what = split_part_key(key, params)
     if not dataset_status([name])[name][0]:
         return None
-    if what in FEATURE_SCALINGS:  # the headline setting with another feature scaling: its own F*, runs and step
-        s = setup(name, params, features=what)
-        refs = {label: fig1_reference(s, params, label) for label in params.get("reference_runs", list(REFERENCE_RUNS))}
-        return {"info": s.info(), "reference": reference_minimum(refs),
-                "step": fig1_step(s, params, s.eta, params["iterations"])}
-    s = setup(name, params)
-    if what.startswith("ref."):
-        label = what.removeprefix("ref.")
+    how = what.split(".", 1)[0]
+    scaled = how in FEATURE_SCALINGS  # the headline setting with another feature scaling: its own graph, step, F*
+    s = setup(name, params, features=how if scaled else None)
+    rest = what[len(how) + 1:] if scaled else what
+    if rest.startswith("ref."):
+        label = rest.removeprefix("ref.")
         if label not in REFERENCE_RUNS:
             raise ValueError(f"{PAPER}/fig1: reference run must be one of {list(REFERENCE_RUNS)}, got {label!r}")
         return {"info": s.info(), "ref": fig1_reference(s, params, label)}
+    if scaled:
+        return {"info": s.info(), "step": fig1_step(s, params, s.eta, params["iterations"])}
     eta, T = _setting_of(what, params, name)
     if not swept(params) and (eta, T) != (s.eta, params["iterations"]):
         return {"info": s.info(), "step": None}  # another grid step than the tuned one, and no sweep
@@ -1056,10 +1059,14 @@ def run_fig1(params: dict) -> dict:
     for name, parts in grouped.items():
         info = next(iter(parts.values()))["info"]
         refs = {w.removeprefix("ref."): p["ref"] for w, p in parts.items() if w.startswith("ref.")}
+        scaled = {how: {"info": p["info"], "step": p["step"],
+                        "reference": reference_minimum({w.removeprefix(f"{how}.ref."): q["ref"] for w, q in parts.items()
+                                                        if w.startswith(f"{how}.ref.")})}
+                  for how, p in parts.items() if how in FEATURE_SCALINGS}
         datasets[name] = {"info": info, "reference": reference_minimum(refs),
                           "steps": {(p["step"]["eta"], p["step"]["T"]): p["step"] for w, p in parts.items()
                                     if w.startswith("eta") and p["step"] is not None},
-                          "scaled": {w: p for w, p in parts.items() if w in FEATURE_SCALINGS}}
+                          "scaled": scaled}
     return {"params": params, "datasets": datasets, "missing": missing}
 
 
