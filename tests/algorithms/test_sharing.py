@@ -276,3 +276,54 @@ def test_a_run_records_each_partys_release_under_shared_noise():
     kw = dict(rho=rho, lam=lam, iterations=2, sigma=0.5, rngs=repeat_generators(1, 1, "none"))
     assert sharing.admm_sharing(D, Y, b, **kw).spends == []
     assert sharing.admm_sharing(D, Y, b, noise_on="params", b1=b1, **kw).spends == []
+
+
+def test_python2_half_is_integer_division_for_an_integer_rho():
+    assert sharing.python2_half(1.0) == 0.0 and sharing.python2_half(3) == 1.0 and sharing.python2_half(2.0) == 1.0
+    assert sharing.python2_half(1.5) == 0.75
+
+
+def test_authors_x_step_is_their_lbfgsb_on_their_function():
+    """solvers="code": each party's x is scipy's L-BFGS-B from its previous noise-free x, on the authors' function value
+    lam ||x|| + <y, D_m x> + w ||r + D_m x||^2 (w = rho // 2 = 0 for rho = 1) with the gradient of the intended
+    quadratic, computed here directly from D_m as their code does."""
+    D, Y = small_problem(N=80)
+    b, lam = (0, 4, 9), 0.3
+    xt, y, z = _random_state(D, b, seed=3)
+    x_prev = xt + 0.1
+    for rho in (1.0, 2.0):
+        st = sharing.setup(D, Y, b, rho=rho, lam=lam, solvers="code")
+        state = sharing.SharingState(x_prev.copy(), xt, None, xt @ D.T, z, y)
+        new = sharing.local_update(st, state, None, None, "params")
+        assert new.stats["x_abnormal"].shape == (1, 2) and new.stats["x_unchanged"].shape == (1, 2)
+        for lo, hi in zip(b, b[1:]):
+            Dm = D[:, lo:hi]
+            r = xt[0] @ D.T - Dm @ xt[0, lo:hi] - z[0]
+            w = 0.0 if rho == 1.0 else rho / 2
+
+            def f(u):
+                return lam * np.linalg.norm(u) + y[0] @ (Dm @ u) + w * np.linalg.norm(r + Dm @ u) ** 2
+
+            def g(u):
+                return lam * 2 * u + Dm.T @ (y[0] + rho * (r + Dm @ u))
+
+            ref = minimize(f, x_prev[0, lo:hi], jac=g, method="L-BFGS-B").x
+            np.testing.assert_allclose(new.x[0, lo:hi], ref, rtol=1e-6, atol=1e-9)
+
+
+def test_authors_solvers_record_what_they_left_unsolved():
+    """A run with the authors' solvers records, per update, the share of x-solves that ended abnormally or did not move
+    and of z-solves stopped at Brent's cap; the exact solvers record nothing of the kind. Its noise-free iterates
+    approach the exact run's (the inexact solves damp, they do not change the problem)."""
+    D, Y = small_problem()
+    kw = dict(rho=1.0, lam=0.1, iterations=40, z_penalty="code")
+    h = sharing.admm_sharing(D, Y, (0, 4, 9), solvers="code", **kw)
+    exact = sharing.admm_sharing(D, Y, (0, 4, 9), **kw)
+    stats = h.meta["solver_stats"]
+    assert set(stats) == {"x_abnormal", "x_unchanged", "z_maxiter"} and "solver_stats" not in exact.meta
+    for v in stats.values():
+        assert v.shape == (1, 40) and np.all((0 <= v) & (v <= 1))
+    assert h.meta["solvers"] == "code"
+    assert abs(h.traces["objective"][0, -1] - exact.traces["objective"][0, -1]) < 0.05 * exact.traces["objective"][0, 0]
+    with pytest.raises(ValueError, match="solvers"):
+        sharing.setup(D, Y, (0, 4, 9), rho=1.0, lam=0.1, solvers="lbfgs")

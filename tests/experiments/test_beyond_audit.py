@@ -46,13 +46,20 @@ def test_record_canary_reaches_the_sensitivity_bound(mechanisms, key):
         assert m.sigma / m.sensitivity == pytest.approx(np.sqrt(2 * np.log(1.25 / m.delta)) / m.epsilon, rel=1e-12)
 
 
-def test_hu_canary_exceeds_lemma1_per_step_bound(mechanisms):
-    """A deterministic counterexample to the proof of HU Lemma 1: the canary moves party 1's share by more than the
-    per-step bound 3/(d_m rho)[lambda c_1 + ||y|| + rho ||z|| + rho sum ||x~_k||] (rows of unit norm, one column
-    changed with ||D_m - D'_m|| <= 1)."""
+def test_hu_canary_exceeds_lemma1_at_a_step_of_a_private_run(mechanisms):
+    """At a step of a private run (the warm state carries Theorem 1's noise on the shared values) the canary moves
+    party 1's share by more than Lemma 1's C with b_1 from the noise-free run, and by more than the proof's per-step
+    bound 3/(d_m rho)[lambda c_1 + ||y|| + rho ||z|| + rho sum ||x~_k||] (rows of unit norm, one column changed with
+    ||D_m - D'_m|| <= 1); the proof's step ||D_m (D_m^T D_m)^{-1}|| <= 1/d_m fails on the block itself, which is
+    rank-deficient (no inverse)."""
     m = mechanisms["hu_theorem1"]
+    assert m.extras["warm_noisy"]
     assert m.extras["share_gap"] > 2 * m.extras["lemma1_step_bound"]
-    assert m.extras["share_gap"] < m.extras["lemma1_C"]      # C, with b_1 over the run, still holds here
+    assert m.extras["share_gap"] > 5 * m.extras["lemma1_C"]
+    # even with b_1 as large as the noisy warm state's norms, C stays below the canary's gap
+    assert m.extras["state_b1"] > 5 * m.extras["b1"] and m.extras["share_gap"] > m.extras["lemma1_C_state_b1"]
+    assert m.extras["block_rank"] < m.extras["block_columns"] == 66
+    assert m.extras["proof_norm"] > 100 * m.extras["proof_norm_bound"] == pytest.approx(100 / 66)
 
 
 def test_affine_trials_equal_the_library_step_on_the_same_draws(mechanisms):
@@ -71,14 +78,40 @@ def test_affine_trials_equal_the_library_step_on_the_same_draws(mechanisms):
                     assert fit.used.sum() == 100      # only party 1's noise (N = 100 values) reaches its share
 
 
-@pytest.mark.parametrize("key", ["huang_dpadmm", "huang_dpsgd", "xu_replace_one", "hu_theorem1"])
+@pytest.mark.parametrize("key", ["huang_dpadmm", "huang_dpsgd", "xu_replace_one"])
 def test_correct_mechanisms_never_exceed_their_claim(mechanisms, key):
     for seed in (0, 1, 2):
         out = ba.audit_one(mechanisms[key], key, _params(), seed, variants=("claimed",))
         assert out["claimed"].result.eps_lo <= mechanisms[key].epsilon
 
 
-@pytest.mark.parametrize("key", ["huang_dpadmm", "huang_dpsgd", "xu_replace_one", "hu_theorem1"])
+def test_hu_theorem1_at_a_step_of_a_private_run_is_flagged(mechanisms, data):
+    """Theorem 1's noise does not cover a step whose pulled sum carries the other parties' noise: the audit finds a
+    violation with the noise as claimed; from a noise-free warm state the canary's own epsilon is below the claim and
+    no audit of it could find one."""
+    out = ba.audit_one(mechanisms["hu_theorem1"], "hu_theorem1", _params(), 0, variants=("claimed",))
+    assert out["claimed"].result.eps_lo > 2 * mechanisms["hu_theorem1"].epsilon
+    quiet = _params(mechanisms={"h": {"kind": "hu2020", "epsilon": 1.0, "noise_on": "shared"}})
+    h = ba.build_cases(quiet, 0, {"a9a": data["a9a"]})[0]["h"]
+    assert not h.extras["warm_noisy"] and gaussian_eps(h.sigma / h.pair_distance, h.delta) < h.epsilon
+
+
+def test_hu_pair_epsilon_with_a_b1_that_bounds_the_noisy_state(data):
+    """b_1 is ours (the paper gives none): with b_1 as large as the noisy warm state's norms, C and sigma grow by
+    C(state_b1) / C(b_1), and the canary pair's exact epsilon is still above the claim (the b_1 choice does not decide
+    the violation); the metric is that epsilon, between the claim and the pair's epsilon at the smaller b_1."""
+    spec = config.item_params("beyond", "audit")["mechanisms"]["hu_theorem1"]
+    p = _params(trials=2_000, calibration_trials=1_000, chunk=2_000, mechanisms={"hu_theorem1": spec})
+    result = ba.run(p, 0, {"a9a": data["a9a"]})
+    m = ba.metrics(result["results"], p)
+    case = result["results"]["hu_theorem1"]["case"]
+    scale = case.extras["lemma1_C_state_b1"] / case.extras["lemma1_C"]
+    assert scale > 5
+    assert m["hu_theorem1.pair_eps_state_b1"] == gaussian_eps(case.sigma * scale / case.pair_distance, case.delta)
+    assert m["hu_theorem1.claimed_eps"] < m["hu_theorem1.pair_eps_state_b1"] < m["hu_theorem1.pair_eps"]
+
+
+@pytest.mark.parametrize("key", ["huang_dpadmm", "huang_dpsgd", "xu_replace_one"])
 def test_four_times_too_little_noise_is_flagged(mechanisms, key):
     m = mechanisms[key]
     out = ba.audit_one(m, key, _params(trials=50_000, calibration_trials=20_000, chunk=50_000), 0)

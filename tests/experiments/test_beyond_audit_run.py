@@ -36,6 +36,13 @@ def test_same_seed_same_numbers_other_seed_other_numbers():
     assert any(a[k] != c[k] for k in a if k.endswith("correct"))
     assert {"huang_dpadmm.paper_eps0.2.eps_lo", "huang_dpsgd.level_eps3.control.eps_lo",
             "xu_dpadmm.paper_eps0.1.canary_eps", "hu_sharing.level_eps3.noisy_b1"} <= set(a)
+    # HU: a claimed total at or above what 12 canaries can show (every guess correct) is untestable
+    for lev in ("paper_eps3", "level_eps3"):
+        q = f"hu_sharing.{lev}."
+        assert a[q + "eps_lo"] <= a[q + "cap"]
+        assert a[q + "paper_testable"] == (a[q + "paper_eps"] < a[q + "cap"])
+        assert a[q + "tight_testable"] == (a[q + "tight_eps"] < a[q + "cap"])
+    assert not a["hu_sharing.paper_eps3.paper_testable"]            # Corollary 1's total at eps = 3 per iteration
 
 
 def test_item_functions_and_a_missing_dataset():

@@ -46,14 +46,17 @@ def _synthetic_gisette_root(tmp_path, N=300, Nt=100, d=50, seed=0):
 def gisette_like_params():
     return {"seed": 0, "datasets": ["gisette"], "boundaries": [0, 20, 40, 50], "bias": True, "rho": 1.0, "lam": 1e-3,
             "lam_scale": "sum", "noise_on": "shared", "z_penalty": "paper", "iterations": 15, "noise_iterations": 10,
-            "noise_sigmas": [0.1, 1.0], "repeats": 2, "settle_tols": [0.005],
-            "variants": ["eq7_literal", "z_penalty_code", "sklearn_defaults", "authors_calibration"],
+            "noise_sigmas": [0.1, 1.0], "repeats": 2, "settle_tols": [0.005], "privacy_delta": 0.01,
+            "figure": {"a_epochs": 10, "b_epochs": 8, "a_ylim": [0.0, 1.0]}, "as_run_repeats": 3,
+            "variants": ["eq7_literal", "z_penalty_code", "sklearn_defaults", "authors_calibration", "authors_as_run"],
             "sgd": {"epochs": 3, "read_at": 2, "batch_size": 50, "init_std": 0.01, "lr_grid": [1e-3, 1e-2],
                     "lr_select_epochs": 1},
             "sklearn": {"C": "inverse_lam", "solver": "liblinear", "fit_intercept": True, "max_iter": 5000},
             "sklearn_defaults": {"C": 1.0, "solver": "lbfgs", "fit_intercept": True, "max_iter": 5000},
             "panels": {"gisette": {"boundaries": [0, 20, 40, 50], "sigmas": [0.0, 0.3, 10.0], "read_at": 8,
-                                   "also_read_at": [4], "epsilons": [1.0, 30.0], "iterations": 6}},
+                                   "also_read_at": [4], "epsilons": [1.0, 30.0], "iterations": 6,
+                                   "published": [0.3, 0.4, 0.9], "published_read_at": 9,
+                                   "published_noise_free": 0.3}},
             "delta": 0.01, "delta_prime": 1e-5, "c1": 2.0, "accounting_delta": 1e-5,
             "corollary_examples": {"epsilons": [0.1], "T": [5, 10]}}
 
@@ -76,9 +79,24 @@ def test_convergence_item_on_synthetic_gisette(synthetic_gisette):
     assert m["admm_final_objective"] < res["admm"].traces["objective"][0, 0]
     assert "noisy_final_test_logloss.sigma1" in m and "noisy_final_test_logloss.sigma1@eq7_literal" in m
     assert reps["noisy_final_test_logloss.sigma1"].shape == (2,) and "admm_final_test_logloss@z_penalty_code" in m
+    assert m["admm_objective_epochs_to_settle.tol0.005@z_penalty_code"] == ex.epochs_to_reach(
+        res["z_code"].traces["objective"][0], 0.005)
     assert m["noisy_final_test_logloss.sigma1"] == pytest.approx(reps["noisy_final_test_logloss.sigma1"].mean())
     assert m["sgd_read_at"] == 2 and m["sgd_epochs"] == 3
-    assert set(ex.plot_fig2(res)) == {"fig2"} and set(ex.plot_fig1(res)) == {"fig1"}
+    # the noisy runs' convergence is measured against the noise-free run's final value, not their own
+    runs = res["noisy"][None].traces["test_logloss_clean"][2:4]                        # sigma = 1, both repeats
+    each = [ex.epochs_to_reach_value(tr, m["admm_final_test_logloss"], 0.005) for tr in runs]
+    assert list(reps["noisy_epochs_to_reach_clean.sigma1.tol0.005"]) == each
+    assert m["noisy_epochs_to_reach_clean.sigma1.tol0.005"] == pytest.approx(np.mean(each))
+    assert "noisy_epochs_to_reach_clean.sigma1.tol0.005@eq7_literal" in m
+    assert set(ex.plot_fig2(res)) == {"fig2", "fig2_more"} and set(ex.plot_fig1(res)) == {"fig1", "fig1_more"}
+    # the trivial references and the privacy each plotted sigma buys (Theorem 1 with the observed C_1)
+    assert m["ref.zero_model_test_logloss"] == pytest.approx(np.log(2)) == m["ref.objective_x0"]
+    assert m["ref.prior_test_logloss"] < np.log(2) and 0.5 <= m["ref.majority_rate_test"] <= 1
+    C1 = ex.bounds.sensitivity_bound(1e-3, 2.0, m["b1"], 3, 1.0, [21, 20, 10])[0]
+    assert m["lemma1_C.party1"] == pytest.approx(C1)
+    assert m["theorem1_epsilon.sigma0.1"] == pytest.approx(np.sqrt(2 * np.log(125)) * C1 / 0.1)
+    assert m["theorem1_epsilon.sigma0.1"] == pytest.approx(10 * m["theorem1_epsilon.sigma1"])
     assert f"| FDML-SGD learning rate (chosen on the grid) | {res['lr']:g} |" in ex.table_fig2(res, m)
 
 
@@ -90,11 +108,29 @@ def test_noise_item_on_synthetic_gisette_with_a_missing_dataset(synthetic_gisett
     assert nm["gisette.test_logloss.sigma10"] > nm["gisette.test_logloss.sigma0"]
     assert "gisette.test_logloss_t4.sigma10" in nm and "gisette.test_logloss.sigma10@eq7_literal" in nreps
     assert nm["gisette.sklearn_C"] == pytest.approx(1000.0) and nm["gisette.sklearn_C@sklearn_defaults"] == 1.0
-    assert set(ex.plot_fig3(res)) == {"fig3"}
+    assert set(ex.plot_fig3(res)) == {"fig3", "fig3_variants"}
+    gain = nm["gisette.sklearn_all"] - nreps["gisette.test_logloss.sigma0"]            # per repeat
+    assert nreps["gisette.admm_gain_over_sklearn_all"] == pytest.approx(gain)
+    assert nm["gisette.admm_gain_over_sklearn_all"] == pytest.approx(gain.mean())
+    # the authors' z-step and the runs as the authors ran them (3 repeats) beside their published values
+    assert {"gisette.test_logloss.sigma10@z_penalty_code", "gisette.test_logloss.sigma10@authors_as_run",
+            "gisette.test_logloss_t9.sigma10@authors_as_run"} <= set(nm)
+    assert "gisette.test_logloss_t9.sigma10" not in nm                  # read at t = 9 for the comparison only
+    assert nreps["gisette.test_logloss.sigma10@authors_as_run"].shape == (3,)
+    run = res["panels"]["gisette"]["runs"]["authors_as_run"]["clean"][9][2]
+    assert nm["gisette.published_gap.sigma10"] == pytest.approx(run.mean() - 0.9)
+    floor = ex.PUBLISHED_FLOOR
+    assert nm["gisette.published_z.sigma10"] == pytest.approx((0.9 - run.mean())
+                                                             / np.sqrt(run.var(ddof=1) * 4 / 3 + floor ** 2))
+    clean = res["panels"]["gisette"]["runs"]["authors_as_run"]["clean"][9][0]      # the noise-free runs agree ...
+    assert nm["gisette.published_z.sigma0"] == pytest.approx((0.3 - clean.mean()) / floor, rel=1e-6)  # ... to rounding
+    assert 0 <= nm["gisette.as_run.x_unchanged"] <= nm["gisette.as_run.x_abnormal"] + 1e-12 <= 1 + 1e-12
+    assert nm["gisette.theorem1_epsilon.sigma0.3"] > nm["gisette.theorem1_epsilon.sigma10"] > 0
 
 
 def test_eps_sweep_totals_come_from_the_runs_records(synthetic_gisette):
     p = gisette_like_params()
+    p["panels"]["gisette"]["published"] = [0.3, 0.2]                  # one per epsilon
     res = ex.run_eps_sweep(p)
     em = ex.metrics_eps_sweep(res)["metrics"]
     assert em["gisette.eps1.sigma_party1"] > em["gisette.eps30.sigma_party1"] > 0
@@ -110,7 +146,23 @@ def test_eps_sweep_totals_come_from_the_runs_records(synthetic_gisette):
     assert em["cor1_example.eps0.1.T10"] == pytest.approx(ex.bounds.corollary1_epsilon(0.1, 10, 1e-5))
     assert em["pld_example.eps0.1.T5"] < em["pld_example.eps0.1.T10"]
     assert set(ex.plot_eps_sweep(res)) == {"eps_sweep"}
+    assert em["gisette.eps1.sigma_party1@authors_as_run"] > em["gisette.eps30.sigma_party1@authors_as_run"] > 0
+    assert em["gisette.published_gap.noise_free"] == pytest.approx(em["gisette.noise_free_test_logloss@authors_as_run"]
+                                                                   - 0.3)
+    assert em["gisette.published_z.noise_free"] == pytest.approx(-em["gisette.published_gap.noise_free"]
+                                                                 / ex.PUBLISHED_FLOOR)
+    assert {"gisette.published_z.eps1", "gisette.published_z.eps30", "gisette.as_run.z_maxiter"} <= set(em)
     assert "**gisette**" in ex.table_eps_sweep(res, em)
+
+
+def test_epochs_to_reach_a_value_does_not_count_levelling_off_elsewhere_or_passing_through():
+    trace = np.array([0.69, 0.5, 0.40, 0.35, 0.34, 0.34])
+    assert ex.epochs_to_reach(trace, 0.005) == 4                      # its own final value: settled at 4
+    assert ex.epochs_to_reach_value(trace, 0.33, 0.005) == 6          # never within 0.005 of 0.33: len(trace)
+    assert ex.epochs_to_reach_value(trace, 0.33, 0.011) == 4
+    assert ex.epochs_to_reach_value(trace, 0.69, 0.0) == 6
+    assert ex.epochs_to_reach_value(np.array([0.69, 0.5, 0.34, 0.36, 0.341]), 0.34, 0.005) == 4   # passing through
+    assert ex.epochs_to_reach_value(np.array([0.34, 0.34]), 0.34, 0.005) == 0
 
 
 def test_make_problem_rejects_mismatched_test_width():

@@ -59,3 +59,26 @@ def test_a_nan_is_not_converged_in_both():
     for compiled in (False, True):
         with pytest.raises(NotConvergedError, match="nan"):
             sharing.z_update(s, y, Y, 1.0, compiled=compiled, max_steps=5)
+
+
+@pytest.mark.parametrize("scale", [0.1, 3.0, 30.0])
+@pytest.mark.parametrize("pen", [0.5, 2.0])
+def test_brent_kernel_is_scipys_minimize_scalar(scale, pen):
+    """The compiled Brent search returns what scipy.optimize.minimize_scalar (default method, the authors' options
+    xtol = 1e-2, maxiter = 10) returns for the authors' per-sample objective, with the same iteration count."""
+    import math
+
+    from scipy.optimize import minimize_scalar
+
+    from repro_dpadmm.kernels.hu_sharing import brent_z
+
+    s, y, Y, _ = _inputs(7, R=2, N=150, scale=scale)
+    z, nits = brent_z(s, y * scale / 3, Y, pen)
+    for r in range(2):
+        for i in range(150):
+            def h(u, r=r, i=i):
+                return math.log(1 + math.exp(-u * Y[i])) - y[r, i] * scale / 3 * u + pen * (s[r, i] - u) ** 2
+            ref = minimize_scalar(h, options={"xtol": 1e-2, "maxiter": 10})
+            assert z[r, i] == pytest.approx(ref.x, rel=1e-12, abs=1e-300)
+            assert nits[r, i] == ref.nit
+    assert z.shape == s.shape and nits.max() <= 10

@@ -43,6 +43,22 @@ so all parties are solved at once against the block-diagonal K = diag(K_1, ..., 
 (The paper solves (6) with L-BFGS-B; the closed form is its exact solution.) The z-update separates over samples
 and is solved by a safeguarded, vectorised Newton method for all samples (and repeats) at once.
 
+The authors' solvers (`solvers="code"`, the runs "as the authors ran them"). Their prototype (hyclex/
+fdml_dp_admm_sharing, Python 2) solves (6) and (8) inexactly, and its published runs depend on it:
+* (6) by scipy's L-BFGS-B from the party's previous noise-free x_m, with the gradient
+  2 lam x + D_m^T (y + rho (r_m + D_m x)) but the function value lam ||x|| + <y, D_m x> + (rho / 2) ||r_m + D_m x||^2
+  evaluated in Python 2, where `rho / 2` with the integer rho = 1 of their configuration is 0: the line search
+  compares values of lam ||x|| + <y, D_m x> against the quadratic's gradient. Most calls end in a line-search failure
+  ("ABNORMAL_TERMINATION_IN_LNSRCH"), a large share of them at the starting point (x_m unchanged), which damps the
+  iteration. (`x_fval_weight` is that weight: rho // 2 for an integer rho, rho / 2 otherwise.) The function value and
+  gradient are computed from the party's Gram matrix D_m^T D_m (the same numbers up to rounding; 100x faster).
+* (8) one sample at a time by scipy's minimize_scalar (Brent; xtol = 1e-2, at most 10 iterations;
+  kernels/hu_sharing.brent_z), with the z_penalty as configured (theirs is "code": 2 rho).
+These solvers stop without meeting a tolerance by design, an exception to the rule that solvers fail loudly
+(solvers.py): they are what the published runs ran. Nothing is hidden: every run records, per update, the share of
+x-solves that ended abnormally or did not move and of z-solves that stopped at Brent's iteration cap
+(meta["solver_stats"]). With the exact solvers (default) the same iteration is solved exactly.
+
 Every array carries a leading run axis (repeats and/or noise levels): x is (R, d), z, y, s are (R, N).
 """
 
@@ -65,6 +81,8 @@ from ..solvers import NotConvergedError, require_converged
 
 NOISE_TARGETS = ("shared", "params", "authors")
 Z_PENALTIES = {"paper": 1.0, "code": 4.0}    # curvature of the z-step's penalty in units of rho: rho/2 vs 2 rho
+SOLVERS = ("exact", "code")                  # exact solves, or the authors' prototype's solvers (module docstring)
+BRENT_XTOL, BRENT_MAXITER = 1e-2, 10         # the authors' minimize_scalar options for (8)
 
 
 def _mv(D, X):
@@ -101,6 +119,9 @@ class SharingSetup:
     z_rho: float = 0.0        # curvature of the z-step's penalty: rho (paper) or 4 rho (authors' code)
     pinv_half: np.ndarray | None = None   # blockdiag of V_m S_m^+ (D_m = U S V^T): xi = sigma W h has covariance
                                           # sigma^2 (D_m^T D_m)^+ for h ~ N(0, I); only for noise_on="authors"
+    solvers: str = "exact"                # "exact" or "code" (the authors' L-BFGS-B and Brent, module docstring)
+    gram: tuple | None = None             # (D_m^T D_m) per party, dense; only for solvers="code"
+    x_fval_weight: float = 0.0            # weight of ||r_m + D_m x||^2 in the authors' x-step function value
 
     @property
     def M(self) -> int:
@@ -111,10 +132,19 @@ class SharingSetup:
         return np.diff(self.boundaries)
 
 
+def python2_half(rho: float) -> float:
+    """`rho / 2` as the authors' Python 2 code evaluates it: integer division for an integer rho (0 for rho = 1)."""
+    return float(int(rho) // 2) if float(rho).is_integer() else float(rho) / 2.0
+
+
 def setup(D, Y, boundaries: Sequence[int], *, rho: float, lam: float, z_penalty: str = "paper",
-          pinv_half: bool = False) -> SharingSetup:
+          pinv_half: bool = False, solvers: str = "exact") -> SharingSetup:
     """Validate the inputs and factor each party's x-update matrix once (Cholesky, reused every iteration).
-    `pinv_half`: also factor (D_m^T D_m)^+ (eigendecomposition of each party's Gram matrix) for noise_on="authors"."""
+    `pinv_half`: also factor (D_m^T D_m)^+ (eigendecomposition of each party's Gram matrix) for noise_on="authors".
+    `solvers`: "exact", or "code" for the authors' L-BFGS-B and Brent (keeps each party's Gram matrix)."""
+    if solvers not in SOLVERS:
+        raise ValueError(f"solvers must be one of {SOLVERS} (exact solves, or the authors' prototype's L-BFGS-B and "
+                         f"Brent), got {solvers!r}")
     if z_penalty not in Z_PENALTIES:
         raise ValueError(f"z_penalty must be one of {sorted(Z_PENALTIES)} (paper: rho/2 ||s - z||^2; code: the "
                          f"authors' 2 rho ||s - z||^2), got {z_penalty!r}")
@@ -131,10 +161,13 @@ def setup(D, Y, boundaries: Sequence[int], *, rho: float, lam: float, z_penalty:
     party = np.repeat(np.arange(len(blocks)), np.diff(b))
     K = np.zeros((d, d))
     W = np.zeros((d, d)) if pinv_half else None
+    grams = []
     for blk in blocks:                         # one-time: Gram matrix of each party's own block
         Dm = D[:, blk]
         G = Dm.T @ Dm
         G = G.toarray() if sp.issparse(G) else np.asarray(G)
+        if solvers == "code":
+            grams.append(G.copy())
         K[np.ix_(blk, blk)] = rho * G
         if pinv_half:                          # G = V S^2 V^T; (D_m^T D_m)^+ = (V S^+)(V S^+)^T
             ev, V = np.linalg.eigh(G)
@@ -147,7 +180,8 @@ def setup(D, Y, boundaries: Sequence[int], *, rho: float, lam: float, z_penalty:
         raise ValueError("2 lam I + rho D_m^T D_m is singular for some party: use lam > 0 when a party's "
                          "columns are linearly dependent") from None
     Dt = D.T.tocsr() if sp.issparse(D) else D.T
-    return SharingSetup(D, Y, b, party, float(rho), float(lam), K_cho, Dt, Z_PENALTIES[z_penalty] * float(rho), W)
+    return SharingSetup(D, Y, b, party, float(rho), float(lam), K_cho, Dt, Z_PENALTIES[z_penalty] * float(rho), W,
+                        solvers, tuple(grams) if solvers == "code" else None, python2_half(rho))
 
 
 def z_update(s, y, Y, rho: float, *, z0=None, max_steps: int = 100, tol: float = 1e-12, compiled: bool = True):
@@ -202,6 +236,7 @@ class SharingState:
     z: np.ndarray        # (R, N)
     y: np.ndarray        # (R, N)
     sig: np.ndarray | None = None   # (R, M) noise standard deviation each party used in the last local update
+    stats: dict | None = None       # solvers="code": {"x_abnormal", "x_unchanged"} (R, M) bool, "z_maxiter" (R,)
 
 
 def initial_state(st: SharingSetup, runs: int, noise_on: str = "shared") -> SharingState:
@@ -246,40 +281,91 @@ def local_update(st: SharingSetup, state: SharingState, sigma_feat, rngs, noise_
     noise multiplier of `authors_sigma` (noise_on="authors", with `c1`).
     """
     rho, lam = st.rho, st.lam
-    # (6), all parties at once: x_m = x~_m - K_m^{-1}(D_m^T (y + rho (s - z)) + 2 lam x~_m); a party's own cached
-    # shared value is D_m x~_m (+ its shared noise), which it subtracts from the pulled sum (Alg. 1, line 4).
-    v = state.y + rho * (state.s - state.z)
-    g = _rmv(st.D, v, st.Dt) + 2.0 * lam * state.xt
-    if noise_on == "shared" and state.xi is not None:          # None: no noise on the cached shares yet
-        R, N, M = state.xi.shape
-        W = _rmv(st.D, state.xi.transpose(0, 2, 1).reshape(R * M, N), st.Dt).reshape(R, M, -1)   # D^T xi_m, every m
-        g = g - rho * np.take_along_axis(W, st.party[None, None, :], axis=1)[:, 0, :]     # party m keeps its own
-    x = state.xt - cho_solve(st.K_cho, g.T, check_finite=False).T
+    stats = None
+    if st.solvers == "code":
+        x, stats = _x_update_code(st, state, noise_on)
+    else:
+        # (6), all parties at once: x_m = x~_m - K_m^{-1}(D_m^T (y + rho (s - z)) + 2 lam x~_m); a party's own cached
+        # shared value is D_m x~_m (+ its shared noise), which it subtracts from the pulled sum (Alg. 1, line 4).
+        v = state.y + rho * (state.s - state.z)
+        g = _rmv(st.D, v, st.Dt) + 2.0 * lam * state.xt
+        if noise_on == "shared" and state.xi is not None:          # None: no noise on the cached shares yet
+            R, N, M = state.xi.shape
+            W = _rmv(st.D, state.xi.transpose(0, 2, 1).reshape(R * M, N), st.Dt).reshape(R, M, -1)  # D^T xi_m
+            g = g - rho * np.take_along_axis(W, st.party[None, None, :], axis=1)[:, 0, :]     # party m keeps its own
+        x = state.xt - cho_solve(st.K_cho, g.T, check_finite=False).T
     # (7) perturbation, then the shared sum s = sum_m (pushed value of party m)
     if noise_on == "params":
         xt = x + stacked_normal(rngs, (x.shape[1],)) * sigma_feat if rngs is not None else x
-        return SharingState(x, xt, None, _mv(st.D, xt), state.z, state.y, None if rngs is None else sigma_party)
+        return SharingState(x, xt, None, _mv(st.D, xt), state.z, state.y, None if rngs is None else sigma_party,
+                            stats)
     if noise_on == "authors":
         if st.pinv_half is None:
             raise ValueError("noise_on='authors' needs setup(..., pinv_half=True)")
         sig = authors_sigma(st, state, x, sigma_party, c1)
         if rngs is None:
-            return SharingState(x, x, None, _mv(st.D, x), state.z, state.y, sig)
+            return SharingState(x, x, None, _mv(st.D, x), state.z, state.y, sig, stats)
         h = stacked_normal(rngs, (x.shape[1],)) * sig[:, st.party]      # xi_m = sigma_{m,t} V_m S_m^+ h_m
         xt = x + h @ st.pinv_half.T
-        return SharingState(x, xt, None, _mv(st.D, xt), state.z, state.y, sig)
+        return SharingState(x, xt, None, _mv(st.D, xt), state.z, state.y, sig, stats)
     xi = (stacked_normal(rngs, (st.D.shape[0], st.M)) * sigma_party[:, None, :] if rngs is not None
           else np.zeros((x.shape[0], st.D.shape[0], st.M)))
     return SharingState(x, x, xi, _mv(st.D, x) + xi.sum(axis=-1), state.z, state.y,
-                        None if rngs is None else sigma_party)
+                        None if rngs is None else sigma_party, stats)
+
+
+def _x_update_code(st: SharingSetup, state: SharingState, noise_on: str) -> tuple[np.ndarray, dict]:
+    """(6) as the authors' prototype solves it (module docstring): scipy L-BFGS-B from each party's previous
+    noise-free x_m, with their function value (weight `st.x_fval_weight` on the augmentation) and their gradient.
+    One L-BFGS-B call per run and party: a scalar solver's path cannot be vectorised (the exception to the rule of
+    no loops over agents, because the point is to follow that solver exactly). Returns x and, per run and party,
+    whether the call ended abnormally (status != 0) and whether it returned its starting point."""
+    from scipy.optimize import minimize
+
+    R = state.x.shape[0]
+    own = party_products(st, state.xt)                                   # (R, M, N): D_m x~_m
+    if noise_on == "shared" and state.xi is not None:
+        own = own + state.xi.transpose(0, 2, 1)                           # the party's cached share carries its noise
+    x = state.x.copy()
+    abnormal, unchanged = np.zeros((R, st.M), bool), np.zeros((R, st.M), bool)
+    lam, rho, w = st.lam, st.rho, st.x_fval_weight
+    for m, (lo, hi) in enumerate(zip(st.boundaries, st.boundaries[1:])):
+        G, Dt_m = st.gram[m], st.Dt[lo:hi]
+        resid = state.s - state.z - own[:, m]                             # sum_{k != m} shares - z
+        Dty, Dtr = np.asarray(Dt_m @ state.y.T).T, np.asarray(Dt_m @ resid.T).T
+        rr = np.einsum("rn,rn->r", resid, resid)
+        for r in range(R):
+            a, b, c = Dty[r], Dtr[r], rr[r]
+
+            def fval(u, a=a, b=b, c=c):
+                return lam * np.linalg.norm(u) + a @ u + w * (c + 2.0 * (b @ u) + u @ (G @ u))
+
+            def grad(u, a=a, b=b):
+                return 2.0 * lam * u + a + rho * (b + G @ u)
+
+            x0 = state.x[r, lo:hi]
+            res = minimize(fval, x0, jac=grad, method="L-BFGS-B")
+            x[r, lo:hi] = res.x
+            abnormal[r, m], unchanged[r, m] = res.status != 0, bool(np.array_equal(res.x, x0))
+    return x, {"x_abnormal": abnormal, "x_unchanged": unchanged}
 
 
 def centre_update(st: SharingSetup, state: SharingState) -> SharingState:
     """The centre's half (Algorithm 1, lines 7-8): (8) the entrywise z-update and (9) the dual update, from the
     pushed sum s. It reads only s, y and the labels, never a party's features (post-processing of the releases)."""
-    z = z_update(state.s, state.y, st.Y, st.z_rho or st.rho, z0=state.z)
+    stats = state.stats
+    if st.solvers == "code":                  # the authors' entrywise Brent search (module docstring)
+        from ..kernels.hu_sharing import brent_z
+
+        z, nits = brent_z(state.s, state.y, st.Y, (st.z_rho or st.rho) / 2.0, BRENT_XTOL, BRENT_MAXITER)
+        if not np.all(np.isfinite(z)):
+            raise NotConvergedError("ADMM sharing z-update (8), the authors' Brent search", BRENT_MAXITER,
+                                    float("nan"), BRENT_XTOL, "the bracket search found no bracket")
+        stats = {**(stats or {}), "z_maxiter": (nits >= BRENT_MAXITER).mean(axis=-1)}
+    else:
+        z = z_update(state.s, state.y, st.Y, st.z_rho or st.rho, z0=state.z)
     y = state.y + st.rho * (state.s - z)
-    return SharingState(state.x, state.xt, state.xi, state.s, z, y, state.sig)
+    return SharingState(state.x, state.xt, state.xi, state.s, z, y, state.sig, stats)
 
 
 def sharing_step(st: SharingSetup, state: SharingState, sigma_feat, rngs, noise_on: str = "shared",
@@ -306,20 +392,25 @@ def _broadcast_sigma(sigma, runs: int, M: int) -> np.ndarray:
 def admm_sharing(D, Y, boundaries: Sequence[int], *, rho: float, lam: float, iterations: int, sigma=0.0,
                  noise_on: str = "shared", rngs: Sequence[np.random.Generator] | None = None, runs: int | None = None,
                  D_test=None, Y_test=None, setup_: SharingSetup | None = None, z_penalty: str = "paper",
-                 c1: float = 2.0, b1: float | None = None, bound_args: dict | None = None) -> History:
+                 c1: float = 2.0, b1: float | None = None, bound_args: dict | None = None,
+                 solvers: str = "exact") -> History:
     """Run Algorithm 1 for `iterations` epochs on R runs at once (vectorised over repeats and noise levels).
 
     `sigma`: a scalar, (R,) or (R, M) noise standard deviations (noise_on "shared" or "params"), or noise
     multipliers sqrt(2 ln(1.25/delta)) / epsilon (noise_on "authors", with `c1` = |R''|; see `authors_sigma`);
-    `rngs`: one Generator per run (needed when any sigma > 0); `z_penalty`: "paper" (rho/2) or "code" (2 rho).
+    `rngs`: one Generator per run (needed when any sigma > 0); `z_penalty`: "paper" (rho/2) or "code" (2 rho);
+    `solvers`: "exact" or "code" (the authors' L-BFGS-B and Brent; module docstring).
     Index t of a trace is the state after t updates. Traces (R, iterations + 1), index 0 being the zero
     initialisation:
     `objective` (mean-form training objective (1/N) l(s) + (lam/N) ||x~||^2 at the shared, noisy values),
+    `train_logloss` ((1/N) l(s), its log-loss part: what the authors' runs log as the training loss),
     `objective_clean` (the same at the noise-free x), `test_logloss` / `test_logloss_clean` (with x~ / x),
     `norm_x`, `norm_y`, `norm_z` (for the bound b_1 of Assumption 1.1), `residual` (||s - z|| / sqrt(N)).
     meta: `iter_time_s` (iterations,) wall time of each batched update (6)-(9), evaluation excluded;
     `setup_time_s`; the final `x`, `x_tilde` (R, d); `sigma_t` (R, iterations, M) the noise standard deviation each
-    party used at each update (for "authors": sigma_{m,t}).
+    party used at each update (for "authors": sigma_{m,t}); for solvers="code", `solver_stats` {"x_abnormal",
+    "x_unchanged": (R, iterations) share of the parties whose L-BFGS-B ended abnormally / returned its start,
+    "z_maxiter": (R, iterations) share of the samples whose Brent search stopped at its iteration cap}.
     spends (noise_on "shared" with `b1`, Assumption 1.1's bound, given): one `privacy.spend.Spend` per run and party
     with sigma > 0, run-major (spends[r M + m]), with C_m = Lemma 1's bound from lam, c1, b1, M, rho and d_m;
     `bound_args` {"delta", "delta_prime"} (Theorem 1's per-iteration delta, Corollary 1's delta') name Corollary 1.
@@ -331,7 +422,8 @@ def admm_sharing(D, Y, boundaries: Sequence[int], *, rho: float, lam: float, ite
     from ..kernels import logistic_term  # here, not above: importing this module needs no numba
 
     t0 = time.perf_counter()
-    st = setup_ or setup(D, Y, boundaries, rho=rho, lam=lam, z_penalty=z_penalty, pinv_half=noise_on == "authors")
+    st = setup_ or setup(D, Y, boundaries, rho=rho, lam=lam, z_penalty=z_penalty, pinv_half=noise_on == "authors",
+                         solvers=solvers)
     setup_time = time.perf_counter() - t0
     R = runs or (len(rngs) if rngs is not None else (np.shape(sigma)[0] if np.ndim(sigma) else 1))
     sig = _broadcast_sigma(sigma, R, st.M)
@@ -347,7 +439,7 @@ def admm_sharing(D, Y, boundaries: Sequence[int], *, rho: float, lam: float, ite
             raise ValueError(f"test data has {D_test.shape[1]} features, training data {st.D.shape[1]}")
         Y_test = check_labels(Y_test, D_test.shape[0])
 
-    names = ["objective", "objective_clean", "norm_x", "norm_y", "norm_z", "residual"]
+    names = ["objective", "objective_clean", "train_logloss", "norm_x", "norm_y", "norm_z", "residual"]
     names += ["test_logloss", "test_logloss_clean"] if test else []
     tr = {k: np.empty((R, iterations + 1)) for k in names}
 
@@ -356,7 +448,8 @@ def admm_sharing(D, Y, boundaries: Sequence[int], *, rho: float, lam: float, ite
 
     def record(t, state):
         reg = st.lam / N
-        tr["objective"][:, t] = mean_loss(st.Y * state.s) + reg * (state.xt ** 2).sum(-1)
+        tr["train_logloss"][:, t] = mean_loss(st.Y * state.s)
+        tr["objective"][:, t] = tr["train_logloss"][:, t] + reg * (state.xt ** 2).sum(-1)
         tr["objective_clean"][:, t] = mean_loss(st.Y * _mv(st.D, state.x)) + reg * (state.x ** 2).sum(-1)
         tr["norm_x"][:, t] = np.linalg.norm(state.x, axis=-1)
         tr["norm_y"][:, t] = np.linalg.norm(state.y, axis=-1)
@@ -371,16 +464,22 @@ def admm_sharing(D, Y, boundaries: Sequence[int], *, rho: float, lam: float, ite
     times = np.empty(iterations)
     sigma_t = np.zeros((R, iterations, st.M))
     noisy = bool(np.any(sig > 0))
+    stats = {k: np.zeros((R, iterations)) for k in ("x_abnormal", "x_unchanged", "z_maxiter")}
     for t in range(1, iterations + 1):
         t1 = time.perf_counter()
         state = sharing_step(st, state, sigma_feat, rngs if noisy else None, noise_on, sig, c1)
         times[t - 1] = time.perf_counter() - t1
         if state.sig is not None:
             sigma_t[:, t - 1] = state.sig
+        if state.stats is not None:
+            for k, v in state.stats.items():
+                stats[k][:, t - 1] = np.mean(v, axis=-1) if np.ndim(v) == 2 else v
         record(t, state)
     meta = {"rho": st.rho, "lam": st.lam, "M": st.M, "d_m": st.d_m.tolist(), "noise_on": noise_on,
             "z_penalty": z_penalty, "sigma": sig, "sigma_t": sigma_t, "iter_time_s": times,
-            "setup_time_s": setup_time, "x": state.x, "x_tilde": state.xt}
+            "setup_time_s": setup_time, "x": state.x, "x_tilde": state.xt, "solvers": st.solvers}
+    if st.solvers == "code":
+        meta["solver_stats"] = stats
     spends = []
     if noise_on == "shared" and b1 is not None and noisy:
         C = np.atleast_1d(hu2020.sensitivity_bound(st.lam, c1, b1, st.M, st.rho, st.d_m))

@@ -61,6 +61,8 @@ def check_params(params: dict) -> None:
         if mech["kind"] == "hu2020" and mech.get("noise_on") not in sh.NOISE_TARGETS:
             raise ValueError(f"mechanism {key!r}: noise_on must be 'shared' (Theorem 1), 'params' (eq. (7) read "
                              f"literally) or 'authors' (the authors' (eps, delta) calibration)")
+        if mech.get("warm_noise") and (mech["kind"] != "hu2020" or mech.get("noise_on") != "shared"):
+            raise ValueError(f"mechanism {key!r}: warm_noise applies to HU with noise_on='shared' only")
 
 
 def needed_datasets(params: dict) -> list[str]:
@@ -99,15 +101,20 @@ def audited_release(kind: str, params: dict, mech: dict, canary) -> AuditCase:
                                 c1=float(hp["c1"])).audit_case(canary, eps, delta)
 
 
-def canary_pair(name: str, X, y, params: dict, seed: int):
-    """The neighbouring pair built from dataset `name`: HU's feature-level canary on a9a, else the gradient canary."""
+def canary_pair(name: str, X, y, params: dict, seed: int, warm_epsilon: float | None = None):
+    """The neighbouring pair built from dataset `name`: HU's feature-level canary on a9a (after noise-free warm
+    iterations, or with `warm_epsilon` after warm iterations carrying Theorem 1's noise at that epsilon), else the
+    gradient canary."""
     if name == "a9a":
         hp = params["hu2020"]
+        noisy = {} if warm_epsilon is None else {
+            "warm_epsilon": float(warm_epsilon), "warm_delta": float(params["delta"]),
+            "warm_rng": np.random.default_rng(seed_sequence(seed, PAPER, ITEM, "hu-warm-noise"))}
         return hu2020.sharing_canary(X, y, rows=int(hp["rows"]), boundaries=hp["boundaries"], rho=float(hp["rho"]),
                                      lam=float(hp["lam"]), c1=float(hp["c1"]),
                                      warm_iterations=int(hp["warm_iterations"]),
                                      canary_columns=int(hp["canary_columns"]), party=int(hp.get("party", 0)),
-                                     rng=np.random.default_rng(seed_sequence(seed, PAPER, ITEM, "hu-rows")))
+                                     rng=np.random.default_rng(seed_sequence(seed, PAPER, ITEM, "hu-rows")), **noisy)
     cp = params["canary"]
     return canaries.gradient_canary(X, y, int(params["rows"]), state_norm=float(cp["state_norm"]),
                                     offset=float(cp["offset"]),
@@ -124,9 +131,11 @@ def build_cases(params: dict, seed: int, data: dict) -> tuple[dict[str, AuditCas
         if name not in data:
             skipped[key] = f"dataset {name} unavailable"
             continue
-        if name not in pairs:
-            pairs[name] = canary_pair(name, *data[name], params, seed)
-        out[key] = audited_release(mech["kind"], params, mech, pairs[name])
+        # HU: a mechanism with warm_noise audits a step from a state its own noise shaped (its own pair)
+        warm = float(mech["epsilon"]) if mech.get("warm_noise") else None
+        if (name, warm) not in pairs:
+            pairs[name, warm] = canary_pair(name, *data[name], params, seed, warm)
+        out[key] = audited_release(mech["kind"], params, mech, pairs[name, warm])
     return out, skipped
 
 
@@ -182,6 +191,10 @@ def metrics(results: dict, params: dict) -> dict:
         if case.sensitivity and case.pair_distance:
             m[p + "canary_reach"] = case.pair_distance / case.sensitivity
         m.update({p + k: v for k, v in case.extras.items()})
+        if case.pair_distance and case.extras.get("lemma1_C") and "lemma1_C_state_b1" in case.extras:
+            # HU: sigma is proportional to Lemma 1's C; the pair's epsilon had b_1 also bounded the warm (noisy) state
+            scale = case.extras["lemma1_C_state_b1"] / case.extras["lemma1_C"]
+            m[p + "pair_eps_state_b1"] = gaussian_eps(case.sigma * scale / case.pair_distance, case.delta)
         for variant in VARIANTS:
             res, q = r[variant].result, p + ("" if variant == "claimed" else "control.")
             m[q + "eps_lo"] = res.eps_lo

@@ -35,6 +35,7 @@ from ..privacy import accounting
 from ..privacy.audit import one_run
 from ..rng import repeat_generators, seed_sequence
 from .beyond_audit import available_data
+from .progress import progress
 
 PAPER, ITEM = "beyond", "audit_run"
 METHODS = {"huang_dpadmm": "HUANG DP-ADMM", "huang_dpsgd": "HUANG DPSGD", "xu_dpadmm": "XU DP-ADMM",
@@ -189,7 +190,7 @@ def run(params: dict, seed: int, data: dict) -> dict:
                                   "delta": float(params["level_delta"])}, {"C": C1})
             else:
                 skipped["hu_sharing"] = "dataset a9a unavailable"
-        for st in grid:
+        for st in progress(grid, "audit", name=lambda st: f"{st.method} {st.level}"):
             setup, mech = setups[st.method], mechs[st.method]
             for variant, f in factors.items():
                 t0 = time.perf_counter()
@@ -234,6 +235,12 @@ def metrics(out: dict, params: dict) -> dict:
         m.update({p + key: v for key, v in st.extras.items()})
         m[p + "reading"] = ("contradicted" if m[p + "flagged"] or m[p + "flagged_tight"] else
                             "supported" if m[p + "control.flagged_tight"] else "untestable")
+        if st.method == "hu_sharing":
+            # HU: a claimed total at or above the cap (every guess correct) cannot be refuted by this audit: its
+            # "no violation" is untestable, not a pass
+            cap = st.audit["claimed"].cap
+            m.update({p + "cap": cap, p + "paper_testable": bool(st.paper_eps < cap),
+                      p + "tight_testable": bool(st.tight_eps < cap)})
     for meth in METHODS:
         sts = [st for st in out["settings"] if st.method == meth]
         if sts:
@@ -328,6 +335,12 @@ def describe(out: dict, m: dict) -> str:
                      f"Assumption 1.1 does not hold for the noisy iterates. A party's next release is its data's "
                      f"ridge map applied to the pulled sum, which carries the noise, so the canaries' own ceiling "
                      f"does not fall as the noise grows (ceiling column).")
+        over = [s.level for s in hs if not m[f"hu_sharing.{s.level}.paper_testable"]]
+        if over:
+            parts.append(f"HU: with {m['hu_sharing.canaries']:,} canaries this audit cannot show an epsilon above "
+                         f"{max(m[f'hu_sharing.{s.level}.cap'] for s in hs):.3g} (every guess correct): at "
+                         f"{', '.join(over)} the paper's total lies at or above that cap, so no violation there is "
+                         f"untestable, not a pass.")
     parts.append("A bound below the claim says only that these canaries and this score found no violation. The "
                  "ceiling is the tight total at the canary pair's own gap, the most any audit with these canaries "
                  "could show; the one-run bound recovers a fraction of it, and never more than its guess count "

@@ -150,7 +150,10 @@ class SharedRelease(GaussianMechanism):
                              f"{canary.rows.tolist()}, b_1 = {canary.b1:.4g}, C_m = {canary.C[m]:.4g}, noise-free "
                              f"share gap {canary.share_gap:.4g}, Lemma 1's per-step bound {canary.step_bound:.4g}"],
                       extras={"b1": canary.b1, "lemma1_C": float(canary.C[m]), "share_gap": canary.share_gap,
-                              "lemma1_step_bound": canary.step_bound})
+                              "lemma1_step_bound": canary.step_bound, **(canary.proof_norm or {}),
+                              "warm_noisy": canary.state.xi is not None, "state_b1": canary.state_b1,
+                              "lemma1_C_state_b1": float(lemma1_C(self.rho, self.lam, c1, canary.state_b1,
+                                                                  canary.boundaries)[m])})
         if noise_on == "shared":
             return AuditCase(sensitivity=float(canary.C[m]), pair_distance=canary.share_gap, correct=True, **common)
         # eq. (7) and the authors' calibration: the pushed value D_m x~_m lies in the column space of D_m, which the
@@ -233,17 +236,27 @@ class SharingCanary:
     C: np.ndarray                 # Lemma 1's bound per party
     share_gap: float              # ||D_0m x_0m - D_1m x_1m|| of the noise-free step
     step_bound: float             # the bound Lemma 1's proof derives for this step, before b_1 (see lemma1_step_bound)
+    proof_norm: dict | None = None   # the operator norm of Lemma 1's proof step (see `proof_operator_norm`)
+    state_b1: float | None = None    # the largest of b_1 and the warm state's ||x||, ||y||, ||z|| (a noisy state's norms)
 
     def block(self) -> np.ndarray:
         return np.arange(self.boundaries[self.party], self.boundaries[self.party + 1])
 
     def state_for(self, b: int, runs: int, noise_on: str) -> sh.SharingState:
-        """The state broadcast to `runs` trials, with s = D_b x~ (the other parties' shares are the same under D_0
-        and D_1; party m's cached own share is recomputed with its own data)."""
+        """The state broadcast to `runs` trials, with s = D_b x~ (+ the parties' pending shared noise of a noisy warm
+        state): the other parties' shares are the same under D_0 and D_1; party m's cached own share is recomputed
+        with its own data."""
         st = self.state
         rep = lambda a: np.broadcast_to(a, (runs,) + a.shape[1:])  # noqa: E731
-        xi = np.zeros((runs, self.D[b].shape[0], len(self.boundaries) - 1)) if noise_on == "shared" else None
-        return sh.SharingState(rep(st.x), rep(st.xt), xi, rep(sh._mv(self.D[b], st.xt)), rep(st.z), rep(st.y))
+        s = sh._mv(self.D[b], st.xt)
+        if st.xi is not None:                   # a noisy warm state: the shares carry their noise
+            if noise_on != "shared":
+                raise ValueError("a warm state with noise on the shared values is audited with noise_on='shared'")
+            s = s + st.xi.sum(axis=-1)
+            xi = rep(st.xi)
+        else:
+            xi = np.zeros((runs, self.D[b].shape[0], len(self.boundaries) - 1)) if noise_on == "shared" else None
+        return sh.SharingState(rep(st.x), rep(st.xt), xi, rep(s), rep(st.z), rep(st.y))
 
     def share(self, b: int, new: sh.SharingState, noise_on: str) -> np.ndarray:
         """Party m's pushed value D_m x~_m (+ xi_m) from a local update on D_b: (runs, N)."""
@@ -254,11 +267,15 @@ class SharingCanary:
 
 def sharing_canary(X: np.ndarray, y: np.ndarray, *, rows: int, boundaries, rho: float, lam: float, c1: float,
                    warm_iterations: int, canary_columns: int, rng: np.random.Generator,
-                   party: int = 0) -> SharingCanary:
-    """`rows` rows of X drawn by `rng` (scaled to unit norm); the state after `warm_iterations` noise-free iterations
-    on D_0 (the audited step is the next one); b_1 and Lemma 1's C as the hu2020 eps_sweep item computes them (the
-    largest ||x||, ||y||, ||z|| of the noise-free run, here the run of warm_iterations + 1 iterations that ends with
-    the audited step); and the greedy canary column (see `_greedy_column`)."""
+                   party: int = 0, warm_epsilon: float | None = None, warm_delta: float | None = None,
+                   warm_rng: np.random.Generator | None = None) -> SharingCanary:
+    """`rows` rows of X drawn by `rng` (scaled to unit norm); the state after `warm_iterations` iterations on D_0 (the
+    audited step is the next one); b_1 and Lemma 1's C as the hu2020 eps_sweep item computes them (the largest ||x||,
+    ||y||, ||z|| of the noise-free run, here the run of warm_iterations + 1 iterations that ends with the audited
+    step); and the greedy canary column (see `_greedy_column`).
+    The warm iterations are noise-free, or, with `warm_epsilon` (and `warm_delta`, `warm_rng`), carry Theorem 1's
+    noise for that per-iteration epsilon on every party's shared value (sigma_m = sqrt(2 ln(1.25/delta)) C_m / eps):
+    the state an audited step of a private run starts from."""
     N, b = int(rows), tuple(int(v) for v in boundaries)
     idx = rng.choice(len(y), size=N, replace=False)
     D = np.asarray(X[idx], float)
@@ -273,15 +290,36 @@ def sharing_canary(X: np.ndarray, y: np.ndarray, *, rows: int, boundaries, rho: 
     st0 = sh.setup(D, Y, b, rho=rho, lam=lam, pinv_half=True)     # pinv_half: the authors' calibration needs it
     warm = int(warm_iterations)
     ref = sh.admm_sharing(D, Y, b, rho=rho, lam=lam, iterations=warm + 1, sigma=0.0, runs=1, setup_=st0)
-    state = sh.initial_state(st0, 1, "params")
-    for _ in range(warm):
-        state = sh.sharing_step(st0, state, None, None, "params")
     b1 = sh.observed_b1(ref)
     C = lemma1_C(rho, lam, c1, b1, b)
+    if warm_epsilon is None:
+        state = sh.initial_state(st0, 1, "params")
+        for _ in range(warm):
+            state = sh.sharing_step(st0, state, None, None, "params")
+    else:
+        if warm_delta is None or warm_rng is None:
+            raise ValueError("a noisy warm state needs warm_delta and warm_rng besides warm_epsilon")
+        sig = np.asarray(hb.theorem1_sigma(C, float(warm_epsilon), float(warm_delta), strict=False), float)[None, :]
+        state = sh.initial_state(st0, 1, "shared")
+        for _ in range(warm):
+            state = sh.sharing_step(st0, state, None, [warm_rng], "shared", sig)
     column, rows_, D1, gap = _greedy_column(D, Y, b, party, rho, lam, state, int(canary_columns))
     D1s = sh.setup(D1, Y, b, rho=rho, lam=lam, pinv_half=True)
     step = lemma1_step_bound(state, b, party, rho, lam, c1)
-    return SharingCanary((D, D1), Y, b, party, column, rows_, (st0, D1s), state, warm, b1, C, gap, step)
+    state_b1 = max(b1, *(float(np.linalg.norm(v)) for v in (state.x, state.y, state.z)))
+    return SharingCanary((D, D1), Y, b, party, column, rows_, (st0, D1s), state, warm, b1, C, gap, step,
+                         proof_operator_norm(D[:, b[party]:b[party + 1]]), state_b1)
+
+
+def proof_operator_norm(Dm: np.ndarray) -> dict:
+    """The step of Lemma 1's proof (§7.1) that bounds ||Phi_1|| by rho^-1 ||(D_m^T D_m)^-1|| [...] = 1/(d_m rho) [...]
+    takes ||D_m (D_m^T D_m)^{-1}|| <= 1/d_m. Measured on the party's block: its rank (the inverse exists only at full
+    column rank), the spectral norm of D_m (D_m^T D_m)^+ (the pseudo-inverse where the inverse does not exist: 1 / the
+    smallest nonzero singular value of D_m) and the bound 1/d_m."""
+    sv = np.linalg.svd(np.asarray(Dm, float), compute_uv=False)
+    keep = sv > sv.max(initial=0.0) * max(Dm.shape) * np.finfo(float).eps
+    return {"block_rank": int(keep.sum()), "block_columns": int(Dm.shape[1]),
+            "proof_norm": float(1.0 / sv[keep].min()), "proof_norm_bound": 1.0 / Dm.shape[1]}
 
 
 def lemma1_step_bound(state: sh.SharingState, b: tuple, party: int, rho: float, lam: float, c1: float) -> float:
@@ -295,9 +333,16 @@ def lemma1_step_bound(state: sh.SharingState, b: tuple, party: int, rho: float, 
 
 
 def _noise_free_share(D, Y, b, party, rho, lam, state, setup=None) -> np.ndarray:
+    """Party m's share D_m x_m after one noise-free local update from `state` on data D (with the pending shared noise
+    of a noisy state in the pulled sum, the party's own subtracted)."""
     st = setup or sh.setup(D, Y, b, rho=rho, lam=lam)
-    s = sh.SharingState(state.x, state.xt, None, sh._mv(D, state.xt), state.z, state.y)
-    new = sh.local_update(st, s, None, None, "params")
+    if state.xi is None:
+        s = sh.SharingState(state.x, state.xt, None, sh._mv(D, state.xt), state.z, state.y)
+        new = sh.local_update(st, s, None, None, "params")
+    else:
+        s = sh.SharingState(state.x, state.xt, state.xi, sh._mv(D, state.xt) + state.xi.sum(axis=-1), state.z,
+                            state.y)
+        new = sh.local_update(st, s, None, None, "shared")
     blk = np.arange(b[party], b[party + 1])
     return sh._mv(D[:, blk], new.xt[:, blk])[0]
 
