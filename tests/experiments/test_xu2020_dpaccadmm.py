@@ -1,13 +1,14 @@
-"""experiments.xu2020_dpaccadmm: the step size and gamma the config asks for, a clear error when a run diverges, the
-T-sweep and step-size variant metrics, the rate estimator, Fig. 2's privacy totals from the runs' records, every
+"""experiments.xu2020_dpaccadmm: the tuned step and gamma the config asks for, the same noise draws for both private
+methods, a clear error when a run diverges, the (eta, T) sweep's variant metrics, the speed and floor measures, the
+trivial references, Fig. 2's privacy totals from the runs' records, the feature scaling, the set-up memo, every
 metric an item writes documented in its claims file, and the item functions (run/plot/metrics/table) on a synthetic
 data root and through the runner."""
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -21,170 +22,190 @@ from repro_dpadmm.paths import project_root
 from repro_dpadmm.problems import fused_lasso as fl
 
 
-@pytest.fixture(scope="module")
-def tiny_setup():
+def tiny_setup(eta: float = 4.0) -> xu.Setup:
     rng = np.random.default_rng(0)
     X = rng.standard_normal((200, 6))
     X[:, 1] += X[:, 0]
     y = np.where(X @ rng.standard_normal(6) > 0, 1.0, -1.0)
     prob, graph = fl.build(X, y, 1e-3, min_edges=3)
-    eta, rule = fl.resolve_step_size({}, "ijcnn1", prob)
-    return xu.Setup(name="ijcnn1", problem=prob, graph=graph, X_test=fl.normalise_rows(X), y_test=y,
-                    eta=eta, eta_rule=rule, max_row_norm_raw=1.0)
+    return xu.Setup(name="ijcnn1", problem=prob, graph=graph, X_test=fl.normalise_rows(X), y_test=y, eta=eta,
+                    eta_source="config", tuning={}, features="none", max_row_norm_raw=1.0, max_abs_feature_raw=1.0)
 
 
-PARAMS = {"iterations": 8, "repeats": 3, "epsilon": 0.05, "epsilons": [0.01, 0.02, 0.1], "reference_iterations": 40,
-          "reference_evaluations": 10, "seed": 3, "rate_window": [2, 8], "early_iteration": 3,
-          "variants": {"iterations": [4, 8, 16], "eta_rules": ["conservative"], "epsilons": [0.01, 0.1]}}
+PARAMS = {"datasets": ["ijcnn1"], "iterations": 8, "repeats": 3, "epsilon": 0.05, "epsilons": [0.01, 0.02, 0.1],
+          "reference_iterations": 40, "reference_evaluations": 10, "reference_runs": ["acc_admm"], "seed": 3,
+          "eta_grid": [1.0, 4.0], "tune_iterations": 8, "timing_runs": 1,
+          "variants": {"iterations": [4, 8], "epsilons": [0.01, 0.1], "repeats": 2}}
+
+
+CLAIMS = project_root(Path(__file__).parent) / "config/claims/xu2020_dpaccadmm.yaml"
 
 
 def load_claims() -> dict:
-    return yaml.safe_load((project_root() / "config/claims/xu2020_dpaccadmm.yaml").read_text())
+    return yaml.safe_load(CLAIMS.read_text())
 
 
 def base(key: str) -> str:
     return key.split("@", 1)[0]
 
 
-def test_step_size_rule_and_gamma_are_what_the_config_says(tiny_setup):
-    prob = tiny_setup.problem
+def test_the_config_tunes_the_step_per_dataset_with_gamma_one():
     for item in ("table1", "fig1", "fig2"):
         params = config_mod.item_params(xu.PAPER, item)
-        assert params["eta_rule"] == "paper" and params["gamma"] == 1.0 and params["eta"] == "auto"
-        eta, rule = fl.resolve_step_size(params, "a9a", prob)
-        assert rule == "paper" and eta == pytest.approx(1.0 / prob.L_f)
-    assert xu.with_rule(tiny_setup, {}, "conservative").eta == pytest.approx(1.0 / (prob.L_f + prob.norm_AtA))
+        assert params["eta"] == "tuned" and params["gamma"] == 1.0
+        assert xu.eta_grid(params) == [0.25, 0.5, 1.0, 2.0, 4.0] and params["tune_iterations"] == 100
+    s = tiny_setup()
+    best, table = lin.tune_step(s.problem, [0.5, 4.0, 1.0], T=30)
+    assert sorted(table) == [0.5, 1.0, 4.0]
+    score = {e: 0.5 * (r["admm"] + r["acc_admm"]) for e, r in table.items()}
+    assert best == min(score, key=score.get)
+    # every noise-free objective is that of a run at that step
+    run = lin.run(s.problem, T=30, eta=0.5)
+    assert table[0.5]["admm"] == pytest.approx(float(s.problem.objective(run.x_T)[0]))
+    with pytest.raises(ValueError, match="positive"):
+        lin.tune_step(s.problem, [0.0, 1.0], T=3)
+    with pytest.raises(ValueError, match="eta must be"):
+        xu.configured_eta({"eta": "auto"}, "a9a")
     # what the runs use: eta and gamma end up in the run's settings
-    run = xu.run_algorithm(tiny_setup, "dp_admm", {**PARAMS, "gamma": 1.0}, sigma=0.1, repeats=1,
-                           rngs=xu.noise_streams(PARAMS, "t", "ijcnn1", [0.1], 1))
-    assert run.settings["eta"] == tiny_setup.eta == pytest.approx(1.0 / prob.L_f) and run.settings["gamma"] == 1.0
+    r = xu.run_algorithm(s, "dp_admm", {**PARAMS, "gamma": 1.0}, sigma=0.1, repeats=1,
+                         rngs=xu.noise_streams(PARAMS, "t", "ijcnn1", [0.1], 1))
+    assert r.settings["eta"] == 4.0 and r.settings["gamma"] == 1.0
     with pytest.raises(ValueError, match="gamma"):
-        xu.run_algorithm(tiny_setup, "admm", {**PARAMS, "gamma": 0})
+        xu.run_algorithm(s, "admm", {**PARAMS, "gamma": 0})
 
 
-def test_diverging_run_raises_naming_dataset_and_eta(tiny_setup):
-    bad = dataclasses.replace(tiny_setup, eta=1000.0)
+def test_both_private_methods_draw_the_same_noise():
+    """At T = 1 Algorithm 3 is Algorithm 2 (x^_0 = x_0, u^_0 = u_0): with the same draw P_1 their iterates agree
+    exactly. Sharing one list of Generators would give DP-AccADMM the draws after DP-ADMM's."""
+    s = tiny_setup()
+    r = xu.fig2_dataset(s, PARAMS, T=1, epsilons=[0.01, 0.1], repeats=3)
+    np.testing.assert_array_equal(r["F_T"]["dp_admm"], r["F_T"]["dp_acc_admm"])
+    f1 = xu.fig1_step(s, PARAMS, 4.0, 1)
+    np.testing.assert_array_equal(f1["F"]["dp_admm"], f1["F"]["dp_acc_admm"])
+    shared = xu.noise_streams(PARAMS, "fig2", "ijcnn1", [0.1], 1)
+    first = xu.run_algorithm(s, "dp_admm", PARAMS, sigma=0.3, rngs=shared, T=1).x_T
+    second = xu.run_algorithm(s, "dp_acc_admm", PARAMS, sigma=0.3, rngs=shared, T=1).x_T
+    assert not np.allclose(first, second)
+    # and at every T the draws of a (dataset, epsilon, repeat) are the same for every step and T (paired variants)
+    a = xu.run_algorithm(s, "dp_admm", PARAMS, sigma=0.3, T=2, rngs=xu.noise_streams(PARAMS, "x", "d", [0.1], 1))
+    b = xu.run_algorithm(s, "dp_admm", PARAMS, sigma=0.3, T=5, rngs=xu.noise_streams(PARAMS, "x", "d", [0.1], 1))
+    np.testing.assert_array_equal(a.x[0], b.x[0, :3])
+
+
+def test_diverging_run_raises_naming_dataset_and_eta():
+    bad = dataclasses.replace(tiny_setup(), eta=1000.0)
     with pytest.raises(lin.DivergedError, match=r"ijcnn1: .*eta = 1000\b") as err:
-        xu.fig2_dataset(bad, PARAMS)
+        xu.fig2_dataset(bad, PARAMS, T=8, epsilons=[0.1], repeats=1)
     assert err.value.name == "ijcnn1" and err.value.eta == 1000.0
-    # a non-finite iterate stops the run at once, with the same information
-    nan_setup = dataclasses.replace(tiny_setup, eta=float("1e308"))
     with pytest.raises(lin.DivergedError, match=r"ijcnn1: .*eta = 1e\+308.*not finite"):
-        xu.run_algorithm(nan_setup, "admm", PARAMS, T=5)
-    # at the default step every noise-free run goes down
-    r = xu.fig2_dataset(tiny_setup, PARAMS)
-    for a in ("admm", "acc_admm"):
-        assert r["F_trace"][a][-1] < r["F_trace"][a][0]
+        xu.run_algorithm(dataclasses.replace(bad, eta=float("1e308")), "admm", PARAMS, T=5)
 
 
-def test_t_sweep_and_step_variant_metrics_exist_for_every_t(tiny_setup):
-    assert xu.fig2_variants(PARAMS) == {"T4": {"T": 4, "eta_rule": None}, "T16": {"T": 16, "eta_rule": None},
-                                         "conservative": {"T": 8, "eta_rule": "conservative"}}
-    results = xu.fig2_runs(tiny_setup, PARAMS)
-    m, reps = xu.fig2_dataset_metrics(tiny_setup, PARAMS, results)
-    assert set(results) == {"", "T4", "T16", "conservative"}
-    assert [results[v]["T"] for v in ("T4", "", "T16")] == [4, 8, 16]
-    headline = {k for k in m if "@" not in k}
-    for v in ("T4", "T16", "conservative"):
-        keys = {base(k) for k in m if k.endswith(f"@{v}")}
-        for e in ("eps0.01", "eps0.1"):
-            for a in xu.PRIVATE:
-                for what in ("F_T", "acc_T", "excess_F"):
-                    key = f"{what}.{a}.ijcnn1.{e}"
-                    assert key in keys and key in headline and f"{key}@{v}" in reps
-                    assert len(reps[f"{key}@{v}"]) == PARAMS["repeats"]
-        for what in ("F_T", "acc_T", "F_drop", "max_rise"):
-            assert f"{what}.admm.ijcnn1" in keys
-        assert m[f"iterations.ijcnn1@{v}"] == results[v]["T"]
-    # Theorem 1's sigma follows each T; the step variant keeps the headline T and changes eta only
-    assert m["sigma.ijcnn1.eps0.1@T16"] == pytest.approx(2 * m["sigma.ijcnn1.eps0.1@T4"])
-    assert m["eta.ijcnn1@conservative"] < m["eta.ijcnn1"]
-    # the same noise draws for both private algorithms and for every variant: the T16 run starts like the T4 run's
-    # first iterations would with the same sigma (same generator per epsilon and repeat)
-    np.testing.assert_array_equal(reps["F_T.dp_admm.ijcnn1.eps0.01"], results[""]["F_T"]["dp_admm"][0])
-    again = xu.fig2_dataset_metrics(tiny_setup, PARAMS, xu.fig2_runs(tiny_setup, PARAMS))[1]
-    np.testing.assert_array_equal(again["F_T.dp_acc_admm.ijcnn1.eps0.1@T16"], reps["F_T.dp_acc_admm.ijcnn1.eps0.1@T16"])
+def test_first_passage_and_levels():
+    gap = np.array([[1.0, 0.5, 0.2, 0.3], [1.0, 0.9, 0.8, 0.7]])
+    # crossing 0.45 between t = 1 (0.5) and t = 2 (0.2), linearly in log gap; the second row never does
+    want = 1 + np.log(0.5 / 0.45) / np.log(0.5 / 0.2)
+    np.testing.assert_allclose(xu.first_passage(gap, 0.45), [want, np.nan])
+    np.testing.assert_allclose(xu.first_passage(gap, 0.2), [2.0, np.nan])
+    assert float(xu.first_passage(gap[0], 1.0)) == 0.0 and np.isnan(xu.first_passage(gap[0], np.nan))
+    assert xu.floor_of(gap) == pytest.approx(0.5)
+    assert xu.level_between(1.0, 0.01) == pytest.approx(0.1)
+    assert np.isnan(xu.level_between(1.0, 1.5)) and np.isnan(xu.level_between(1.0, 0.0))
 
 
-@pytest.mark.parametrize("p", [1.0, 2.0])
-def test_slope_estimator_recovers_the_exponent(p):
-    t = np.arange(0, 301, dtype=float)
-    gap = np.empty_like(t)
-    gap[1:] = 3.7 / t[1:] ** p
-    gap[0] = np.inf  # t = 0 is outside every window
-    assert abs(xu.loglog_slope(gap, 10, 300) + p) <= 0.05
-    # a constant offset (a floor) makes the slope flatter, never steeper
-    assert xu.loglog_slope(gap + 1e-3, 10, 300) > -p
-    batch = np.stack([gap, 2 * gap])
-    np.testing.assert_allclose(xu.loglog_slope(batch, 10, 300), [-p, -p], atol=0.05)
-    with pytest.raises(ValueError, match="t_lo"):
-        xu.loglog_slope(gap, 0, 300)
+def test_sweep_settings_and_their_variant_metrics():
+    s = tiny_setup()
+    steps = {(e, T): xu.fig2_step(s, PARAMS, e, T) for e in (1.0, 4.0) for T in (4, 8)}
+    assert steps[(4.0, 8)]["F_T"]["dp_admm"].shape == (3, 3)   # the default: every budget, `repeats` runs
+    assert steps[(1.0, 8)]["F_T"]["dp_admm"].shape == (2, 2)   # a variant: its budgets and repeats
+    info = s.info()
+    m, reps = xu.fig2_dataset_metrics({"info": info, "steps": steps, "witness": 2.0}, PARAMS)
+    for v in ("eta1_T4", "eta1_T8", "eta4_T4", "eta4_T8"):
+        for a in xu.PRIVATE:
+            for what in ("F_T", "acc_T", "excess_F", "acc_loss"):
+                for e in ("eps0.01", "eps0.1"):
+                    assert f"{what}.{a}.ijcnn1.{e}@{v}" in reps and len(reps[f"{what}.{a}.ijcnn1.{e}@{v}"]) in (2, 3)
+    # the default's own variant holds the default's numbers on the variants' budgets
+    np.testing.assert_array_equal(reps["F_T.dp_acc_admm.ijcnn1.eps0.1@eta4_T8"], reps["F_T.dp_acc_admm.ijcnn1.eps0.1"])
+    assert "F_T.dp_admm.ijcnn1.eps0.02@eta4_T8" not in m
+    assert m["eta.ijcnn1@eta1_T4"] == 1.0 and m["iterations.ijcnn1@eta1_T4"] == 4
+    # Theorem 1's sigma follows T
+    assert m["sigma.ijcnn1.eps0.1@eta1_T8"] == pytest.approx(np.sqrt(2) * m["sigma.ijcnn1.eps0.1@eta1_T4"])
+    # the references: F(x_0) = log 2 at x_0 = 0; the excess of staying at x_0; the majority rate
+    assert m["F_x0.ijcnn1"] == pytest.approx(np.log(2.0))
+    assert m["excess_x0.dp_acc_admm.ijcnn1"] == pytest.approx(np.log(2.0) - m["F_T.acc_admm.ijcnn1"])
+    assert m["majority_rate.ijcnn1"] == pytest.approx(max(np.mean(s.y_test > 0), np.mean(s.y_test < 0)))
+    assert m["acc_gain_x0.dp_admm.ijcnn1"] == pytest.approx(m["acc_T.admm.ijcnn1"] - m["majority_rate.ijcnn1"])
 
 
-def test_replace_one_witness_is_twice_the_proofs_sensitivity(tiny_setup):
-    w = xu.replace_one_witness(tiny_setup.problem)
+def test_fig1_metrics_speed_floor_and_rate():
+    s = tiny_setup()
+    steps = {(e, T): xu.fig1_step(s, PARAMS, e, T) for e in (1.0, 4.0) for T in (4, 8)}
+    assert set(steps[(4.0, 8)]["cpu_per_iter"]) == set(xu.ALGORITHMS)
+    ref = xu.reference_minimum({"acc_admm": xu.fig1_reference(s, PARAMS, "acc_admm")})
+    d = {"info": s.info(), "reference": ref, "steps": steps}
+    m, reps = xu.fig1_dataset_metrics(d, PARAMS)
+    assert m["gap_x0.ijcnn1"] == pytest.approx(np.log(2.0) - ref["F_star"])
+    assert len(reps["excess_T.acc_pair.ijcnn1"]) == PARAMS["repeats"]
+    assert len(reps["excess_T.acc_pair.ijcnn1@eta1_T4"]) == PARAMS["variants"]["repeats"]
+    F = steps[(4.0, 8)]["F"]
+    np.testing.assert_allclose(reps["second_half.dp_admm.ijcnn1"],
+                               (F["dp_admm"][:, 8] - ref["F_star"]) / (F["dp_admm"][:, 4] - ref["F_star"]))
+    # the speed ratio: the iterations the private method takes to its level over the noise-free one's
+    g = {a: F[a] - ref["F_star"] for a in xu.ALGORITHMS}
+    level = xu.level_between(m["gap_x0.ijcnn1"], xu.floor_of(g["dp_acc_admm"]))
+    want = xu.first_passage(g["dp_acc_admm"], level) / xu.first_passage(g["acc_admm"][0], level)
+    np.testing.assert_allclose(reps["speed_ratio.acc_pair.ijcnn1"], want)
+    # up to x_2 the two private methods agree (same draws, first extrapolation weight 0): the level lies below it
+    np.testing.assert_array_equal(F["dp_admm"][:, :3], F["dp_acc_admm"][:, :3])
+    level = xu.level_between(g["dp_admm"].mean(0)[2], max(xu.floor_of(g["dp_admm"]), xu.floor_of(g["dp_acc_admm"])))
+    np.testing.assert_allclose(reps["iters_to_level.dp_admm.ijcnn1"], xu.first_passage(g["dp_admm"], level))
+    assert m["cpu_per_iter.dp_admm.ijcnn1"] > 0
+    # the rates: AccADMM's gap over ADMM's at a tenth, a third and the end of the longest run at the same step
+    F8 = steps[(4.0, 8)]["F"]
+    for label, t in (("t_tenth", 0), ("t_third", 2), ("t_end", 8)):
+        assert m[f"gap_ratio.acc_over_admm.ijcnn1.{label}@eta4_T4"] == pytest.approx(
+            (F8["acc_admm"][0, t] - ref["F_star"]) / (F8["admm"][0, t] - ref["F_star"]))
+    assert m["lowest_short_minus_F_star.ijcnn1"] >= -1e-12  # F* lies below every short run
+
+
+def test_replace_one_witness_is_twice_the_proofs_sensitivity():
+    w = xu.replace_one_witness(tiny_setup().problem)
     assert 1.99 < w <= 2.0  # the proof of Theorem 1 takes 1 (Delta = c/n)
 
 
-def test_metrics_documented_and_claims_well_formed(tiny_setup):
-    claims = load_claims()
-    documented = claims["metrics"]
-    r1 = xu.fig1_dataset(tiny_setup, PARAMS)
-    m1, rep1 = xu.fig1_metrics("ijcnn1", r1, PARAMS)
-    m1c, _ = xu.fig1_metrics("ijcnn1", r1, PARAMS, "conservative")
-    m2, rep2 = xu.fig2_dataset_metrics(tiny_setup, PARAMS, xu.fig2_runs(tiny_setup, PARAMS))
-    for item, m, rep in (("fig1", {**m1, **m1c}, rep1), ("fig2", m2, rep2)):
-        keys = {base(k) for k in m}
-        assert keys <= set(documented[item]), keys - set(documented[item])
-        assert set(rep) <= set(m)  # every per-repeat key is also a flat key (its mean)
-        for k, v in rep.items():
-            assert m[k] == pytest.approx(float(np.mean(v)))
-    variants = claims["variants"]
-    kinds = {"approx", "equal", "less", "greater", "monotone", "range", "true", "false", "ratio_range"}
-    ids = [c["id"] for c in claims["claims"]]
-    assert len(ids) == len(set(ids))
-    for c in claims["claims"]:
-        assert c["id"].startswith(f"xu2020_dpaccadmm.{c['item']}.")
-        assert c["checks"] or c.get("not_checkable")
-        for v in c.get("variants", []):
-            assert v in variants and variants[v].get("item", c["item"]) == c["item"]
-        for ch in c["checks"]:
-            assert ch["kind"] in kinds
-            for key in [ch.get("metric"), ch.get("left"), ch.get("right"), *ch.get("metrics", [])]:
-                if isinstance(key, str):
-                    assert key in documented[c["item"]], (c["id"], key)
-    # variant names follow the config's sweep
-    v = config_mod.item_params(xu.PAPER, "fig2")["variants"]
-    assert {f"T{t}" for t in v["iterations"] if t != 100} | set(v["eta_rules"]) == \
-        {k for k in variants if re.fullmatch(r"T\d+|conservative", k)}
-
-
-def test_fig1_gaps_rates_and_fig2_shapes(tiny_setup):
-    r = xu.fig1_dataset(tiny_setup, PARAMS)
-    assert r["lowest_short_minus_F_star"] >= -1e-12  # F* lies below every short run
-    assert r["gap"]["dp_acc_admm"].shape == (PARAMS["repeats"], PARAMS["iterations"] + 1)
-    assert np.all(np.diff(r["cpu_time"]["admm"]) >= 0)
-    m, rep = xu.fig1_metrics("ijcnn1", r, PARAMS)
-    assert len(rep["excess_T.acc_pair.ijcnn1"]) == PARAMS["repeats"]
-    assert m["slope.acc_admm.ijcnn1"] == pytest.approx(float(xu.loglog_slope(r["gap"]["acc_admm"], 2, 8)[0]))
-    r2 = xu.fig2_dataset(tiny_setup, PARAMS)
-    assert r2["F_T"]["dp_admm"].shape == (3, PARAMS["repeats"]) and r2["F_T"]["admm"].shape == (1, 1)
-    assert np.all(np.diff(r2["sigma"]) < 0)
-    p = xu.privacy_metrics("ijcnn1", tiny_setup.problem, PARAMS, r2)
-    # the paper's sensitivity: accounting never exceeds the target
-    assert p["eps_rdp_over_target_max.ijcnn1"] <= 1 + 1e-9
-    # replace-one: RDP over all orders exceeds the target at some budget, tight PLD does not
-    assert p["eps_rdp_replace_one_over_target_max.ijcnn1"] > 1
-    assert all(p[f"eps_pld_replace_one_over_target.ijcnn1.{xu.eps_key(e)}"] <= 1 for e in PARAMS["epsilons"])
-    # every total is the accountant's on the noise the runs used, as recorded (one record per budget and repeat)
+def test_privacy_totals_from_the_runs_records():
+    s = tiny_setup()
+    r2 = xu.fig2_dataset(s, PARAMS, T=8, epsilons=PARAMS["epsilons"], repeats=PARAMS["repeats"])
+    p = xu.privacy_metrics(PARAMS, r2)
+    assert p["eps_rdp_over_target_max"] <= 1 + 1e-9   # the paper's sensitivity: accounting never exceeds the target
+    assert p["eps_rdp_replace_one_over_target_max"] > 1  # replace-one: RDP over all orders exceeds it at some budget
+    assert all(p[f"eps_pld_replace_one_over_target.{xu.eps_key(e)}"] <= 1 for e in PARAMS["epsilons"])
     assert len(r2["spends"]) == 3 * PARAMS["repeats"]
     for i, e in enumerate(PARAMS["epsilons"]):
         record, k = r2["spends"][i * PARAMS["repeats"]], xu.eps_key(e)
-        assert record.event.event.noise_multiplier == r2["sigma"][i] / (2.0 / tiny_setup.problem.n)
-        assert p[f"eps_rdp_replace_one.ijcnn1.{k}"] == xu.xu2020.accounted_epsilon(
-            r2["sigma"][i], PARAMS["iterations"], tiny_setup.problem.n, sensitivity_factor=2.0)
-        assert p[f"eps_rdp.ijcnn1.{k}"] == xu.xu2020.accounted_epsilon(
-            r2["sigma"][i], PARAMS["iterations"], tiny_setup.problem.n, sensitivity_factor=1.0)
+        assert record.event.event.noise_multiplier == r2["sigma"][i] / (2.0 / s.problem.n)
+        assert p[f"eps_rdp_replace_one.{k}"] == xu.xu2020.accounted_epsilon(r2["sigma"][i], 8, s.problem.n,
+                                                                             sensitivity_factor=2.0)
+    ratios = xu.theorem2_noise_ratios(PARAMS, [0.01, 0.02, 0.05, 0.1])
+    assert ratios["theorem2_noise_ratio.eps0.01_eps0.02"] == pytest.approx(3.997, abs=1e-3)
+    assert xu.theorem2_noise_ratios(PARAMS, [0.01, 0.1]) == {}
+
+
+def test_feature_scaling():
+    X_tr = np.array([[0.0, 10.0], [2.0, 30.0], [1.0, 20.0]])
+    X_te = np.array([[4.0, 10.0]])
+    a, b = xu.scale_features(X_tr, X_te, "minmax")
+    np.testing.assert_allclose(a, [[-1, -1], [1, 1], [0, 0]])
+    np.testing.assert_allclose(b, [[3, -1]])  # the test split with the training split's map
+    assert xu.scale_features(X_tr, X_te, "none")[0] is X_tr
+    with pytest.raises(ValueError, match="feature scaling"):
+        xu.scale_features(X_tr, X_te, "zscore")
+    params = {**PARAMS, "datasets": ["bio_train"], "variants": {"feature_scaling": {"bio_train": "minmax"}}}
+    assert xu.scaling_variants(params) == {"bio_train": "minmax"}
+    # its headline setting and its own reference run are jobs of their own
+    assert xu.parts_fig1(params)[-3:] == ["bio_train.ref.acc_admm", "bio_train.minmax", "bio_train.minmax.ref.acc_admm"]
+    assert xu.parts_fig2(params)[-1] == "bio_train.minmax"
 
 
 def _synthetic_root(tmp_path: Path) -> Path:
@@ -199,34 +220,81 @@ def _synthetic_root(tmp_path: Path) -> Path:
     proc = tmp_path / "resources" / "processed"
     proc.mkdir(parents=True)
     np.savez(proc / "ijcnn1.npz", **arrays)
-    (proc / "ijcnn1.json").write_text(json.dumps({"name": "ijcnn1", "available": True,
+    npz = {"sha256": hashlib.sha256((proc / "ijcnn1.npz").read_bytes()).hexdigest(),
+           "size": (proc / "ijcnn1.npz").stat().st_size}
+    (proc / "ijcnn1.json").write_text(json.dumps({"name": "ijcnn1", "available": True, "npz": npz,
                                                   "arrays": {k: list(v.shape) for k, v in arrays.items()}}))
     (proc / "bio_train.json").write_text(json.dumps({"name": "bio_train", "available": False,
                                                      "reason": "could not obtain the archive"}))
     return tmp_path
 
 
+def test_setup_memo_saves_the_graph_and_the_tuning(tmp_path, monkeypatch):
+    root = _synthetic_root(tmp_path)
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(root))
+    params = {**PARAMS, "eta": "tuned", "graph": {"alphas": [0.3, 0.1], "tol": 1e-3}}
+    first = xu.setup("ijcnn1", params)
+    memo = list((root / "resources" / "cache" / xu.PAPER).glob("ijcnn1-*.json"))
+    assert len(memo) == 1
+    content = json.loads(memo[0].read_text())
+    assert content["edges"] == first.graph.edges.tolist() and set(content["tuning"]) == {"1.0", "4.0"}
+    again = xu.setup("ijcnn1", params)  # read from the memo: the same problem, graph and step
+    assert again.eta == first.eta and again.tuning == first.tuning and again.graph.seconds == first.graph.seconds
+    np.testing.assert_array_equal(again.problem.A.toarray(), first.problem.A.toarray())
+    # other settings are another memo; a step given as a number needs no tuning
+    xu.setup("ijcnn1", {**params, "eta_grid": [2.0]})
+    assert len(list(memo[0].parent.glob("ijcnn1-*.json"))) == 2
+    fixed = xu.setup("ijcnn1", {**params, "eta": 0.7})
+    assert fixed.eta == 0.7 and fixed.eta_source == "config" and fixed.tuning == {}
+
+
+def test_metrics_documented_and_claims_well_formed(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(_synthetic_root(tmp_path)))
+    claims = load_claims()
+    documented = claims["metrics"]
+    params = {**PARAMS, "graph": {"alphas": [0.3, 0.1], "tol": 1e-3}, "rho_sweep": {"rhos": [10.0], "epsilons": [0.05]},
+              "datasets": ["ijcnn1", "bio_train"]}
+    for item in ("table1", "fig1", "fig2"):
+        run = getattr(xu, f"run_{item}")(params)
+        out = getattr(xu, f"metrics_{item}")(run)
+        keys = {base(k) for k in out["metrics"]}
+        assert keys <= set(documented[item]), sorted(keys - set(documented[item]))[:10]
+        assert set(out.get("repeats", {})) <= set(out["metrics"])
+
+
 def test_items_on_a_synthetic_root(tmp_path, monkeypatch):
     monkeypatch.setenv("REPRO_DPADMM_ROOT", str(_synthetic_root(tmp_path)))
     params = {**PARAMS, "datasets": ["ijcnn1", "bio_train"], "graph": {"alphas": [0.3, 0.1], "tol": 1e-3},
-              "variants": {"iterations": [4], "eta_rules": ["conservative"], "epsilons": [0.01]}}
+              "eta": "tuned", "rho_sweep": {"rhos": [10.0], "epsilons": [0.05]}}
     t1 = xu.run_table1(params)
     m1 = xu.metrics_table1(t1)["metrics"]
     assert m1["n_train.ijcnn1"] == 300 and m1["available.bio_train"] is False
     assert m1["status.bio_train"] == xu.UNAVAILABLE and "n_train.bio_train" not in m1
+    assert m1["eta.ijcnn1"] in (1.0, 4.0) and {"tune_F.admm.ijcnn1.eta1", "tune_F.acc_admm.ijcnn1.eta4"} <= set(m1)
     assert "| ijcnn1 | 300 | 49990 |" in xu.table_table1(t1, m1)
-    f1 = xu.run_fig1({**params, "variants": {"eta_rules": ["conservative"]}})
+    assert xu.parts_fig1(params)[:5] == ["ijcnn1.eta1.T4", "ijcnn1.eta1.T8", "ijcnn1.eta4.T4", "ijcnn1.eta4.T8",
+                                         "ijcnn1.ref.acc_admm"]
+    f1 = xu.run_fig1(params)
     out1 = xu.metrics_fig1(f1)
-    assert set(xu.plot_fig1(f1)) == {"fig1", "fig1_conservative"}
+    assert set(xu.plot_fig1(f1)) == {"fig1", "fig1_sweep"}
     assert out1["metrics"]["status.bio_train"] == xu.UNAVAILABLE
-    assert "gap_T.dp_admm.ijcnn1@conservative" in out1["repeats"] and "F_star.ijcnn1" in out1["metrics"]
+    assert "gap_T.dp_admm.ijcnn1@eta1_T4" in out1["repeats"] and "F_star.ijcnn1" in out1["metrics"]
     assert "bio_train**: not run" in xu.table_fig1(f1, out1["metrics"])
+    assert "ijcnn1.rho" in xu.parts_fig2(params)
     f2 = xu.run_fig2(params)
     out2 = xu.metrics_fig2(f2)
-    assert set(xu.plot_fig2(f2)) == {"fig2", "fig2_variants"} and f2["variants"] == ["T4", "conservative"]
-    assert out2["metrics"]["iterations.ijcnn1@T4"] == 4 and "eps_pld_replace_one.ijcnn1.eps0.1" in out2["metrics"]
+    assert set(xu.plot_fig2(f2)) == {"fig2", "fig2_sweep"}
+    assert out2["metrics"]["iterations.ijcnn1@eta1_T4"] == 4 and "eps_pld_replace_one.eps0.1" in out2["metrics"]
+    assert len(out2["repeats"]["excess_F.dp_admm.ijcnn1.eps0.05.rho10"]) == PARAMS["repeats"]
     assert set(out2["repeats"]) <= set(out2["metrics"])
     assert "PLD, 2c/n (replace-one)" in xu.table_fig2(f2, out2["metrics"])
+    # without a sweep only the tuned step runs; the other grid steps' parts hold nothing
+    plain = {k: v for k, v in params.items() if k != "variants"}
+    assert xu.parts_fig2(plain) == ["ijcnn1.eta1.T8", "ijcnn1.eta4.T8", "ijcnn1.rho", "bio_train.eta1.T8",
+                                    "bio_train.eta4.T8", "bio_train.rho"]
+    f2p = xu.run_fig2(plain)
+    assert list(f2p["datasets"]["ijcnn1"]["steps"]) == [(out2["metrics"]["eta.ijcnn1"], 8)]
+    assert not any("@" in k for k in xu.metrics_fig2(f2p)["metrics"])
 
 
 @pytest.mark.mirror
@@ -246,7 +314,9 @@ def test_smoke_table1_through_runner(processed_root, tmp_path):
     on_disk = json.loads((tmp_path / "table1" / "metrics.json").read_text())
     assert on_disk == metrics
     assert metrics["n_train.ijcnn1"] == 49990 and metrics["n_test.ijcnn1"] == 91701 and metrics["d.ijcnn1"] == 22
-    assert metrics["edges.ijcnn1"] >= 22 and metrics["eta.ijcnn1"] > 0
+    assert metrics["edges.ijcnn1"] >= 22 and metrics["eta.ijcnn1"] in params["eta_grid"]
     if not metrics["available.bio_train"]:
         assert metrics["status.bio_train"] == "not run: dataset unavailable"
+    else:
+        assert metrics["majority_rate.bio_train"] > 0.99 and metrics["max_abs_feature_raw.bio_train"] > 1e4
     assert (tmp_path / "table1" / "table1.html").stat().st_size > 0
