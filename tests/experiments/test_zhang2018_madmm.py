@@ -88,7 +88,7 @@ def test_private_items_run_plot_and_report(small_adult):
     assert mt["a3.L_final_mean.black"] == pytest.approx(rep["a3.L_final_mean.black"].mean())
     # a swept PP setting stands in for both PP roles; a swept DVP q2 for black
     assert mt["a3.L_final_mean.blue@pp_1.10_1.00"] == mt["a3.L_final_mean.red@pp_1.10_1.00"]
-    assert "a3.L_final_mean.black@black_1.02" in mt and "a3.L_final_mean.magenta@black_1.02" not in mt
+    assert mt["a3.L_final_mean.black@dvp_1.02"] == mt["a3.L_final_mean.magenta@dvp_1.02"]
     assert mt["a3.L_range_late.blue_twin@fixed_epsilon.se"] >= 0 and "a3.P_final.blue_twin" in mt
     # the extra network: the four curves with their own references
     assert {"a3.L_final_mean.blue@n6", "L_star@n6", "L_init@n6", "N@n6"} <= set(mt) and mt["N@n6"] == 6

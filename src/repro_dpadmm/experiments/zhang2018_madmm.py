@@ -134,9 +134,10 @@ def pp_variant(q1: float, q2: float) -> str:
     return f"pp_{_fmt_q(q1)}_{_fmt_q(q2)}"
 
 
-def black_variant(q2: float) -> str:
-    """Variant name of a swept q2 of DVP's growing-noise (black) curve."""
-    return f"black_{_fmt_q(q2)}"
+def dvp_variant(q2: float) -> str:
+    """Variant name of a swept DVP setting, eta = theta, alpha(t) = alpha(1) q2^(t-1) (it stands in for the black and
+    the magenta curve)."""
+    return f"dvp_{_fmt_q(q2)}"
 
 
 def curve_specs(params: dict, alpha1: float, T: int, N: int, seed: int, item: str) -> dict:
@@ -150,9 +151,9 @@ def curve_specs(params: dict, alpha1: float, T: int, N: int, seed: int, item: st
     * `node_varying` (group 'paper'), per listed curve c: 'c_nodes' with node-specific q1_i = q1 + s1 u_i and
       q2_i = q2 + s2 v_i (u evenly spaced on [-1, 1], v a seeded permutation of u): ICML §5.2's "eta_i(t) and
       alpha_i(t) vary from node to node".
-    * `sweep` (group 'sweep'): PP at every listed (q1, q2) (variant 'pp_<q1>_<q2>' of the blue and red keys) and DVP's
-      growing-noise curve at every listed q2 (variant 'black_<q2>' of the black keys); points equal to a paper curve
-      are that curve."""
+    * `sweep` (group 'sweep'): PP at every listed (q1, q2) (variant 'pp_<q1>_<q2>' of the blue and red keys) and DVP
+      at every listed q2 (run 'black_<q2>', variant 'dvp_<q2>' of the black and magenta keys); points equal to a paper
+      curve are that curve."""
     theta = float(params["theta"])
     specs = {}
 
@@ -193,8 +194,8 @@ def curve_specs(params: dict, alpha1: float, T: int, N: int, seed: int, item: st
             add(name, float(q1), float(q2), name, "sweep", None, variant=name)
     for q2 in sw.get("dvp_q2") or []:
         if (1.0, float(q2)) not in taken:
-            name = black_variant(float(q2))
-            add(name, 1.0, float(q2), name, "sweep", None, variant=name)
+            name = f"black_{_fmt_q(float(q2))}"  # the run's name and noise stream label
+            add(name, 1.0, float(q2), name, "sweep", None, variant=dvp_variant(float(q2)))
     return specs
 
 
@@ -255,10 +256,13 @@ def late_deviation(L: np.ndarray) -> np.ndarray:
 def private_metrics(results: dict, T: int, seed: int, item: str) -> tuple[dict, dict]:
     """Figs. 2-4 metrics per noise level a<alpha1> and run. A paper curve, twin or node-varying run c writes
     '<a>.<metric>.<key>' (a fixed-epsilon twin under the variant '@fixed_epsilon'); a swept PP point V writes the blue
-    and red keys under '@V' (it can stand in for either role), a swept DVP point the black keys. Metrics: L_mean(T)
+    and red keys under '@V' (it can stand in for either role), a swept DVP point the black and magenta keys. Metrics: L_mean(T)
     (per-repeat L(T) in `repeats`), the paper's stability measure L_range at T and its mean over t > T/2 (each with a
     bootstrap standard error '.se'), the per-run late deviation (repeats), the share of the initial gap closed
-    (L(0) - L(T)) / (L(0) - L*) (repeats), P(T), Newton steps (paper curves). Returns (metrics, repeats)."""
+    (L(0) - L(T)) / (L(0) - L*) and the share closed in the second half (L(T/2) - L(T)) / (L(0) - L*) (repeats;
+    a converged curve has little left to close), the degradation by the noise (L(T) - L_np(T)) / (L(0) - L_np(T))
+    against the noise-free run of the same penalty schedule (paper curves and twins), P(T), Newton steps (paper
+    curves). Returns (metrics, repeats)."""
     m, rep = {"L_zero": L_ZERO}, {}
     boot = np.random.default_rng(seed_sequence(seed, PAPER, item, "bootstrap"))
     nets = {}  # the network's facts and references: the item's own (None) and each extra network's
@@ -279,14 +283,19 @@ def private_metrics(results: dict, T: int, seed: int, item: str) -> tuple[dict, 
     for a, net, name, c in runs:
         k = f"a{a:g}"
         L_star, L_init = nets[net]["L_star"], nets[net]["L_init"]
-        keys = [c["key"]] if c["key"] else (["blue", "red"] if c["q1"] > 1 else ["black"])
+        keys = [c["key"]] if c["key"] else (["blue", "red"] if c["q1"] > 1 else ["black", "magenta"])
         at = f"@{c['variant'] or net}" if (c["variant"] or net) else ""
         rs = range_se(c["L"], boot, T // 2 + 1)
         LT = c["L"][:, -1]
+        # the noise-free run of the same (common) penalty schedule, for the paper's curves and the twins
+        L_np = nets[net]["L_nonprivate"].get(c["q1"]) if c["group"] == "paper" and not name.endswith("_nodes") else None
         for key in keys:
             rep[f"{k}.L_final_mean.{key}{at}"] = LT
             rep[f"{k}.L_dev_late.{key}{at}"] = late_deviation(c["L"])
             rep[f"{k}.gap_closed.{key}{at}"] = (L_init - LT) / (L_init - L_star)
+            rep[f"{k}.late_progress.{key}{at}"] = (c["L"][:, T // 2] - LT) / (L_init - L_star)
+            if L_np is not None:
+                rep[f"{k}.degradation.{key}{at}"] = (LT - L_np) / (L_init - L_np)
             m[f"{k}.L_final_range.{key}{at}"] = rs["final"]
             m[f"{k}.L_final_range.{key}{at}.se"] = rs["final_se"]
             m[f"{k}.L_range_late.{key}{at}"] = rs["late"]
