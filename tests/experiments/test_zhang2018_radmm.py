@@ -46,7 +46,7 @@ def test_fig1_runs_plots_and_reports(small_adult):
     assert m["N5.radmm.even_over_admm.se"] > 0 and m["N5.radmm.even_over_admm@g5.se"] > 0
     # one local solve per odd iteration: the run's Newton steps are those of K solves, against ADMM's 2K
     assert m["N5.g0.2.newton_ratio"] == m["N5.g0.2.newton_steps_total"] / m["N5.admm.newton_steps_total"]
-    assert m["N5.L_init"] > m["N5.L_star"] and m["L_zero"] == pytest.approx(np.log(2))
+    assert m["N5.L_init"] > m["N5.L_star"]
     # gamma -> larger: the even (linearised) steps move less, so the loss rises less at even steps
     assert m["N5.g5.even_increase_mean"] <= m["N5.g0.2.even_increase_mean"]
 
@@ -69,7 +69,7 @@ def test_fig2_matches_every_comparator_to_radmm_and_reports_the_recorded_totals(
         for method in ("dvp", "dvp@dvp_eta2", "pp", "pp@pp_1.01_1.00", "pp@pp_1.05_1.00"):
             assert mt[f"{a}.P_final.{method}"] == pytest.approx(target, rel=1e-8)
     assert m["repeats"]["a1.improvement.dvp"].shape == (2,) and m["repeats"]["L_init"].shape == (2,)
-    assert mt["L_star"] < mt["L_init"]
+    assert mt["L_star"] < mt["L_init"] and mt["L_zero"] == pytest.approx(np.log(2), rel=1e-12)
     assert list(er.plot_fig2(res)) == ["fig2", "fig2_ours"]
     table = er.table_fig2(res, mt)
     assert "`a1.alpha_dvp`" in table and "`a3.floor_pp@pp_1.01_1.00`" in table and "L_final" not in table

@@ -192,6 +192,12 @@ def average_loss(data: NodeData, f):
     return local_loss(data, f).mean(axis=-1)
 
 
+def zero_model_loss(data: NodeData) -> float:
+    """L of the zero model f_i = 0 on the nodes' data: the trivial reference every trained model must beat (ln 2 for
+    the logistic loss, whatever the data, since every margin is 0)."""
+    return float(average_loss(data, np.zeros((1, data.n_nodes, data.dim)))[0])
+
+
 # --------------------------------------------------------------------------------------------------- local solver
 @dataclass(frozen=True)
 class LocalSolve:

@@ -7,8 +7,8 @@ Private runs record what they spent (History.spends, algorithms.decentralized); 
 are taken from those records, and the curves P(t) from the schedules the records hold.
 
 Metrics name every loss beside its trivial references: `L_init` (L(0), the loss of the random starting point, per
-repeat) and `L_zero` (ln 2, the loss of the zero model), so that a comparison can say when a curve is no better than
-where it started.
+repeat) and `L_zero` (the loss of the zero model on the item's data, ln 2), so that a comparison can say when a curve
+is no better than a model that learnt nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from .plotting import accuracy_privacy, metrics_table, range_se, summary
 
 PAPER = "zhang2018_madmm"
 DATASET = "adult_zhang2018"
-L_ZERO = float(np.log(2.0))  # L(0-vector): every margin is 0, the logistic loss ln 2
 
 
 def _adult():
@@ -68,7 +67,8 @@ def fig1(X, y, params: dict, seed: int) -> dict:
     }
     cap = float(params.get("eta_cap", 5.0))
     penalties = {"a": eta_a, "const_eta": np.broadcast_to(eta1, (T_long, N)), "capped": np.minimum(eta_a, cap)}
-    out = {"L_star": L_star, "L_init": float(dz.average_loss(data, f0)[0]), "T": T, "T_long": T_long,
+    out = {"L_star": L_star, "L_init": float(dz.average_loss(data, f0)[0]), "L_zero": dz.zero_model_loss(data),
+           "T": T, "T_long": T_long,
            "theta_time_varying": thetas["time_varying"][:T], "theta_per_node": thetas["per_node"][0],
            "inv_eta_sum": (1.0 / eta_a).sum(axis=0), "eta_cap": cap, "b": {}}
     for group, eta in penalties.items():
@@ -96,7 +96,7 @@ def fig1_metrics(res: dict) -> dict:
     with the penalty capped ('capped.'). Panel (b), per q1: L(T), the distance at T and T_long, their plateau ratio,
     L(T/4) - L*. References: L*, L(0) = L_init, ln 2 = L_zero; min_i sum_t 1/eta_i(t) (finite: the freeze)."""
     T, L_star = res["T"], res["L_star"]
-    m = {"L_star": L_star, "L_init": res["L_init"], "L_zero": L_ZERO, "T_long": res["T_long"],
+    m = {"L_star": L_star, "L_init": res["L_init"], "L_zero": res["L_zero"], "T_long": res["T_long"],
          "eta_cap": res["eta_cap"], "inv_eta_sum_min": float(res["inv_eta_sum"].min())}
     for name, r in res["a"].items():
         m[f"a.L_final.{name}"] = r["L"][T]
@@ -253,7 +253,7 @@ def late_deviation(L: np.ndarray) -> np.ndarray:
     return np.abs(late - late.mean(axis=0)).mean(axis=1)
 
 
-def private_metrics(results: dict, T: int, seed: int, item: str) -> tuple[dict, dict]:
+def private_metrics(results: dict, T: int, seed: int, item: str, L_zero: float) -> tuple[dict, dict]:
     """Figs. 2-4 metrics per noise level a<alpha1> and run. A paper curve, twin or node-varying run c writes
     '<a>.<metric>.<key>' (a fixed-epsilon twin under the variant '@fixed_epsilon'); a swept PP point V writes the blue
     and red keys under '@V' (it can stand in for either role), a swept DVP point the black and magenta keys. Metrics: L_mean(T)
@@ -262,8 +262,8 @@ def private_metrics(results: dict, T: int, seed: int, item: str) -> tuple[dict, 
     (L(0) - L(T)) / (L(0) - L*) and the share closed in the second half (L(T/2) - L(T)) / (L(0) - L*) (repeats;
     a converged curve has little left to close), the degradation by the noise (L(T) - L_np(T)) / (L(0) - L_np(T))
     against the noise-free run of the same penalty schedule (paper curves and twins), P(T), Newton steps (paper
-    curves). Returns (metrics, repeats)."""
-    m, rep = {"L_zero": L_ZERO}, {}
+    curves). L_zero: the zero model's loss on the item's data. Returns (metrics, repeats)."""
+    m, rep = {"L_zero": L_zero}, {}
     boot = np.random.default_rng(seed_sequence(seed, PAPER, item, "bootstrap"))
     nets = {}  # the network's facts and references: the item's own (None) and each extra network's
     for res in results.values():
@@ -418,7 +418,9 @@ def _run_private(params: dict, item: str) -> dict:
             continue
         merged["curves"].update(r["curves"])
         merged.update({f: v for f, v in r.items() if f not in ("curves", "network")})
-    out = {"item": item, "T": int(params["iterations"]), "seed": seed, "alphas": alphas}
+    data, _ = _network(X, y, params, seed, item)
+    out = {"item": item, "T": int(params["iterations"]), "seed": seed, "alphas": alphas,
+           "L_zero": dz.zero_model_loss(data)}
     if item == "fig4":  # the uneven-vs-even claim: P(T) of the same curves with an even split of the same graph
         out["P_even"] = P_final_for_split(X, y, params, seed, item, "even", params["alpha1"][0])
     return out
@@ -528,7 +530,7 @@ plot_fig2 = plot_fig3 = plot_fig4 = plot_private
 
 def metrics_private(res: dict) -> dict:
     """`private_metrics` of every alpha(1); Fig. 4 adds P(T) of the even split ('P_final_even.<curve>')."""
-    m, rep = private_metrics(res["alphas"], res["T"], res["seed"], res["item"])
+    m, rep = private_metrics(res["alphas"], res["T"], res["seed"], res["item"], res["L_zero"])
     m.update({f"P_final_even.{n}": v for n, v in res.get("P_even", {}).items()})
     return {"metrics": m, "repeats": rep}
 

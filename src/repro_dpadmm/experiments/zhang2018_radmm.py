@@ -6,8 +6,9 @@ Private runs record what they spent (History.spends, algorithms.decentralized); 
 are taken from those records, and the curves P(t) from the schedules the records hold. The DVP / PP noise is matched
 to R-ADMM's P(T) before the runs, by bisection on the bounds.
 
-Every loss is written beside its trivial references: `L_init` (L(0) of the random starting point, per repeat) and
-`L_zero` (ln 2, the zero model). Figures: `<item>` in the paper's form, `<item>_ours` with our additions.
+Every loss compared is written beside its trivial references: `L_init` (L(0) of the random starting point, per
+repeat) and `L_zero` (the zero model's loss on the item's data, ln 2). Figures: `<item>` in the paper's form,
+`<item>_ours` with our additions.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from .plotting import accuracy_privacy, metrics_table, summary
 
 PAPER = "zhang2018_radmm"
 DATASET = "adult_zhang2018"
-L_ZERO = float(np.log(2.0))  # L(0-vector): every margin is 0, the logistic loss ln 2
 
 
 def _adult():
@@ -116,7 +116,7 @@ def fig1_metrics(res: dict, T: int, gamma_default: float) -> dict:
     steps (passes over the data) of the whole run over ADMM's. The default gamma's metrics are also written as
     '<net>.radmm.<metric>', the other gammas' as '<net>.radmm.<metric>@g<gamma>' (variants)."""
     th = half_odd(T)
-    m = {"t_half": th, "L_zero": L_ZERO}
+    m = {"t_half": th}
     for net, r in res.items():
         Ls, a = r["L_star"], r["admm"]
         m[f"{net}.L_star"] = Ls
@@ -259,14 +259,15 @@ def _private_curve(h) -> dict:
             "newton_steps_max": h.meta["newton_steps_max"], "newton_steps_mean": h.meta["newton_steps_mean"]}
 
 
-def fig2_metrics(results: dict) -> tuple[dict, dict]:
+def fig2_metrics(results: dict, L_zero: float) -> tuple[dict, dict]:
     """Fig. 2 metrics per noise level a<alpha> (R-ADMM's alpha): P(T) of each method and the matched alphas; per
     method L_mean(T) (per-repeat L(T) in `repeats`), L_range(T), Newton steps; the improvement of R-ADMM over each
     comparator, L_comparator(T) - L_R-ADMM(T) per repeat. The headline comparators write the keys '... .dvp' and
     '... .pp'; every other setting V of a comparator writes '... .dvp@V' / '... .pp@V' (claims-file variants).
-    References: L* (`L_star`), L(0) per repeat (`L_init`, the same starting points for every method), ln 2."""
+    References: L* (`L_star`), L(0) per repeat (`L_init`, the same starting points for every method), the zero
+    model's loss L_zero."""
     first = next(r for r in results.values() if "L_star" in r)
-    m, rep = {"L_star": first["L_star"], "L_zero": L_ZERO}, {"L_init": first["L_init"]}
+    m, rep = {"L_star": first["L_star"], "L_zero": L_zero}, {"L_init": first["L_init"]}
     for a, r in results.items():
         k = f"a{a:g}"
         m[f"{k}.P_target"] = r["target"]
@@ -320,14 +321,14 @@ def fig3(X, y, params: dict, seed: int, alpha: float) -> dict:
 PAPER_FIG3_AXIS = (0.38, 0.44)  # the y-axis of Allerton Fig. 3 ("Average Loss", ticks 0.38 to 0.44)
 
 
-def fig3_metrics(results: dict, T: int, alpha_default: float) -> tuple[dict, dict]:
+def fig3_metrics(results: dict, T: int, alpha_default: float, L_zero: float) -> tuple[dict, dict]:
     """Fig. 3 metrics per noise level (the default alpha's as plain keys, every other alpha a as '<key>@alpha<a>'):
     the re-tuned alpha range, max_t |P_fixed(t) - P_varying(t)|, P(T); per curve L_mean(T) (per-repeat L(T) in
     `repeats`), L_range(T), the mean of L over t > T/2 (per repeat), the lowest and highest L_mean(t) over t > T/2
     (where the curves sit against the paper's axis, 0.38-0.44) and Newton steps. References L*, L(0) per repeat,
-    ln 2."""
+    the zero model's loss L_zero."""
     first = results[alpha_default]
-    m, rep = {"L_star": first["L_star"], "L_zero": L_ZERO, "paper_axis_lo": PAPER_FIG3_AXIS[0],
+    m, rep = {"L_star": first["L_star"], "L_zero": L_zero, "paper_axis_lo": PAPER_FIG3_AXIS[0],
               "paper_axis_hi": PAPER_FIG3_AXIS[1]}, {"L_init": first["L_init"]}
     for a, res in results.items():
         at = "" if a == alpha_default else f"@alpha{a:g}"
@@ -427,13 +428,15 @@ def part_fig2(params: dict, key: str) -> dict:
 def run_fig2(params: dict) -> dict:
     """Fig. 2 on Adult at every R-ADMM noise level of params['alphas'], combined from its parts."""
     keys = _fig2_parts(params)
+    X, y = _adult()
+    data, _ = _network(X, y, params, params["graph"], int(params["seed"]), "fig2")
     alphas = {}
     for k, r in gather(PAPER, "fig2", params).items():
         merged = alphas.setdefault(keys[k][0], {"curves": {}, "match": {}, "comparators": {}})
         for f in ("curves", "match", "comparators"):
             merged[f].update(r[f])
         merged.update({f: v for f, v in r.items() if f not in ("curves", "match", "comparators")})
-    return {"pp_default": params["pp_default"], "alphas": alphas}
+    return {"pp_default": params["pp_default"], "alphas": alphas, "L_zero": dz.zero_model_loss(data)}
 
 
 _COLORS = {"radmm": "tab:red", "dvp": "black", "pp": "tab:blue"}
@@ -477,7 +480,7 @@ def plot_fig2(res: dict) -> dict:
 
 
 def metrics_fig2(res: dict) -> dict:
-    m, rep = fig2_metrics(res["alphas"])
+    m, rep = fig2_metrics(res["alphas"], res["L_zero"])
     return {"metrics": m, "repeats": rep}
 
 
@@ -505,7 +508,10 @@ def part_fig3(params: dict, key: str) -> dict:
 def run_fig3(params: dict) -> dict:
     """Fig. 3 on Adult (`fig3`) at every noise level, with T and the default alpha for the metrics."""
     keys = _fig3_alphas(params)
+    X, y = _adult()
+    data, _ = _network(X, y, params, params["graph"], int(params["seed"]), "fig3")
     return {"alphas": {keys[k]: r for k, r in gather(PAPER, "fig3", params).items()}, "T": int(params["iterations"]),
+            "L_zero": dz.zero_model_loss(data),
             "alpha": float(params["alpha"]), "q": float(params["q"]), "gamma": float(params["gamma"])}
 
 
@@ -554,7 +560,7 @@ def plot_fig3(res: dict) -> dict:
 
 
 def metrics_fig3(res: dict) -> dict:
-    m, rep = fig3_metrics(res["alphas"], res["T"], res["alpha"])
+    m, rep = fig3_metrics(res["alphas"], res["T"], res["alpha"], res["L_zero"])
     return {"metrics": m, "repeats": rep}
 
 
