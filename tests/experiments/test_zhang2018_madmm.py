@@ -89,6 +89,9 @@ def test_private_items_run_plot_and_report(small_adult):
     # a swept PP setting stands in for both PP roles; a swept DVP q2 for black
     assert mt["a3.L_final_mean.blue@pp_1.10_1.00"] == mt["a3.L_final_mean.red@pp_1.10_1.00"]
     assert mt["a3.L_final_mean.black@dvp_1.02"] == mt["a3.L_final_mean.magenta@dvp_1.02"]
+    # a paper curve stands in for the other role of its method under its own setting's name
+    assert mt["a3.L_final_mean.red@pp_1.05_1.04"] == mt["a3.L_final_mean.blue"]
+    assert mt["a3.P_final.magenta@dvp_1.04"] == mt["a3.P_final.black"] and "a3.L_final_mean.blue@pp_1.00_1.04" not in mt
     assert mt["a3.L_range_late.blue_twin@fixed_epsilon.se"] >= 0 and "a3.P_final.blue_twin" in mt
     # the extra network: the four curves with their own references
     assert {"a3.L_final_mean.blue@n6", "L_star@n6", "L_init@n6", "N@n6"} <= set(mt) and mt["N@n6"] == 6

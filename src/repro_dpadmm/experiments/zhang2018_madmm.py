@@ -256,7 +256,8 @@ def late_deviation(L: np.ndarray) -> np.ndarray:
 def private_metrics(results: dict, T: int, seed: int, item: str, L_zero: float) -> tuple[dict, dict]:
     """Figs. 2-4 metrics per noise level a<alpha1> and run. A paper curve, twin or node-varying run c writes
     '<a>.<metric>.<key>' (a fixed-epsilon twin under the variant '@fixed_epsilon'); a swept PP point V writes the blue
-    and red keys under '@V' (it can stand in for either role), a swept DVP point the black and magenta keys. Metrics: L_mean(T)
+    and red keys under '@V' (it can stand in for either role), a swept DVP point the black and magenta keys, and each
+    paper curve the other role's keys under its setting's name. Metrics: L_mean(T)
     (per-repeat L(T) in `repeats`), the paper's stability measure L_range at T and its mean over t > T/2 (each with a
     bootstrap standard error '.se'), the per-run late deviation (repeats), the share of the initial gap closed
     (L(0) - L(T)) / (L(0) - L*) and the share closed in the second half (L(T/2) - L(T)) / (L(0) - L*) (repeats;
@@ -280,6 +281,12 @@ def private_metrics(results: dict, T: int, seed: int, item: str, L_zero: float) 
     runs = [(a, None, c_name, c) for a, res in results.items() for c_name, c in res["curves"].items()]
     runs += [(a, net, c_name, c) for a, res in results.items() for net, r in res.get("networks", {}).items()
              for c_name, c in r["curves"].items()]
+    roles = {"blue": "red", "red": "blue", "black": "magenta", "magenta": "black"}
+    # every PP setting can stand in for either PP role and every DVP setting for either DVP role: a paper curve is
+    # also written as the variant of its setting under the other role (blue's (1.05, 1.04) as red@pp_1.05_1.04)
+    runs += [(a, None, c_name, {**c, "key": roles[c_name], "group": "sweep",
+                                "variant": pp_variant(c["q1"], c["q2"]) if c["q1"] > 1 else dvp_variant(c["q2"])})
+             for a, res in results.items() for c_name, c in res["curves"].items() if c_name in roles]
     for a, net, name, c in runs:
         k = f"a{a:g}"
         L_star, L_init = nets[net]["L_star"], nets[net]["L_init"]
