@@ -519,13 +519,14 @@ def plot_private(res: dict) -> dict:
                 ax.scatter(x, yv, color=_COLORS[name], s=60, zorder=3, label=_label(name, c))
             elif c["group"] == "sweep":
                 ax.scatter(x, yv, color="tab:blue" if c["q1"] > 1 else "grey", marker="x", s=30)
-                ax.annotate(name, (x, yv), fontsize=6)
+                ax.annotate(c["variant"], (x, yv), fontsize=6)
             elif name.endswith("_nodes"):
                 ax.scatter(x, yv, color=_COLORS.get(name[:-6], "k"), marker="^", s=40,
                            label=f"{name[:-6]}, node-varying q1_i, q2_i")
-        ax.axhline(r.get("L_star", np.nan), color="grey", ls=":", lw=1)
+        ax.axhline(r.get("L_star", np.nan), color="grey", ls=":", lw=1, label="L at f_c*")
+        ax.axhline(res["L_zero"], color="grey", ls="--", lw=1, label="the zero model")
         ax.set(title=f"alpha(1) = {a:g}: every setting, (P(T), L_mean(T)) (x: swept)", xlabel="P(T)",
-               ylabel="L_mean(T)", xscale="log")
+               ylabel="L_mean(T)", xscale="log", yscale="log")
         ax.legend(fontsize=7)
     ours.tight_layout()
     figs[f"{res['item']}_ours"] = ours
