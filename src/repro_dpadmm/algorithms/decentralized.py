@@ -1,8 +1,8 @@
 """Decentralised ADMM over a connected graph: conventional ADMM, M-ADMM, penalty perturbation (PP), DVP, R-ADMM.
 
 Papers: X. Zhang, M. M. Khalili, M. Liu, "Improving the Privacy and Accuracy of ADMM-Based Distributed Algorithms",
-ICML 2018 (ZKL-ICML, SPEC §4), and "Recycled ADMM: Improve Privacy and Accuracy with Less Computation in Distributed
-Algorithms", Allerton 2018 (ZKL-RADMM, SPEC §5).
+ICML 2018 (ZKL-ICML), and "Recycled ADMM: Improve Privacy and Accuracy with Less Computation in Distributed
+Algorithms", Allerton 2018 (ZKL-RADMM).
 
 Every node i holds B_i samples and the local objective O(f, D_i) = (C/B_i) sum_n L(y f^T x) + (rho/N) R(f) with the
 logistic loss L and R(f) = ||f||^2 / 2 (ICML eq. (2)). All nodes and all repeats run together in the matrix form of
@@ -13,9 +13,9 @@ of node i occupies the columns of f_i (see NodeData). One sparse product then ev
 every node and repeat, and its transpose gives every node's gradient; node means use the weights 1/B_i. Nothing is
 padded, and Adult's one-hot rows (about 12 non-zeros of 105) make these products cheap.
 
-Exact local solves (ICML (10)/(25), Allerton (12)/(28)): damped Newton (backtracking on the local objective, SPEC
-§0.5(3)) on the strictly convex local objective, warm-started at f_i(t), for all nodes and repeats at once, until
-every ||grad||/kappa_i <= tol (a bound on the distance to the exact minimiser); a solve that cannot meet it raises
+Exact local solves (ICML (10)/(25), Allerton (12)/(28)): damped Newton (backtracking on the local objective) on the
+strictly convex local objective, warm-started at f_i(t), for all nodes and repeats at once, until every
+||grad||/kappa_i <= tol (a bound on the distance to the exact minimiser); a solve that cannot meet it raises
 NotConvergedError, so no iterate is ever computed from a half-solved local problem. Each Newton system is
 solved by preconditioned conjugate gradients with exact Hessian-vector products (a dense d x d Hessian per node and
 repeat would cost n d^2 per step; a Hessian shared by the repeats made the steps diverge under noise).
@@ -217,7 +217,7 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
                 flat_below: float = 0.3, z_start=None) -> LocalSolve:
     """argmin_f  phi(f) = C (1/B_i) sum_n L(y f^T x) + (kappa_i / 2) ||f||^2 + b_i^T f  for every repeat and node.
 
-    Damped Newton (SPEC §0.5(3)) from the warm start f_start (R, N, d); kappa (N,), b (R, N, d). Each Newton system
+    Damped Newton from the warm start f_start (R, N, d); kappa (N,), b (R, N, d). Each Newton system
     is solved by conjugate gradients with exact Hessian-vector products (two sparse products over all nodes and
     repeats), preconditioned by the majoriser C X_i^T X_i / (4 B_i) + kappa_i I (one eigen-decomposition per node for
     the whole run, valid for every kappa). The step length is found by backtracking on phi itself (Armijo, halving),
@@ -226,7 +226,7 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
     round-off. A problem stops when ||grad phi|| / kappa_i <= tol: phi is kappa_i-strongly convex, so this bounds
     the distance to its exact minimiser by tol. If any problem has not met it after max_steps Newton steps (or its
     line search cannot decrease phi), NotConvergedError names the problem, the step and the residual.
-    `damped=False` is plain Newton (full steps), kept only to show why it is unsafe (SPEC §0.5(3)).
+    `damped=False` is plain Newton (full steps), kept only to show why it is unsafe (it diverges from some starts).
 
     Active set: a problem that met tol takes no further step, and the CG iterations stop once every unconverged
     problem meets its forcing target. While most problems are unconverged they are solved in the column layout of
@@ -599,7 +599,8 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
     eta: eta_i(t) for t = 1..T, shape (T, N) (per node) or (T,) (common); T is its length.
     theta: dual steps, (T, N), (T,) or scalar (fixed, time-varying or per node); alpha: alpha_i(t) or None.
     Convergence (Thm 3.1) needs eta_i(t+1) >= eta_i(t) >= theta; theta > eta is rejected.
-    With eta = theta this is conventional ADMM (8)-(9) and, with noise, DVP (SPEC §4.5).
+    With eta = theta this is conventional ADMM (8)-(9) and, with noise, DVP (ICML §4: 'if eta_i(t+1) = eta = theta ... reduced to the dual
+    variable perturbation').
     Traces: 'L' (R, T+1) average loss, 'dist' ||f-hat(t) - 1 f_c*^T||_F if fc is given, 'dual_sum' (R, T+1) the
     invariant ||sum_i lambda_i(t)|| (`dual_sum`; it leaves 0 when theta differs between nodes), 'newton_steps' (R, T)
     the most Newton steps of any node's local solve at t = 1..T; meta 'step_seconds' (T,): wall time of each
@@ -663,9 +664,9 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
     """Recycled ADMM (Allerton Algorithm 1, eqs. (10)-(13)); with `alpha`, private R-ADMM (Algorithm 2, (27)-(29)).
 
     Iterations t = 1..2K alternate odd (2k-1: exact ADMM step with data) and even (2k: linearised step from stored
-    quantities only). eta, gamma: scalars or per-iteration arrays of length 2K (R-ADMM + M-ADMM, SPEC §5.5 F3:
+    quantities only). eta, gamma: scalars or per-iteration arrays of length 2K (R-ADMM + M-ADMM, Allerton Fig. 3:
     the odd step uses eta(2k-1), the even step eta(2k) and gamma(2k)). theta: dual step (default eta, as in
-    conventional ADMM; SPEC §5.5 uses theta = 1 when eta varies). alpha: alpha_i(k), shape (K, N) or scalar.
+    conventional ADMM; Fig. 3 uses theta = 1 when eta varies). alpha: alpha_i(k), shape (K, N) or scalar.
     The gradient grad O(f_i(2k-1)) used at 2k is recycled from the KKT condition (15) of the odd step.
     Traces as m_admm's ('newton_steps' per odd iteration); meta 'odd_seconds', 'even_seconds' (K,): wall time of
     each odd update (local solves, recycled gradient, dual step) and of each even update (no data access).

@@ -1,4 +1,4 @@
-"""ZKL-RADMM items (SPEC §5.5): per item `run_<item>(params)` (loads Adult, runs), `plot_<item>(result)` ({file name:
+"""ZKL-RADMM items: per item `run_<item>(params)` (loads Adult, runs), `plot_<item>(result)` ({file name:
 figure}), `metrics_<item>(result)` (write_metrics keyword arguments) and, where the notebook shows one,
 `table_<item>(result, metrics)`; below them pure functions over arrays (`fig1`, `fig2`, `fig3`, ...).
 
