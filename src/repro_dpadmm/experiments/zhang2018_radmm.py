@@ -447,7 +447,7 @@ _LABELS = {"radmm": "private R-ADMM", "dvp": "private ADMM (DVP)", "pp": "privat
 def plot_fig2(res: dict) -> dict:
     """'fig2', the paper's form: accuracy (L_mean(t) with L_range(t) bars, capped at 1.5) above privacy (P(t)) of
     private R-ADMM, DVP and PP (the headline settings), one column per alpha. 'fig2_ours': per alpha, L_mean(T) of
-    every comparator setting against R-ADMM's, with the starting loss L(0)."""
+    every comparator setting against R-ADMM's, with the zero model's loss and the starting loss L(0)."""
     import matplotlib.pyplot as plt
 
     columns = []
@@ -465,14 +465,17 @@ def plot_fig2(res: dict) -> dict:
     ours, axes = plt.subplots(1, len(res["alphas"]), figsize=(7 * len(res["alphas"]), 5), squeeze=False)
     for ax, (a, r) in zip(axes[0], res["alphas"].items()):
         names = [n for n in r["curves"] if n != "radmm"]
-        vals = [r["curves"][n]["L"][:, -1].mean() for n in names]
-        colors = [_COLORS[r["comparators"][n]["method"]] for n in names]
-        ax.barh(range(len(names)), vals, color=colors, alpha=0.7)
+        for y, n in enumerate(names):
+            L = r["curves"][n]["L"][:, -1]
+            ax.errorbar(L.mean(), y, xerr=[[L.mean() - L.min()], [L.max() - L.mean()]], fmt="o", capsize=2,
+                        color=_COLORS[r["comparators"][n]["method"]])
         ax.set_yticks(range(len(names)), names, fontsize=7)
         ax.axvline(r["curves"]["radmm"]["L"][:, -1].mean(), color=_COLORS["radmm"], label="private R-ADMM")
+        ax.axvline(res["L_zero"], color="grey", ls=":", label="the zero model")
         if "L_init" in r:
             ax.axvline(float(np.mean(r["L_init"])), color="grey", ls="--", label="L(0), the starting point")
-        ax.set(xscale="log", xlabel="L_mean(T)", title=f"alpha = {a:g}: every comparator setting at R-ADMM's P(T)")
+        ax.set(xscale="log", xlabel="L_mean(T) (bars: min to max over the runs)",
+               title=f"alpha = {a:g}: every comparator setting at R-ADMM's P(T)")
         ax.legend(fontsize=8)
     ours.tight_layout()
     figs["fig2_ours"] = ours
