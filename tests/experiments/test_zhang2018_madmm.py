@@ -53,6 +53,14 @@ def test_node_varying_and_swept_settings():
     assert set(k for k, s in specs.items() if s["group"] == "sweep") == {"pp_1.10_1.00", "black_1.02"}
     with pytest.raises(ValueError, match="below 1"):
         em.curve_specs({**params, "node_varying": {"spread": [0.0, 0.01], "curves": ["magenta"]}}, 3.0, 6, 5, 0, "t")
+    # a swept spread scales the same node pattern and is a variant of the same keys, run with the swept settings
+    params["node_varying"]["spread_sweep"] = [[0.005, 0.04]]
+    specs = em.curve_specs(params, 3.0, 6, 5, 0, "t")
+    s = specs["blue_nodes_0.005_0.04"]
+    assert (s["group"], s["key"], s["variant"]) == ("sweep", "blue_nodes", "nodes_0.005_0.04")
+    assert np.allclose(s["eta"][1] / 0.5 - 1.05, (specs["blue_nodes"]["eta"][1] / 0.5 - 1.05) / 2)
+    assert np.allclose(s["alpha"][1] / 3.0 - 1.04, (specs["blue_nodes"]["alpha"][1] / 3.0 - 1.04) * 2)
+    assert "alpha3_sweep" in em._alpha_keys({**params, "alpha1": [3.0], "sweep": None})
 
 
 def test_range_se_is_the_papers_range_with_a_bootstrap_standard_error():

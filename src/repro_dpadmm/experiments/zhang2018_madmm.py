@@ -150,7 +150,8 @@ def curve_specs(params: dict, alpha1: float, T: int, N: int, seed: int, item: st
       so its overall perturbation is eta_c(t) / theta times smaller: a variant, `fixed_epsilon`).
     * `node_varying` (group 'paper'), per listed curve c: 'c_nodes' with node-specific q1_i = q1 + s1 u_i and
       q2_i = q2 + s2 v_i (u evenly spaced on [-1, 1], v a seeded permutation of u): ICML §5.2's "eta_i(t) and
-      alpha_i(t) vary from node to node".
+      alpha_i(t) vary from node to node". Each (s1, s2) of its `spread_sweep` (group 'sweep') adds 'c_nodes_<s1>_<s2>',
+      the same u and v scaled, written as the variant 'nodes_<s1>_<s2>' of the 'c_nodes' keys.
     * `sweep` (group 'sweep'): PP at every listed (q1, q2) (variant 'pp_<q1>_<q2>' of the blue and red keys) and DVP
       at every listed q2 (run 'black_<q2>', variant 'dvp_<q2>' of the black and magenta keys); points equal to a paper
       curve are that curve."""
@@ -174,18 +175,21 @@ def curve_specs(params: dict, alpha1: float, T: int, N: int, seed: int, item: st
         add(f"{c}_twin_fixed_eps", 1.0, q2, c, "paper", f"{c}_twin", variant="fixed_epsilon", alpha=alpha_c)
     nv = params.get("node_varying")
     if nv:
-        s1, s2 = (float(s) for s in nv["spread"])
         u = np.linspace(-1.0, 1.0, N)
         v = u[np.random.default_rng(seed_sequence(seed, PAPER, item, "node_varying")).permutation(N)]
+        spreads = [(tuple(nv["spread"]), "paper")] + [(tuple(sp), "sweep") for sp in nv.get("spread_sweep") or []]
         for c in nv["curves"]:
             if c not in curves:
                 raise ValueError(f"node_varying.curves: {c!r} is not a curve; curves: {list(curves)}")
             q1, q2 = curves[c]
-            q1_i, q2_i = (q1 + s1 * u if q1 > 1 else np.ones(N)), q2 + s2 * v
-            if np.any(q1_i < 1) or np.any(q2_i < 1):
-                raise ValueError(f"node_varying.spread {nv['spread']} takes a growth factor of {c!r} below 1")
-            add(f"{c}_nodes", q1, q2, f"{c}_nodes", "paper", f"{c}_nodes", eta=dz.geometric(theta, q1_i, T),
-                alpha=dz.geometric(alpha1, q2_i, T))
+            for (s1, s2), group in spreads:
+                q1_i, q2_i = (q1 + float(s1) * u if q1 > 1 else np.ones(N)), q2 + float(s2) * v
+                if np.any(q1_i < 1) or np.any(q2_i < 1):
+                    raise ValueError(f"node_varying spread {[s1, s2]} takes a growth factor of {c!r} below 1")
+                variant = None if group == "paper" else f"nodes_{float(s1):g}_{float(s2):g}"
+                name = f"{c}_nodes" if variant is None else f"{c}_{variant}"
+                add(name, q1, q2, name, group, f"{c}_nodes", variant=variant, eta=dz.geometric(theta, q1_i, T),
+                    alpha=dz.geometric(alpha1, q2_i, T))
     sw = params.get("sweep") or {}
     taken = set(curves.values())
     for q1, q2 in sw.get("pp") or []:
@@ -392,12 +396,13 @@ def table_fig1(res: dict, metrics: dict) -> str:
 
 def _alpha_keys(params: dict) -> dict[str, tuple[float, set, str | None]]:
     """{part key: (alpha(1), groups, network)}: each private item runs as one part per alpha(1) for the paper's curves
-    (with the twins, node-varying runs and references), where `sweep` is set one more for the swept settings, and
-    one per extra network (the paper's four curves on it)."""
+    (with the twins, node-varying runs and references), where `sweep` or a node-varying `spread_sweep` is set one
+    more for the swept settings, and one per extra network (the paper's four curves on it)."""
     keys = {}
+    swept = params.get("sweep") or (params.get("node_varying") or {}).get("spread_sweep")
     for a in params["alpha1"]:
         keys[f"alpha{float(a):g}"] = (float(a), {"paper"}, None)
-        if params.get("sweep"):
+        if swept:
             keys[f"alpha{float(a):g}_sweep"] = (float(a), {"sweep"}, None)
         for net in params.get("extra_networks") or {}:
             keys[f"alpha{float(a):g}_{net}"] = (float(a), {"paper"}, net)
