@@ -21,6 +21,7 @@ from ..privacy.bounds import zhang2018 as bounds
 from ..rng import seed_sequence
 from .parts import gather
 from .plotting import accuracy_privacy, metrics_table, range_se, summary
+from .progress import progress
 
 PAPER = "zhang2018_madmm"
 DATASET = "adult_zhang2018"
@@ -71,10 +72,10 @@ def fig1(X, y, params: dict, seed: int) -> dict:
            "T": T, "T_long": T_long,
            "theta_time_varying": thetas["time_varying"][:T], "theta_per_node": thetas["per_node"][0],
            "inv_eta_sum": (1.0 / eta_a).sum(axis=0), "eta_cap": cap, "b": {}}
-    for group, eta in penalties.items():
+    for group, eta in progress(penalties.items(), "(a) penalties", name=lambda kv: kv[0]):
         out[group] = {name: _trace(dz.m_admm(data, A, C=C, rho=rho, eta=eta, theta=th, f0=f0, fc=fc,
                                              **_solver(params))) for name, th in thetas.items()}
-    for q1 in params["q1_list"]:
+    for q1 in progress(params["q1_list"], "(b) common penalty", name=lambda q: f"q1 = {q}"):
         eta = dz.geometric(float(params["eta_b"]), float(q1), T_long)
         out["b"][float(q1)] = _trace(dz.m_admm(data, A, C=C, rho=rho, eta=eta, theta=np.full(T_long,
                                                                                                float(params["theta_b"])),
