@@ -85,6 +85,7 @@ def test_privacy_comes_from_the_runs_records_and_equals_the_theorem_on_the_sched
 
 def test_private_items_run_plot_and_report(small_adult):
     params = {**PRIVATE, "alpha1": [3.0, 5.0], "twins": ["blue"], "sweep": {"pp": [[1.1, 1.0]], "dvp_q2": [1.02]},
+              "node_varying": {"spread": [0.01, 0.01], "spread_sweep": [[0.02, 0.02]], "curves": ["blue"]},
               "extra_networks": {"n6": {"kind": "erdos_renyi", "nodes": 6, "p": 0.6, "seed": 1}}}
     assert em.parts_fig2(params) == ["alpha3", "alpha3_sweep", "alpha3_n6", "alpha5", "alpha5_sweep", "alpha5_n6"]
     res = em.run_fig2(params)
@@ -101,6 +102,8 @@ def test_private_items_run_plot_and_report(small_adult):
     assert mt["a3.L_final_mean.red@pp_1.05_1.04"] == mt["a3.L_final_mean.blue"]
     assert mt["a3.P_final.magenta@dvp_1.04"] == mt["a3.P_final.black"] and "a3.L_final_mean.blue@pp_1.00_1.04" not in mt
     assert mt["a3.L_range_late.blue_twin@fixed_epsilon.se"] >= 0 and "a3.P_final.blue_twin" in mt
+    # a swept spread of the node-varying schedules: a variant of the '<c>_nodes' keys, a wider spread a larger P(T)
+    assert mt["a3.P_final.blue_nodes@nodes_0.02_0.02"] > mt["a3.P_final.blue_nodes"] > mt["a3.P_final.blue"]
     # the extra network: the four curves with their own references
     assert {"a3.L_final_mean.blue@n6", "L_star@n6", "L_init@n6", "N@n6"} <= set(mt) and mt["N@n6"] == 6
     assert rep["L_init@n6"].shape == (3,) and mt["L_zero"] == pytest.approx(np.log(2))

@@ -77,9 +77,9 @@ def fig1(X, y, params: dict, seed: int) -> dict:
                                              **_solver(params))) for name, th in thetas.items()}
     for q1 in progress(params["q1_list"], "(b) common penalty", name=lambda q: f"q1 = {q}"):
         eta = dz.geometric(float(params["eta_b"]), float(q1), T_long)
-        out["b"][float(q1)] = _trace(dz.m_admm(data, A, C=C, rho=rho, eta=eta, theta=np.full(T_long,
-                                                                                               float(params["theta_b"])),
-                                               f0=f0, fc=fc, **_solver(params)))
+        theta_b = np.full(T_long, float(params["theta_b"]))
+        out["b"][float(q1)] = _trace(dz.m_admm(data, A, C=C, rho=rho, eta=eta, theta=theta_b, f0=f0, fc=fc,
+                                               **_solver(params)))
     return out
 
 
@@ -87,7 +87,8 @@ def _trace(h) -> dict:
     lam = h.meta["lambda_final"][0]
     return {"L": h.traces["L"][0], "dist": h.traces["dist"][0], "dual_sum": h.traces["dual_sum"][0],
             "lambda_norm": float(np.sqrt((lam ** 2).sum())),
-            "newton_steps_max": int(h.traces["newton_steps"][0].max()), "newton_steps_mean": h.meta["newton_steps_mean"]}
+            "newton_steps_max": int(h.traces["newton_steps"][0].max()),
+            "newton_steps_mean": h.meta["newton_steps_mean"]}
 
 
 def fig1_metrics(res: dict) -> dict:
@@ -523,6 +524,9 @@ def plot_private(res: dict) -> dict:
             x, yv = c["P_total"], c["L_mean"][-1]
             if name in _PAPER_CURVES:
                 ax.scatter(x, yv, color=_COLORS[name], s=60, zorder=3, label=_label(name, c))
+            elif c["group"] == "sweep" and (c["key"] or "").endswith("_nodes"):  # a swept spread of c_nodes
+                ax.scatter(x, yv, edgecolors=_COLORS.get(c["key"][:-6], "k"), marker="^", s=30, facecolors="none")
+                ax.annotate(c["variant"], (x, yv), fontsize=6)
             elif c["group"] == "sweep":
                 ax.scatter(x, yv, color="tab:blue" if c["q1"] > 1 else "grey", marker="x", s=30)
                 ax.annotate(c["variant"], (x, yv), fontsize=6)
