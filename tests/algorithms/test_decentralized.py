@@ -78,6 +78,42 @@ def test_admm_and_madmm_converge_to_centralised_optimum():
     assert np.linalg.norm(g) < 1e-3
 
 
+def test_dual_invariant_holds_for_a_common_theta_and_breaks_for_per_node_thetas():
+    """sum_i lambda_i(t) stays 0 when every node uses the same dual step (fixed or time-varying): ICML (14), 1^T (D - A)
+    = 0. With node-specific theta_i it leaves 0, and the consensus M-ADMM then settles on is not f_c* of (1), even
+    with constant penalties (Lemma 3.1 needs Lambda in the column space of D - A)."""
+    X, y, data = zkl_problem()
+    C, rho, T = 5.0, 1.0, 400
+    fc = dz.centralized_optimum(data, C, rho)
+    f0 = np.random.default_rng(1).standard_normal((1, 4, 5))
+    eta = np.full((T, 4), 0.6)
+    runs = {"fixed": np.full(T, 0.5), "time_varying": 0.3 + 0.25 * np.random.default_rng(2).random(T),
+            "per_node": np.broadcast_to([0.5, 0.55, 0.3, 0.45], (T, 4))}
+    h = {n: dz.m_admm(data, RING4, C=C, rho=rho, eta=eta, theta=th, f0=f0, fc=fc) for n, th in runs.items()}
+    for n in ("fixed", "time_varying"):
+        assert h[n].traces["dual_sum"].shape == (1, T + 1) and h[n].traces["dual_sum"].max() < 1e-12
+        assert h[n].traces["dist"][0, -1] < 1e-6 * h[n].traces["dist"][0, 0]
+    pn = h["per_node"]
+    assert pn.traces["dual_sum"][0, -1] > 1e-3
+    assert np.isclose(pn.traces["dual_sum"][0, -1], np.linalg.norm(pn.meta["lambda_final"][0].sum(0)))
+    # it does converge (to consensus), but away from f_c*: the distance stops falling
+    assert pn.traces["dist"][0, -1] > 1e-3 and abs(pn.traces["dist"][0, -1] - pn.traces["dist"][0, T // 2]) < 1e-6
+    f = pn.meta["f_final"][0]
+    assert np.abs(f - f.mean(0)).max() < 1e-6
+
+
+def test_runs_record_their_step_times_and_newton_steps():
+    X, y, data = zkl_problem()
+    f0 = np.zeros((2, 4, 5))
+    h = dz.conventional_admm(data, RING4, C=5.0, rho=1.0, eta=0.5, T=6, f0=f0)
+    assert h.meta["step_seconds"].shape == (6,) and np.all(h.meta["step_seconds"] > 0)
+    assert h.meta["local_solves"] == 6 * 2 * 4 and h.meta["newton_steps_total"] >= h.meta["local_solves"]
+    hr = dz.r_admm(data, RING4, C=5.0, rho=1.0, eta=0.5, gamma=0.2, K=3, f0=f0)
+    assert hr.meta["odd_seconds"].shape == hr.meta["even_seconds"].shape == (3,)
+    assert hr.meta["local_solves"] == 3 * 2 * 4  # one local solve per node and repeat per odd iteration only
+    assert hr.traces["dual_sum"].max() < 1e-12 and hr.traces["dual_sum"].shape == (2, 7)
+
+
 def test_local_solve_is_exact():
     X, y, data = zkl_problem()
     rng = np.random.default_rng(3)

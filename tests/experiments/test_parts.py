@@ -13,7 +13,7 @@ from _zkl_synth import adult_like
 
 PARAMS = {"graph": {"kind": "five_node"}, "split": "even", "C": 20.0, "rho": 1.0, "iterations": 4, "repeats": 3,
           "theta": 0.5, "curves": {"blue": {"q1": 1.05, "q2": 1.04}, "black": {"q1": 1.0, "q2": 1.04}},
-          "equal_noise": {"blue_eta_const": {"of": "blue", "q1": 1.0}}, "alpha1": [3.0, 5.0], "newton_tol": 1e-10,
+          "twins": ["blue"], "alpha1": [3.0, 5.0], "newton_tol": 1e-10,
           "seed": 0}
 
 
@@ -23,7 +23,7 @@ def small_adult(monkeypatch):
 
 
 def test_split_item_combines_to_the_whole_runs_numbers(small_adult, tmp_path):
-    assert parts.is_split("zhang2018_madmm", "fig2") and not parts.is_split("zhang2018_madmm", "fig3")
+    assert parts.is_split("zhang2018_madmm", "fig2") and not parts.is_split("zhang2018_madmm", "fig1")
     assert not parts.is_split("demo", "item") and parts.part_keys("demo", "item", {}) == []  # no experiment module
     assert parts.part_keys("zhang2018_madmm", "fig2", PARAMS) == ["alpha3", "alpha5"]
     combined = em.run_fig2(PARAMS)["alphas"]
@@ -39,7 +39,7 @@ def test_split_item_combines_to_the_whole_runs_numbers(small_adult, tmp_path):
 
 def test_an_item_sharing_the_code_but_not_split_computes_its_pieces_silently(small_adult):
     said = []
-    got = parts.gather("zhang2018_madmm", "fig3", PARAMS, lambda k: k.upper(), keys=["alpha3"], log=said.append)
+    got = parts.gather("xu2020_dpaccadmm", "fig1", {}, lambda k: k.upper(), keys=["alpha3"], log=said.append)
     assert got == {"alpha3": "ALPHA3"} and said == []
     with pytest.raises(ValueError, match="are not its part keys"):  # a split item's pieces are its parts
         parts.gather("zhang2018_madmm", "fig2", PARAMS, keys=["alpha3"])

@@ -1,5 +1,6 @@
 """experiments.zhang2018_madmm: the ZKL-ICML items run / plot / metrics / table on a small stand-in for Adult; the
-equal-noise twin; P(t) and P(T) taken from the runs' records."""
+twins at equal overall perturbation and at equal eps; node-varying schedules; the swept settings and the extra
+network written as variants; the references; P(t) and P(T) taken from the runs' records; Fig. 1's dual invariant."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import numpy as np
 import pytest
 
 from repro_dpadmm.experiments import zhang2018_madmm as em
+from repro_dpadmm.experiments.plotting import range_se
 from repro_dpadmm.privacy.bounds import zhang2018 as bounds
 
 from _zkl_synth import adult_like
@@ -21,14 +23,52 @@ def small_adult(monkeypatch):
     monkeypatch.setattr(em, "_adult", lambda: adult_like())
 
 
-def test_equal_noise_twin_reuses_the_noise_draws_of_its_curve():
+def test_twins_keep_the_draws_and_either_the_overall_perturbation_or_the_noise():
+    """ICML §6.1-6.2: the overall perturbation is 2 eta_i V_i eps_i, eps_i = unit / alpha_i (same draws): the equal-
+    perturbation twin keeps eta / alpha, the fixed-epsilon twin keeps alpha; both have eta = theta."""
+    specs = em.curve_specs({**PRIVATE, "twins": ["blue", "black"]}, 3.0, 6, 5, 0, "t")
+    b, tw, fe = specs["blue"], specs["blue_twin"], specs["blue_twin_fixed_eps"]
+    assert tw["stream"] == fe["stream"] == "blue" and np.all(tw["eta"] == 0.5) and np.all(fe["eta"] == 0.5)
+    assert np.allclose(tw["eta"] / tw["alpha"], b["eta"] / b["alpha"], rtol=1e-14)
+    assert np.array_equal(fe["alpha"], b["alpha"]) and (tw["key"], tw["variant"]) == ("blue_twin", None)
+    assert (fe["key"], fe["variant"]) == ("blue_twin", "fixed_epsilon")
     X, y = adult_like()
-    params = {**PRIVATE, "equal_noise": {"same": {"of": "blue", "q1": 1.05}, "eta_const": {"of": "blue", "q1": 1.0}}}
-    c = em.private_comparison(X, y, params, 0, 3.0, "t")["curves"]
-    assert np.array_equal(c["same"]["L"], c["blue"]["L"])  # same schedule and same draws: the same runs
-    assert not np.allclose(c["eta_const"]["L"], c["black"]["L"])  # black: same schedule, its own draws
-    m, rep = em.private_metrics({3.0: {"curves": c, "B": np.full(5, 80), "V": np.ones(5), "N": 5}}, 4)
-    assert rep["a3.L_dev_late.blue"].shape == (3,) and m["a3.L_final_mean.blue"] == rep["a3.L_final_mean.blue"].mean()
+    c = em.private_comparison(X, y, {**PRIVATE, "twins": ["black"]}, 0, 3.0, "t")["curves"]
+    # a curve whose eta is already theta is its own equal-perturbation twin: the same runs, bit for bit
+    assert np.array_equal(c["black_twin"]["L"], c["black"]["L"])
+    with pytest.raises(ValueError, match="not a curve"):
+        em.curve_specs({**PRIVATE, "twins": ["green"]}, 3.0, 6, 5, 0, "t")
+
+
+def test_node_varying_and_swept_settings():
+    params = {**PRIVATE, "curves": {**PRIVATE["curves"], "magenta": {"q1": 1.0, "q2": 1.0}},
+              "node_varying": {"spread": [0.01, 0.02], "curves": ["blue", "black"]},
+              "sweep": {"pp": [[1.05, 1.04], [1.1, 1.0]], "dvp_q2": [1.02]}}
+    specs = em.curve_specs(params, 3.0, 6, 5, 0, "t")
+    q1_i = specs["blue_nodes"]["eta"][1] / 0.5  # eta_i(2) = theta q1_i
+    assert np.allclose(np.sort(q1_i), np.linspace(1.04, 1.06, 5)) and np.all(specs["black_nodes"]["eta"] == 0.5)
+    q2_i = specs["black_nodes"]["alpha"][1] / 3.0
+    assert np.allclose(np.sort(q2_i), np.linspace(1.02, 1.06, 5)) and not np.allclose(q2_i, np.sort(q2_i))
+    # the swept point equal to blue is blue; the others are variants of the keys they can stand in for
+    assert set(k for k, s in specs.items() if s["group"] == "sweep") == {"pp_1.10_1.00", "black_1.02"}
+    with pytest.raises(ValueError, match="below 1"):
+        em.curve_specs({**params, "node_varying": {"spread": [0.0, 0.01], "curves": ["magenta"]}}, 3.0, 6, 5, 0, "t")
+    # a swept spread scales the same node pattern and is a variant of the same keys, run with the swept settings
+    params["node_varying"]["spread_sweep"] = [[0.005, 0.04]]
+    specs = em.curve_specs(params, 3.0, 6, 5, 0, "t")
+    s = specs["blue_nodes_0.005_0.04"]
+    assert (s["group"], s["key"], s["variant"]) == ("sweep", "blue_nodes", "nodes_0.005_0.04")
+    assert np.allclose(s["eta"][1] / 0.5 - 1.05, (specs["blue_nodes"]["eta"][1] / 0.5 - 1.05) / 2)
+    assert np.allclose(s["alpha"][1] / 3.0 - 1.04, (specs["blue_nodes"]["alpha"][1] / 3.0 - 1.04) * 2)
+    assert "alpha3_sweep" in em._alpha_keys({**params, "alpha1": [3.0], "sweep": None})
+
+
+def test_range_se_is_the_papers_range_with_a_bootstrap_standard_error():
+    L = np.array([[1.0, 0.5, 0.4], [1.0, 0.7, 0.6], [1.0, 0.6, 0.45]])
+    r = range_se(L, np.random.default_rng(0), 1)
+    assert r["final"] == pytest.approx(0.2) and r["late"] == pytest.approx(0.2)
+    assert 0 < r["final_se"] < 0.2 and r["late_se"] > 0
+    assert range_se(np.ones((4, 3)), np.random.default_rng(0), 1)["late_se"] == 0.0
 
 
 def test_privacy_comes_from_the_runs_records_and_equals_the_theorem_on_the_schedules():
@@ -38,33 +78,58 @@ def test_privacy_comes_from_the_runs_records_and_equals_the_theorem_on_the_sched
     for name, c in res["curves"].items():
         ref = bounds.icml_P(20.0, B, V, em.dz.geometric(0.5, c["q1"], T), em.dz.geometric(3.0, c["q2"], T))
         assert np.array_equal(c["P"], ref) and c["P_total"] == ref[-1]
+    assert res["L_init"].shape == (3,) and res["L_star"] < res["L_nonprivate"][1.05] < res["L_init"].min()
     with pytest.raises(ValueError, match="raise theta"):  # Algorithm 1's parameter condition
         em.private_comparison(X, y, {**PRIVATE, "C": 80.0, "theta": 0.01, "rho": 0.01}, 0, 3.0, "t")
 
 
 def test_private_items_run_plot_and_report(small_adult):
-    res = em.run_fig2({**PRIVATE, "alpha1": [3.0, 5.0]})
+    params = {**PRIVATE, "alpha1": [3.0, 5.0], "twins": ["blue"], "sweep": {"pp": [[1.1, 1.0]], "dvp_q2": [1.02]},
+              "node_varying": {"spread": [0.01, 0.01], "spread_sweep": [[0.02, 0.02]], "curves": ["blue"]},
+              "extra_networks": {"n6": {"kind": "erdos_renyi", "nodes": 6, "p": 0.6, "seed": 1}}}
+    assert em.parts_fig2(params) == ["alpha3", "alpha3_sweep", "alpha3_n6", "alpha5", "alpha5_sweep", "alpha5_n6"]
+    res = em.run_fig2(params)
     figs = em.plot_fig2(res)
-    assert list(figs) == ["fig2"] and len(figs["fig2"].axes) == 4
+    assert list(figs) == ["fig2", "fig2_ours"] and len(figs["fig2"].axes) == 4
     m = em.metrics_fig2(res)
-    assert set(m) == {"metrics", "repeats"} and m["metrics"]["a5.P_final.blue"] == res["alphas"][5.0]["curves"][
-        "blue"]["P"][-1]
-    assert m["metrics"]["a3.L_final_mean.black"] == pytest.approx(m["repeats"]["a3.L_final_mean.black"].mean())
-    table = em.table_fig2(res, m["metrics"])
-    assert "| `N` | 5 |" in table and "`a3.P_final.blue`" in table and "newton" not in table
+    mt, rep = m["metrics"], m["repeats"]
+    assert mt["a5.P_final.blue"] == res["alphas"][5.0]["curves"]["blue"]["P"][-1]
+    assert mt["a3.L_final_mean.black"] == pytest.approx(rep["a3.L_final_mean.black"].mean())
+    # a swept PP setting stands in for both PP roles; a swept DVP q2 for black
+    assert mt["a3.L_final_mean.blue@pp_1.10_1.00"] == mt["a3.L_final_mean.red@pp_1.10_1.00"]
+    assert mt["a3.L_final_mean.black@dvp_1.02"] == mt["a3.L_final_mean.magenta@dvp_1.02"]
+    # a paper curve stands in for the other role of its method under its own setting's name
+    assert mt["a3.L_final_mean.red@pp_1.05_1.04"] == mt["a3.L_final_mean.blue"]
+    assert mt["a3.P_final.magenta@dvp_1.04"] == mt["a3.P_final.black"] and "a3.L_final_mean.blue@pp_1.00_1.04" not in mt
+    assert mt["a3.L_range_late.blue_twin@fixed_epsilon.se"] >= 0 and "a3.P_final.blue_twin" in mt
+    # a swept spread of the node-varying schedules: a variant of the '<c>_nodes' keys, a wider spread a larger P(T)
+    assert mt["a3.P_final.blue_nodes@nodes_0.02_0.02"] > mt["a3.P_final.blue_nodes"] > mt["a3.P_final.blue"]
+    # the extra network: the four curves with their own references
+    assert {"a3.L_final_mean.blue@n6", "L_star@n6", "L_init@n6", "N@n6"} <= set(mt) and mt["N@n6"] == 6
+    assert rep["L_init@n6"].shape == (3,) and mt["L_zero"] == pytest.approx(np.log(2))
+    gap = rep["a3.gap_closed.blue"]
+    assert np.allclose(gap, (rep["L_init"] - rep["a3.L_final_mean.blue"]) / (rep["L_init"] - mt["L_star"]))
+    table = em.table_fig2(res, mt)
+    assert "| `N` | 5 |" in table and "`a3.P_final.blue`" in table and "newton" not in table and "@" not in table
     uneven = em.run_fig4({**PRIVATE, "split": "uneven", "min_size": 60, "alpha1": [3.0]})
     m4 = em.metrics_fig4(uneven)["metrics"]
     assert set(uneven["P_even"]) == {"blue", "black"} and m4["P_final_even.blue"] < m4["a3.P_final.blue"]
-    assert list(em.plot_fig4(uneven)) == ["fig4"]
+    assert list(em.plot_fig4(uneven)) == ["fig4", "fig4_ours"]
 
 
 def test_fig1_runs_plots_and_reports(small_adult):
     params = {"graph": {"kind": "five_node"}, "split": "even", "C": 20.0, "rho": 1.0, "iterations": 4, "seed": 0,
               "eta1": [0.55, 0.65, 0.6, 0.55, 0.6], "q": [1.01, 1.03, 1.1, 1.2, 1.02], "theta_fixed": 0.5,
               "theta_random": [0.3, 0.55], "theta_node_offset": 0.05, "eta_b": 0.5, "theta_b": 0.5,
-              "q1_list": [1.0, 1.1], "freeze_iterations": 8, "newton_tol": 1e-10}
+              "q1_list": [1.0, 1.1], "freeze_iterations": 8, "eta_cap": 0.7, "newton_tol": 1e-10}
     res = em.run_fig1(params)
-    assert list(em.plot_fig1(res)) == ["fig1"]
+    assert list(em.plot_fig1(res)) == ["fig1", "fig1_ours"]
     m = em.metrics_fig1(res)["metrics"]
-    assert m["a.freeze.T_long"] == 8 and m["a.dist_ratio.fixed"] < 1 and "b.L_final.q1_1.10" in m
-    assert em.table_fig1(res, m).count("\n| `") == 1 + sum(k.startswith("a.freeze") for k in m)
+    assert m["T_long"] == 8 and m["a.dist_ratio.fixed"] < 1 and "b.plateau.q1_1.10" in m
+    # the same dual step at every node keeps sum_i lambda_i = 0; node-specific steps do not
+    for group in ("a", "const_eta", "capped"):
+        assert m[f"{group}.dual_sum_rel.fixed"] < 1e-12 and m[f"{group}.dual_sum_rel.time_varying"] < 1e-12
+        assert m[f"{group}.dual_sum_rel.per_node"] > 1e-4
+    assert res["capped"]["fixed"]["dist"][0] == res["a"]["fixed"]["dist"][0]
+    assert m["L_init"] > m["L_star"] and m["inv_eta_sum_min"] > 0
+    assert "a.plateau.fixed" in em.table_fig1(res, m)

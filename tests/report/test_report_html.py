@@ -164,7 +164,7 @@ def test_claims_json_one_record_per_claim_with_the_expected_verdicts(built):
     assert got["xu2020_dpaccadmm.table1.bio_size"] == "not run"
     # dataset facts, from the sidecars (build-enforced: setup checks): HUANG's 45,222 x 104 holds, ZKL's 45,223 not
     assert got["huang2019_dpadmm.data.adult_size"] == "setup ok"
-    assert got["zhang2018_madmm.data.adult_size"] == "setup failed"
+    assert got["zhang2018_madmm.data.adult_rows"] == "setup failed"
     # the classes: a formula against a formula is analytic, a table of given sizes setup, a comparison with a
     # method no better than the constant classifier degenerate
     assert got["huang2019_dpadmm.fig1.accountant_is_loose"] == "holds"

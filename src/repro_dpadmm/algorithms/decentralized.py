@@ -1,8 +1,8 @@
 """Decentralised ADMM over a connected graph: conventional ADMM, M-ADMM, penalty perturbation (PP), DVP, R-ADMM.
 
 Papers: X. Zhang, M. M. Khalili, M. Liu, "Improving the Privacy and Accuracy of ADMM-Based Distributed Algorithms",
-ICML 2018 (ZKL-ICML, SPEC §4), and "Recycled ADMM: Improve Privacy and Accuracy with Less Computation in Distributed
-Algorithms", Allerton 2018 (ZKL-RADMM, SPEC §5).
+ICML 2018 (ZKL-ICML), and "Recycled ADMM: Improve Privacy and Accuracy with Less Computation in Distributed
+Algorithms", Allerton 2018 (ZKL-RADMM).
 
 Every node i holds B_i samples and the local objective O(f, D_i) = (C/B_i) sum_n L(y f^T x) + (rho/N) R(f) with the
 logistic loss L and R(f) = ||f||^2 / 2 (ICML eq. (2)). All nodes and all repeats run together in the matrix form of
@@ -13,9 +13,9 @@ of node i occupies the columns of f_i (see NodeData). One sparse product then ev
 every node and repeat, and its transpose gives every node's gradient; node means use the weights 1/B_i. Nothing is
 padded, and Adult's one-hot rows (about 12 non-zeros of 105) make these products cheap.
 
-Exact local solves (ICML (10)/(25), Allerton (12)/(28)): damped Newton (backtracking on the local objective, SPEC
-§0.5(3)) on the strictly convex local objective, warm-started at f_i(t), for all nodes and repeats at once, until
-every ||grad||/kappa_i <= tol (a bound on the distance to the exact minimiser); a solve that cannot meet it raises
+Exact local solves (ICML (10)/(25), Allerton (12)/(28)): damped Newton (backtracking on the local objective) on the
+strictly convex local objective, warm-started at f_i(t), for all nodes and repeats at once, until every
+||grad||/kappa_i <= tol (a bound on the distance to the exact minimiser); a solve that cannot meet it raises
 NotConvergedError, so no iterate is ever computed from a half-solved local problem. Each Newton system is
 solved by preconditioned conjugate gradients with exact Hessian-vector products (a dense d x d Hessian per node and
 repeat would cost n d^2 per step; a Hessian shared by the repeats made the steps diverge under noise).
@@ -28,6 +28,7 @@ the paper's own total P(T) as its bound.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from functools import cache, wraps
 
@@ -191,6 +192,12 @@ def average_loss(data: NodeData, f):
     return local_loss(data, f).mean(axis=-1)
 
 
+def zero_model_loss(data: NodeData) -> float:
+    """L of the zero model f_i = 0 on the nodes' data: the trivial reference every trained model must beat (ln 2 for
+    the logistic loss, whatever the data, since every margin is 0)."""
+    return float(average_loss(data, np.zeros((1, data.n_nodes, data.dim)))[0])
+
+
 # --------------------------------------------------------------------------------------------------- local solver
 @dataclass(frozen=True)
 class LocalSolve:
@@ -210,7 +217,7 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
                 flat_below: float = 0.3, z_start=None) -> LocalSolve:
     """argmin_f  phi(f) = C (1/B_i) sum_n L(y f^T x) + (kappa_i / 2) ||f||^2 + b_i^T f  for every repeat and node.
 
-    Damped Newton (SPEC §0.5(3)) from the warm start f_start (R, N, d); kappa (N,), b (R, N, d). Each Newton system
+    Damped Newton from the warm start f_start (R, N, d); kappa (N,), b (R, N, d). Each Newton system
     is solved by conjugate gradients with exact Hessian-vector products (two sparse products over all nodes and
     repeats), preconditioned by the majoriser C X_i^T X_i / (4 B_i) + kappa_i I (one eigen-decomposition per node for
     the whole run, valid for every kappa). The step length is found by backtracking on phi itself (Armijo, halving),
@@ -219,7 +226,7 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
     round-off. A problem stops when ||grad phi|| / kappa_i <= tol: phi is kappa_i-strongly convex, so this bounds
     the distance to its exact minimiser by tol. If any problem has not met it after max_steps Newton steps (or its
     line search cannot decrease phi), NotConvergedError names the problem, the step and the residual.
-    `damped=False` is plain Newton (full steps), kept only to show why it is unsafe (SPEC §0.5(3)).
+    `damped=False` is plain Newton (full steps), kept only to show why it is unsafe (it diverges from some starts).
 
     Active set: a problem that met tol takes no further step, and the CG iterations stop once every unconverged
     problem meets its forcing target. While most problems are unconverged they are solved in the column layout of
@@ -538,9 +545,11 @@ def _noise(rngs, d, alpha_row, R, N):
 
 
 def _solver_meta(solves) -> dict:
-    """Newton steps per local problem over a run: most, mean, and how many steps were damped; worst residual."""
+    """Newton steps per local problem over a run: most, mean, total, and how many steps were damped; the number of
+    local problems solved (repeats x nodes x data steps); worst residual."""
     steps = np.stack([x.steps for x in solves])
     return {"newton_steps_max": int(steps.max()), "newton_steps_mean": float(steps.mean()),
+            "newton_steps_total": int(steps.sum()), "local_solves": int(steps.size),
             "newton_damped_steps": int(sum(int(x.damped.sum()) for x in solves)),
             "local_residual_max": float(max(x.residual for x in solves))}
 
@@ -555,14 +564,22 @@ def _worst_node_spend(per_step, bound: str, bound_args: dict) -> Spend:
     return Spend(pure_steps(budgets[:, worst]), REPLACE_ONE, bound, bound_args)
 
 
-def _history(Ls, dists, fc, solves, spends, **meta) -> History:
-    """A run's History: traces 'L', 'dist' (with fc) and 'newton_steps' (most Newton steps of any node's local solve
-    per data step), the solver summary and `meta`, and the privacy records `spends`."""
-    traces = {"L": np.stack(Ls, axis=1)}
+def _history(Ls, dists, fc, solves, spends, dual_sums, **meta) -> History:
+    """A run's History: traces 'L', 'dist' (with fc), 'dual_sum' and 'newton_steps' (most Newton steps of any node's
+    local solve per data step), the solver summary and `meta`, and the privacy records `spends`."""
+    traces = {"L": np.stack(Ls, axis=1), "dual_sum": np.stack(dual_sums, axis=1)}
     if fc is not None:
         traces["dist"] = np.stack(dists, axis=1)
     traces["newton_steps"] = np.stack([x.steps.max(axis=1) for x in solves], axis=1)
     return History(traces, {**_solver_meta(solves), **meta}, spends)
+
+
+def dual_sum(lam) -> np.ndarray:
+    """||sum_i lambda_i||_2 per repeat, (R,): zero at every t when lambda(0) = 0 and every node uses the same dual
+    step, because sum_i sum_{j in V_i} (f_i - f_j) = 0 (ICML (14): 1^T (D - A) = 0). At a consensual fixed point the
+    KKT conditions (12) sum to sum_i grad O(f) = -2 sum_i lambda_i, so a non-zero sum moves the limit away from f_c*
+    of (1) (Lemma 3.1 needs Lambda in the column space of D - A)."""
+    return np.sqrt((lam.sum(axis=1) ** 2).sum(axis=-1))
 
 
 def _traces(data, f, fc):
@@ -582,10 +599,13 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
     eta: eta_i(t) for t = 1..T, shape (T, N) (per node) or (T,) (common); T is its length.
     theta: dual steps, (T, N), (T,) or scalar (fixed, time-varying or per node); alpha: alpha_i(t) or None.
     Convergence (Thm 3.1) needs eta_i(t+1) >= eta_i(t) >= theta; theta > eta is rejected.
-    With eta = theta this is conventional ADMM (8)-(9) and, with noise, DVP (SPEC §4.5).
-    Traces: 'L' (R, T+1) average loss, 'dist' ||f-hat(t) - 1 f_c*^T||_F if fc is given, 'newton_steps' (R, T) the
-    most Newton steps of any node's local solve at t = 1..T. Every local solve meets ||grad||/kappa <= tol or raises
-    NotConvergedError (solve_local). A private run records its Spend: per iteration t the pure-DP budget
+    With eta = theta this is conventional ADMM (8)-(9) and, with noise, DVP (ICML §4: 'if eta_i(t+1) = eta = theta ... reduced to the dual
+    variable perturbation').
+    Traces: 'L' (R, T+1) average loss, 'dist' ||f-hat(t) - 1 f_c*^T||_F if fc is given, 'dual_sum' (R, T+1) the
+    invariant ||sum_i lambda_i(t)|| (`dual_sum`; it leaves 0 when theta differs between nodes), 'newton_steps' (R, T)
+    the most Newton steps of any node's local solve at t = 1..T; meta 'step_seconds' (T,): wall time of each
+    iteration's update (local solves and dual step, all repeats, traces excluded). Every local solve meets
+    ||grad||/kappa <= tol or raises NotConvergedError (solve_local). A private run records its Spend: per iteration t the pure-DP budget
     C (1.4 c_1 + alpha_i(t)) / (eta_i(t) V_i B_i) of Theorem 4.1 (26), bound 'zhang2018.icml_P' (P(T)).
     """
     A, f0 = _check_common(data, A, C, rho, f0)
@@ -606,9 +626,10 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
     lam = np.zeros_like(f0)
     f = f0.copy()
     L0, dist0, z = _traces(data, f, fc)
-    Ls, dists = [L0], [dist0]
-    solves = []
+    Ls, dists, sums = [L0], [dist0], [dual_sum(lam)]
+    solves, seconds = [], np.empty(T)
     for t in range(T):
+        start = time.perf_counter()
         e = eta[t]  # eta_i(t+1)
         kappa = rho / N + 2.0 * e * V
         # gradient of the penalty at f: 2 eta V_i f - eta sum_j (f_i(t) + f_j(t))
@@ -621,12 +642,14 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
         f = sol.f
         solves.append(sol)
         lam = lam + 0.5 * theta[t][:, None] * (V[:, None] * f - A @ f)  # (11)/(14)
+        seconds[t] = time.perf_counter() - start
         L, dist, z = _traces(data, f, fc)
         Ls.append(L)
         dists.append(dist)
+        sums.append(dual_sum(lam))
     spends = [] if alpha is None else [_worst_node_spend(bounds.icml_per_iteration, "zhang2018.icml_P", {
         "C": C, "B": data.B, "V": V, "eta": eta, "alpha": alpha})]
-    return _history(Ls, dists, fc, solves, spends, T=T, f_final=f, lambda_final=lam)
+    return _history(Ls, dists, fc, solves, spends, sums, T=T, f_final=f, lambda_final=lam, step_seconds=seconds)
 
 
 def conventional_admm(data: NodeData, A, *, C, rho, eta: float, T: int, f0, **kw) -> History:
@@ -641,10 +664,12 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
     """Recycled ADMM (Allerton Algorithm 1, eqs. (10)-(13)); with `alpha`, private R-ADMM (Algorithm 2, (27)-(29)).
 
     Iterations t = 1..2K alternate odd (2k-1: exact ADMM step with data) and even (2k: linearised step from stored
-    quantities only). eta, gamma: scalars or per-iteration arrays of length 2K (R-ADMM + M-ADMM, SPEC §5.5 F3:
+    quantities only). eta, gamma: scalars or per-iteration arrays of length 2K (R-ADMM + M-ADMM, Allerton Fig. 3:
     the odd step uses eta(2k-1), the even step eta(2k) and gamma(2k)). theta: dual step (default eta, as in
-    conventional ADMM; SPEC §5.5 uses theta = 1 when eta varies). alpha: alpha_i(k), shape (K, N) or scalar.
+    conventional ADMM; Fig. 3 uses theta = 1 when eta varies). alpha: alpha_i(k), shape (K, N) or scalar.
     The gradient grad O(f_i(2k-1)) used at 2k is recycled from the KKT condition (15) of the odd step.
+    Traces as m_admm's ('newton_steps' per odd iteration); meta 'odd_seconds', 'even_seconds' (K,): wall time of
+    each odd update (local solves, recycled gradient, dual step) and of each even update (no data access).
     A private run records its Spend: per odd iteration 2k-1 the pure-DP budget
     (2C/B_i)(1.4 c_1 / (rho/N + 2 eta_i(2k-1) V_i) + alpha_i(k)) of Theorem IV.1 (30) (even iterations are
     post-processing, Lemma IV.1), bound 'zhang2018.allerton_P' (P(T)).
@@ -664,10 +689,12 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
     lam = np.zeros_like(f0)
     f = f0.copy()
     L0, dist0, z = _traces(data, f, fc)
-    Ls, dists = [L0], [dist0]
+    Ls, dists, sums = [L0], [dist0], [dual_sum(lam)]
     solves, recycled_err = [], 0.0
+    odd_s, even_s = np.empty(K), np.empty(K)
     for k in range(K):
         # ---- odd iteration 2k-1 (index 2k in 0-based t): conventional ADMM step, (12)/(27)-(28)
+        start = time.perf_counter()
         e = eta[2 * k]
         kappa = rho / N + 2.0 * e * V
         b = 2.0 * lam - e[:, None] * (V[:, None] * f + A @ f)
@@ -682,21 +709,26 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
         solves.append(sol)
         # recycled gradient by the KKT condition (15): grad O = -(2 lam + eps) - eta sum_j (2 f_i - f_i(t-1) - f_j(t-1))
         gradO = -(2.0 * lam + eps) - e[:, None] * (2.0 * V[:, None] * f - V[:, None] * f_prev - A @ f_prev)
+        lam = lam + 0.5 * theta[2 * k][:, None] * (V[:, None] * f - A @ f)  # (13)
+        odd_s[k] = time.perf_counter() - start
         if check_recycled:
             direct = C * local_grad(data, f) + (rho / N) * f
             recycled_err = max(recycled_err, float(np.abs(gradO - direct).max()))
-        lam = lam + 0.5 * theta[2 * k][:, None] * (V[:, None] * f - A @ f)  # (13)
         L, dist, z = _traces(data, f, fc)
         Ls.append(L)
         dists.append(dist)
+        sums.append(dual_sum(lam))
         # ---- even iteration 2k: linearised step, no data access, (10)/(29); lambda(2k) = lambda(2k-1) (11)
+        start = time.perf_counter()
         e2, g2 = eta[2 * k + 1], gamma[2 * k + 1]
         direction = gradO + 2.0 * lam + eps + e2[:, None] * (V[:, None] * f - A @ f)
         f = f - direction / (2.0 * e2 * V + g2)[:, None]
+        even_s[k] = time.perf_counter() - start
         L, dist, z = _traces(data, f, fc)
         Ls.append(L)
         dists.append(dist)
+        sums.append(dual_sum(lam))
     spends = [] if alpha is None else [_worst_node_spend(bounds.allerton_per_release, "zhang2018.allerton_P", {
         "C": C, "B": data.B, "V": V, "rho": rho, "eta": eta[0::2], "alpha": alpha, "T": T})]
-    return _history(Ls, dists, fc, solves, spends, T=T, recycled_grad_max_err=recycled_err, f_final=f,
-                    f_odd_final=f_odd, lambda_final=lam)
+    return _history(Ls, dists, fc, solves, spends, sums, T=T, recycled_grad_max_err=recycled_err, f_final=f,
+                    f_odd_final=f_odd, lambda_final=lam, odd_seconds=odd_s, even_seconds=even_s)

@@ -92,6 +92,25 @@ def rows_table(rows: list[dict]) -> str:
                                                  for c in cols) + " |" for r in rows])
 
 
+def range_se(L: np.ndarray, rng: np.random.Generator, late_from: int, n_boot: int = 2000) -> dict:
+    """The paper's stability measure and its standard error: L_range at the last t and the mean of L_range(t) over
+    t >= late_from, for runs L (runs, T + 1), with the bootstrap standard error of each over the runs (runs drawn with
+    replacement, n_boot resamples from `rng`). A range is one number per curve; the bootstrap gives it the standard
+    error a comparison needs (ties are not results)."""
+    L = np.asarray(L, dtype=float)
+    idx = rng.integers(0, L.shape[0], size=(n_boot, L.shape[0]))
+    late = L[:, late_from:]
+
+    def stats(X):
+        rng_t = X.max(axis=-2) - X.min(axis=-2)
+        return rng_t[..., -1], rng_t.mean(axis=-1)
+
+    final, late_mean = stats(late)
+    b_final, b_late = stats(late[idx])
+    return {"final": float(final), "final_se": float(b_final.std(ddof=1)), "late": float(late_mean),
+            "late_se": float(b_late.std(ddof=1))}
+
+
 # ------------------------------------------------------------------------------------------------ figure data
 
 DATA_COLUMNS = ("panel", "title", "xlabel", "ylabel", "series", "kind", "x", "y", "ylow", "yhigh", "xtick")

@@ -1,9 +1,14 @@
-"""ZKL-ICML items (SPEC §4.7): per item `run_<item>(params)` (loads Adult, runs), `plot_<item>(result)` ({file name:
-figure}), `metrics_<item>(result)` (write_metrics keyword arguments) and, where the notebook shows one,
-`table_<item>(result, metrics)`; below them pure functions over arrays (`fig1`, `private_comparison`, ...).
+"""ZKL-ICML items: per item `run_<item>(params)` (loads Adult, runs), `plot_<item>(result)` ({file name: figure}: the
+paper's form first, `<item>_ours` with our additions), `metrics_<item>(result)` (write_metrics keyword arguments)
+and, where the notebook shows one, `table_<item>(result, metrics)`; below them pure functions over arrays (`fig1`,
+`private_comparison`, ...).
 
 Private runs record what they spent (History.spends, algorithms.decentralized); the privacy totals P(T) reported here
 are taken from those records, and the curves P(t) from the schedules the records hold.
+
+Metrics name every loss beside its trivial references: `L_init` (L(0), the loss of the random starting point, per
+repeat) and `L_zero` (the loss of the zero model on the item's data, ln 2), so that a comparison can say when a curve
+is no better than a model that learnt nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from ..datasets import load
 from ..privacy.bounds import zhang2018 as bounds
 from ..rng import seed_sequence
 from .parts import gather
-from .plotting import accuracy_privacy, metrics_table, summary
+from .plotting import accuracy_privacy, metrics_table, range_se, summary
 from .progress import progress
 
 PAPER = "zhang2018_madmm"
@@ -36,144 +41,282 @@ def _solver(params):
     return {"tol": float(params.get("newton_tol", 1e-9)), "max_steps": int(params.get("newton_max_steps", 50))}
 
 
+# ------------------------------------------------------------------------------------------------- Fig. 1
 def fig1(X, y, params: dict, seed: int) -> dict:
     """Fig. 1: non-private M-ADMM convergence. (a) private penalties eta_i(1) q_i^{t-1} with a fixed, time-varying or
-    per-node dual step theta; (b) a common eta(t) = eta(1) q1^{t-1} for increasing q1. Traces L(t) and the distance
-    ||f-hat(t) - 1 f_c*^T||_F to the centralised optimum of (1)."""
+    per-node dual step theta; (b) a common eta(t) = eta(1) q1^{t-1} for increasing q1. Every run goes on to
+    T_long = freeze_iterations (>= T; the paper's panels are its first T iterations) so that a stall shows. Beside
+    panel (a)'s runs, the same dual steps with (i) a constant penalty eta_i(1) and (ii) the paper's penalty capped at
+    eta_cap: they separate what the growing penalty does (the freeze) from what a per-node theta does (it breaks the
+    invariant sum_i lambda_i = 0, so the iterates settle away from f_c*). Traces L(t), the distance
+    ||f-hat(t) - 1 f_c*^T||_F and ||sum_i lambda_i(t)||."""
     data, A = _network(X, y, params, seed, "fig1")
     N, d, T = data.n_nodes, data.dim, int(params["iterations"])
+    T_long = max(T, int(params.get("freeze_iterations", T)))
     C, rho = float(params["C"]), float(params["rho"])
     fc = dz.centralized_optimum(data, C, rho)
     L_star = float(dz.average_loss(data, np.broadcast_to(fc, (1, N, d)))[0])
     f0 = dz.initial_points(seed, 1, N, d, float(params.get("init_scale", 1.0)), PAPER, "fig1")
-    eta_a = dz.geometric(np.asarray(params["eta1"], float), np.asarray(params["q"], float), T)  # (T, N)
+    eta1 = np.asarray(params["eta1"], float)
+    eta_a = dz.geometric(eta1, np.asarray(params["q"], float), T_long)  # (T_long, N)
     lo, hi = params["theta_random"]
-    u = np.random.default_rng(seed_sequence(seed, PAPER, "fig1", "theta")).random(T)
+    u = np.random.default_rng(seed_sequence(seed, PAPER, "fig1", "theta")).random(T_long)
     thetas = {
-        "fixed": np.full(T, float(params["theta_fixed"])),
+        "fixed": np.full(T_long, float(params["theta_fixed"])),
         "time_varying": lo + (hi - lo) * u,
-        "per_node": np.broadcast_to(np.asarray(params["eta1"], float) - float(params["theta_node_offset"]), (T, N)),
+        "per_node": np.broadcast_to(eta1 - float(params["theta_node_offset"]), (T_long, N)),
     }
-    out = {"L_star": L_star, "a": {}, "b": {}, "theta_time_varying": thetas["time_varying"],
-           "theta_per_node": thetas["per_node"][0], "T": T}
-    # the fixed-theta run goes on to `freeze_iterations` [D]: its first T iterations are panel (a)'s blue curve
-    T_long = max(T, int(params.get("freeze_iterations", T)))
-    eta_long = dz.geometric(np.asarray(params["eta1"], float), np.asarray(params["q"], float), T_long)
-    for name, th in progress(thetas.items(), "(a) dual step", name=lambda kv: f"theta {kv[0]}"):
-        if name == "fixed":
-            h = dz.m_admm(data, A, C=C, rho=rho, eta=eta_long, theta=np.full(T_long, float(params["theta_fixed"])),
-                          f0=f0, fc=fc, **_solver(params))
-            out["long"] = {"L": h.traces["L"][0], "dist": h.traces["dist"][0], "T": T_long,
-                           "inv_eta_sum": (1.0 / eta_long).sum(axis=0)}
-            out["a"][name] = _cut(h, T)
-        else:
-            out["a"][name] = _cut(dz.m_admm(data, A, C=C, rho=rho, eta=eta_a, theta=th, f0=f0, fc=fc,
-                                            **_solver(params)), T)
+    cap = float(params.get("eta_cap", 5.0))
+    penalties = {"a": eta_a, "const_eta": np.broadcast_to(eta1, (T_long, N)), "capped": np.minimum(eta_a, cap)}
+    out = {"L_star": L_star, "L_init": float(dz.average_loss(data, f0)[0]), "L_zero": dz.zero_model_loss(data),
+           "T": T, "T_long": T_long,
+           "theta_time_varying": thetas["time_varying"][:T], "theta_per_node": thetas["per_node"][0],
+           "inv_eta_sum": (1.0 / eta_a).sum(axis=0), "eta_cap": cap, "b": {}}
+    for group, eta in progress(penalties.items(), "(a) penalties", name=lambda kv: kv[0]):
+        out[group] = {name: _trace(dz.m_admm(data, A, C=C, rho=rho, eta=eta, theta=th, f0=f0, fc=fc,
+                                             **_solver(params))) for name, th in thetas.items()}
     for q1 in progress(params["q1_list"], "(b) common penalty", name=lambda q: f"q1 = {q}"):
-        eta = dz.geometric(float(params["eta_b"]), float(q1), T)
-        h = dz.m_admm(data, A, C=C, rho=rho, eta=eta, theta=np.full(T, float(params["theta_b"])), f0=f0, fc=fc,
-                      **_solver(params))
-        out["b"][float(q1)] = _cut(h, T)
+        eta = dz.geometric(float(params["eta_b"]), float(q1), T_long)
+        theta_b = np.full(T_long, float(params["theta_b"]))
+        out["b"][float(q1)] = _trace(dz.m_admm(data, A, C=C, rho=rho, eta=eta, theta=theta_b, f0=f0, fc=fc,
+                                               **_solver(params)))
     return out
 
 
-def _cut(h, T: int) -> dict:
-    return {"L": h.traces["L"][0, :T + 1], "dist": h.traces["dist"][0, :T + 1],
-            "newton_steps_max": int(h.traces["newton_steps"][0, :T].max()),
+def _trace(h) -> dict:
+    lam = h.meta["lambda_final"][0]
+    return {"L": h.traces["L"][0], "dist": h.traces["dist"][0], "dual_sum": h.traces["dual_sum"][0],
+            "lambda_norm": float(np.sqrt((lam ** 2).sum())),
+            "newton_steps_max": int(h.traces["newton_steps"][0].max()),
             "newton_steps_mean": h.meta["newton_steps_mean"]}
 
 
 def fig1_metrics(res: dict) -> dict:
-    """Fig. 1 metrics: per curve L(T), |L(T) - L*|, the distance to f_c* at T and its ratio to t = 0; panel (b)'s
-    distance at T and gap at T/4 per q1; the freeze of the fixed-theta run (distance and L at T and at the long
-    run's end, and min_i sum_t 1/eta_i(t), the bounded total step budget of the fastest-growing penalty)."""
+    """Fig. 1 metrics. Panel (a), per dual step `n`: at T (the paper's panel) L(T), |L(T) - L*|, the distance to f_c*
+    and its ratio to t = 0; at T_long the distance and the plateau ratio dist(T_long) / dist(T) (1 = frozen); the
+    dual invariant ||sum_i lambda_i|| / ||Lambda||_F at T_long; the same with a constant penalty ('const_eta.') and
+    with the penalty capped ('capped.'). Panel (b), per q1: L(T), the distance at T and T_long, their plateau ratio,
+    L(T/4) - L*. References: L*, L(0) = L_init, ln 2 = L_zero; min_i sum_t 1/eta_i(t) (finite: the freeze)."""
     T, L_star = res["T"], res["L_star"]
-    m = {"L_star": L_star}
+    m = {"L_star": L_star, "L_init": res["L_init"], "L_zero": res["L_zero"], "T_long": res["T_long"],
+         "eta_cap": res["eta_cap"], "inv_eta_sum_min": float(res["inv_eta_sum"].min())}
     for name, r in res["a"].items():
-        m[f"a.L_final.{name}"] = r["L"][-1]
-        m[f"a.L_absgap_final.{name}"] = abs(r["L"][-1] - L_star)
-        m[f"a.dist_final.{name}"] = r["dist"][-1]
-        m[f"a.dist_ratio.{name}"] = r["dist"][-1] / r["dist"][0]
+        m[f"a.L_final.{name}"] = r["L"][T]
+        m[f"a.L_absgap_final.{name}"] = abs(r["L"][T] - L_star)
+        m[f"a.dist_final.{name}"] = r["dist"][T]
+        m[f"a.dist_ratio.{name}"] = r["dist"][T] / r["dist"][0]
         m[f"a.newton_steps_max.{name}"] = r["newton_steps_max"]
-    lg = res["long"]
-    m["a.freeze.T_long"] = lg["T"]
-    m["a.freeze.dist_T"] = lg["dist"][T]
-    m["a.freeze.dist_long"] = lg["dist"][-1]
-    m["a.freeze.dist_ratio_long_T"] = lg["dist"][-1] / lg["dist"][T]
-    m["a.freeze.L_gap_T"] = lg["L"][T] - L_star
-    m["a.freeze.L_gap_long"] = lg["L"][-1] - L_star
-    m["a.freeze.inv_eta_sum_min"] = float(lg["inv_eta_sum"].min())
+    for group in ("a", "const_eta", "capped"):
+        for name, r in res[group].items():
+            m[f"{group}.dist_long.{name}"] = r["dist"][-1]
+            m[f"{group}.dist_ratio_long.{name}"] = r["dist"][-1] / r["dist"][0]
+            m[f"{group}.plateau.{name}"] = r["dist"][-1] / r["dist"][T]
+            m[f"{group}.dual_sum_rel.{name}"] = r["dual_sum"][-1] / r["lambda_norm"]
+            m[f"{group}.L_gap_long.{name}"] = r["L"][-1] - L_star
     for q1, r in res["b"].items():
         k = f"q1_{q1:.2f}"
-        m[f"b.L_final.{k}"] = r["L"][-1]
-        m[f"b.dist_final.{k}"] = r["dist"][-1]
+        m[f"b.L_final.{k}"] = r["L"][T]
+        m[f"b.dist_final.{k}"] = r["dist"][T]
+        m[f"b.dist_long.{k}"] = r["dist"][-1]
+        m[f"b.plateau.{k}"] = r["dist"][-1] / r["dist"][T]
         m[f"b.L_gap_mid.{k}"] = r["L"][T // 4] - L_star
         m[f"b.newton_steps_max.{k}"] = r["newton_steps_max"]
     return m
 
 
-def private_comparison(X, y, params: dict, seed: int, alpha1: float, item: str, only=None) -> dict:
-    """PP vs DVP (Figs. 2-4): eta(t) = theta q1^{t-1}, alpha(t) = alpha1 q2^{t-1} for every node, per curve of
-    params['curves'] ({name: {q1, q2}}; q1 = 1 is DVP). Returns per curve the traces L (repeats, T+1), L_mean,
-    L_range, P(t), plus graph facts.
+# ------------------------------------------------------------------------------------------------- Figs. 2-4
+def _fmt_q(q: float) -> str:
+    """1.05 -> '1.05', 1.0 -> '1.00', 1.005 -> '1.005'."""
+    s = f"{q:.3f}"
+    return s[:-1] if s.endswith("0") else s
 
-    params['equal_noise'] (optional, [D]) = {curve: {of, q1}}: extra curves with the noise schedule AND the noise
-    stream of curve `of` but another q1: the same eps draws under a different penalty growth, so that repeat r of
-    both is paired (§6.1's stated reason for stability, tested at equal noise). `only` (a set of curve names) runs
-    a subset, e.g. to spread the curves over processes; each curve's numbers are those of a full run."""
-    data, A = _network(X, y, params, seed, item)
+
+def pp_variant(q1: float, q2: float) -> str:
+    """Variant name of a swept PP setting (it stands in for the blue and the red curve)."""
+    return f"pp_{_fmt_q(q1)}_{_fmt_q(q2)}"
+
+
+def dvp_variant(q2: float) -> str:
+    """Variant name of a swept DVP setting, eta = theta, alpha(t) = alpha(1) q2^(t-1) (it stands in for the black and
+    the magenta curve)."""
+    return f"dvp_{_fmt_q(q2)}"
+
+
+def curve_specs(params: dict, alpha1: float, T: int, N: int, seed: int, item: str) -> dict:
+    """Every run of a private item at noise level alpha(1), name -> {eta, alpha, stream, group, q1, q2, key, variant}.
+
+    * `curves` (the paper's four roles; group 'paper'): eta(t) = theta q1^(t-1), alpha(t) = alpha(1) q2^(t-1).
+    * `twins` (group 'paper'), per listed PP curve c, two runs with c's noise draws and eta = theta (ICML §6.1 at equal
+      noise): 'c_twin', the equal overall perturbation of §6.1-6.2, alpha_twin(t) = alpha_c(t) theta / eta_c(t), so
+      2 eta V eps is the same vector as c's at every t; 'c_twin_fixed_eps', c's alpha(t) itself (the noise eps kept,
+      so its overall perturbation is eta_c(t) / theta times smaller: a variant, `fixed_epsilon`).
+    * `node_varying` (group 'paper'), per listed curve c: 'c_nodes' with node-specific q1_i = q1 + s1 u_i and
+      q2_i = q2 + s2 v_i (u evenly spaced on [-1, 1], v a seeded permutation of u): ICML §5.2's "eta_i(t) and
+      alpha_i(t) vary from node to node". Each (s1, s2) of its `spread_sweep` (group 'sweep') adds 'c_nodes_<s1>_<s2>',
+      the same u and v scaled, written as the variant 'nodes_<s1>_<s2>' of the 'c_nodes' keys.
+    * `sweep` (group 'sweep'): PP at every listed (q1, q2) (variant 'pp_<q1>_<q2>' of the blue and red keys) and DVP
+      at every listed q2 (run 'black_<q2>', variant 'dvp_<q2>' of the black and magenta keys); points equal to a paper
+      curve are that curve."""
+    theta = float(params["theta"])
+    specs = {}
+
+    def add(name, q1, q2, stream, group, key, variant=None, eta=None, alpha=None):
+        specs[name] = {"eta": dz.geometric(theta, q1, T) if eta is None else eta,
+                       "alpha": dz.geometric(alpha1, q2, T) if alpha is None else alpha,
+                       "stream": stream, "group": group, "q1": q1, "q2": q2, "key": key, "variant": variant}
+
+    curves = {name: (float(c["q1"]), float(c["q2"])) for name, c in params["curves"].items()}
+    for name, (q1, q2) in curves.items():
+        add(name, q1, q2, name, "paper", name)
+    for c in params.get("twins") or []:
+        if c not in curves:
+            raise ValueError(f"twins: {c!r} is not a curve; curves: {list(curves)}")
+        q1, q2 = curves[c]
+        eta_c, alpha_c = dz.geometric(theta, q1, T), dz.geometric(alpha1, q2, T)
+        add(f"{c}_twin", 1.0, q2, c, "paper", f"{c}_twin", alpha=alpha_c * theta / eta_c)
+        add(f"{c}_twin_fixed_eps", 1.0, q2, c, "paper", f"{c}_twin", variant="fixed_epsilon", alpha=alpha_c)
+    nv = params.get("node_varying")
+    if nv:
+        u = np.linspace(-1.0, 1.0, N)
+        v = u[np.random.default_rng(seed_sequence(seed, PAPER, item, "node_varying")).permutation(N)]
+        spreads = [(tuple(nv["spread"]), "paper")] + [(tuple(sp), "sweep") for sp in nv.get("spread_sweep") or []]
+        for c in nv["curves"]:
+            if c not in curves:
+                raise ValueError(f"node_varying.curves: {c!r} is not a curve; curves: {list(curves)}")
+            q1, q2 = curves[c]
+            for (s1, s2), group in spreads:
+                q1_i, q2_i = (q1 + float(s1) * u if q1 > 1 else np.ones(N)), q2 + float(s2) * v
+                if np.any(q1_i < 1) or np.any(q2_i < 1):
+                    raise ValueError(f"node_varying spread {[s1, s2]} takes a growth factor of {c!r} below 1")
+                variant = None if group == "paper" else f"nodes_{float(s1):g}_{float(s2):g}"
+                name = f"{c}_nodes" if variant is None else f"{c}_{variant}"
+                add(name, q1, q2, name, group, f"{c}_nodes", variant=variant, eta=dz.geometric(theta, q1_i, T),
+                    alpha=dz.geometric(alpha1, q2_i, T))
+    sw = params.get("sweep") or {}
+    taken = set(curves.values())
+    for q1, q2 in sw.get("pp") or []:
+        if (float(q1), float(q2)) not in taken:
+            name = pp_variant(float(q1), float(q2))
+            add(name, float(q1), float(q2), name, "sweep", None, variant=name)
+    for q2 in sw.get("dvp_q2") or []:
+        if (1.0, float(q2)) not in taken:
+            name = f"black_{_fmt_q(float(q2))}"  # the run's name and noise stream label
+            add(name, 1.0, float(q2), name, "sweep", None, variant=dvp_variant(float(q2)))
+    return specs
+
+
+def private_comparison(X, y, params: dict, seed: int, alpha1: float, item: str, only=None,
+                       network: str | None = None) -> dict:
+    """PP vs DVP (Figs. 2-4) at noise level alpha(1): every run of `curve_specs` (or those of the groups in `only`,
+    e.g. {'paper'} or {'sweep'}, to spread them over processes; each run's numbers are those of a full run, its
+    noise stream being labelled by its stream name). Returns per run the traces L (repeats, T+1), L_mean, L_range,
+    P(t), and the graph facts; with group 'paper', L* of objective (1), L(0) per repeat and the noise-free L(T) of
+    each paper curve's penalty schedule (1 run), the reference of §6.3's "accuracy does not degrade".
+    network: the name of one of params['extra_networks'] (ICML §5.2's "networks with tens ... of nodes"): the four
+    paper curves on that graph instead (its split drawn with its own label)."""
+    if network is not None:
+        params = {**params, "graph": params["extra_networks"][network], "twins": None, "node_varying": None,
+                  "sweep": None}
+        item_label = (item, network)
+    else:
+        item_label = (item,)
+    data, A = _network(X, y, params, seed, *item_label)
     N, d, T, R = data.n_nodes, data.dim, int(params["iterations"]), int(params["repeats"])
     C, rho, theta = float(params["C"]), float(params["rho"]), float(params["theta"])
     if 2 * bounds.C1 >= np.min(data.B / C * (rho / N + 2 * theta * A.sum(1))):
         raise ValueError("Algorithm 1 needs 2 c_1 < (B_i / C)(rho/N + 2 theta V_i) for every node; raise theta")
-    f0 = dz.initial_points(seed, R, N, d, float(params.get("init_scale", 1.0)), PAPER, item)
+    f0 = dz.initial_points(seed, R, N, d, float(params.get("init_scale", 1.0)), PAPER, *item_label)
     V = A.sum(1)
-    specs = {name: (float(qs["q1"]), float(qs["q2"]), name) for name, qs in params["curves"].items()}
-    for name, eq in (params.get("equal_noise") or {}).items():
-        if eq["of"] not in params["curves"]:
-            raise ValueError(f"equal_noise.{name}.of = {eq['of']!r} is not a curve; curves: {list(params['curves'])}")
-        specs[name] = (float(eq["q1"]), float(params["curves"][eq["of"]]["q2"]), eq["of"])
-    curves = {}
-    for name, (q1, q2, stream) in specs.items():
-        if only is not None and name not in only:
+    out = {"curves": {}, "B": data.B, "V": V, "N": N, "network": network}
+    for name, s in curve_specs(params, alpha1, T, N, seed, item).items():
+        if only is not None and s["group"] not in only:
             continue
-        eta = dz.geometric(theta, q1, T)
-        alpha = dz.geometric(float(alpha1), q2, T)
-        rngs = dz.noise_generators(seed, R, PAPER, item, f"alpha={alpha1}", stream)
-        h = dz.m_admm(data, A, C=C, rho=rho, eta=eta, theta=np.full(T, theta), f0=f0, alpha=alpha, rngs=rngs,
-                      **_solver(params))
-        curves[name] = {**summary(h.traces["L"]), "L": h.traces["L"], "P": bounds.P_curve(h.spends[0]),
-                        "P_total": bounds.paper_total(h.spends[0]), "q1": q1, "q2": q2, "stream": stream,
-                        "newton_steps_max": h.meta["newton_steps_max"],
-                        "newton_steps_mean": h.meta["newton_steps_mean"]}
-    return {"curves": curves, "B": data.B, "V": V, "N": N}
+        rngs = dz.noise_generators(seed, R, PAPER, *item_label, f"alpha={alpha1}", s["stream"])
+        h = dz.m_admm(data, A, C=C, rho=rho, eta=s["eta"], theta=np.full(T, theta), f0=f0, alpha=s["alpha"],
+                      rngs=rngs, **_solver(params))
+        out["curves"][name] = {**summary(h.traces["L"]), "L": h.traces["L"], "P": bounds.P_curve(h.spends[0]),
+                               "P_total": bounds.paper_total(h.spends[0]),
+                               **{k: s[k] for k in ("q1", "q2", "stream", "group", "key", "variant")},
+                               "newton_steps_max": h.meta["newton_steps_max"],
+                               "newton_steps_mean": h.meta["newton_steps_mean"]}
+    if only is None or "paper" in only:
+        fc = dz.centralized_optimum(data, C, rho)
+        out["L_star"] = float(dz.average_loss(data, np.broadcast_to(fc, (1, N, d)))[0])
+        out["L_init"] = dz.average_loss(data, f0)
+        out["L_nonprivate"] = {}
+        for q1 in sorted({float(c["q1"]) for c in params["curves"].values()}):
+            h = dz.m_admm(data, A, C=C, rho=rho, eta=dz.geometric(theta, q1, T), theta=np.full(T, theta),
+                          f0=f0[:1], **_solver(params))
+            out["L_nonprivate"][q1] = float(h.traces["L"][0, -1])
+    return out
 
 
 def late_deviation(L: np.ndarray) -> np.ndarray:
     """Per repeat, the mean over t > T/2 of |L^r(t) - L_mean(t)|: a per-run dispersion whose mean over the runs is
-    comparable between curves with a standard error (L_range(t), the paper's bar, is one number per curve)."""
+    comparable between paired curves with a standard error (our addition beside the paper's L_range)."""
     T = L.shape[1] - 1
     late = L[:, T // 2 + 1:]
     return np.abs(late - late.mean(axis=0)).mean(axis=1)
 
 
-def private_metrics(results: dict, T: int) -> tuple[dict, dict]:
-    """Figs. 2-4 metrics per noise level a<alpha1> and curve: L_mean(T) (per-repeat L(T) in `repeats`), L_range(T),
-    mean of L_range over t > T/2, late deviation (per repeat), P(T), Newton steps. Returns (metrics, repeats)."""
-    first = next(iter(results.values()))
-    m = {"N": first["N"], "B_min": first["B"].min(), "B_median": float(np.median(first["B"])),
-         "B_max": first["B"].max(), "V_min": first["V"].min(), "V_max": first["V"].max()}
-    rep = {}
-    for a, res in results.items():
-        for name, c in res["curves"].items():
-            k = f"a{a:g}"
-            rep[f"{k}.L_final_mean.{name}"] = c["L"][:, -1]
-            rep[f"{k}.L_dev_late.{name}"] = late_deviation(c["L"])
-            m[f"{k}.L_final_range.{name}"] = c["L_range"][-1]
-            m[f"{k}.L_range_late.{name}"] = c["L_range"][T // 2 + 1:].mean()
-            m[f"{k}.P_final.{name}"] = c["P_total"]
-            m[f"{k}.newton_steps_max.{name}"] = c["newton_steps_max"]
-            m[f"{k}.newton_steps_mean.{name}"] = c["newton_steps_mean"]
+def private_metrics(results: dict, T: int, seed: int, item: str, L_zero: float) -> tuple[dict, dict]:
+    """Figs. 2-4 metrics per noise level a<alpha1> and run. A paper curve, twin or node-varying run c writes
+    '<a>.<metric>.<key>' (a fixed-epsilon twin under the variant '@fixed_epsilon'); a swept PP point V writes the blue
+    and red keys under '@V' (it can stand in for either role), a swept DVP point the black and magenta keys, and each
+    paper curve the other role's keys under its setting's name. Metrics: L_mean(T)
+    (per-repeat L(T) in `repeats`), the paper's stability measure L_range at T and its mean over t > T/2 (each with a
+    bootstrap standard error '.se'), the per-run late deviation (repeats), the share of the initial gap closed
+    (L(0) - L(T)) / (L(0) - L*) and the share closed in the second half (L(T/2) - L(T)) / (L(0) - L*) (repeats;
+    a converged curve has little left to close), the degradation by the noise (L(T) - L_np(T)) / (L(0) - L_np(T))
+    against the noise-free run of the same penalty schedule (paper curves and twins), P(T), Newton steps (paper
+    curves). L_zero: the zero model's loss on the item's data. Returns (metrics, repeats)."""
+    m, rep = {"L_zero": L_zero}, {}
+    boot = np.random.default_rng(seed_sequence(seed, PAPER, item, "bootstrap"))
+    nets = {}  # the network's facts and references: the item's own (None) and each extra network's
+    for res in results.values():
+        nets[None] = res
+        nets.update(res.get("networks", {}))
+    for net, first in nets.items():
+        at = "" if net is None else f"@{net}"
+        m.update({f"N{at}": first["N"], f"B_min{at}": first["B"].min(), f"B_median{at}": float(np.median(first["B"])),
+                  f"B_max{at}": first["B"].max(), f"V_min{at}": first["V"].min(), f"V_max{at}": first["V"].max(),
+                  f"L_star{at}": first["L_star"]})
+        rep[f"L_init{at}"] = first["L_init"]
+        for q1, L in first["L_nonprivate"].items():
+            m[f"L_nonprivate.q1_{q1:.2f}{at}"] = L
+    runs = [(a, None, c_name, c) for a, res in results.items() for c_name, c in res["curves"].items()]
+    runs += [(a, net, c_name, c) for a, res in results.items() for net, r in res.get("networks", {}).items()
+             for c_name, c in r["curves"].items()]
+    roles = {"blue": "red", "red": "blue", "black": "magenta", "magenta": "black"}
+    # every PP setting can stand in for either PP role and every DVP setting for either DVP role: a paper curve is
+    # also written as the variant of its setting under the other role (blue's (1.05, 1.04) as red@pp_1.05_1.04)
+    runs += [(a, None, c_name, {**c, "key": roles[c_name], "group": "sweep",
+                                "variant": pp_variant(c["q1"], c["q2"]) if c["q1"] > 1 else dvp_variant(c["q2"])})
+             for a, res in results.items() for c_name, c in res["curves"].items() if c_name in roles]
+    for a, net, name, c in runs:
+        k = f"a{a:g}"
+        L_star, L_init = nets[net]["L_star"], nets[net]["L_init"]
+        keys = [c["key"]] if c["key"] else (["blue", "red"] if c["q1"] > 1 else ["black", "magenta"])
+        at = f"@{c['variant'] or net}" if (c["variant"] or net) else ""
+        rs = range_se(c["L"], boot, T // 2 + 1)
+        LT = c["L"][:, -1]
+        # the noise-free run of the same (common) penalty schedule, for the paper's curves and the twins
+        L_np = nets[net]["L_nonprivate"].get(c["q1"]) if c["group"] == "paper" and not name.endswith("_nodes") else None
+        for key in keys:
+            rep[f"{k}.L_final_mean.{key}{at}"] = LT
+            rep[f"{k}.L_dev_late.{key}{at}"] = late_deviation(c["L"])
+            rep[f"{k}.gap_closed.{key}{at}"] = (L_init - LT) / (L_init - L_star)
+            rep[f"{k}.late_progress.{key}{at}"] = (c["L"][:, T // 2] - LT) / (L_init - L_star)
+            if L_np is not None:
+                rep[f"{k}.degradation.{key}{at}"] = (LT - L_np) / (L_init - L_np)
+            m[f"{k}.L_final_range.{key}{at}"] = rs["final"]
+            m[f"{k}.L_final_range.{key}{at}.se"] = rs["final_se"]
+            m[f"{k}.L_range_late.{key}{at}"] = rs["late"]
+            m[f"{k}.L_range_late.{key}{at}.se"] = rs["late_se"]
+            m[f"{k}.P_final.{key}{at}"] = c["P_total"]
+            if c["group"] == "paper" and not at:  # diagnostics of the paper's curves
+                m[f"{k}.newton_steps_max.{key}"] = c["newton_steps_max"]
+                m[f"{k}.newton_steps_mean.{key}"] = c["newton_steps_mean"]
     m.update({k: float(np.mean(v)) for k, v in rep.items()})
     return m, rep
 
@@ -199,39 +342,48 @@ _A_STYLE = {"fixed": ("tab:blue", "theta = 0.5 fixed"), "time_varying": ("black"
 
 
 def plot_fig1(res: dict) -> dict:
-    """Panels (a) and (b): L(t) (top) and the distance to f_c* (bottom); right: the fixed-theta run continued to
-    `freeze_iterations`, |L(t) - L*| and the distance."""
+    """'fig1', the paper's form: (a) L(t) of the three dual steps, (b) L(t) per q1, t <= T. 'fig1_ours': the distance
+    to f_c* up to T_long for panel (a)'s runs (solid), with a constant penalty (dashed) and the capped penalty
+    (dotted); the dual invariant ||sum_i lambda_i(t)||; panel (b)'s distance up to T_long."""
     import matplotlib.pyplot as plt
 
     T, L_star = res["T"], res["L_star"]
     t = np.arange(T + 1)
-    fig, axes = plt.subplots(2, 3, figsize=(16, 7.5))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for name, r in res["a"].items():
         color, label = _A_STYLE[name]
-        axes[0, 0].plot(t, r["L"], color=color, label=label)
-        axes[1, 0].semilogy(t, r["dist"], color=color, label=label)
+        axes[0].plot(t, r["L"][:T + 1], color=color, label=label)
     for c, (q1, r) in zip(plt.cm.viridis(np.linspace(0, 0.9, len(res["b"]))), res["b"].items()):
-        axes[0, 1].plot(t, r["L"], color=c, label=f"q1 = {q1:g}")
-        axes[1, 1].semilogy(t, r["dist"], color=c, label=f"q1 = {q1:g}")
-    lg = res["long"]
-    tl = np.arange(lg["T"] + 1)
-    axes[0, 2].semilogy(tl, np.abs(lg["L"] - L_star), color="tab:blue")
-    axes[0, 2].set_ylabel("|L(t) - L*|")
-    axes[0, 2].set_title(f"(a) theta = 0.5 continued to t = {lg['T']}")
-    axes[1, 2].semilogy(tl, lg["dist"], color="tab:blue")
-    for ax in axes[0, :2]:
+        axes[1].plot(t, r["L"][:T + 1], color=c, label=f"q1 = {q1:g}")
+    for ax, title in zip(axes, ("(a) private eta_i(t), different theta", "(b) eta(t) = 0.5 q1^(t-1)")):
         ax.axhline(L_star, color="grey", ls=":", lw=1, label="L at f_c*")
-        ax.set_ylabel("average loss L(t)")
         ax.set_ylim(L_star - 0.01, L_star + 0.25)
-    for ax in axes[1]:
-        ax.set_ylabel("||f(t) - 1 f_c*||_F")
-        ax.set_xlabel("iteration t")
-    axes[0, 0].set_title("(a) private eta_i(t), different theta")
-    axes[0, 1].set_title("(b) eta(t) = 0.5 q1^(t-1)")
-    for ax in axes[:, :2].ravel():
+        ax.set(title=title, xlabel="iteration t", ylabel="average loss L(t)")
         ax.legend(fontsize=8)
     fig.tight_layout()
-    return {"fig1": fig}
+
+    ours, ax2 = plt.subplots(1, 3, figsize=(16, 4.5))
+    tl = np.arange(res["T_long"] + 1)
+    for group, ls in (("a", "-"), ("const_eta", "--"), ("capped", ":")):
+        for name, r in res[group].items():
+            color, label = _A_STYLE[name]
+            lab = {"a": label, "const_eta": f"{label}, eta_i = eta_i(1)",
+                   "capped": f"{label}, eta_i capped at {res['eta_cap']:g}"}[group]
+            ax2[0].semilogy(tl, r["dist"], color=color, ls=ls, label=lab)
+            ax2[1].semilogy(tl, np.maximum(r["dual_sum"], 1e-17), color=color, ls=ls, label=lab)
+    for c, (q1, r) in zip(plt.cm.viridis(np.linspace(0, 0.9, len(res["b"]))), res["b"].items()):
+        ax2[2].semilogy(tl, r["dist"], color=c, label=f"q1 = {q1:g}")
+    for ax in (ax2[0], ax2[2]):
+        ax.axvline(T, color="grey", ls=":", lw=1)
+        ax.set_ylabel("||f(t) - 1 f_c*||_F")
+    ax2[0].set_title("(a) distance to f_c*: the freeze and the per-node theta")
+    ax2[1].set(title="(a) dual invariant ||sum_i lambda_i(t)|| (0 = kept)", ylabel="||sum_i lambda_i(t)||")
+    ax2[2].set_title("(b) distance to f_c* to t = %d" % res["T_long"])
+    for ax in ax2:
+        ax.set_xlabel("iteration t")
+        ax.legend(fontsize=7)
+    ours.tight_layout()
+    return {"fig1": fig, "fig1_ours": ours}
 
 
 def metrics_fig1(res: dict) -> dict:
@@ -239,23 +391,50 @@ def metrics_fig1(res: dict) -> dict:
 
 
 def table_fig1(res: dict, metrics: dict) -> str:
-    """L* and the freeze of the fixed-theta run."""
-    return metrics_table(metrics, lambda k: k == "L_star" or k.startswith("a.freeze"))
+    """The references, the freeze (plateau ratios) and the dual invariant."""
+    return metrics_table(metrics, lambda k: k in ("L_star", "L_init", "T_long", "eta_cap", "inv_eta_sum_min")
+                         or ".plateau." in k or ".dual_sum_rel." in k)
 
 
-def _alpha_keys(params: dict) -> dict[str, float]:
-    """{part key: alpha(1)}: Fig. 2 runs as one part per alpha(1) (experiments.parts); Figs. 3 and 4 (one alpha(1),
-    about a minute at paper scale) are not split, and gather computes their one key here."""
-    return {f"alpha{float(a):g}": float(a) for a in params["alpha1"]}
+def _alpha_keys(params: dict) -> dict[str, tuple[float, set, str | None]]:
+    """{part key: (alpha(1), groups, network)}: each private item runs as one part per alpha(1) for the paper's curves
+    (with the twins, node-varying runs and references), where `sweep` or a node-varying `spread_sweep` is set one
+    more for the swept settings, and one per extra network (the paper's four curves on it)."""
+    keys = {}
+    swept = params.get("sweep") or (params.get("node_varying") or {}).get("spread_sweep")
+    for a in params["alpha1"]:
+        keys[f"alpha{float(a):g}"] = (float(a), {"paper"}, None)
+        if swept:
+            keys[f"alpha{float(a):g}_sweep"] = (float(a), {"sweep"}, None)
+        for net in params.get("extra_networks") or {}:
+            keys[f"alpha{float(a):g}_{net}"] = (float(a), {"paper"}, net)
+    return keys
+
+
+def _part(params: dict, key: str, item: str) -> dict:
+    X, y = _adult()
+    alpha1, groups, net = _alpha_keys(params)[key]
+    return private_comparison(X, y, params, int(params["seed"]), alpha1, item, only=groups, network=net)
 
 
 def _run_private(params: dict, item: str) -> dict:
-    """Figs. 2-4: `private_comparison` at every alpha(1) of params['alpha1'] (Fig. 2: from its parts)."""
+    """Figs. 2-4: `private_comparison` at every alpha(1) of params['alpha1'], from the item's parts."""
     X, y = _adult()
     seed = int(params["seed"])
     keys = _alpha_keys(params)
-    alphas = gather(PAPER, item, params, lambda k: private_comparison(X, y, params, seed, keys[k], item), keys=keys)
-    out = {"item": item, "T": int(params["iterations"]), "alphas": {keys[k]: r for k, r in alphas.items()}}
+    parts = gather(PAPER, item, params, lambda k: _part(params, k, item))
+    alphas = {}
+    for k, r in parts.items():
+        a, _, net = keys[k]
+        merged = alphas.setdefault(a, {"curves": {}, "networks": {}})
+        if net is not None:
+            merged["networks"][net] = r
+            continue
+        merged["curves"].update(r["curves"])
+        merged.update({f: v for f, v in r.items() if f not in ("curves", "network")})
+    data, _ = _network(X, y, params, seed, item)
+    out = {"item": item, "T": int(params["iterations"]), "seed": seed, "alphas": alphas,
+           "L_zero": dz.zero_model_loss(data)}
     if item == "fig4":  # the uneven-vs-even claim: P(T) of the same curves with an even split of the same graph
         out["P_even"] = P_final_for_split(X, y, params, seed, item, "even", params["alpha1"][0])
     return out
@@ -281,28 +460,87 @@ def parts_fig2(params: dict) -> list[str]:
 
 
 def part_fig2(params: dict, key: str) -> dict:
-    """`private_comparison` at one alpha(1) (its numbers are those of the whole run)."""
-    X, y = _adult()
-    return private_comparison(X, y, params, int(params["seed"]), _alpha_keys(params)[key], "fig2")
+    """`private_comparison` at one alpha(1) for one group of runs (its numbers are those of the whole run)."""
+    return _part(params, key, "fig2")
 
 
-_COLORS = {"blue": "tab:blue", "red": "tab:red", "black": "black", "magenta": "magenta", "blue_eta_const": "tab:cyan"}
+def parts_fig3(params: dict) -> list[str]:
+    return list(_alpha_keys(params))
+
+
+def part_fig3(params: dict, key: str) -> dict:
+    return _part(params, key, "fig3")
+
+
+def parts_fig4(params: dict) -> list[str]:
+    return list(_alpha_keys(params))
+
+
+def part_fig4(params: dict, key: str) -> dict:
+    return _part(params, key, "fig4")
+
+
+_COLORS = {"blue": "tab:blue", "red": "tab:red", "black": "black", "magenta": "magenta"}
+_PAPER_CURVES = ("blue", "red", "black", "magenta")
+
+
+def _label(name: str, c: dict) -> str:
+    return f"{'DVP' if c['q1'] == 1 else 'PP'} {name}: q1={c['q1']:g}, q2={c['q2']:g}"
 
 
 def plot_private(res: dict) -> dict:
-    """Accuracy (L_mean(t) with L_range(t) bars) above privacy (P(t)), one column per alpha(1); an equal-noise
-    twin is dashed. File name: the item."""
+    """'<item>', the paper's form: accuracy (L_mean(t) with L_range(t) bars) above privacy (P(t)) of its four curves,
+    one column per alpha(1). '<item>_ours': per alpha(1), L_range(t) of each PP curve beside its equal-perturbation
+    twin (solid) and fixed-epsilon twin (dashed), then every swept setting and the node-varying runs as (P(T),
+    L_mean(T)) points against the paper's four curves."""
+    import matplotlib.pyplot as plt
+
     columns = []
     for a, r in res["alphas"].items():
-        curves = []
-        for name, c in r["curves"].items():
-            twin = c["stream"] != name
-            label = (f"{'DVP' if c['q1'] == 1 else 'PP'} {name}: q1={c['q1']:g}, q2={c['q2']:g}"
-                     + (f" (noise of {c['stream']})" if twin else ""))
-            curves.append({**c, "label": label, "color": _COLORS.get(name), "ls": "--" if twin else "-"})
+        curves = [{**c, "label": _label(n, c), "color": _COLORS[n]} for n, c in r["curves"].items()
+                  if n in _PAPER_CURVES]
         columns.append({"accuracy": f"Accuracy: alpha(t) = {a:g} q2^(t-1)",
                         "privacy": f"Privacy: alpha(t) = {a:g} q2^(t-1)", "curves": curves})
-    return {res["item"]: accuracy_privacy(columns)}
+    figs = {res["item"]: accuracy_privacy(columns)}
+
+    alphas = res["alphas"]
+    ours, axes = plt.subplots(2, len(alphas), figsize=(6.5 * len(alphas), 9), squeeze=False)
+    for j, (a, r) in enumerate(alphas.items()):
+        cs = r["curves"]
+        ax = axes[0, j]
+        for name in _PAPER_CURVES:
+            for suffix, ls, extra in (("", "-", ""), ("_twin", "--", " twin: equal overall perturbation"),
+                                      ("_twin_fixed_eps", ":", " twin: same eps (fixed epsilon)")):
+                c = cs.get(name + suffix)
+                if c is not None and (suffix or f"{name}_twin" in cs):
+                    ax.semilogy(np.arange(len(c["L_range"])), np.maximum(c["L_range"], 1e-6),
+                                color=_COLORS[name], ls=ls, label=f"{name}{extra}")
+        ax.set(title=f"alpha(1) = {a:g}: L_range(t), eta growing vs eta = theta at the same draws",
+               xlabel="iteration t", ylabel="L_range(t)")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+        ax = axes[1, j]
+        for name, c in cs.items():
+            x, yv = c["P_total"], c["L_mean"][-1]
+            if name in _PAPER_CURVES:
+                ax.scatter(x, yv, color=_COLORS[name], s=60, zorder=3, label=_label(name, c))
+            elif c["group"] == "sweep" and (c["key"] or "").endswith("_nodes"):  # a swept spread of c_nodes
+                ax.scatter(x, yv, edgecolors=_COLORS.get(c["key"][:-6], "k"), marker="^", s=30, facecolors="none")
+                ax.annotate(c["variant"], (x, yv), fontsize=6)
+            elif c["group"] == "sweep":
+                ax.scatter(x, yv, color="tab:blue" if c["q1"] > 1 else "grey", marker="x", s=30)
+                ax.annotate(c["variant"], (x, yv), fontsize=6)
+            elif name.endswith("_nodes"):
+                ax.scatter(x, yv, color=_COLORS.get(name[:-6], "k"), marker="^", s=40,
+                           label=f"{name[:-6]}, node-varying q1_i, q2_i")
+        ax.axhline(r.get("L_star", np.nan), color="grey", ls=":", lw=1, label="L at f_c*")
+        ax.axhline(res["L_zero"], color="grey", ls="--", lw=1, label="the zero model")
+        ax.set(title=f"alpha(1) = {a:g}: every setting, (P(T), L_mean(T)) (x: swept)", xlabel="P(T)",
+               ylabel="L_mean(T)", xscale="log", yscale="log")
+        ax.legend(fontsize=7)
+    ours.tight_layout()
+    figs[f"{res['item']}_ours"] = ours
+    return figs
 
 
 plot_fig2 = plot_fig3 = plot_fig4 = plot_private
@@ -310,7 +548,7 @@ plot_fig2 = plot_fig3 = plot_fig4 = plot_private
 
 def metrics_private(res: dict) -> dict:
     """`private_metrics` of every alpha(1); Fig. 4 adds P(T) of the even split ('P_final_even.<curve>')."""
-    m, rep = private_metrics(res["alphas"], res["T"])
+    m, rep = private_metrics(res["alphas"], res["T"], res["seed"], res["item"], res["L_zero"])
     m.update({f"P_final_even.{n}": v for n, v in res.get("P_even", {}).items()})
     return {"metrics": m, "repeats": rep}
 
@@ -319,8 +557,9 @@ metrics_fig2 = metrics_fig3 = metrics_fig4 = metrics_private
 
 
 def table_private(res: dict, metrics: dict) -> str:
-    """The graph and split facts and every metric but the Newton-step diagnostics."""
-    return metrics_table(metrics, lambda k: "newton" not in k)
+    """The graph and split facts, the references, and the paper curves' and twins' metrics (not the swept
+    settings, which the second figure shows, nor the Newton-step diagnostics)."""
+    return metrics_table(metrics, lambda k: "newton" not in k and "@" not in k and not k.endswith(".se"))
 
 
 table_fig2 = table_fig3 = table_fig4 = table_private
