@@ -21,7 +21,8 @@ TINY = {"datasets": ["adult_huang2019"], "iterations": 3, "repeats": 2, "rho": 0
         "n_test": 300, "err_every": 2}
 SWEEP = {**TINY, "reg": "l2", "agents": 20, "epsilons": [0.05, 0.2], "deltas": [1e-3, 1e-5], "fixed_delta": 1e-5,
          "fixed_epsilon": 0.2}
-COMPARE = {**SWEEP, "admm": {"tol": 1e-8}, "dpsgd": {"lr": 0.1, "clip": 1.0, "conventions": ["average", "sum"]}}
+COMPARE = {**SWEEP, "admm": {"tol": 1e-8}, "dpsgd": {"lr": 0.1, "clip": 1.0, "conventions": ["sum", "average"],
+                                                     "lr_grid": [0.001, 0.1, 0.3]}}
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +56,7 @@ def test_comparison_from_its_part_files_equals_the_whole_run(adult, tmp_path):
     params = {**COMPARE, "seed": 0}
     keys = ex.parts_fig6(params)
     assert keys == ["admm", "eps0.05-delta1e-05", "eps0.2-delta1e-05", "eps0.2-delta0.001", "dvp-eps0.05",
-                    "dvp-eps0.2"]
+                    "dvp-eps0.2", "dpsgd-lr"]
     for key in keys:
         parts.write_part(parts.part_path(ex.PAPER, "fig6", key, tmp_path),
                          parts.record(key, params, value=ex.comparison_part(X, y, params, 0, key)))
@@ -81,8 +82,8 @@ def test_sweep_and_comparison_share_dpadmm_runs(adult):
         assert ms[f"el_final.{k}"] == mc[f"el_final.dpadmm.{k}"]
         np.testing.assert_array_equal(rs[f"aov_final.{k}"], s["runs"][(e, d)]["curves"]["aov"]["final"])
         for key in (f"err_final.pvp.{k}", f"err_final.dvp.{k}", f"err_final.dpsgd.{k}",
-                    f"err_final.dpsgd.{k}@dpsgd_sum", f"err_final.dpadmm.{k}@global_model", f"el_k10.dpsgd.{k}",
-                    f"majority_share.dpsgd.{k}", f"majority_share.dpsgd.{k}@dpsgd_sum"):
+                    f"err_final.dpsgd.{k}@dpsgd_avg", f"err_final.dpadmm.{k}@global_model", f"el_k10.dpsgd.{k}",
+                    f"majority_share.dpsgd.{k}", f"majority_share.dpsgd.{k}@dpsgd_avg"):
             assert key in mc and rc[key].shape == (2,)
     assert 0.0 <= mc["majority_share.dpsgd.eps0.2_delta1e-5"] <= 1.0
     assert mc["privacy.dvp.eps0.2.paper_eps"] == pytest.approx(0.6)
@@ -134,8 +135,10 @@ ITEMS = {"fig1": {**TINY, "reg": "l1", "agents": [10, 20], "epsilon": 0.1, "delt
          "fig4": {**TINY, "reg": "l2", "agents": [10, 20], "epsilon": 0.1, "delta": 1e-4},
          "fig5": SWEEP, "fig6": COMPARE,
          "table2": {**TINY, "agents": 10, "epsilons": [0.1], "delta": 1e-4, "timing_rounds": 2, "admm": {"tol": 1e-8}}}
-FIGURES = {"fig1": ["fig1"], "fig2": ["fig2"], "fig3": ["fig3", "fig3_delta", "fig3_summary"], "fig4": ["fig4"],
-           "fig5": ["fig5"], "fig6": ["fig6", "fig6_delta", "fig6_summary"], "table2": ["table2"]}
+FIGURES = {"fig1": ["fig1", "fig1_detail"], "fig2": ["fig2", "fig2_detail"],
+           "fig3": ["fig3", "fig3_detail", "fig3_detail_delta", "fig3_summary", "fig3_lr"],
+           "fig4": ["fig4", "fig4_detail"], "fig5": ["fig5", "fig5_detail"],
+           "fig6": ["fig6", "fig6_detail", "fig6_detail_delta", "fig6_summary", "fig6_lr"], "table2": ["table2"]}
 
 
 @pytest.mark.parametrize("item", sorted(ITEMS))
