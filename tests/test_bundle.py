@@ -63,7 +63,7 @@ def test_rejudged_bundle_gives_the_same_claims_json(run, tmp_path):
     before = json.loads((run / "results/report/claims.json").read_text())
     after = json.loads((tmp_path / "again/claims.json").read_text())
     assert after == before and len(after) > 5
-    assert result.changes == []
+    assert result.changes == [] and result.claims_differ == []
     assert (tmp_path / "again/rejudged.json").is_file()
     # the page and summary.json say where the numbers come from; the run's own report does not
     page = (tmp_path / "again/index.html").read_text()
@@ -94,6 +94,9 @@ def test_a_changed_tolerance_changes_the_verdict_without_recomputing(run, tmp_pa
     assert after[claim["id"]]["verdict"] == change[0]["after"]
     assert f"{claim['id']}: reproduced -> {change[0]['after']}" in result.summary()
     assert f"1 claims of the bundle's judgement that no longer exist: {gone['id']}" in result.summary()
+    # the re-judge says plainly that it used this checkout's claims files (and rules), naming those that differ
+    assert result.claims_differ == ["huang2019_dpadmm.yaml"]
+    assert "judged with this checkout's claims files and rules, not the bundle's" in result.summary()
 
 
 def test_manifest_detects_a_modified_a_missing_and_an_added_file(run, tmp_path):

@@ -13,11 +13,20 @@ from repro_dpadmm.claims import (ClaimsError, claims_paths, evaluate_check, eval
                                         parse_claims, validate_claims_file)
 
 ROOT = project_root(Path(__file__).parent)
+# Every key of these synthetic files is a measured one (the evidence kinds have tests of their own,
+# tests/test_claims_evidence.py).
+MEASURED = {"*": [{"keys": "*", "kind": "measured"}]}
+
+
+def measured(data):
+    """A synthetic claims mapping with every metric key measured (unless it says otherwise)."""
+    return {"evidence": MEASURED, **data} if isinstance(data, dict) else data
 
 
 def claim(checks, **extra):
+    checks = [{"from": "a test threshold", **c} for c in checks]     # `from:` has tests of its own
     raw = {"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q", "checks": checks, **extra}
-    cf = parse_claims({"claims": [raw]}, "huang2019_dpadmm.yaml")
+    cf = parse_claims(measured({"claims": [raw]}), "huang2019_dpadmm.yaml")
     assert len(cf.claims) == 1, cf.problems
     return cf.claims[0], cf
 
@@ -176,7 +185,7 @@ BAD = [
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
                   "checks": [{"kind": "monotone", "metrics": ["x"], "direction": "up"}]}]}, "['x'] is too short"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
-                  "checks": [{"kind": "range", "metric": "x", "min": 2, "max": 1}]}]}, "greater than max"),
+                  "checks": [{"kind": "range", "metric": "x", "min": 2, "max": 1, "from": "f"}]}]}, "greater than max"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q", "checks": []}]},
      "or checks: [] with not_checkable saying why"),
     ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q", "chekcs": []}]},
@@ -196,7 +205,7 @@ BAD = [
 @pytest.mark.parametrize("data, message", BAD, ids=[m for _, m in BAD])
 def test_validator_rejects_malformed_claims_with_a_clear_message(tmp_path, data, message):
     path = tmp_path / "huang2019_dpadmm.yaml"
-    path.write_text(yaml.safe_dump(data))
+    path.write_text(yaml.safe_dump(measured(data)))
     with pytest.raises(ClaimsError) as exc:
         validate_claims_file(path)
     assert message in str(exc.value)
@@ -248,24 +257,24 @@ def test_duplicate_yaml_keys_are_errors(tmp_path):
 
 
 def test_a_malformed_claims_file_has_no_claims_only_problems():
-    cf = parse_claims({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
-                                   "checks": [{"kind": "less", "left": "x"}]}]}, "huang2019_dpadmm.yaml")
+    cf = parse_claims(measured({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
+                                   "checks": [{"kind": "less", "left": "x"}]}]}), "huang2019_dpadmm.yaml")
     assert cf.problems and not cf.claims
     assert "'right' is a required property" in cf.problems[0]
 
 
 def test_dataset_claim_format():
-    cf = parse_claims({"claims": [{"id": "zhang2018_madmm.data.size", "source": "dataset:adult_zhang2018",
+    cf = parse_claims(measured({"claims": [{"id": "zhang2018_madmm.data.size", "source": "dataset:adult_zhang2018",
                                    "quote": "45,223 individuals",
-                                   "checks": [{"kind": "equal", "metric": "arrays.X.0", "expected": 45223}]}]},
+                                   "checks": [{"kind": "equal", "metric": "arrays.X.0", "expected": 45223}]}]}),
                       "datasets.yaml")
     assert not cf.problems
     c = cf.claims[0]
     assert c.dataset == "adult_zhang2018" and c.item is None and c.paper == "zhang2018_madmm"
     v = evaluate_claim(c, flatten({"arrays": {"X": [45222, 105]}}))
     assert v.verdict == "not reproduced" and "45,222" in v.reason
-    bad = parse_claims({"claims": [{"id": "zhang2018_madmm.data.size", "source": "adult", "quote": "q",
-                                    "checks": [{"kind": "true", "metric": "x"}]}]}, "datasets.yaml")
+    bad = parse_claims(measured({"claims": [{"id": "zhang2018_madmm.data.size", "source": "adult", "quote": "q",
+                                    "checks": [{"kind": "true", "metric": "x"}]}]}), "datasets.yaml")
     assert any("'adult' does not match '^dataset:" in p for p in bad.problems)
 
 
@@ -279,10 +288,10 @@ def test_every_claims_file_in_the_repository_is_valid():
 def test_unknown_fields_are_errors_at_every_level():
     data = {"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q", "comment": "x",
                         "paper_value": [0.08, 0.1],
-                        "checks": [{"kind": "less", "left": "a", "right": 1, "strict": True}]}],
+                        "checks": [{"kind": "less", "left": "a", "right": 1, "from": "f", "strict": True}]}],
             "variants": {"v": {"choice": "c", "label": "l", "colour": "red"}},
             "items": {"fig1": {"title": "t", "captoin": "c"}}}
-    cf = parse_claims(data, "huang2019_dpadmm.yaml")
+    cf = parse_claims(measured(data), "huang2019_dpadmm.yaml")
     text = "\n".join(cf.problems)
     assert not cf.claims and len(cf.problems) == 4, text
     for name in ("comment", "strict", "colour", "captoin"):
@@ -385,12 +394,12 @@ def test_se_keys_and_exact_operands():
 
 def test_z_setting_per_check_and_per_file():
     m = noisy(a=reps(0.5, 0.01))
-    chk = {"kind": "less", "left": "a", "right": 0.53}       # 3 SE
+    chk = {"kind": "less", "left": "a", "right": 0.53, "from": "f"}       # 3 SE
     assert evaluate_check(chk, m).outcome == "pass"
     assert evaluate_check({**chk, "z": 4}, m).outcome == "inconclusive"
     assert evaluate_check(chk, m, z=4).outcome == "inconclusive"
     assert evaluate_check({**chk, "z": 2}, m, z=4).outcome == "pass"   # the check's own z wins
-    cf = parse_claims({"settings": {"noise_z": 4}, "claims": [
+    cf = parse_claims({"evidence": MEASURED, "settings": {"noise_z": 4}, "claims": [
         {"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q", "checks": [chk]}]}, "huang2019_dpadmm.yaml")
     assert not cf.problems and cf.claims[0].noise_z == 4
     v = evaluate_claim(cf.claims[0], m)
@@ -471,7 +480,7 @@ def test_claim_verdict_from_pass_fail_inconclusive_checks():
 # ------------------------------------------------------------------------------------------- setup, variants
 
 def claims_of(data: dict):
-    cf = parse_claims(data, "huang2019_dpadmm.yaml")
+    cf = parse_claims(measured(data), "huang2019_dpadmm.yaml")
     assert not cf.problems, cf.problems
     return {c.id.rsplit(".", 1)[-1]: c for c in cf.claims}
 
@@ -479,7 +488,7 @@ def claims_of(data: dict):
 def test_setup_claims_get_setup_verdicts():
     cs = claims_of({"claims": [
         {"id": "huang2019_dpadmm.fig1.s", "item": "fig1", "quote": "q", "setup": True,
-         "checks": [{"kind": "approx", "metric": "eps", "expected": 1.0, "rel_tol": 1e-6}]}]})
+         "checks": [{"kind": "approx", "metric": "eps", "expected": 1.0, "rel_tol": 1e-6, "from": "rule"}]}]})
     assert evaluate_claim(cs["s"], {"eps": 1.0}).verdict == "setup ok"
     v = evaluate_claim(cs["s"], {"eps": 1.1})
     assert v.verdict == "setup failed" and v.setup and v.unexplained
@@ -526,11 +535,11 @@ def test_a_variant_with_the_same_verdict_does_not_make_the_claim_depend_on_it():
 
 def test_variants_must_be_declared_and_belong_to_the_item():
     data = {**VARIANT_FILE, "claims": [{**VARIANT_FILE["claims"][0], "variants": ["nope"]}]}
-    cf = parse_claims(data, "huang2019_dpadmm.yaml")
+    cf = parse_claims(measured(data), "huang2019_dpadmm.yaml")
     assert any("variant 'nope' is not declared" in p for p in cf.problems)
     data = {**VARIANT_FILE, "claims": [{**VARIANT_FILE["claims"][0], "id": "huang2019_dpadmm.fig2.beats",
                                         "item": "fig2", "variants": ["dpsgd_sum"]}]}
-    cf = parse_claims(data, "huang2019_dpadmm.yaml")
+    cf = parse_claims(measured(data), "huang2019_dpadmm.yaml")
     assert any("belongs to item 'fig1'" in p for p in cf.problems)
 
 
@@ -546,7 +555,8 @@ def test_finding_matching_the_verdict_is_shown_others_are_stale():
     c = claims_of({"claims": [{**FINDING_CLAIM, "finding": [f_partly, f_old]}]})["f"]
     v = evaluate_claim(c, {"a": 2.0, "b": 1.0})
     assert v.verdict == "not reproduced"
-    assert v.finding == {"when": ["not reproduced"], "cause": "choice", "text": "under the average convention ..."}
+    assert v.finding == {"when": ["not reproduced"], "cause": "choice", "text": "under the average convention ...",
+                         "evidence": []}
     assert not v.unexplained and [s["cause"] for s in v.stale] == ["bug-fixed-since"]
     v = evaluate_claim(c, {"a": 1.0, "b": 2.0})
     assert v.verdict == "reproduced" and v.finding["cause"] == "bug-fixed-since"
@@ -571,9 +581,10 @@ def test_failing_claim_without_a_matching_finding_is_unexplained(metrics, unexpl
 
 
 def test_one_finding_mapping_and_bad_findings():
-    c = claims_of({"claims": [{**FINDING_CLAIM, "finding": {"when": "partly", "cause": "paper", "text": "t"}}]})["f"]
-    assert c.findings == [{"when": ["partly"], "cause": "paper", "text": "t"}]
-    cf = parse_claims({"claims": [{**FINDING_CLAIM, "finding": {"when": "failed", "cause": "luck", "text": ""}}]},
+    c = claims_of({"claims": [{**FINDING_CLAIM, "finding": {"when": "partly", "cause": "paper", "text": "t",
+                                                             "evidence": ["a"]}}]})["f"]
+    assert c.findings == [{"when": ["partly"], "cause": "paper", "text": "t", "evidence": ["a"]}]
+    cf = parse_claims(measured({"claims": [{**FINDING_CLAIM, "finding": {"when": "failed", "cause": "luck", "text": ""}}]}),
                       "huang2019_dpadmm.yaml")
     assert not cf.claims and cf.problems and "finding" in cf.problems[0]
 
@@ -611,16 +622,17 @@ def test_claims_table_judges_noise_setup_variants_and_findings(tmp_path, monkeyp
 
     (tmp_path / "Snakefile").write_text("")
     (tmp_path / "config" / "claims").mkdir(parents=True)
-    data = {**VARIANT_FILE, "claims": [
-        {**VARIANT_FILE["claims"][0], "finding": {"when": "inconclusive", "cause": "paper", "text": "tie"}},
+    data = {**VARIANT_FILE, "evidence": MEASURED, "claims": [
+        {**VARIANT_FILE["claims"][0], "finding": {"when": "inconclusive", "cause": "paper", "text": "tie",
+                                                  "evidence": ["el.dpadmm"]}},
         {"id": "huang2019_dpadmm.fig1.target", "item": "fig1", "quote": "bisection hit its target", "setup": True,
-         "checks": [{"kind": "approx", "metric": "eps", "expected": 1.0, "rel_tol": 1e-6}]}]}
+         "checks": [{"kind": "approx", "metric": "eps", "expected": 1.0, "rel_tol": 1e-6, "from": "rule"}]}]}
     (tmp_path / "config" / "claims" / "huang2019_dpadmm.yaml").write_text(yaml.safe_dump(data))
     monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tmp_path))
     metrics = {"el.dpadmm": 0.4, "el.dpsgd": 0.405, "el.dpsgd@dpsgd_sum": 0.9, "eps": 1.0}
     repeats = {"el.dpadmm": reps(0.4, 0.01), "el.dpsgd": reps(0.405, 0.01, shift=3)}
     table = claims_table("huang2019_dpadmm", "fig1", metrics, repeats=repeats)
-    assert table.startswith("0 of 1 claims reproduced") and "1 setup check(s)" in table
+    assert table.startswith("0 of 1 measured claims reproduced") and "1 setup check(s)" in table
     assert "**inconclusive**" in table and "DPSGD sum convention (lr x n): reproduced" in table
     assert "depends on dpsgd_convention" in table and "paper: tie" in table
     assert "**setup ok**" in table

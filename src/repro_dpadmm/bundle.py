@@ -240,6 +240,15 @@ def param_differences(results: Path, root: Path) -> dict[str, list[str]]:
     return out
 
 
+def claims_differences(folder: Path, root: Path) -> list[str]:
+    """The claims files of the checkout at `root` that differ from (or are absent in) the bundle's own copy: the
+    re-judge always uses the checkout's files and their rules, so these are what may change a verdict."""
+    here, there = root / "config" / "claims", folder / "config" / "claims"
+    names = sorted({p.name for p in here.glob("*.yaml")} | {p.name for p in there.glob("*.yaml")})
+    return [n for n in names if not (here / n).is_file() or not (there / n).is_file()
+            or (here / n).read_bytes() != (there / n).read_bytes()]
+
+
 def _short(value, n: int = 60) -> str:
     text = json.dumps(value) if not isinstance(value, str) else value
     return text if len(text) <= n else text[: n - 3] + "..."
@@ -266,19 +275,25 @@ class Rejudged:
     params_differ: dict[str, list[str]] = field(default_factory=dict)
     changes: list[dict] = field(default_factory=list)
     report: object = None
+    claims_differ: list[str] = field(default_factory=list)   # checkout claims files that differ from the bundle's
 
     def record(self) -> dict:
         prov = self.provenance
         return {"bundle": self.source, "manifest_files": self.files,
                 "bundle_made": prov.get("created"), "bundle_git": (prov.get("git") or {}).get("describe"),
                 "bundle_repro_dpadmm": prov.get("repro_dpadmm"),
-                "verdict_changes": self.changes, "params_differ_from_current_config": self.params_differ}
+                "verdict_changes": self.changes, "params_differ_from_current_config": self.params_differ,
+                "claims_files_differ_from_bundle": self.claims_differ}
 
     def summary(self) -> str:
         prov = self.provenance
         lines = [f"bundle {self.source}: manifest ok ({self.files} files); made {prov.get('created')} at "
                  f"{(prov.get('git') or {}).get('describe', 'unknown commit')}, repro-dpadmm "
                  f"{prov.get('repro_dpadmm')}, Python {prov.get('python')}"]
+        if self.claims_differ:
+            lines.append("judged with this checkout's claims files and rules, not the bundle's; these differ from the "
+                         f"bundle's copy ({len(self.claims_differ)}): {', '.join(self.claims_differ)} (the bundle's "
+                         "own judgement is its results/report/claims.json)")
         changed = [c for c in self.changes if c["before"] and c["after"]]
         if changed:
             lines.append(f"verdicts changed since the bundle was judged ({len(changed)}):")
@@ -317,6 +332,7 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
                               processed=folder / "resources" / "processed", bundle=origin)
         files = sum(1 for _ in (folder / MANIFEST).read_text().splitlines())
         result = Rejudged(str(source), out_dir, prov, files, param_differences(folder / "results", root),
-                          verdict_changes(folder / REPORT_DIR / "claims.json", out_dir / "claims.json"), report)
+                          verdict_changes(folder / REPORT_DIR / "claims.json", out_dir / "claims.json"), report,
+                          claims_differences(folder, root))
     (out_dir / "rejudged.json").write_text(json.dumps(result.record(), indent=2) + "\n")
     return result

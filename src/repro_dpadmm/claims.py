@@ -10,19 +10,24 @@ A comparison of noisy quantities is decided only beyond `z` standard errors of t
 operands have per-repeat values of the same length); inside that band its check is *inconclusive*. Quantities without
 noise information are compared exactly.
 
-A claim's verdict from its checks (each pass / fail / inconclusive):
+Evidence kinds: every metric key has a kind (the file's `evidence:` patterns): `measured` (an algorithm run produced
+it), `derived` (a formula of config values and paper bounds) or `given` (the data build or the config asserts it). The
+kinds a claim's checks read decide its class, so that a claim that could not have failed is never "reproduced":
 
-* `reproduced`: every check passes;
-* `inconclusive`: no check fails and at least one is inside the noise;
-* `partly`: some checks pass, some fail;
-* `not reproduced`: checks fail and none passes;
-* `not run`: the item (or dataset) it needs was not run or is missing (or, under a variant, the variant's metrics);
-* `not checkable`: the paper gives nothing to check (`not_checkable:`), or a metric a check needs is missing,
-  null or not a number, or the claim itself is malformed.
+* **measured** (it reads a measured key): `reproduced` (every check passes), `inconclusive` (none fails, one is inside
+  the noise), `degenerate` (none fails, one compares a side that is no better than its trivial reference: the
+  majority-class rate, F(x0), the zero model), `partly` (some pass, some fail), `not reproduced` (checks fail, none
+  passes);
+* **analytic** (derived keys, no measured one): `holds` / `fails` (a theorem's arithmetic, an accountant comparison);
+* **setup** (given keys only, or `setup: true`: our own construction): `setup ok` / `setup failed`;
+* any class: `not run` (the item or dataset it needs was not run, or a variant's metrics are missing) and
+  `not checkable` (nothing to check, a metric missing, null or not a number, or a malformed claim).
 
-A claim with `setup: true` checks our own construction: its verdict is `setup ok` / `setup failed` (never counted as
-a reproduction). `variants:` re-evaluate a claim on the `<key>@<variant>` metrics of a choice the paper leaves open;
-`finding:` entries explain a verdict and its cause.
+`variants:` re-evaluate a claim on the `<key>@<variant>` metrics of a choice the paper leaves open; `finding:` entries
+explain a verdict and its cause, and a finding whose cause the evidence contradicts is flagged (a `paper` cause on a
+verdict that changes under a variant; a `choice` cause on a claim that fails under every variant). A check's numeric
+thresholds carry `from:` (the paper's number or the rule) and, optionally, `paper_threshold:` (a looser threshold is
+flagged).
 
 Loading never raises on a bad claim: problems are collected (`ClaimsFile.problems`) so that a caller can list them
 all; `validate_claims_file` is the strict form (raises `ClaimsError` listing every problem).
@@ -41,15 +46,26 @@ import jsonschema
 import numpy as np
 import yaml
 
-# The verdicts a claim can get, in the order the report lists them; setup claims get one of SETUP_VERDICTS instead.
-VERDICTS = ("reproduced", "partly", "inconclusive", "not reproduced", "not run", "not checkable")
+# The verdicts a claim can get, by class, in the order the report lists them.
+VERDICTS = ("reproduced", "partly", "inconclusive", "degenerate", "not reproduced", "not run", "not checkable")
+ANALYTIC_VERDICTS = ("holds", "fails", "not run", "not checkable")
 SETUP_VERDICTS = ("setup ok", "setup failed")
-ALL_VERDICTS = VERDICTS + SETUP_VERDICTS
+CLASS_VERDICTS = {"measured": VERDICTS, "analytic": ANALYTIC_VERDICTS,
+                  "setup": SETUP_VERDICTS + ("not run", "not checkable")}
+ALL_VERDICTS = VERDICTS + ("holds", "fails") + SETUP_VERDICTS
 # A claim with one of these verdicts and no matching `finding:` is flagged "unexplained".
-FAILING = ("partly", "inconclusive", "not reproduced", "setup failed")
+FAILING = ("partly", "inconclusive", "degenerate", "not reproduced", "fails", "setup failed")
 # Verdicts that judged the numbers (a finding can only be stale against one of these).
-JUDGED = ("reproduced", "partly", "inconclusive", "not reproduced", "setup ok", "setup failed")
+JUDGED = ("reproduced", "partly", "inconclusive", "degenerate", "not reproduced", "holds", "fails", "setup ok",
+          "setup failed")
 CAUSES = ("paper", "paper-inconsistency", "choice", "bug-fixed-since")
+PAPER_CAUSES = ("paper", "paper-inconsistency")
+# Evidence kinds of a metric key, and the class of claim a claim's most informative kind makes it.
+KINDS = ("measured", "derived", "given")
+CLASS_OF_KIND = {"measured": "measured", "derived": "analytic", "given": "setup"}
+CLASSES = ("measured", "analytic", "setup")
+# Check fields that hold numeric thresholds (each needs `from:`; see the schema).
+THRESHOLD_FIELDS = ("margin", "tol", "min", "max", "rel_tol", "abs_tol")
 DEFAULT_NOISE_Z = 2.0
 REPEATS_KEY = "repeats"     # the one reserved non-flat key of metrics.json: {key: [per-repeat values]}
 
@@ -80,8 +96,10 @@ class Claim:
     setup: bool = False         # checks our own construction: shown with the item, never counted as reproduced
     variants: list[str] = field(default_factory=list)            # names declared under the file's `variants:`
     variant_specs: dict[str, dict] = field(default_factory=dict)  # name -> {choice, label, item?, note?}
-    findings: list[dict] = field(default_factory=list)           # [{when: [verdicts], cause, text}]
+    findings: list[dict] = field(default_factory=list)           # [{when: [verdicts], cause, text, evidence}]
     noise_z: float = DEFAULT_NOISE_Z                              # the file's `settings.noise_z`
+    kinds: dict[str, str] = field(default_factory=dict)          # metric key -> measured | derived | given
+    references: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (reference key, lower|higher)
     file: str = ""
     line: int | None = None     # where the claim starts in its file
     invalid: str = ""           # why the claim cannot be evaluated (malformed), empty when valid
@@ -93,6 +111,22 @@ class Claim:
     def metric_keys(self) -> list[str]:
         return [k for c in self.checks for k in check_keys(c)]
 
+    @property
+    def claim_class(self) -> str:
+        """measured, analytic or setup: from the most informative kind its checks read (`setup: true` forces setup;
+        a claim with nothing to check, or whose kinds are unknown, is measured)."""
+        if self.setup:
+            return "setup"
+        kinds = {self.kinds.get(k) for k in self.metric_keys()} - {None}
+        for kind in KINDS:
+            if kind in kinds:
+                return CLASS_OF_KIND[kind]
+        return "measured"
+
+    def looser_thresholds(self) -> list[str]:
+        """Checks whose threshold is looser than the paper's own value (`paper_threshold:`), in words."""
+        return [text for c in self.checks if (text := looser_threshold(c))]
+
 
 @dataclass
 class ClaimsFile:
@@ -103,9 +137,63 @@ class ClaimsFile:
     items: dict[str, dict] = field(default_factory=dict)
     privacy: dict[str, dict] = field(default_factory=dict)
     variants: dict[str, dict] = field(default_factory=dict)     # name -> {choice, label, item?, note?}
+    evidence: dict[str, list[EvidenceRule]] = field(default_factory=dict)   # item | "*" | dataset:<name> -> rules
     noise_z: float = DEFAULT_NOISE_Z
     problems: list[str] = field(default_factory=list)   # errors: the affected claims cannot be evaluated
     warnings: list[str] = field(default_factory=list)   # documentation gaps (e.g. an undocumented metric key)
+
+    def rule_for(self, item: str, key: str) -> tuple[EvidenceRule, dict[str, str]] | None:
+        """The evidence rule of `key` in `item` (its own rules first, then "*"), with the `{name}` parts it matched.
+        `<key>@<variant>` and `<key>.se` take their base key's rule."""
+        base = key.split("@", 1)[0]
+        for candidate in (base, base[:-3]) if base.endswith(".se") else (base,):
+            for scope in (item, "*"):
+                for rule in self.evidence.get(scope, ()):
+                    found = rule.match(candidate)
+                    if found is not None:
+                        return rule, found
+        return None
+
+    def kind_of(self, item: str, key: str) -> str | None:
+        hit = self.rule_for(item, key)
+        return hit[0].kind if hit else None
+
+    def reference_of(self, item: str, key: str) -> tuple[str, str] | None:
+        """(reference key, better) of a measured key with a trivial reference, else None."""
+        hit = self.rule_for(item, key)
+        if not hit or not hit[0].reference:
+            return None
+        rule, parts = hit
+        return rule.reference.format_map(parts), rule.better
+
+
+@dataclass(frozen=True)
+class EvidenceRule:
+    """One `evidence:` entry: a key pattern (`*` any characters, `{name}` one dot-free segment), its kind, and for a
+    measured error, accuracy or loss its trivial reference (`{name}` filled in as matched)."""
+    keys: str
+    kind: str
+    reference: str = ""
+    better: str = ""
+    line: int | None = None
+
+    @functools.cached_property
+    def regex(self) -> re.Pattern:
+        out, names = [], []
+        for part in re.split(r"(\*|\{[A-Za-z_][A-Za-z0-9_]*\})", self.keys):
+            if part == "*":
+                out.append(".*")
+            elif part.startswith("{") and part.endswith("}") and len(part) > 2:
+                name = part[1:-1]
+                out.append(f"(?P={name})" if name in names else f"(?P<{name}>[^.@]+)")
+                names.append(name)
+            else:
+                out.append(re.escape(part))
+        return re.compile("".join(out))
+
+    def match(self, key: str) -> dict[str, str] | None:
+        m = self.regex.fullmatch(key)
+        return None if m is None else m.groupdict()
 
 
 def check_keys(check: dict) -> list[str]:
@@ -231,6 +319,8 @@ def schema_problems(data, fname: str, lines: _Lines | None = None, schema: Path 
         elif err.validator in ("pattern", "enum", "type") and isinstance(err.schema, dict) \
                 and err.schema.get("description"):
             msg += f" ({err.schema['description'].rstrip('.')})"
+        elif err.validator == "dependentRequired" and "'from'" in msg:
+            msg += " (a numeric threshold says where it comes from: the paper's number it encodes or the rule)"
         elif rule:
             msg += f" ({rule.rstrip('.')})"
         msg = msg.replace("Unevaluated properties are", "Unknown fields are").replace(
@@ -246,7 +336,9 @@ def _unknown_check_fields(schema: dict, check) -> list[str]:
     defs = schema["$defs"]
     allowed = set(defs["check"]["properties"])
     for branch in defs["check"]["allOf"]:
-        kind = branch["if"]["properties"]["kind"]
+        kind = branch["if"]["properties"].get("kind")
+        if kind is None:        # a rule spanning fields (e.g. a number as right needs from), not a kind's fields
+            continue
         if check.get("kind") == kind.get("const") or check.get("kind") in kind.get("enum", ()):
             allowed |= set(defs[branch["then"]["$ref"].rsplit("/", 1)[1]].get("properties", {}))
     return sorted(set(check) - allowed)
@@ -302,6 +394,12 @@ def parse_claims(data, path: Path | str = "<claims>", lines: _Lines | None = Non
                   for m, spec in (data.get("privacy") or {}).items()}
     cf.noise_z = float((data.get("settings") or {}).get("noise_z", DEFAULT_NOISE_Z))
     cf.variants = {str(n): {k: str(v) for k, v in spec.items()} for n, spec in (data.get("variants") or {}).items()}
+    cf.evidence = {str(scope): [EvidenceRule(str(r["keys"]), r["kind"], str(r.get("reference") or ""),
+                                             str(r.get("better") or ""),
+                                             lines.line(("evidence", scope, i)) if lines else None)
+                                for i, r in enumerate(rules)]
+                   for scope, rules in (data.get("evidence") or {}).items()}
+    cf.problems += _evidence_problems(cf, data, lines)
     for n, raw in enumerate(data.get("claims") or []):
         claim, probs, warns = _parse_claim(raw, cf, lines.line(("claims", n)) if lines else None)
         cf.problems += probs
@@ -311,6 +409,83 @@ def parse_claims(data, path: Path | str = "<claims>", lines: _Lines | None = Non
     for dup in sorted({i for i in ids if ids.count(i) > 1}):
         cf.problems.append(f"{fname}: claim id {dup!r} is used more than once")
     return cf
+
+
+def _evidence_problems(cf: ClaimsFile, data: dict, lines: _Lines | None) -> list[str]:
+    """Every documented metric key has a kind, and every trivial reference a documented measured key names exists."""
+    fname, out = cf.path.name, []
+    for scope in cf.evidence:
+        if scope not in ("*",) and not scope.startswith("dataset:") and scope not in cf.metrics:
+            out.append(f"{_at(fname, lines, ('evidence', scope))}: evidence.{scope}: no item {scope!r} under metrics")
+    for item, docs in cf.metrics.items():
+        for key in docs:
+            where = f"{_at(fname, lines, ('metrics', item, key))}: metrics.{item}.{key}"
+            hit = cf.rule_for(item, key)
+            if hit is None:
+                out.append(f"{where}: the key has no evidence kind (no pattern of evidence.{item} or evidence['*'] "
+                           "matches it; kinds: measured, derived, given)")
+                continue
+            ref = cf.reference_of(item, key)
+            if ref and ref[0] not in docs:
+                out.append(f"{where}: its trivial reference {ref[0]!r} (evidence pattern {hit[0].keys!r}) is not a "
+                           f"documented key of metrics.{item}")
+            elif ref and cf.kind_of(item, ref[0]) != "measured":
+                out.append(f"{where}: its trivial reference {ref[0]!r} must be a measured key "
+                           f"(it is {cf.kind_of(item, ref[0])})")
+    return out
+
+
+def _finding_problems(where: str, findings: list[dict], claim_keys: set[str], scope: str, cf: ClaimsFile,
+                      claims_root: Path) -> list[str]:
+    """A finding's evidence names keys of the claim's item (read by the claim, documented, or, for a dataset fact,
+    with an evidence kind), declared variants, or existing test files."""
+    documented = cf.metrics.get(scope)
+    out = []
+    for f in findings:
+        for ev in f.get("evidence") or []:
+            if ev.startswith("variant:"):
+                if ev[len("variant:"):] not in cf.variants:
+                    out.append(f"{where}: finding evidence {ev!r}: no such variant is declared")
+            elif ev.startswith("test:"):
+                path = ev[len("test:"):].split("::", 1)[0]
+                if not (claims_root / path).is_file():
+                    out.append(f"{where}: finding evidence {ev!r}: no file {path} in the repository")
+            elif ev not in claim_keys and not (documented is not None and ev.split("@", 1)[0] in documented) \
+                    and not (documented is None and cf.kind_of(scope, ev)):
+                out.append(f"{where}: finding evidence {ev!r} is neither a metric key of the claim's item nor "
+                           "variant:<name> nor test:<path>::<name>")
+    return out
+
+
+def looser_threshold(check: dict) -> str:
+    """In words, how a check's threshold is looser than the paper's own value of it (`paper_threshold`), else ""."""
+    p = check.get("paper_threshold")
+    if p is None:
+        return ""
+    kind = check.get("kind")
+    lo_p, hi_p = (p[0], p[1]) if isinstance(p, list) else (p, p)
+    found = []
+    if kind in ("range", "ratio_range"):
+        if _is_number(check.get("min")) and check["min"] < lo_p:
+            found.append(f"min {fmt(check['min'])} is below the paper's {fmt(lo_p)}")
+        if _is_number(check.get("max")) and check["max"] > hi_p:
+            found.append(f"max {fmt(check['max'])} is above the paper's {fmt(hi_p)}")
+    elif kind in ("less", "greater"):
+        margin = float(check.get("margin", 0.0))
+        if _is_number(check.get("right")):
+            bound = check["right"] - margin if kind == "less" else check["right"] + margin
+            if (kind == "less" and bound > hi_p) or (kind == "greater" and bound < lo_p):
+                found.append(f"the bound {fmt(bound)} is looser than the paper's {fmt(p if not isinstance(p, list) else (lo_p if kind == 'greater' else hi_p))}")
+        elif margin < lo_p:
+            found.append(f"the margin {fmt(margin)} is smaller than the paper's {fmt(lo_p)}")
+    elif kind == "approx":
+        tol = _tolerance(check)
+        if tol > hi_p:
+            found.append(f"the tolerance {fmt(tol)} is wider than the paper's {fmt(hi_p)}")
+    elif kind == "monotone":
+        if float(check.get("tol", 0.0)) > hi_p:
+            found.append(f"the step tolerance {fmt(check['tol'])} is wider than the paper's {fmt(hi_p)}")
+    return "; ".join(found)
 
 
 def _parse_claim(raw: dict, cf: ClaimsFile, line: int | None) -> tuple[Claim, list[str], list[str]]:
@@ -335,9 +510,30 @@ def _parse_claim(raw: dict, cf: ClaimsFile, line: int | None) -> tuple[Claim, li
                           f"(declared: {', '.join(sorted(cf.variants)) or 'none'})")
         elif spec.get("item") and spec["item"] != item:
             errors.append(f"{where}: variant {name!r} belongs to item {spec['item']!r}, not {item!r}")
+    for k, check in enumerate(raw.get("checks") or []):
+        pt = check.get("paper_threshold")
+        if _is_number(pt) and check.get("kind") in ("range", "ratio_range") \
+                and check.get("min") is not None and check.get("max") is not None:
+            errors.append(f"{where} checks[{k}]: paper_threshold must be [lo, hi] for a check with min and max")
     finding = raw.get("finding")
-    findings = [{"when": _str_list(f["when"]), "cause": f["cause"], "text": f["text"]}
+    findings = [{"when": _str_list(f["when"]), "cause": f["cause"], "text": f["text"],
+                 "evidence": _str_list(f.get("evidence"))}
                 for f in ([finding] if isinstance(finding, dict) else finding or [])]
+    scope = item if source is None else source
+    check_keys_ = list(dict.fromkeys(k for c in raw.get("checks") or [] for k in check_keys(c)))
+    kinds, references = {}, {}
+    for key in check_keys_:
+        kind = cf.kind_of(scope, key)
+        if kind is None:
+            errors.append(f"{where}: metric {key!r} has no evidence kind (no pattern of evidence.{scope} or "
+                          "evidence['*'] matches it)")
+            continue
+        kinds[key] = kind
+        ref = cf.reference_of(scope, key)
+        if ref:
+            references[key] = ref
+    claims_root = cf.path.resolve().parents[2] if len(cf.path.resolve().parents) > 2 else cf.path.parent
+    errors += _finding_problems(where, findings, set(check_keys_), scope, cf, claims_root)
     claim = Claim(
         id=cid, paper=paper, item=item if source is None else None, source=source, quote=raw["quote"],
         where=str(raw.get("where") or ""), paper_value=raw.get("paper_value"), checks=list(raw.get("checks") or []),
@@ -345,7 +541,7 @@ def _parse_claim(raw: dict, cf: ClaimsFile, line: int | None) -> tuple[Claim, li
         not_checkable=str(raw.get("not_checkable") or ""), datasets=_str_list(raw.get("datasets")),
         setup=raw.get("setup") is True, variants=variants,
         variant_specs={v: cf.variants[v] for v in variants if v in cf.variants}, findings=findings,
-        noise_z=cf.noise_z, file=cf.path.name, line=line,
+        noise_z=cf.noise_z, kinds=kinds, references=references, file=cf.path.name, line=line,
         invalid="; ".join(e.split(": ", 2)[-1] for e in errors),
     )
     # Documentation check: every key a claim reads should be documented under metrics.<item>.
@@ -436,6 +632,7 @@ def fmt(value) -> str:
 
 
 PASS, FAIL, INCONCLUSIVE, MISSING = "pass", "fail", "inconclusive", "not evaluated"
+DEGENERATE = "degenerate"     # a comparison with a side no better than its trivial reference: it decides nothing
 
 
 @dataclass
@@ -448,7 +645,7 @@ class CheckResult:
     reason: str = ""
     label: str = ""
     observed: str = ""    # the measured numbers with their keys, for claims.json
-    outcome: str = ""     # pass | fail | inconclusive | not evaluated
+    outcome: str = ""     # pass | fail | inconclusive | degenerate | not evaluated
     se: float | None = None       # standard error the decision used (None: exact)
     z: float | None = None        # the noise factor it used (None: exact)
     paired: bool = False          # the SE is that of paired per-repeat differences
@@ -457,10 +654,13 @@ class CheckResult:
         if not self.outcome:
             self.outcome = MISSING if self.passed is None else PASS if self.passed else FAIL
 
+    source: str = ""      # the check's `from:` (where its threshold comes from)
+    looser: str = ""      # how its threshold is looser than the paper's own value, else ""
+
     def as_dict(self) -> dict:
         return {"kind": self.kind, "check": self.check, "expected": self.expected, "measured": self.measured,
                 "passed": self.passed, "outcome": self.outcome, "se": self.se, "z": self.z, "paired": self.paired,
-                "reason": self.reason, "label": self.label}
+                "reason": self.reason, "label": self.label, "from": self.source, "looser": self.looser}
 
 
 class _Missing(Exception):
@@ -633,8 +833,57 @@ def _within(what: str, d: float, se: float, z: float) -> str:
     return f"{what} {fmt(d)} is within {fmt(z)} SE ({fmt(abs(d) / se)} SE) of the noise"
 
 
-def _measure(check: dict, m: _Metrics, z: float) -> _Measured:
-    """Evaluate one check; raises _Missing when a value it needs is unusable."""
+def _beats_reference(key: str, m: _Metrics, check: dict, z: float, references: dict) -> tuple[bool, str]:
+    """Whether the metric `key` is better than its trivial reference beyond z standard errors (paired when both have
+    per-repeat values of one length), and, when it is not, why in words. A key without a reference passes."""
+    ref = references.get(key)
+    if ref is None:
+        return True, ""
+    ref_key, better = ref
+    side, base = m.operand(key), m.operand(ref_key)
+    d = base.value - side.value if better == "lower" else side.value - base.value
+    se, paired, n = _diff_se(side, base, check)
+    if _decide(d, se, z) == PASS:
+        return True, ""
+    return False, (f"{side.key} = {fmt(side.value)} is no better than {base.key} = {fmt(base.value)}"
+                   f"{_noise_text(se, paired, n)} ({better} is better)")
+
+
+def _degenerate(check: dict, m: _Metrics, z: float, references: dict) -> str:
+    """Why a comparison is degenerate (a side no better than its trivial reference beyond the noise), else "".
+
+    less / greater / ratio_range: either side with a reference that is not the check's other side; monotone: fewer
+    than two of its values (those with a reference judged, the others counted as informative) beat their reference."""
+    kind = check["kind"]
+    if not references or kind not in ("less", "greater", "ratio_range", "monotone"):
+        return ""
+    if kind == "monotone":
+        verdicts = [_beats_reference(k, m, check, z, references) for k in check["metrics"]]
+        if not any(k in references for k in check["metrics"]) or sum(ok for ok, _ in verdicts) >= 2:
+            return ""
+        return "degenerate: fewer than two values beat their reference: " + "; ".join(w for ok, w in verdicts if w)
+    left, right = check["left"], check["right"]
+    whys = []
+    for side, other in ((left, right), (right, left)):
+        if not isinstance(side, str) or side not in references or references[side][0] == other:
+            continue
+        ok, why = _beats_reference(side, m, check, z, references)
+        if not ok:
+            whys.append(why)
+    return ("degenerate: " + "; ".join(whys)) if whys else ""
+
+
+def _measure(check: dict, m: _Metrics, z: float, references: dict | None = None) -> _Measured:
+    """Evaluate one check; raises _Missing when a value it needs is unusable. With `references` ({key: (reference
+    key, better)}), a comparison whose side is no better than its trivial reference is degenerate."""
+    r = _measure_plain(check, m, z)
+    why = _degenerate(check, m, z, references or {})
+    if why:
+        return _Measured(DEGENERATE, r.measured, r.observed, r.se, r.paired, why)
+    return r
+
+
+def _measure_plain(check: dict, m: _Metrics, z: float) -> _Measured:
     kind = check["kind"]
     if kind in ("approx", "range"):
         key = check["metric"]
@@ -722,21 +971,25 @@ def _measure(check: dict, m: _Metrics, z: float) -> _Measured:
     raise ValueError(f"unknown check kind {kind!r}")
 
 
-def evaluate_check(check: dict, metrics: dict, *, z: float | None = None, variant: str | None = None) -> CheckResult:
+def evaluate_check(check: dict, metrics: dict, *, z: float | None = None, variant: str | None = None,
+                   references: dict[str, tuple[str, str]] | None = None) -> CheckResult:
     """Evaluate one well-formed check on flat metrics (with their optional `repeats` and `.se` keys).
 
     `z`: noise factor (the check's own `z:` wins; default DEFAULT_NOISE_Z); `variant`: read `<key>@<variant>` where
-    it exists. A missing, null or non-numeric value gives outcome "not evaluated" (passed None) with the reason."""
+    it exists (references too); `references`: {key: (trivial reference key, "lower" | "higher")}, which makes a
+    comparison with a side no better than its reference "degenerate". A missing, null or non-numeric value (a
+    reference included) gives outcome "not evaluated" (passed None) with the reason."""
     what, expected = describe_check(check)
     label = str(check.get("label") or "")
     zz = float(check.get("z", z if z is not None else DEFAULT_NOISE_Z))
+    extra = {"label": label, "source": str(check.get("from") or ""), "looser": looser_threshold(check)}
     try:
-        r = _measure(check, _Metrics(metrics, variant), zz)
+        r = _measure(check, _Metrics(metrics, variant), zz, references)
     except _Missing as exc:
-        return CheckResult(check["kind"], what, expected, "—", None, reason=exc.reason, label=label, outcome=MISSING)
+        return CheckResult(check["kind"], what, expected, "—", None, reason=exc.reason, outcome=MISSING, **extra)
     passed = True if r.outcome == PASS else False if r.outcome == FAIL else None
-    return CheckResult(check["kind"], what, expected, r.measured, passed, reason=r.reason, label=label,
-                       observed=r.observed, outcome=r.outcome, se=r.se, z=zz if r.se else None, paired=r.paired)
+    return CheckResult(check["kind"], what, expected, r.measured, passed, reason=r.reason, observed=r.observed,
+                       outcome=r.outcome, se=r.se, z=zz if r.se else None, paired=r.paired, **extra)
 
 
 @dataclass
@@ -777,7 +1030,16 @@ class Verdict:
 
     @property
     def setup(self) -> bool:
-        return self.claim.setup
+        """A setup check (given keys only, or `setup: true`): our own construction, never counted as a claim."""
+        return self.claim.claim_class == "setup"
+
+    @property
+    def claim_class(self) -> str:
+        return self.claim.claim_class
+
+    @property
+    def looser(self) -> list[str]:
+        return self.claim.looser_thresholds()
 
     @property
     def depends_on_choice(self) -> list[str]:
@@ -795,8 +1057,29 @@ class Verdict:
 
     @property
     def unexplained(self) -> bool:
-        """A failing verdict (partly, inconclusive, not reproduced, setup failed) with no matching finding."""
+        """A failing verdict (partly, inconclusive, degenerate, not reproduced, fails, setup failed) with no matching
+        finding."""
         return self.verdict in FAILING and self.finding is None
+
+    @property
+    def contradicted(self) -> str:
+        """Why the evidence contradicts the matching finding's cause, else "": a paper cause on a verdict that changes
+        under a variant (the cause is a choice), or a choice cause on a claim that fails under the default and
+        under every variant that was judged (the choice does not decide it)."""
+        f = self.finding
+        if f is None:
+            return ""
+        if f["cause"] in PAPER_CAUSES and self.depends_on_choice:
+            changed = [f"{v.label}: {v.verdict}" for v in self.variants
+                       if v.verdict in JUDGED and v.verdict != self.verdict]
+            return (f"cause {f['cause']!r}, but the verdict changes under a variant ({'; '.join(changed)}): the "
+                    "cause is a choice")
+        judged = [v for v in self.variants if v.verdict in JUDGED]
+        if f["cause"] == "choice" and judged and self.verdict in FAILING \
+                and all(v.verdict in FAILING for v in judged):
+            return (f"cause 'choice', but the claim fails under the default and under every variant "
+                    f"({', '.join(v.label for v in judged)}): no choice we tried decides it")
+        return ""
 
     @property
     def stale(self) -> list[dict]:
@@ -812,16 +1095,18 @@ class Verdict:
                 "where": c.where, "paper_value": c.paper_value, "expected": self.expected,
                 "measured": self.measured, "verdict": self.verdict, "reason": self.reason,
                 "checks": [r.as_dict() for r in self.checks], "depends_on": c.depends_on, "note": c.note,
-                "setup": c.setup, "variants": [v.record() for v in self.variants],
+                "setup": self.setup, "variants": [v.record() for v in self.variants],
                 "depends_on_choice": self.depends_on_choice, "finding": self.finding,
-                "unexplained": self.unexplained, "stale": self.stale, "noise_z": c.noise_z,
+                "unexplained": self.unexplained, "contradicted": self.contradicted, "stale": self.stale,
+                "class": self.claim_class, "looser": self.looser, "noise_z": c.noise_z,
                 "source": c.source or f"results/{c.paper}/{c.item}/metrics.json", "file": c.file, "line": c.line}
 
 
 def _judge(claim: Claim, metrics: dict, status: str, unavailable: dict, variant: str | None
            ) -> tuple[str, str, list[CheckResult]]:
     """(verdict, reason, check results) of a claim's checks on usable metrics, under `variant` if given."""
-    results = [evaluate_check(c, metrics, z=claim.noise_z, variant=variant) for c in claim.checks]
+    results = [evaluate_check(c, metrics, z=claim.noise_z, variant=variant, references=claim.references)
+               for c in claim.checks]
     undecided = [r for r in results if r.outcome == MISSING]
     if undecided:
         reason = "; ".join(dict.fromkeys(r.reason for r in undecided))
@@ -832,33 +1117,43 @@ def _judge(claim: Claim, metrics: dict, status: str, unavailable: dict, variant:
         return "not checkable", reason, results
     failed = [r for r in results if r.outcome == FAIL]
     unsure = [r for r in results if r.outcome == INCONCLUSIVE]
+    degenerate = [r for r in results if r.outcome == DEGENERATE]
     passed = [r for r in results if r.outcome == PASS]
     n = len(results)
 
     def listing(rs):
         return "; ".join(f"{r.check} (measured {r.measured})" for r in rs)
 
-    if not failed and not unsure:
+    def besides():
+        return (f"; inside the noise: {listing(unsure)}" if unsure else "") + (
+            f"; degenerate: {'; '.join(f'{r.check} ({r.reason})' for r in degenerate)}" if degenerate else "")
+
+    if not failed and not unsure and not degenerate:
         if n == 1:
             return "reproduced", f"{results[0].check}: measured {results[0].measured}", results
         return "reproduced", f"all {n} checks pass", results
+    if not failed and degenerate:
+        return ("degenerate", f"{len(degenerate)} of {n} check(s) compare a side no better than its trivial "
+                "reference: " + "; ".join(f"{r.check} ({r.reason.removeprefix('degenerate: ')})"
+                                          for r in degenerate)
+                + (f"; inside the noise: {listing(unsure)}" if unsure else ""), results)
     if not failed:
         return ("inconclusive", f"{len(unsure)} of {n} check(s) inside the noise: "
                 + "; ".join(f"{r.check} ({r.reason})" for r in unsure), results)
     if passed:
-        return "partly", f"{len(passed)} of {n} checks pass; fails: {listing(failed)}" + (
-            f"; inside the noise: {listing(unsure)}" if unsure else ""), results
+        return "partly", f"{len(passed)} of {n} checks pass; fails: {listing(failed)}" + besides(), results
     head = "fails: " if n == 1 else f"{len(failed)} of {n} checks fail, none passes: "
-    return "not reproduced", head + listing(failed) + (f"; inside the noise: {listing(unsure)}" if unsure else ""), \
-        results
+    return "not reproduced", head + listing(failed) + besides(), results
 
 
-def _setup_verdict(verdict: str) -> str:
-    if verdict == "reproduced":
-        return "setup ok"
-    if verdict in ("partly", "inconclusive", "not reproduced"):
-        return "setup failed"
-    return verdict
+def _class_verdict(claim_class: str, verdict: str) -> str:
+    """A measured verdict as the claim's class names it: analytic holds / fails, setup ok / failed."""
+    if claim_class == "measured" or verdict in ("not run", "not checkable"):
+        return verdict
+    ok = verdict == "reproduced"
+    if claim_class == "analytic":
+        return "holds" if ok else "fails"
+    return "setup ok" if ok else "setup failed"
 
 
 def _variant_has_metrics(claim: Claim, metrics: dict, variant: str) -> bool:
@@ -877,10 +1172,10 @@ def evaluate_claim(claim: Claim, metrics: dict | None, *, missing_reason: str = 
     """
     unavailable = unavailable or {}
 
+    klass = claim.claim_class
+
     def done(verdict, reason, checks=None, variants=None):
-        if claim.setup:
-            verdict = _setup_verdict(verdict)
-        return Verdict(claim, verdict, reason, checks or [], variants or [])
+        return Verdict(claim, _class_verdict(klass, verdict), reason, checks or [], variants or [])
 
     if claim.invalid:
         return done("not checkable", f"malformed claim: {claim.invalid}")
@@ -906,7 +1201,7 @@ def evaluate_claim(claim: Claim, metrics: dict | None, *, missing_reason: str = 
                                            f"variant metrics missing (none of {keys})"))
             continue
         v, r, res = _judge(claim, metrics, status, unavailable, name)
-        variants.append(VariantVerdict(name, choice, label, _setup_verdict(v) if claim.setup else v, r, res))
+        variants.append(VariantVerdict(name, choice, label, _class_verdict(klass, v), r, res))
     return done(verdict, reason, results, variants)
 
 

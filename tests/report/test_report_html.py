@@ -15,7 +15,8 @@ from _report_synth import make_project
 
 from repro_dpadmm.config_doc import parameter_descriptions
 from repro_dpadmm.registry import PAPERS
-from repro_dpadmm.report import VERDICTS, build_report
+from repro_dpadmm.claims import CLASS_VERDICTS
+from repro_dpadmm.report import build_report
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +94,7 @@ def test_claims_json_one_record_per_claim_with_the_expected_verdicts(built):
     records = {r["id"]: r for r in json.loads((out / "claims.json").read_text())}
     assert len(records) == len(report.verdicts)
     for r in records.values():
-        assert r["verdict"] in VERDICTS or (r["setup"] and r["verdict"] in ("setup ok", "setup failed"))
+        assert r["verdict"] in CLASS_VERDICTS[r["class"]] and r["setup"] is (r["class"] == "setup")
         assert set(r) >= {"id", "paper", "item", "quote", "expected", "measured", "verdict", "reason"}
         assert r["reason"]
     got = {k: r["verdict"] for k, r in records.items()}
@@ -106,9 +107,16 @@ def test_claims_json_one_record_per_claim_with_the_expected_verdicts(built):
     assert records["huang2019_dpadmm.fig2.aov_converges"]["reason"] == "dataset unavailable (adult: test)"
     assert got["huang2019_dpadmm.fig3.beats_dpsgd"] == "not run"
     assert got["xu2020_dpaccadmm.table1.bio_size"] == "not run"
-    # dataset facts, from the sidecars: HUANG's 45,222 x 104 holds, ZKL's 45,223 x 105 only partly
-    assert got["huang2019_dpadmm.data.adult_size"] == "reproduced"
-    assert got["zhang2018_madmm.data.adult_size"] == "partly"
+    # dataset facts, from the sidecars (build-enforced: setup checks): HUANG's 45,222 x 104 holds, ZKL's 45,223 not
+    assert got["huang2019_dpadmm.data.adult_size"] == "setup ok"
+    assert got["zhang2018_madmm.data.adult_size"] == "setup failed"
+    # the classes: a formula against a formula is analytic, a table of given sizes setup, a comparison with a
+    # method no better than the constant classifier degenerate
+    assert got["huang2019_dpadmm.fig1.accountant_is_loose"] == "holds"
+    assert records["huang2019_dpadmm.fig1.accountant_is_loose"]["class"] == "analytic"
+    assert got["xu2020_dpaccadmm.table1.a9a_size"] == "setup ok"
+    assert got["huang2019_dpadmm.fig1.dvp_worse_than_dpadmm"] == "degenerate"
+    assert "err.dvp = 0.31 is no better than err.const = 0.3" in records["huang2019_dpadmm.fig1.dvp_worse_than_dpadmm"]["reason"]
     assert got["hu2020_sharing.data.gisette_size"] == "not run"
 
 
@@ -131,7 +139,7 @@ def test_every_expected_item_is_listed_with_its_state(built):
     summary = json.loads((out / "summary.json").read_text())
     huang = summary["papers"]["huang2019_dpadmm"]
     assert huang["items"] == {"produced": 2, "not run": 1, "missing": 5}
-    assert sum(summary["claims"].values()) == len([v for v in report.verdicts if not v.setup])
+    assert sum(summary["claims"].values()) == len([v for v in report.verdicts if v.claim_class == "measured"])
     # the time of the jobs an item aggregates is shown beside its own and summed apart, never dropped
     assert huang["item_states"]["extra_item"]["job_time_s"] == 125.0
     assert huang["item_states"]["fig1"]["job_time_s"] is None
@@ -254,8 +262,16 @@ def test_claims_json_and_summary_carry_noise_variants_findings_and_setup(built):
     assert setup["setup"] is True and setup["verdict"] == "setup ok"
     summary = json.loads((out / "summary.json").read_text())
     huang = summary["papers"]["huang2019_dpadmm"]
-    assert huang["marks"] == {"depend_on_choice": 1, "unexplained": 1, "stale": 1, "setup ok": 1, "setup failed": 0}
-    assert huang["claims"]["inconclusive"] == 1
+    assert huang["marks"] == {"depend_on_choice": 2, "unexplained": 1, "contradicted": 1, "stale": 1,
+                              "looser_threshold": 1, "setup ok": 3, "setup failed": 0}
+    assert huang["claims"]["inconclusive"] == 2 and huang["claims"]["degenerate"] == 1
+    assert huang["analytic"] == {"holds": 1, "fails": 0, "not run": 0, "not checkable": 0}
+    assert summary["setup"]["setup failed"] == 2        # the two ZKL papers' row count
+    blamed = records["huang2019_dpadmm.fig1.dpsgd_beats_dpadmm_sum"]
+    assert "the cause is a choice" in blamed["contradicted"] and blamed["depends_on_choice"] == ["dpsgd_convention"]
+    near = records["huang2019_dpadmm.fig1.error_near_centralised"]
+    assert near["looser"] and near["checks"][1]["looser"] == "the bound 0.2 is looser than the paper's 0.16"
+    assert near["checks"][0]["from"].startswith("§VI-E")
     assert summary["marks"]["unexplained"] == report.marks()["unexplained"] >= 1
 
 
@@ -263,9 +279,10 @@ def test_a_setup_check_never_raises_the_reproduced_count(built):
     _, report, _ = built
     huang = next(p for p in report.papers if p.id == "huang2019_dpadmm")
     n_setup_ok = sum(1 for v in huang.verdicts if v.verdict == "setup ok")
-    assert n_setup_ok == 1
+    n_analytic = sum(1 for v in huang.verdicts if v.claim_class == "analytic")
+    assert n_setup_ok == 3 and n_analytic == 1
     assert huang.counts()["reproduced"] == sum(1 for v in huang.verdicts if v.verdict == "reproduced")
-    assert sum(huang.counts().values()) == len(huang.verdicts) - n_setup_ok
+    assert sum(huang.counts().values()) == len(huang.verdicts) - n_setup_ok - n_analytic
 
 
 def test_page_shows_variants_causes_and_marks(built):
@@ -275,7 +292,13 @@ def test_page_shows_variants_causes_and_marks(built):
     m = report.marks()
     assert page.index('id="marks"') < top                               # the counts come first
     assert f"<b>{m['unexplained']}</b> unexplained failure" in page[:top]          # singular or plural
-    assert f"<b>{m['depend_on_choice']}</b> verdict depends on a choice" in page[:top]
+    assert f"<b>{m['depend_on_choice']}</b> verdicts depend on a choice" in page[:top]
+    assert f"<b>{m['contradicted']}</b> finding whose cause the evidence contradicts" in page[:top]
+    blamed = page[page.index('id="huang2019_dpadmm.fig1.dpsgd_beats_dpadmm_sum"'):][:6000]
+    assert "mark-contradicted" in blamed and "the cause is a choice" in blamed
+    analytic = page.index("Analytic claims (formulas of config values")
+    assert page.index('id="huang2019_dpadmm.fig1.accountant_is_loose"') > analytic
+    assert "threshold from: rule: an error below 0.2" in page and "mark-looser" in page
     card = page[page.index('id="huang2019_dpadmm.fig1.beats_dpsgd_noisy"'):]
     card = card[:card.index("</blockquote>")]
     assert "depends on dpsgd_convention" in card and 'v-inconclusive' in card

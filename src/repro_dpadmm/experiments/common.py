@@ -152,13 +152,19 @@ def claims_table(paper: str, item: str, metrics: dict, *, repeats: dict | None =
             verdict += f"<br>depends on {', '.join(v.depends_on_choice)}"
         f = v.finding
         cause = f"{f['cause']}: {_cell(f['text'])}" if f else ("**unexplained**" if v.unexplained else "")
+        if v.contradicted:
+            cause += f" (**contradicted**: {_cell(v.contradicted)})"
         if v.stale:
             cause += " (**stale** finding: " + "; ".join(f"when {'/'.join(s['when'])}" for s in v.stale) + ")"
-        lines.append(f"| {_cell(v.claim.quote)} (`{v.claim.id.rsplit('.', 1)[-1]}`)"
-                     f"{' [setup]' if v.setup else ''} | {verdict} | {_cell(v.reason)} | {cause} |")
-    counted = [v for v in verdicts if not v.setup]
+        klass = "" if v.claim_class == "measured" else f" [{v.claim_class}]"
+        lines.append(f"| {_cell(v.claim.quote)} (`{v.claim.id.rsplit('.', 1)[-1]}`){klass} | {verdict} | "
+                     f"{_cell(v.reason)} | {cause} |")
+    counted = [v for v in verdicts if v.claim_class == "measured"]
     held = sum(v.verdict == "reproduced" for v in counted)
-    setup = len(verdicts) - len(counted)
-    return (f"{held} of {len(counted)} claims reproduced (as the report judges them)"
+    analytic = [v for v in verdicts if v.claim_class == "analytic"]
+    setup = sum(v.claim_class == "setup" for v in verdicts)
+    return (f"{held} of {len(counted)} measured claims reproduced (as the report judges them)"
+            + (f"; {len(analytic)} analytic claim(s), {sum(v.verdict == 'holds' for v in analytic)} holding"
+               if analytic else "")
             + (f"; {setup} setup check(s) of our own construction, not counted" if setup else "")
             + ".\n\n" + "\n".join(lines))

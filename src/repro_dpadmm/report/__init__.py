@@ -22,7 +22,7 @@ from pathlib import Path
 from .. import claims as claims_mod
 from .. import provenance as prov_mod
 from .. import registry
-from ..claims import SETUP_VERDICTS, VERDICTS, Claim, ClaimsFile, Verdict, evaluate_claim, flatten
+from ..claims import CLASS_VERDICTS, CLASSES, VERDICTS, Claim, ClaimsFile, Verdict, evaluate_claim, flatten
 from ..config_doc import parameter_descriptions
 from ..paths import project_root
 
@@ -83,6 +83,9 @@ class PaperResult:
     def counts(self) -> dict[str, int]:
         return verdict_counts(self.verdicts)
 
+    def class_counts(self) -> dict[str, dict[str, int]]:
+        return class_counts(self.verdicts)
+
     def marks(self) -> dict[str, int]:
         return verdict_marks(self.verdicts)
 
@@ -110,26 +113,37 @@ class Report:
     def counts(self) -> dict[str, int]:
         return verdict_counts(self.verdicts)
 
+    def class_counts(self) -> dict[str, dict[str, int]]:
+        return class_counts(self.verdicts)
+
     def marks(self) -> dict[str, int]:
         return verdict_marks(self.verdicts)
 
 
 def verdict_counts(verdicts: list[Verdict]) -> dict[str, int]:
-    """Claims by verdict; setup checks (our own construction) are never counted."""
-    out = {v: 0 for v in VERDICTS}
+    """Measured claims by verdict: the only ones that can be "reproduced" (analytic claims and setup checks are
+    counted by `class_counts`)."""
+    return class_counts(verdicts)["measured"]
+
+
+def class_counts(verdicts: list[Verdict]) -> dict[str, dict[str, int]]:
+    """Claims by class (measured, analytic, setup) and verdict."""
+    out = {cls: {v: 0 for v in CLASS_VERDICTS[cls]} for cls in CLASSES}
     for v in verdicts:
-        if not v.setup:
-            out[v.verdict] += 1
+        out[v.claim_class][v.verdict] += 1
     return out
 
 
 def verdict_marks(verdicts: list[Verdict]) -> dict[str, int]:
     """How many verdicts depend on a choice (differ under a variant), are unexplained failures (setup failures
-    included: a failed setup check is a defect of ours) or carry stale findings; and the setup checks by verdict."""
+    included: a failed setup check is a defect of ours), carry a finding the evidence contradicts or a stale one,
+    or have a threshold looser than the paper's own; and the setup checks by verdict."""
     return {"depend_on_choice": sum(1 for v in verdicts if v.depends_on_choice and not v.setup),
             "unexplained": sum(1 for v in verdicts if v.unexplained),
+            "contradicted": sum(1 for v in verdicts if v.contradicted),
             "stale": sum(1 for v in verdicts if v.stale),
-            **{s: sum(1 for v in verdicts if v.verdict == s) for s in SETUP_VERDICTS}}
+            "looser_threshold": sum(1 for v in verdicts if v.looser),
+            **{s: sum(1 for v in verdicts if v.verdict == s) for s in CLASS_VERDICTS["setup"][:2]}}
 
 
 def _read_metrics(path: Path) -> tuple[dict | None, str]:
@@ -347,10 +361,14 @@ def _copy_item_files(report: Report, out_dir: Path) -> dict[tuple[str, str], dic
 
 
 def summary(report: Report) -> dict:
+    classes = report.class_counts()
     return {
-        "claims": report.counts(),
+        "claims": classes["measured"],          # measured claims by verdict (the only ones that can reproduce)
+        "analytic": classes["analytic"],
+        "setup": classes["setup"],
         "marks": report.marks(),
-        "papers": {p.id: {"items": p.item_counts(), "claims": p.counts(), "marks": p.marks(),
+        "papers": {p.id: {"items": p.item_counts(), "claims": p.counts(), "analytic": p.class_counts()["analytic"],
+                          "setup": p.class_counts()["setup"], "marks": p.marks(),
                           "item_states": {it.item: {"state": it.state, "reason": it.reason,
                                                     "wall_time_s": it.wall_time_s,
                                                     "job_time_s": it.job_time_s,
@@ -365,6 +383,21 @@ def summary(report: Report) -> dict:
         "warnings": report.warnings,
         "provenance": {k: v for k, v in report.provenance.items() if k != "datasets"},
     }
+
+
+def headline(report: Report) -> str:
+    """The honest headline in one line: measured claims by verdict, analytic claims, setup checks, and the marks."""
+    classes, marks = report.class_counts(), report.marks()
+
+    def part(counts):
+        return ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "none"
+
+    return (f"{sum(classes['measured'].values())} measured claims ({part(classes['measured'])}); "
+            f"{sum(classes['analytic'].values())} analytic ({part(classes['analytic'])}); "
+            f"{sum(classes['setup'].values())} setup checks ({part(classes['setup'])}); "
+            f"findings: {marks['unexplained']} unexplained, {marks['contradicted']} contradicted, "
+            f"{marks['stale']} stale; {marks['depend_on_choice']} verdicts depend on a choice; "
+            f"{marks['looser_threshold']} with a threshold looser than the paper's")
 
 
 def build_report(out_dir: str | Path = "results/report", *, root: Path | None = None,
@@ -390,12 +423,7 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
     (out_dir / "claims.json").write_text(json.dumps(records, indent=2, default=str) + "\n")
     (out_dir / "summary.json").write_text(json.dumps(summary(report), indent=2, default=str) + "\n")
     (out_dir / "index.html").write_text(render(report, links), encoding="utf-8")
-    counts, marks = report.counts(), report.marks()
-    print(f"report: {sum(counts.values())} claims ("
-          + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-          + f"); {marks['unexplained']} unexplained failure(s), {marks['depend_on_choice']} depend on a choice, "
-          f"{marks['stale']} with stale findings; {marks['setup ok'] + marks['setup failed']} setup checks "
-          f"({marks['setup failed']} failed) -> {out_dir / 'index.html'}")
+    print(f"report: {headline(report)} -> {out_dir / 'index.html'}")
     for problem in report.problems:
         print(f"report: claims-file error: {problem}")
     for warning in report.warnings:

@@ -1,5 +1,6 @@
 """Consistency of the claims files with a results folder: every claim names an item that exists and metric keys
-that item writes (run it on the results of the smoke DAG).
+that item writes (its trivial references included), and every key an item writes is documented, with its evidence
+kind (run it on the results of the smoke DAG).
 
 `python -m repro_dpadmm.report.audit [results_dir]` prints the problems and exits 1 if there are any.
 """
@@ -26,7 +27,7 @@ def base_key(key: str) -> str:
 @dataclass
 class Audit:
     problems: list[str] = field(default_factory=list)   # a claim that cannot be checked on these results
-    notes: list[str] = field(default_factory=list)      # skipped items, undocumented keys
+    notes: list[str] = field(default_factory=list)      # skipped items, variants without results
     checked: int = 0                                    # claims whose keys were all found
 
     @property
@@ -65,7 +66,7 @@ def audit(claims_dir: str | Path, results: str | Path, processed: str | Path | N
                 if not side.get("available"):
                     out.notes.append(f"{claim.id}: dataset {name} unavailable; keys not checked")
                     continue
-                missing = [k for k in claim.metric_keys() if k not in flatten(side)]
+                missing = [k for k in _keys_read(claim) if k not in flatten(side)]
                 if missing:
                     out.problems.append(f"{claim.id}: the {name} sidecar has no key(s) {', '.join(missing)}")
                 else:
@@ -92,7 +93,7 @@ def audit(claims_dir: str | Path, results: str | Path, processed: str | Path | N
             if lacking:
                 out.notes.append(f"{claim.id}: dataset(s) {', '.join(lacking)} unavailable; keys not checked")
                 continue
-            missing = [k for k in claim.metric_keys() if k not in metrics]
+            missing = [k for k in _keys_read(claim) if k not in metrics]
             if missing:
                 out.problems.append(f"{claim.id}: {claim.paper}/{claim.item}/metrics.json has no key(s) "
                                     f"{', '.join(missing)}")
@@ -117,7 +118,8 @@ def audit(claims_dir: str | Path, results: str | Path, processed: str | Path | N
                 out.problems.append(f"{where}: repeats[{key!r}] has no flat key {key!r} (its mean)")
             elif not isinstance(values, list):
                 out.problems.append(f"{where}: repeats[{key!r}] must be a list of per-repeat values")
-    # Written keys that the claims file does not document (a note: documentation, not correctness).
+    # Written keys that the claims file does not document: a problem, since a key's documentation carries its
+    # evidence kind (measured, derived, given), which decides what a claim on it can be.
     for cf in files:
         for item, docs in cf.metrics.items():
             path = results / cf.name / item / "metrics.json"
@@ -125,9 +127,15 @@ def audit(claims_dir: str | Path, results: str | Path, processed: str | Path | N
                 written = {base_key(k) for k in json.loads(path.read_text())} - ALWAYS_PRESENT
                 undocumented = sorted(written - set(docs))
                 if undocumented:
-                    out.notes.append(f"{cf.name}/{item}: undocumented metric key(s) {', '.join(undocumented[:8])}"
-                                     + (" ..." if len(undocumented) > 8 else ""))
+                    out.problems.append(f"{cf.name}/{item}: undocumented metric key(s) (each needs a meaning under "
+                                        f"metrics.{item} and an evidence kind): {', '.join(undocumented[:8])}"
+                                        + (f" ... ({len(undocumented)} in all)" if len(undocumented) > 8 else ""))
     return out
+
+
+def _keys_read(claim) -> list[str]:
+    """The metric keys a claim's checks read, and the trivial references of those that have one."""
+    return list(dict.fromkeys(claim.metric_keys() + [ref for ref, _ in claim.references.values()]))
 
 
 def main(argv=None) -> int:

@@ -23,11 +23,15 @@ VERDICT_HELP = {
     "partly": "some of the claim's checks pass and some fail (beyond the noise)",
     "inconclusive": "no check fails, but at least one is decided by less than the run-to-run noise "
                     f"(z = {fmt(DEFAULT_NOISE_Z)} standard errors unless the claims file sets another)",
+    "degenerate": "no check fails, but a comparison has a side no better than its trivial reference (the "
+                  "majority-class rate, the loss of the starting point or of the zero model): it decides nothing",
     "not reproduced": "the measured numbers contradict the claim beyond the noise (checks fail, none passes)",
     "not run": "the item or dataset the claim needs was not run (the reason is given)",
     "not checkable": "the paper gives nothing measurable (e.g. a theorem's rate), or a needed number is missing",
 }
-FAILING = ("not reproduced", "partly", "inconclusive", "setup failed")
+FAILING = ("not reproduced", "partly", "degenerate", "inconclusive", "fails", "setup failed")
+ANALYTIC_HELP = {"holds": "an analytic claim (formulas of config values and paper bounds) whose arithmetic holds",
+                 "fails": "an analytic claim whose arithmetic does not hold"}
 
 
 # ------------------------------------------------------------------------------------------------ formatting
@@ -109,7 +113,7 @@ def options_text(side: dict) -> str:
 def failures(report) -> list:
     """(paper, verdict) of the claims that did not (fully) reproduce, unexplained first, then by severity."""
     bad = [(p, v) for p in report.papers for v in p.verdicts if v.verdict in FAILING]
-    return sorted(bad, key=lambda pv: (not pv[1].unexplained, FAILING.index(pv[1].verdict)))
+    return sorted(bad, key=lambda pv: (not (pv[1].unexplained or pv[1].contradicted), FAILING.index(pv[1].verdict)))
 
 
 def item_index(p) -> list[dict]:
@@ -118,7 +122,7 @@ def item_index(p) -> list[dict]:
     for it in p.items:
         counts = {v: 0 for v in VERDICTS}
         for v in it.verdicts:
-            if not v.setup:
+            if v.claim_class == "measured":
                 counts[v.verdict] += 1
         text = count_text(counts)
         rows.append({"item": it, "counts": counts, "any": bool(text),
@@ -165,7 +169,8 @@ def environment() -> jinja2.Environment:
                        count_text=count_text, array_shapes=array_shapes, first_reason=first_reason,
                        options_text=options_text, basename=lambda rel: Path(rel).name, item_choices=item_choices,
                        item_index=item_index)
-    env.globals.update(VERDICTS=VERDICTS, VERDICT_HELP=VERDICT_HELP, item_time=item_time, total_time=total_time,
+    env.globals.update(VERDICTS=VERDICTS, VERDICT_HELP=VERDICT_HELP, ANALYTIC_HELP=ANALYTIC_HELP,
+                       item_time=item_time, total_time=total_time,
                        canonical_hash=canonical_hash)
     return env
 
