@@ -223,10 +223,11 @@ def n_sweep_metrics(res: dict) -> tuple[dict, dict]:
     put(m, rep, "central.el", res["central"]["el"])
     put(m, rep, "central.err", res["central"]["err"])
     put(m, rep, "majority.err", res["majority_err"])
+    first = next(iter(res["runs"].values()))
+    put(m, rep, "el_x0", first["curves"]["el"]["all"][:, 0])  # F(x0), the loss of the zero start (ln 2 at every n)
     for n, r in res["runs"].items():
         k = f"n{n}"
         m[f"m.{k}"] = r["m"]
-        put(m, rep, f"el_x0.{k}", r["curves"]["el"]["all"][:, 0])  # F(x0): the loss of the zero start
         put(m, rep, f"el_final.{k}", r["curves"]["el"]["final"])
         m[f"el_final_sd.{k}"] = r["curves"]["el"]["final"].std()
         put(m, rep, f"err_final.{k}", r["curves"]["err"]["final"])
@@ -514,6 +515,10 @@ def comparison_metrics(res: dict) -> tuple[dict, dict]:
             put(m, rep, f"errw_final.{name}.{k}{var}", cur["err_global"]["final"])
             if not var:  # the error of the global model w^k instead of the agents' mean (SPEC §2.5 [D-alt])
                 put(m, rep, f"err_final.{name}.{k}@global_model", cur["err_global"]["final"])
+        for run in ("pvp", "dvp"):  # "poor": above the better of DP-ADMM and the constant classifier, per repeat
+            if run in r["curves"]:
+                best = np.minimum(r["curves"]["dpadmm"]["err"]["final"], res["majority_err"])
+                put(m, rep, f"excess_err.{run}.{k}", r["curves"][run]["err"]["final"] - best)
         for run in DPSGD_RUN.values():
             if (run, eps, delta) in res["majority_share"]:
                 name, var = names[run]
@@ -678,6 +683,8 @@ def timing_metrics(res: dict) -> dict:
     for (a, b, eps), ci in res["ratios"].items():
         key = f"ratio.{a}_over_{b}.eps{eps:g}"
         m[key], m[f"{key}.lo"], m[f"{key}.hi"], m[f"{key}.se"] = ci["ratio"], ci["lo"], ci["hi"], ci["se"]
+    for k, v in res["inner_steps"].items():  # exact-solve steps per iteration: why PVP / DVP cost what they cost
+        m["inner_steps.admm" if k == "admm" else f"inner_steps.{k[0]}.eps{k[1]:g}"] = v
     m["timing_rounds"] = res["rounds"]
     m["timing_level"] = res["level"]
     return m
