@@ -590,6 +590,12 @@ def metrics(summary: dict, params: dict) -> tuple[dict, dict]:
         if xu:
             out[f"xu_reference.method.{level}"] = xu[0]["method"]
             put(f"xu_reference.err.{level}", xu[0]["err"])
+        # the same records for both kinds of mechanism: HUANG's star, 400 per agent (ZKL's nodes hold 8,000)
+        star = sorted((r for r in rows if r["level"] == level and r["calibrated"] and METHODS[r["method"]].family
+                       == "huang" and r["kind"] == "gaussian"), key=lambda r: r["err_mean"])
+        if star:
+            put(f"best_err.huang_gaussian.{level}", star[0]["err"])
+            out[f"best.huang_gaussian.{level}"] = star[0]["method"]
         best = {kind: next((r for r in win if r["kind"] == kind), None) for kind in ("gaussian", "pure")}
         for kind, r in best.items():
             if r is not None:
@@ -611,7 +617,7 @@ def metrics(summary: dict, params: dict) -> tuple[dict, dict]:
     out["gaussian_beats_pure.all_compared"] = bool(compared) and better == compared
     for role, level in (("lowest", lo), ("highest", hi)):
         for key in ("winner", "winner_found", "winner_err", "winner_gap_to_floor", "best_err.distributed",
-                    "best_err.gaussian", "best_err.pure", "xu_reference.err"):
+                    "best_err.gaussian", "best_err.pure", "best_err.huang_gaussian", "xu_reference.err"):
             if f"{key}.{level}" in out:
                 out[f"{key}.{role}"] = out[f"{key}.{level}"]
                 if f"{key}.{level}" in rep:
