@@ -178,7 +178,7 @@ class DpSgd(_HuangGaussian):
     rho: float = 0.1               # enters only the AOV trace (the consensus penalty is 0)
     lam_n: float = 1e-6
     lr: float = 0.1                # §VI-C
-    convention: str = "sum"        # SPEC §2.2.5 [D]: where lr 0.1 is (near-)optimal (algorithms.sgd)
+    convention: str = "sum"        # [D] where lr 0.1 is (near-)optimal (algorithms.sgd)
     step_scale: float = 1.0        # multiplies lr
 
     label: ClassVar[str] = "HUANG DPSGD"

@@ -101,7 +101,7 @@ class GradientPerturbation(GaussianMechanism):
     step_scale: float = 1.0
 
     paper: ClassVar[str] = "xu2020_dpaccadmm"
-    step_name: ClassVar[str] = "eta (1/L_f, SPEC §0.5(2))"
+    step_name: ClassVar[str] = "eta (1/L_f, the bound of its Lemma 5)"
     paper_accounting: ClassVar[str] = "Theorem 1 (sensitivity c/n, one RDP order)"
     distributed: ClassVar[bool] = False
 
