@@ -183,6 +183,17 @@ def test_a_choice_cause_on_a_claim_that_fails_under_every_variant_is_contradicte
     assert "fails under the default and under every variant" in v.contradicted
 
 
+def test_a_paper_cause_stands_when_every_variant_fails_in_another_way():
+    """A variant that turns 'not reproduced' into 'inconclusive' does not make the claim hold: the paper cause stands
+    (the verdict still depends on the choice, but no choice we tried reproduces the claim)."""
+    c = _with_variant({"when": "not reproduced", "cause": "paper", "text": "t", "evidence": ["variant:v"]})
+    m = {"err.a": 0.2, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.1501,
+         "repeats": {"err.a@v": [0.16, 0.14, 0.17, 0.13], "err.b": [0.15, 0.15, 0.15, 0.15]}}
+    v = evaluate_claim(c, m)
+    assert v.verdict == "not reproduced" and v.variants[0].verdict == "inconclusive"
+    assert v.depends_on_choice == ["lr"] and v.contradicted == ""
+
+
 def test_causes_that_the_evidence_supports_are_not_contradicted():
     paper = _with_variant({"when": "not reproduced", "cause": "paper", "text": "t", "evidence": ["variant:v"]})
     m = {"err.a": 0.2, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.19}
@@ -205,13 +216,22 @@ def test_a_paper_finding_without_evidence_fails_validation_with_file_and_line(tm
     assert any("huang2019_dpadmm.yaml:" in p and "evidence" in p for p in cf.problems), cf.problems
 
 
-def test_finding_evidence_must_name_keys_variants_or_tests():
-    cf = load([{"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q",
-                "checks": [{"kind": "less", "left": "err.a", "right": "err.b"}],
-                "finding": {"when": "not reproduced", "cause": "paper", "text": "t",
-                            "evidence": ["nope.key", "variant:undeclared", "test:tests/no_such_file.py::t"]}}])
-    text = "\n".join(cf.problems)
+def test_finding_evidence_must_name_keys_variants_or_tests(tmp_path):
+    finding = {"when": "not reproduced", "cause": "paper", "text": "t",
+               "evidence": ["nope.key", "variant:undeclared", "test:tests/no_such_file.py::t", "test:tests/real.py"]}
+    data = {"metrics": METRICS_DOC, "evidence": EVIDENCE, "claims": [
+        {"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q",
+         "checks": [{"kind": "less", "left": "err.a", "right": "err.b"}], "finding": finding}]}
+    claims_file = tmp_path / "config" / "claims" / "huang2019_dpadmm.yaml"     # a project whose tests/ exists
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "real.py").write_text("")
+    text = "\n".join(parse_claims(data, claims_file).problems)
     assert "'nope.key' is neither" in text and "variant:undeclared" in text and "no_such_file.py" in text
+    assert "real.py" not in text
+    # a copy of the workflow without tests/ (the smoke project) cannot check test ids, and must still load
+    (tmp_path / "tests" / "real.py").unlink()
+    (tmp_path / "tests").rmdir()
+    assert "no_such_file.py" not in "\n".join(parse_claims(data, claims_file).problems)
 
 
 # ------------------------------------------------------------------------------------------------ thresholds

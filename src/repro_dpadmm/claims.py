@@ -448,7 +448,8 @@ def _finding_problems(where: str, findings: list[dict], claim_keys: set[str], sc
                     out.append(f"{where}: finding evidence {ev!r}: no such variant is declared")
             elif ev.startswith("test:"):
                 path = ev[len("test:"):].split("::", 1)[0]
-                if not (claims_root / path).is_file():
+                # checked where the tests are: a copy of the workflow (the smoke project) holds no tests/
+                if (claims_root / "tests").is_dir() and not (claims_root / path).is_file():
                     out.append(f"{where}: finding evidence {ev!r}: no file {path} in the repository")
             elif ev not in claim_keys and not (documented is not None and ev.split("@", 1)[0] in documented) \
                     and not (documented is None and cf.kind_of(scope, ev)):
@@ -1063,17 +1064,20 @@ class Verdict:
 
     @property
     def contradicted(self) -> str:
-        """Why the evidence contradicts the matching finding's cause, else "": a paper cause on a verdict that changes
-        under a variant (the cause is a choice), or a choice cause on a claim that fails under the default and
-        under every variant that was judged (the choice does not decide it)."""
+        """Why the evidence contradicts the matching finding's cause, else "": a paper cause on a failing verdict that
+        a variant turns into a passing one (the cause is a choice), or a choice cause on a claim that fails under
+        the default and under every variant that was judged (the choice does not decide it). A variant that only
+        turns one failing verdict into another (partly into inconclusive, say) leaves a paper cause standing: no
+        choice we tried makes the claim hold."""
         f = self.finding
         if f is None:
             return ""
         if f["cause"] in PAPER_CAUSES and self.depends_on_choice:
             changed = [f"{v.label}: {v.verdict}" for v in self.variants
-                       if v.verdict in JUDGED and v.verdict != self.verdict]
-            return (f"cause {f['cause']!r}, but the verdict changes under a variant ({'; '.join(changed)}): the "
-                    "cause is a choice")
+                       if v.verdict in JUDGED and v.verdict not in FAILING and v.verdict != self.verdict]
+            if changed:
+                return (f"cause {f['cause']!r}, but the verdict changes under a variant ({'; '.join(changed)}): the "
+                        "cause is a choice")
         judged = [v for v in self.variants if v.verdict in JUDGED]
         if f["cause"] == "choice" and judged and self.verdict in FAILING \
                 and all(v.verdict in FAILING for v in judged):
