@@ -216,7 +216,7 @@ SNAKEMAKE_CASES = [
     ({"papers": {HUANG: {"fig1": {"epsilon": NAN}}}}, "papers.huang2019_dpadmm.fig1.epsilon: nan is not of type"),
     ({"papers": {HUANG: {"fig55": {"repeats": 1}}}}, "papers.huang2019_dpadmm.fig55: no such item"),
     ({"papers": {BEYOND: {"frontier": {"levels": [0.1, INF]}}}}, "papers.beyond.frontier.levels.1"),
-    ({"papers": {HUANG: {"fig2": {"agents": 2.5}}}}, "On instance['papers']['huang2019_dpadmm']['fig2']['agents']"),
+    ({"papers": {HUANG: {"fig2": {"agents": 2.5}}}}, "papers.huang2019_dpadmm.fig2.agents: 2.5 is not of type 'integer'"),
 ]
 
 

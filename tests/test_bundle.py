@@ -97,6 +97,40 @@ def test_a_changed_tolerance_changes_the_verdict_without_recomputing(run, tmp_pa
     # the re-judge says plainly that it used this checkout's claims files (and rules), naming those that differ
     assert result.claims_differ == ["huang2019_dpadmm.yaml"]
     assert "judged with this checkout's claims files and rules, not the bundle's" in result.summary()
+    # the re-judged pages mark the changed verdict with the bundle's own
+    index = (tmp_path / "again/index.html").read_text()
+    row = index[index.index(f'href="huang2019_dpadmm.html#{claim["id"]}"') - 600:]
+    assert '<span class="was">was: reproduced</span>' in row[:800]
+    card = (tmp_path / "again/huang2019_dpadmm.html").read_text()
+    card = card[card.index(f'id="{claim["id"]}"'):]
+    assert '<span class="was">was: reproduced</span>' in card[:700]
+    assert "1 verdict changed since the bundle was judged" in index
+
+
+def test_a_rejudged_bundle_keeps_its_not_run_verdicts_when_a_dataset_became_available(run, tmp_path):
+    """Unchanged claims files give the bundle's own verdicts, "not run" ones included, even where the dataset an
+    item lacked when it ran is available in the bundle's sidecars now (packed after a rebuild)."""
+    import json as _json
+
+    table1 = run / "results/xu2020_dpaccadmm/table1/metrics.json"
+    metrics = _json.loads(table1.read_text())
+    metrics["status.bio_train"] = "not run: dataset unavailable"
+    metrics["n_train.bio_train.note"] = "absent"
+    table1.write_text(_json.dumps(metrics))
+    claims_path = run / "config/claims/xu2020_dpaccadmm.yaml"
+    claims = yaml.safe_load(claims_path.read_text())
+    claims["claims"].append({"id": "xu2020_dpaccadmm.table1.bio_rows", "item": "table1", "quote": "bio rows",
+                             "checks": [{"kind": "equal", "metric": "n_train.bio_train", "expected": 72876}]})
+    claims_path.write_text(yaml.safe_dump(claims, sort_keys=False))
+    build_report("results/report", root=run)
+    before = {r["id"]: r["verdict"] for r in _json.loads((run / "results/report/claims.json").read_text())}
+    assert before["xu2020_dpaccadmm.table1.bio_rows"] == before["xu2020_dpaccadmm.table1.bio_size"] == "not run"
+    side = run / "resources/processed/bio_train.json"
+    side.write_text(_json.dumps({"name": "bio_train", "available": True, "arrays": {"X_train": [72876, 74]}}))
+    result = rejudge(make_bundle(tmp_path / "b.tar.gz", root=run), tmp_path / "again", root=run)
+    after = {r["id"]: r["verdict"] for r in _json.loads((tmp_path / "again/claims.json").read_text())}
+    assert result.changes == [] and after == before
+    assert "was:" not in (tmp_path / "again/index.html").read_text()
 
 
 def test_manifest_detects_a_modified_a_missing_and_an_added_file(run, tmp_path):
@@ -145,7 +179,8 @@ def test_cli_bundle_and_report_from_results(run, tmp_path, monkeypatch, capsys):
     assert main(["report", "--results", "b.tar.gz"]) == 0
     out = capsys.readouterr().out
     assert "manifest ok" in out and "no verdict changed" in out and "xu2020_dpaccadmm/table1" in out
-    assert (tmp_path / "b-rejudged/claims.json").is_file()
+    # into the project's results/ (ignored by git), never into the working directory or the tracked tree
+    assert (run / "results/rejudged/b/claims.json").is_file() and not list(tmp_path.glob("*rejudged*"))
     assert main(["report", "--results", str(tmp_path / "nothing.tar.gz")]) == 2
     assert "no bundle at" in capsys.readouterr().err
 

@@ -192,8 +192,8 @@ BAD = [
      "Unknown fields are not allowed ('chekcs' was unexpected)"),
     ({"claims": [{"id": "hu2020_sharing.fig1.a", "item": "fig1", "quote": "q",
                   "checks": [{"kind": "true", "metric": "x"}]}]}, "must start with the paper of its file"),
-    ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
-                  "checks": [{"kind": "true", "metric": "x"}]}] * 2}, "used more than once"),
+    ({"claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",   # two copies, not one object twice
+                  "checks": [{"kind": "true", "metric": "x"}]} for _ in range(2)]}, "used more than once"),
     ({"metrics": {"fig1": {"a": "doc"}}, "claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
                                                      "checks": [{"kind": "true", "metric": "b"}]}]},
      "metric 'b' is not documented under metrics.fig1"),

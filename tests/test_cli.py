@@ -1,5 +1,7 @@
 """The `repro-dpadmm` command."""
 
+from pathlib import Path
+
 import pytest
 
 from repro_dpadmm.cli import main
@@ -59,7 +61,7 @@ def test_relative_out_dir_is_the_working_directorys(monkeypatch, tmp_path):
     from repro_dpadmm import runner
 
     seen = {}
-    monkeypatch.setattr(runner, "run_item", lambda paper, item, params, out_dir: seen.update(out=out_dir) or
+    monkeypatch.setattr(runner, "run_item", lambda paper, item, params, out_dir, **kw: seen.update(out=out_dir) or
                         {"status": "ok", "wall_time_s": 0})
     monkeypatch.chdir(tmp_path)
     assert main(["run", "huang2019_dpadmm", "fig1", "--out-dir", "here/fig1"]) == 0
@@ -81,3 +83,57 @@ def test_data_list_says_damaged_when_the_npz_is_truncated(capsys, monkeypatch, t
     assert main(["data", "list"]) == 0
     line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("a9a "))
     assert "damaged" in line
+
+
+def _fake_run(monkeypatch):
+    """run_item recording what it was asked to do (no notebook runs)."""
+    from repro_dpadmm import runner
+
+    seen = {}
+
+    def fake(paper, item, params, out_dir, **kw):
+        seen.update(paper=paper, item=item, params=params, out=out_dir, **kw)
+        return {"status": "ok", "wall_time_s": 0}
+
+    monkeypatch.setattr(runner, "run_item", fake)
+    return seen
+
+
+def test_params_merge_into_the_items_settings(monkeypatch, capsys):
+    """--params changes only the keys it names (nested mappings key by key); numbers stay numbers."""
+    from repro_dpadmm import config
+
+    seen = _fake_run(monkeypatch)
+    paper = config.item_params("zhang2018_radmm", "fig3")
+    assert main(["run", "zhang2018_radmm", "fig3", "--params", '{"q": 1.03, "graph": {"kind": "five_node"}}']) == 0
+    assert seen["params"] == {**paper, "q": 1.03} and isinstance(seen["params"]["q"], float)
+    assert seen["run_name"] is None and str(seen["out"]).endswith("results/zhang2018_radmm/fig3")
+    huang = config.item_params("huang2019_dpadmm", "fig3")
+    assert main(["run", "huang2019_dpadmm", "fig3", "--params", '{"admm": {"tol": 1e-6}}']) == 0
+    assert seen["params"]["admm"] == {**huang["admm"], "tol": 1e-6}
+
+
+def test_a_misspelt_key_gets_did_you_mean_in_one_line(monkeypatch, capsys):
+    seen = _fake_run(monkeypatch)
+    assert main(["run", "zhang2018_radmm", "fig3", "--params", '{"qq": 1.03}']) == 2
+    err = capsys.readouterr().err
+    assert "papers.zhang2018_radmm.fig3.qq: unknown key (did you mean 'q'?)" in err
+    assert len(err.strip().splitlines()) == 2 and not seen  # the error line under its heading; nothing ran
+    assert main(["run", "huang2019_dpadmm", "fig33"]) == 2
+    assert "did you mean 'fig3'?" in capsys.readouterr().err
+
+
+def test_what_if_run_goes_to_its_own_folder_and_builds_its_report(monkeypatch, tmp_path):
+    seen = _fake_run(monkeypatch)
+    built = {}
+    import repro_dpadmm.report as report
+
+    monkeypatch.setattr(report, "build_report", lambda out, **kw: built.update(out=out, **kw))
+    assert main(["run", "zhang2018_radmm", "fig3", "--params", '{"q": 1.03}', "--run-name", "q103"]) == 0
+    assert seen["run_name"] == "q103" and seen["params"]["q"] == 1.03
+    assert Path(seen["out"]).parts[-5:] == ("results", "whatif", "q103", "zhang2018_radmm", "fig3")
+    assert built["run_name"] == "q103" and Path(built["out"]).parts[-4:] == ("results", "whatif", "q103", "report")
+    seen.clear()
+    assert main(["run", "zhang2018_radmm", "fig3", "--run-name", "../up"]) == 2
+    assert main(["run", "zhang2018_radmm", "fig3", "--run-name", "x", "--out-dir", str(tmp_path)]) == 2
+    assert not seen

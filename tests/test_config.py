@@ -79,3 +79,26 @@ def test_jsonschema_itself_names_the_offending_key_for_every_item_key():
         if err is None or list(err.absolute_path)[:4] != ["papers", paper, item, key]:
             wrong.append(f"{paper}.{item}.{key}: {list(err.absolute_path) if err else 'accepted'}")
     assert not wrong, wrong
+
+
+def test_strings_where_the_schema_wants_numbers_become_numbers():
+    """What Snakemake's --config gives for nested values: strings. They become the value they spell where the
+    schema wants a number, integer, boolean or list; a string field and an unparsable value stay as they are."""
+    base = config.load()
+    given = config.deep_merge(base, {"seed": "3", "data_mirror": "123", "papers": {
+        "zhang2018_radmm": {"fig3": {"q": "1.02", "iterations": "5"}},
+        "huang2019_dpadmm": {"fig3": {"epsilons": ["0.1", "1e-2"], "admm": {"tol": "1e-6"}, "repeats": "x"}}}})
+    got = config.coerce_strings(given)
+    assert got["seed"] == 3 and got["data_mirror"] == "123"
+    assert got["papers"]["zhang2018_radmm"]["fig3"]["q"] == 1.02
+    assert got["papers"]["zhang2018_radmm"]["fig3"]["iterations"] == 5
+    huang = got["papers"]["huang2019_dpadmm"]["fig3"]
+    assert huang["epsilons"] == [0.1, 0.01] and huang["admm"]["tol"] == 1e-6
+    assert huang["repeats"] == "x"  # left for the validation to name
+    assert any("papers.huang2019_dpadmm.fig3.repeats" in e for e in config.errors(got))
+
+
+def test_a_misspelt_key_is_one_line_with_did_you_mean():
+    bad = config.deep_merge(config.load(), {"papers": {"huang2019_dpadmm": {"fig3": {"repeatz": 2}}}})
+    (msg,) = config.errors(bad)
+    assert msg.startswith("papers.huang2019_dpadmm.fig3.repeatz: unknown key (did you mean 'repeats'?)")

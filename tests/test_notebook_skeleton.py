@@ -17,21 +17,20 @@ ROOT = project_root(Path(__file__).parent)
 
 SETUP = '''import matplotlib
 matplotlib.use("Agg")
-from IPython.display import Markdown, display
-from repro_dpadmm.experiments.common import claims_table, save_figures, setup_item, show_params, write_metrics
+from repro_dpadmm.experiments.common import claims_table, save_figures, setup_item, show, show_params, write_metrics
 from repro_dpadmm.experiments import {module} as ex
 
 PAPER, ITEM = "{paper}", "{item}"
 params, out_dir = setup_item(PAPER, ITEM, params, out_dir)
-display(Markdown(show_params(params, PAPER, ITEM)))'''
+show(show_params(params, PAPER, ITEM))'''
 SKELETON = (  # (cell, required)
     ("params = None\nout_dir = None", True),
     (SETUP, True),
     ("result = ex.run_{item}(params)", True),
     ("save_figures(ex.plot_{item}(result), out_dir)", False),
-    ("m = ex.metrics_{item}(result)\nwrite_metrics(out_dir, **m)", True),
-    ('display(Markdown(ex.table_{item}(result, m["metrics"])))', False),
-    ('display(Markdown("## What we see\\n\\n" + claims_table(PAPER, ITEM, **m)))', True),
+    ("m = ex.metrics_{item}(result)\nmetrics_file = write_metrics(out_dir, **m)", True),
+    ('show(ex.table_{item}(result, m["metrics"]))', False),
+    ('show("## What we see\\n\\n" + claims_table(PAPER, ITEM, **m))', True),
 )
 
 

@@ -24,7 +24,7 @@ from repro_dpadmm.cli import build_parser, main
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 # conda-forge names of pip distributions where they differ (the env file uses the lighter split packages)
 CONDA_NAMES = {"matplotlib": "matplotlib-base", "snakemake": "snakemake-minimal", "nbconvert": "nbconvert-core",
-               "pyyaml": "pyyaml"}
+               "pyyaml": "pyyaml", "jupyter-client": "jupyter_client"}
 
 
 def requirements(extras=("test", "cluster")) -> list[Requirement]:
@@ -226,5 +226,11 @@ def test_report_templates_ship_with_the_package():
     globs = PYPROJECT["tool"]["setuptools"]["package-data"]["repro_dpadmm.report"]
     folder = ROOT / "src/repro_dpadmm/report"
     shipped = [p.relative_to(folder).as_posix() for p in (folder / "templates").iterdir()]
-    assert {"templates/report.html.j2", "templates/report.css"} <= set(shipped)
+    assert {"templates/index.html.j2", "templates/report.css", "templates/report.js"} <= set(shipped)
+    assert all(any(fnmatch(rel, g) for g in globs) for rel in shipped), (shipped, globs)
+    # the rendered notebooks' offline nbconvert template too
+    globs = PYPROJECT["tool"]["setuptools"]["package-data"]["repro_dpadmm"]
+    folder = ROOT / "src/repro_dpadmm"
+    shipped = [p.relative_to(folder).as_posix() for p in (folder / "notebook_html").rglob("*") if p.is_file()]
+    assert "notebook_html/offline/index.html.j2" in shipped
     assert all(any(fnmatch(rel, g) for g in globs) for rel in shipped), (shipped, globs)

@@ -18,8 +18,26 @@ def test_one_line_per_setting_with_its_time_and_the_elapsed_time():
         seen.append(eps)
         assert out.getvalue().count("\n") == len(seen) - 1  # the line comes when the setting is done
     assert seen == [0.1, 1.0]
-    assert out.getvalue().splitlines() == ["fig2: 1/2 eps=0.1 done in 2.5 s (3.5 s elapsed)",
-                                           "fig2: 2/2 eps=1.0 done in 6.5 s (10.0 s elapsed)"]
+    assert out.getvalue().splitlines() == ["fig2: 1/2 eps=0.1 done in 2.5 s (3.5 s elapsed, about 3.5 s left)",
+                                           "fig2: 2/2 eps=1.0 done in 6.5 s (10.0 s elapsed, about 0.0 s left)"]
+
+
+def test_the_estimate_quotes_the_cost_table_when_the_runner_passes_it(monkeypatch):
+    ticks = iter([0.0, 0.0, 30.0, 30.0, 200.0, 200.0, 210.0])
+    out = io.StringIO()
+    monkeypatch.setenv("REPRO_DPADMM_EXPECTED_S", "240")
+    list(progress(["a", "b", "c"], "fig3", stream=out, clock=lambda: next(ticks)))
+    assert out.getvalue().splitlines() == [
+        "fig3: 1/3 a done in 30.0 s (30.0 s elapsed, about 60.0 s left; cost table: 4.0 min for the item at paper "
+        "settings)",
+        "fig3: 2/3 b done in 2.8 min (3.3 min elapsed, about 100.0 s left; cost table: 4.0 min for the item at "
+        "paper settings)",
+        "fig3: 3/3 c done in 10.0 s (3.5 min elapsed, about 0.0 s left; cost table: 4.0 min for the item at paper "
+        "settings)"]
+    monkeypatch.setenv("REPRO_DPADMM_EXPECTED_S", "not a number")
+    out = io.StringIO()
+    list(progress(["a"], "fig3", stream=out, clock=iter([0.0, 0.0, 1.0]).__next__))
+    assert "cost table" not in out.getvalue()
 
 
 def test_item_log_streams_the_notebook_output(tmp_path, capfd):

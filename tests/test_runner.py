@@ -35,7 +35,12 @@ def test_notebook_runs_with_injected_parameters(project):
     assert json.loads((out / "metrics.json").read_text()) == metrics
     html = (out / "item.html").read_text()
     assert "Demo item" in html and "injected-parameters" in (out / "item.ipynb").read_text()
-    assert str(out) in (out / "item.ipynb").read_text() and "staging" not in (out / "item.ipynb").read_text()
+    # the executed notebook names the item's folder relative to the project root, never the staging folder or the
+    # checkout's own location; the HTML loads nothing from another host
+    text = (out / "item.ipynb").read_text()
+    assert 'out_dir = \\"results/demo/item\\"' in text or '"results/demo/item"' in text
+    assert "staging" not in text and str(project) not in text and str(project) not in html
+    assert "<script src" not in html and "cdn" not in html.lower()
 
 
 def test_all_datasets_unavailable_skips_the_notebook(project):
@@ -89,7 +94,7 @@ def _fake_papermill(monkeypatch, version, figures):
     from repro_dpadmm import runner
 
     def execute(src, dst, parameters, **kw):
-        out = Path(parameters["out_dir"])
+        out = Path(kw["cwd"]) / parameters["out_dir"]  # the notebook's out_dir is relative to its working directory
         seen = (out / "jobs/a.json").read_text() if (out / "jobs/a.json").exists() else None
         for fig in figures:
             (out / fig).write_text(f"{version}:{fig}")
@@ -106,6 +111,8 @@ def _state(out: Path, expected: dict[str, set[str]]) -> str:
     if "metrics.json" not in files:
         return "absent"
     version = json.loads((out / "metrics.json").read_text())["version"]
+    assert "settings.json" in files  # the runner's record of the run's parameters, part of every complete output
+    files.discard("settings.json")
     assert files == expected[version] | {"metrics.json"}, f"{version} metrics beside {sorted(files)}"
     for name in files - {"metrics.json"}:
         assert (out / name).read_text().startswith(f"{version}:"), f"{name} is not from {version}"
@@ -210,7 +217,7 @@ def test_not_run_rerun_leaves_no_old_figure_or_notebook(project, monkeypatch):
     (project / "resources/processed/gisette.json").write_text(json.dumps({"available": False, "reason": "gone"}))
     metrics = run_item("demo", "item", {"seed": 0, "datasets": ["gisette"]}, out, root=project)
     assert metrics["status"] == "not run"
-    assert {p.name for p in out.iterdir() if not p.name.startswith(".")} == {"metrics.json", "item.html"}
+    assert {p.name for p in out.iterdir() if not p.name.startswith(".")} == {"metrics.json", "item.html", "settings.json"}
 
 
 def test_a_failed_rerun_removes_the_old_outputs(project, monkeypatch):
@@ -243,3 +250,62 @@ def test_only_the_items_own_files_are_ever_removed_from_an_out_dir(project, monk
         run_item("demo", "item", {"seed": 0}, out, root=project)
     assert {p.name for p in out.iterdir()} == {"notes.txt", "data"}
     assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_a_notebook_run_by_hand_writes_through_the_staging_and_replaces_the_earlier_run(project):
+    """`jupyter nbconvert --execute` (no papermill, no runner): the item's folder ends up with exactly that run's
+    files, complete, and none of the earlier run's (its notebook, HTML and figures are gone)."""
+    import os
+    import subprocess
+    import sys
+
+    nb = nbformat.read(project / "notebooks/demo/item.ipynb", as_version=4)
+    nb.cells[2].source = (
+        "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+        "from repro_dpadmm.experiments.common import save_figures, setup_item, write_metrics\n"
+        "params, out_dir = setup_item('demo', 'item', params or {'x': 5, 'seed': 0}, out_dir)\n"
+        "fig, ax = plt.subplots()\nax.plot([0, 1], [params['x'], 1], label='x')\n"
+        "save_figures({'item': fig}, out_dir)\n"
+        "metrics_file = write_metrics(out_dir, {'doubled': 2 * params['x']})")
+    nbformat.write(nb, project / "notebooks/demo/item.ipynb")
+    out = project / "results/demo/item"
+    run_item("demo", "item", {"x": 1, "seed": 0}, out, root=project)
+    (out / "old_only.png").write_text("a figure of the earlier run")   # as if the earlier run had drawn it
+    (out / ".outputs.json").write_text(json.dumps(sorted(p.name for p in out.iterdir()
+                                                         if not p.name.startswith("."))))
+    assert {"item.ipynb", "item.html", "item.png", "old_only.png"} <= {p.name for p in out.iterdir()}
+    env = {**os.environ, "REPRO_DPADMM_ROOT": str(project)}
+    proc = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+                           "--output-dir", str(project / "by_hand"), str(project / "notebooks/demo/item.ipynb")],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert {p.name for p in out.iterdir() if not p.name.startswith(".")} == {
+        "item.png", "item.pdf", "item.csv", "settings.json", "metrics.json"}
+    assert json.loads((out / "metrics.json").read_text())["doubled"] == 10
+    settings = json.loads((out / "settings.json").read_text())
+    assert settings["by_hand"] is True and settings["params"] == {"x": 5, "seed": 0}
+    assert not list(out.parent.glob(".item.staging-*"))
+    # the report reads the parameters of a run by hand from its settings.json (there is no executed notebook)
+    from repro_dpadmm.provenance import executed_params
+
+    assert executed_params(out, "item") == {"x": 5, "seed": 0}
+
+
+def test_items_run_side_by_side_each_talk_to_their_own_kernel(project):
+    """Two runs at once (Snakemake's --cores 2): each kernel's sockets have their own names, so neither connects
+    to the other's kernel (jupyter_client's default IPC name is one per folder)."""
+    import subprocess
+    import sys
+
+    nb = nbformat.read(project / "notebooks/demo/item.ipynb", as_version=4)
+    nb.cells[2].source = ("import time\ntime.sleep(2)\nfrom repro_dpadmm.experiments.common import write_metrics\n"
+                          "write_metrics(out_dir, {'x': params['x']})")
+    nbformat.write(nb, project / "notebooks/demo/item.ipynb")
+    code = ("import sys; from pathlib import Path; from repro_dpadmm.runner import run_item; k = int(sys.argv[1]); "
+            f"m = run_item('demo', 'item', {{'x': k, 'seed': 0}}, f'results/demo{{k}}/item', root=Path({str(project)!r})); "
+            "assert m['x'] == k, m")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(k)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True) for k in (1, 2, 3)]
+    outs = [p.communicate(timeout=300)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], "\n".join(o[-1500:] for o in outs)
+    assert not list(project.glob("kernel-ipc*"))  # no socket file left in the project

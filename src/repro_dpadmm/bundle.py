@@ -3,8 +3,8 @@
 `make_bundle()` packs, in the project's own layout,
 
 * `results/<paper>/<item>/`: every item's metrics.json, executed notebook, rendered HTML, figures (and job files);
-* `results/report/`: the report as judged at run time (index.html, claims.json, summary.json; not its `items/`
-  copies, which duplicate the item folders);
+* `results/report/`: the report as judged at run time (its pages, claims.json, summary.json; not its `items/`
+  copies, which duplicate the item folders); not `results/rejudged/` (other bundles' re-judged reports);
 * `resources/processed/*.json`: the dataset sidecars (availability, shapes, the raw files' sha256), never the data;
 * `logs/`: each job's log and its Snakemake benchmark TSV (time and memory);
 * `config/`: the configuration and claims files as they were when the bundle was made;
@@ -15,24 +15,53 @@
 `rejudge()` verifies the manifest, then rebuilds the report from the bundle's measurements with the *current* claims
 files (`report.build_report`, the same function the workflow uses), and says which verdicts changed since the bundle
 was judged and which items ran with parameters that differ from the current config.
+
+Bundles are shared, so `opened()` treats one as hostile until proven otherwise:
+
+* An archive is unpacked here, member by member, never by `TarFile.extractall`: each member is checked before any of
+  its bytes are written (a regular file or a folder only: no link, device, FIFO or sparse member; a relative name
+  without `..`; within the caps of `Limits` on the number of members, each member's size, the total size and the
+  ratio of unpacked to packed bytes, so a small archive cannot fill the disk), then written with `open` and
+  `copyfileobj`. The decompressed stream itself is read through a budget, and never backwards, so that oversized
+  tar headers or a member pointing back at an earlier one cannot exhaust memory or loop. Why not tarfile's
+  `filter="data"`: it let the symlink-chain archive of CVE-2025-4517 write outside the folder on Python 3.11.7,
+  3.12.1 and 3.13.0 (fixed in 3.11.13, 3.12.11 and 3.13.4; CVE-2025-8194's loop on negative offsets later still,
+  in 3.13.6 on the 3.13 line), and the `filter=` argument itself is a TypeError on 3.11.0-3.11.3; extracting only
+  regular files and folders ourselves is safe on every interpreter the package supports (>= 3.11).
+* The manifest may name only files under the bundle, and the files are found by walking the folder without following
+  links (a folder given as the bundle may hold no link or special file either); every file is size-checked before
+  it is hashed.
+* The unpacked folder is a temporary folder removed on every exit, SIGTERM and SIGHUP included
+  (`locks.signals_raise`); one left by a killed process is removed by the next `opened()` once its process is gone.
+* A bundle never holds pickles (parts' `.pkl` files stay out: the re-judge never reads them, and loading a pickle can
+  run code); a bundle that has one is refused.
+* provenance.json and every JSON the re-judge reads go through `safeload` (size, depth, finite numbers), and
+  provenance.json must match PROVENANCE_SCHEMA.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import platform
+import posixpath
+import re
 import shutil
+import stat
 import tarfile
 import tempfile
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, distributions, version
 from pathlib import Path
 
+import jsonschema
 import pooch
 
+from . import locks, safeload
 from .paths import project_root
 
 FORMAT = 1
@@ -44,6 +73,22 @@ KEY_PACKAGES = ("numpy", "scipy", "scikit-learn", "dp-accounting", "privacy-esti
 # Paths (relative to the project root) a bundle takes, as (folder, glob); results/report/items/ is left out.
 CONTENT = (("results", "**/*"), ("resources/processed", "*.json"), ("logs", "**/*"), ("config", "*.yaml"),
            ("config/claims", "*.yaml"))
+# Never bundled, and refused in a bundle: a pickle (parts/*.pkl) can run code when it is loaded.
+PICKLE_SUFFIXES = (".pkl", ".pickle")
+UNPACK_PREFIX = "repro-dpadmm-bundle-"
+# provenance.json as make_bundle writes it: the re-judge shows these fields, so their types are checked first.
+_TEXT = {"type": "string", "maxLength": 2000}
+PROVENANCE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "format": {"type": "integer"}, "created": _TEXT, "repro_dpadmm": {"type": ["string", "null"], "maxLength": 200},
+        "python": _TEXT, "platform": _TEXT,
+        "git": {"type": "object", "properties": {"commit": {"type": ["string", "null"], "maxLength": 100},
+                                                 "dirty": {"type": ["boolean", "null"]}, "describe": _TEXT}},
+        "packages": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 200}},
+        "datasets": {"type": "object"},
+    },
+}
 
 
 class BundleError(ValueError):
@@ -61,7 +106,8 @@ def _member_files(root: Path) -> list[str]:
         base = root / folder
         for path in base.glob(pattern) if base.is_dir() else []:
             rel = path.relative_to(root).as_posix()
-            if path.is_file() and not rel.startswith(f"{REPORT_DIR}/items/") and "/." not in f"/{rel}":
+            if path.is_file() and not rel.startswith((f"{REPORT_DIR}/items/", "results/rejudged/")) \
+                    and "/." not in f"/{rel}" and not rel.endswith(PICKLE_SUFFIXES):
                 out.add(rel)
     return sorted(out)
 
@@ -81,8 +127,8 @@ def dataset_checksums(processed: Path) -> dict[str, dict]:
     out = {}
     for sidecar in sorted(processed.glob("*.json")) if processed.is_dir() else []:
         try:
-            side = json.loads(sidecar.read_text())
-        except (OSError, ValueError) as exc:
+            side = safeload.load_json(sidecar, expect=dict)
+        except safeload.LoadError as exc:
             out[sidecar.stem] = {"available": False, "reason": f"unreadable sidecar: {exc}"}
             continue
         sources = {rel: (info.get("sha256") if isinstance(info, dict) else info)
@@ -115,27 +161,131 @@ def write_manifest(folder: Path) -> Path:
     return path
 
 
-def verify(folder: str | Path) -> list[str]:
-    """Problems of an unpacked bundle against its manifest: modified, missing or unlisted files (empty if intact)."""
+@dataclass(frozen=True)
+class Limits:
+    """Caps on what a bundle may hold (README "Sharing and re-judging results"); each can be raised with an
+    environment variable (`Limits.from_env`). A paper-scale bundle holds about 1,000 files and 100 MB; its largest
+    files (rendered notebooks with their figures) are a few MB."""
+
+    members: int = 20_000                # files and folders
+    member_bytes: int = 512 * 2**20      # one file
+    total_bytes: int = 4 * 2**30         # all files
+    ratio: float = 200.0                 # unpacked bytes per packed byte, beyond the first RATIO_FREE bytes
+    ENV = {"members": "REPRO_DPADMM_BUNDLE_MAX_FILES", "member_bytes": "REPRO_DPADMM_BUNDLE_MAX_FILE_MB",
+           "total_bytes": "REPRO_DPADMM_BUNDLE_MAX_TOTAL_MB", "ratio": "REPRO_DPADMM_BUNDLE_MAX_RATIO"}
+    RATIO_FREE = 64 * 2**20
+
+    @classmethod
+    def from_env(cls) -> "Limits":
+        values = {}
+        for name, var in cls.ENV.items():
+            text = os.environ.get(var)
+            if not text:
+                continue
+            try:
+                number = float(text)
+            except ValueError:
+                number = -1.0
+            if not (number > 0 and number < 1e15):
+                raise BundleError(f"{var} must be a positive number, got {text!r}")
+            values[name] = int(number * 2**20) if name.endswith("bytes") else \
+                (int(number) if name == "members" else number)
+        return cls(**values)
+
+    def hint(self, name: str) -> str:
+        return f"set {self.ENV[name]} to allow more"
+
+
+_MAX_NAME = 1024
+_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+def safe_name(name: str) -> str:
+    """Why a path named by an archive member or a manifest line is not a plain relative path inside the bundle ('' if
+    it is): absolute, '..', empty or '.' parts, backslashes, control characters, too long."""
+    if not name:
+        return "an empty name"
+    if len(name) > _MAX_NAME:
+        return f"a name of {len(name)} characters (at most {_MAX_NAME})"
+    if name.startswith("/") or re.match(r"[A-Za-z]:", name):
+        return "an absolute path"
+    if "\\" in name or any(ord(c) < 32 or ord(c) == 127 for c in name):
+        return "a backslash or control character"
+    parts = name.split("/")
+    if ".." in parts:
+        return "a '..' (a path outside the bundle)"
+    if any(p in ("", ".") for p in parts):
+        return "an empty or '.' path part"
+    return ""
+
+
+def _files(folder: Path, limits: Limits) -> tuple[dict[str, int], list[str]]:
+    """The regular files under `folder` ({relative POSIX path: size}), found without following links, and the
+    problems: links, special files, pickles, and files beyond the limits (none of them is ever opened)."""
+    found, problems, total = {}, [], 0
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        here = Path(dirpath)
+        for name in sorted(dirnames + filenames):
+            path = here / name
+            rel = path.relative_to(folder).as_posix()
+            mode = path.lstat().st_mode
+            if stat.S_ISDIR(mode):
+                continue
+            if not stat.S_ISREG(mode):
+                kind = "a link" if stat.S_ISLNK(mode) else "a special file"
+                problems.append(f"not a regular file: {rel} is {kind} (a bundle holds only files and folders)")
+            elif rel.endswith(PICKLE_SUFFIXES):
+                problems.append(f"pickle: {rel} (a bundle never holds pickles: loading one can run code)")
+            else:
+                size = path.lstat().st_size
+                total += size
+                if size > limits.member_bytes:
+                    problems.append(f"too large: {rel} has {size:,} bytes, more than {limits.member_bytes:,} "
+                                    f"({limits.hint('member_bytes')})")
+                else:
+                    found[rel] = size
+            if len(found) + len(problems) > limits.members:
+                problems.append(f"more than {limits.members:,} files ({limits.hint('members')})")
+                return found, problems
+        if total > limits.total_bytes:
+            problems.append(f"more than {limits.total_bytes:,} bytes in all ({limits.hint('total_bytes')})")
+            return found, problems
+    return found, problems
+
+
+def verify(folder: str | Path, limits: Limits | None = None) -> list[str]:
+    """Problems of an unpacked bundle against its manifest: modified, missing or unlisted files, manifest lines that
+    name a path outside the bundle, links, special files, pickles, files beyond the limits (empty if intact)."""
     folder = Path(folder)
+    limits = limits or Limits.from_env()
     manifest = folder / MANIFEST
-    if not manifest.is_file():
-        return [f"no {MANIFEST} in {folder}: not a results bundle"]
-    listed, problems = {}, []
-    for n, line in enumerate(manifest.read_text().splitlines(), 1):
+    if not manifest.is_file() or manifest.is_symlink():
+        return [f"no {MANIFEST} at the top of the bundle: not a results bundle"]
+    present, problems = _files(folder, limits)
+    if problems:
+        return problems
+    try:
+        text = safeload.read_text(manifest, limit=limits.members * (_MAX_NAME + 70))
+    except safeload.LoadError as exc:
+        return [str(exc)]
+    listed = {}
+    for n, line in enumerate(text.splitlines(), 1):
         digest, sep, rel = line.partition("  ")
-        if not sep or len(digest) != 64:
-            problems.append(f"{MANIFEST} line {n} is malformed: {line!r}")
+        if not sep or not _HEX.fullmatch(digest):
+            problems.append(f"{MANIFEST} line {n} is malformed: {line[:200]!r}")
+            continue
+        why = safe_name(rel)
+        if why:
+            problems.append(f"{MANIFEST} line {n} names {rel[:200]!r}: {why}; a bundle's manifest lists only files "
+                            "inside the bundle")
             continue
         listed[rel] = digest
     for rel, digest in listed.items():
-        path = folder / rel
-        if not path.is_file():
+        if rel not in present:   # never opened: only files found by the walk are
             problems.append(f"missing: {rel}")
-        elif sha256_file(path) != digest:
+        elif sha256_file(folder / rel) != digest:
             problems.append(f"modified: {rel} (sha256 differs from {MANIFEST})")
-    present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
-    problems += [f"not in {MANIFEST}: {rel}" for rel in sorted(present - set(listed) - {MANIFEST})]
+    problems += [f"not in {MANIFEST}: {rel}" for rel in sorted(set(present) - set(listed) - {MANIFEST})]
     return problems
 
 
@@ -187,31 +337,177 @@ def _normalise(info: tarfile.TarInfo) -> tarfile.TarInfo:
     return info
 
 
+class _Budget:
+    """A read-only, forward-only view of a decompressed stream that refuses to deliver more than `budget` bytes in
+    all: tarfile reads oversized headers (pax, long names) whole into memory and follows a negative size backwards
+    (CVE-2025-8194); through this view the first is an error before the read, the second an error at the seek."""
+
+    def __init__(self, raw, budget: int, source: str, hint: str):
+        self.raw, self.budget, self.source, self.hint, self.pos = raw, budget, source, hint, 0
+
+    def _check(self, end: int) -> None:
+        if end > self.budget:
+            raise BundleError(f"{self.source} unpacks to more than {self.budget:,} bytes ({self.hint})")
+
+    def read(self, n: int = -1) -> bytes:
+        if n is None or n < 0:
+            n = self.budget - self.pos + 1
+        self._check(self.pos + n)
+        data = self.raw.read(n)
+        self.pos += len(data)
+        return data
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        target = offset if whence == 0 else self.pos + offset if whence == 1 else None
+        if target is None:
+            raise BundleError(f"{self.source}: cannot seek from the end of a compressed archive")
+        if target < self.pos:
+            raise BundleError(f"{self.source} is malformed: a member points back to an earlier offset "
+                              f"({target} < {self.pos})")
+        self._check(target)
+        self.raw.seek(target)
+        self.pos = target
+        return target
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seekable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return True
+
+
+_KINDS = {tarfile.SYMTYPE: "a symbolic link", tarfile.LNKTYPE: "a hard link", tarfile.CHRTYPE: "a character device",
+          tarfile.BLKTYPE: "a block device", tarfile.FIFOTYPE: "a FIFO", tarfile.CONTTYPE: "a contiguous file",
+          tarfile.GNUTYPE_SPARSE: "a sparse file"}
+
+
+def _refuse_member(m: tarfile.TarInfo, seen: dict[str, str], counts: dict, limits: Limits, packed: int) -> str:
+    """Why an archive member may not be unpacked ('' if it may), from its header alone."""
+    why = safe_name(m.name.removeprefix("./"))
+    if why:
+        return f"member {m.name[:200]!r} has {why}"
+    if m.issparse() or m.type not in (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE):
+        kind = "a sparse file" if m.issparse() else _KINDS.get(m.type, f"of tar type {m.type!r}")
+        return f"member {m.name!r} is {kind}: a bundle holds only regular files and folders"
+    name = m.name.removeprefix("./").rstrip("/")
+    if name in seen:
+        return f"member {m.name!r} appears twice"
+    parent = posixpath.dirname(name)
+    while parent:
+        if seen.get(parent) == "file":
+            return f"member {m.name!r} lies under {parent!r}, which is a file"
+        parent = posixpath.dirname(parent)
+    counts["members"] += 1
+    if counts["members"] > limits.members:
+        return f"more than {limits.members:,} members ({limits.hint('members')})"
+    if m.isdir():
+        return ""
+    if m.size < 0:
+        return f"member {m.name!r} has a negative size ({m.size:,}): a malformed or hostile header"
+    if m.size > limits.member_bytes:
+        return (f"member {m.name!r} has {m.size:,} bytes, more than {limits.member_bytes:,} "
+                f"({limits.hint('member_bytes')})")
+    if m.name.endswith(PICKLE_SUFFIXES):
+        return f"member {m.name!r} is a pickle (a bundle never holds pickles: loading one can run code)"
+    counts["bytes"] += m.size
+    if counts["bytes"] > limits.total_bytes:
+        return f"more than {limits.total_bytes:,} bytes in all ({limits.hint('total_bytes')})"
+    if counts["bytes"] > max(Limits.RATIO_FREE, limits.ratio * packed):
+        return (f"{counts['bytes']:,} bytes unpacked from {packed:,} packed: more than {limits.ratio:g} times its "
+                f"size, a decompression bomb ({limits.hint('ratio')})")
+    return ""
+
+
+def unpack(source: Path, dest: Path, limits: Limits | None = None) -> None:
+    """Unpack the archive `source` (.tar.gz or .tar) into the existing folder `dest`, refusing (BundleError) any
+    member that is not a plain regular file or folder inside `dest`, or beyond the limits, before writing it."""
+    limits = limits or Limits.from_env()
+    packed = source.stat().st_size
+    with open(source, "rb") as fh:
+        magic = fh.read(2)
+        fh.seek(0)
+        raw = gzip.GzipFile(fileobj=fh, mode="rb") if magic == b"\x1f\x8b" else fh
+        # headers and padding of every member, on top of the data the caps allow
+        budget = _Budget(raw, limits.total_bytes + 4 * 512 * (limits.members + 2) + 2**20, source.name,
+                         limits.hint("total_bytes"))
+        seen: dict[str, str] = {}
+        counts = {"members": 0, "bytes": 0}
+        last = -1
+        try:
+            with tarfile.open(fileobj=budget, mode="r:") as tar:
+                for m in tar:
+                    if m.isdir() and m.name.rstrip("/") in (".", ""):   # `tar -C <folder> .` names the folder "./"
+                        continue
+                    if m.offset <= last:
+                        raise BundleError(f"{source.name} is malformed: member {m.name!r} at offset {m.offset} "
+                                          "does not follow the previous one")
+                    last = m.offset
+                    why = _refuse_member(m, seen, counts, limits, packed)
+                    if why:
+                        raise BundleError(f"{source.name}: {why}")
+                    name = m.name.removeprefix("./").rstrip("/")
+                    target = dest.joinpath(*name.split("/"))
+                    if m.isdir():
+                        seen[name] = "dir"
+                        target.mkdir(parents=True, exist_ok=True)
+                        continue
+                    seen[name] = "file"
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    _write_member(tar, m, target, source.name)
+        except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise BundleError(f"cannot unpack {source.name}: {exc}") from None
+        except OSError as exc:
+            raise BundleError(f"cannot unpack {source.name}: {exc.strerror or exc}") from None
+
+
+def _write_member(tar: tarfile.TarFile, m: tarfile.TarInfo, target: Path, source: str) -> None:
+    """Write exactly m.size bytes of a regular member into a new file (never through a link, never over a file)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(target, flags, 0o644)
+    with os.fdopen(fd, "wb") as out, tar.extractfile(m) as data:
+        left = m.size
+        while left:
+            chunk = data.read(min(left, 2**20))
+            if not chunk:
+                raise BundleError(f"{source} is truncated: member {m.name!r} ends early")
+            out.write(chunk)
+            left -= len(chunk)
+
+
 @contextmanager
-def opened(source: str | Path):
+def opened(source: str | Path, limits: Limits | None = None):
     """The folder of a bundle (an archive is unpacked into a temporary folder for the duration), verified against
-    its manifest; raises BundleError naming every modified, missing or unlisted file."""
+    its manifest; raises BundleError naming every modified, missing, unlisted or unsafe file."""
     source = Path(source)
+    limits = limits or Limits.from_env()
     if source.is_dir():
-        problems = verify(source)
+        problems = verify(source, limits)
         if problems:
             raise BundleError(f"{source} does not match its manifest:\n  " + "\n  ".join(problems))
         yield source
         return
     if not source.is_file():
         raise BundleError(f"no bundle at {source}")
-    with tempfile.TemporaryDirectory(prefix="repro-dpadmm-bundle-") as tmp:
+    tmp_root = Path(tempfile.gettempdir())
+    locks.sweep(tmp_root, UNPACK_PREFIX)   # folders of re-judges that were killed (SIGKILL, power loss)
+    with locks.signals_raise():
+        tmp = locks.owned_dir(tmp_root, UNPACK_PREFIX)
         try:
-            with tarfile.open(source, "r:*") as tar:
-                tar.extractall(tmp, filter="data")  # refuses absolute paths, links out of the folder, devices
-        except (tarfile.TarError, OSError) as exc:
-            raise BundleError(f"cannot unpack {source}: {exc}") from exc
-        tops = [p for p in Path(tmp).iterdir()]
-        folder = tops[0] if len(tops) == 1 and tops[0].is_dir() else Path(tmp)
-        problems = verify(folder)
-        if problems:
-            raise BundleError(f"{source} does not match its manifest:\n  " + "\n  ".join(problems))
-        yield folder
+            unpack(source, tmp, limits)
+            tops = sorted(p.name for p in tmp.iterdir())
+            if len(tops) != 1 or not (tmp / tops[0]).is_dir():
+                raise BundleError(f"{source.name} is not a results bundle: it must hold one folder, and it holds "
+                                  f"{len(tops)} entries at its top ({', '.join(tops[:5]) or 'nothing'})")
+            folder = tmp / tops[0]
+            problems = verify(folder, limits)
+            if problems:
+                raise BundleError(f"{source} does not match its manifest:\n  " + "\n  ".join(problems))
+            yield folder
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def param_differences(results: Path, root: Path) -> dict[str, list[str]]:
@@ -254,16 +550,38 @@ def _short(value, n: int = 60) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
-def verdict_changes(before: Path, after: Path) -> list[dict]:
-    """Claims whose verdict differs between two claims.json files (new and removed claims included)."""
-    def load(path):
-        try:
-            return {r["id"]: r.get("verdict") for r in json.loads(path.read_text())}
-        except (OSError, ValueError, KeyError, TypeError):
-            return {}
-    old, new = load(before), load(after)
+def _bundle_json(path: Path, name: str, expect):
+    """A JSON file of the bundle read through safeload (None when absent); BundleError naming `name` if unreadable."""
+    if not path.is_file():
+        return None
+    try:
+        return safeload.load_json(path, expect=expect, name=name)
+    except safeload.LoadError as exc:
+        raise BundleError(f"the bundle's {exc}") from None
+
+
+def read_verdicts(path: Path, name: str) -> dict[str, str]:
+    """{claim id: verdict} of a claims.json ({} when there is none); BundleError naming `name` if it is unreadable."""
+    records = _bundle_json(path, name, list) or []
+    return {r["id"]: r["verdict"] for r in records
+            if isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(r.get("verdict"), str)}
+
+
+def verdict_changes(old: dict[str, str], new: dict[str, str]) -> list[dict]:
+    """Claims whose verdict differs between two judgements (new and removed claims included)."""
     return [{"id": cid, "before": old.get(cid), "after": new.get(cid)}
             for cid in sorted(set(old) | set(new)) if old.get(cid) != new.get(cid)]
+
+
+def read_provenance(folder: Path) -> dict:
+    """The bundle's provenance.json ({} when it has none), checked against PROVENANCE_SCHEMA; BundleError naming the
+    field otherwise."""
+    prov = _bundle_json(folder / PROVENANCE, PROVENANCE, dict) or {}
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(PROVENANCE_SCHEMA).iter_errors(prov))
+    if error is not None:
+        where = ".".join(map(str, error.absolute_path)) or "top level"
+        raise BundleError(f"the bundle's {PROVENANCE}: {where}: {error.message[:300]}")
+    return prov
 
 
 @dataclass
@@ -322,17 +640,17 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
     root = Path(root) if root else project_root()
     out_dir = Path(out_dir).resolve()
     with opened(source) as folder:
-        prov_path = folder / PROVENANCE
-        prov = json.loads(prov_path.read_text()) if prov_path.is_file() else {}
+        prov = read_provenance(folder)
+        judged = read_verdicts(folder / REPORT_DIR / "claims.json", f"{REPORT_DIR}/claims.json")
         origin = {"name": Path(source).name, "created": prov.get("created"),
                   "git": (prov.get("git") or {}).get("describe"), "repro_dpadmm": prov.get("repro_dpadmm"),
                   "python": prov.get("python"), "platform": prov.get("platform"),
                   "packages": {k: v for k, v in (prov.get("packages") or {}).items() if k in KEY_PACKAGES}}
         report = build_report(out_dir, root=root, results=folder / "results", claims_dir=root / "config" / "claims",
-                              processed=folder / "resources" / "processed", bundle=origin)
+                              processed=folder / "resources" / "processed", bundle=origin, previous=judged)
         files = sum(1 for _ in (folder / MANIFEST).read_text().splitlines())
         result = Rejudged(str(source), out_dir, prov, files, param_differences(folder / "results", root),
-                          verdict_changes(folder / REPORT_DIR / "claims.json", out_dir / "claims.json"), report,
+                          verdict_changes(judged, read_verdicts(out_dir / "claims.json", "claims.json")), report,
                           claims_differences(folder, root))
     (out_dir / "rejudged.json").write_text(json.dumps(result.record(), indent=2) + "\n")
     return result

@@ -46,6 +46,8 @@ import jsonschema
 import numpy as np
 import yaml
 
+from . import safeload
+
 # The verdicts a claim can get, by class, in the order the report lists them.
 VERDICTS = ("reproduced", "partly", "inconclusive", "degenerate", "not reproduced", "not run", "not checkable")
 ANALYTIC_VERDICTS = ("holds", "fails", "not run", "not checkable")
@@ -222,7 +224,7 @@ def schema_path(claims_dir: str | Path | None = None) -> Path:
 
 @functools.lru_cache(maxsize=4)
 def _validator(path: Path):
-    schema = yaml.safe_load(path.read_text())
+    schema = safeload.load_yaml(path, expect=dict)
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
 
@@ -230,9 +232,6 @@ def _validator(path: Path):
 def claims_paths(claims_dir: str | Path) -> list[Path]:
     """The claims files of a folder: every `*.yaml` but the schema, sorted."""
     return sorted(p for p in Path(claims_dir).glob("*.yaml") if p.name != SCHEMA_NAME)
-
-
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)   # libyaml when PyYAML has it: the same result, faster
 
 
 class _Lines:
@@ -560,22 +559,13 @@ def _parse_claim(raw: dict, cf: ClaimsFile, line: int | None) -> tuple[Claim, li
 def load_claims_file(path: str | Path, schema: Path | None = None) -> ClaimsFile:
     """Load one claims file, collecting problems with their line (a YAML syntax error is a problem too)."""
     path = Path(path)
-    text = path.read_text()
-    loader = _LOADER(text)
-    try:   # one parse: the node tree gives the lines, the same tree the data
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-        lines = _Lines(node)
-    except yaml.YAMLError as exc:
+    try:   # within safeload's limits (size, depth, no aliases, finite numbers); the node tree gives the lines
+        data, node = safeload.compose_yaml(safeload.read_text(path), path.name)
+    except safeload.LoadError as exc:
         cf = ClaimsFile(path=path, name=path.stem)
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        where = f"{path.name}:{mark.line + 1}" if mark else path.name
-        detail = " ".join(str(exc).split())
-        cf.problems.append(f"{where}: not valid YAML: {detail}")
+        cf.problems.append(str(exc))
         return cf
-    finally:
-        loader.dispose()
-    return parse_claims(data, path, lines, schema or schema_path(path.parent))
+    return parse_claims(data, path, _Lines(node), schema or schema_path(path.parent))
 
 
 def validate_claims_file(path: str | Path, *, warnings: bool = True) -> ClaimsFile:

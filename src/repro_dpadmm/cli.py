@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 import platform
+import re
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from . import registry
 from .provenance import package_versions
+
+WHATIF = "results/whatif"  # what-if runs: results/whatif/<name>/<paper>/<item>/, and their report in .../<name>/report/
+REJUDGED = "results/rejudged"  # re-judged bundles: results/rejudged/<bundle name>/
 
 
 def cmd_info(args) -> int:
@@ -94,28 +98,74 @@ def _from_cwd(paths: list[str]) -> list[Path]:
 
 
 def _item_params(paper: str, item: str, args) -> dict:
-    """--params (validated by the config's schema) or the item's entry in the config; errors before any work."""
+    """The item's entry in the config (with --configfile overrides), with --params merged into it key by key (a
+    nested mapping is merged, a list or a number replaced), validated by the config's schema before any work."""
     from . import config
 
-    if not args.params:
-        return config.item_params(paper, item, *_from_cwd(args.configfile))
-    params = config.parse_json(args.params, "--params")
-    config.check_item_params(paper, item, params)
+    try:
+        params = config.item_params(paper, item, *_from_cwd(args.configfile))
+    except (config.ConfigError, OSError):
+        if not args.params:
+            raise
+        params = {}  # no config, or one without the item (a scratch project's): --params must then say everything
+    if args.params:
+        params = config.deep_merge(params, config.parse_json(args.params, "--params"))
+        config.check_item_params(paper, item, params)
     return params
+
+
+def _check_cost(paper: str, item: str, params: dict) -> None:
+    """Before any work: refuse (experiments.estimate.TooLarge, naming the keys) settings whose estimated memory
+    exceeds the machine's, and log the estimate beside the work relative to the paper's settings."""
+    from . import config
+    from .experiments import estimate
+
+    e = estimate.refuse_too_large(paper, item, params)
+    try:
+        ref = config.item_params(paper, item)
+    except (ValueError, KeyError):
+        ref = None
+    print(estimate.summary(e, ref), file=sys.stderr, flush=True)
+
+
+RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 def cmd_run(args) -> int:
     from .paths import project_root
+    from .locks import Busy
     from .registry import problem
     from .runner import run_item
 
-    why = problem(args.paper, args.item, project_root())
+    root = project_root()
+    why = problem(args.paper, args.item, root)
     if why:  # an unregistered item is an error before its parameters are even looked up
         raise ValueError(f"{args.paper}/{args.item}: {why}")
+    if args.run_name is not None and not RUN_NAME.fullmatch(args.run_name):
+        raise ValueError(f"--run-name {args.run_name!r}: a folder name of letters, digits, '_', '.' and '-' "
+                         "(at most 64, starting with a letter or digit)")
+    if args.run_name is not None and args.out_dir:
+        raise ValueError("--run-name and --out-dir both say where the outputs go: give one of them")
     params = _item_params(args.paper, args.item, args)
-    out_dir = Path(args.out_dir).resolve() if args.out_dir else f"results/{args.paper}/{args.item}"
-    metrics = run_item(args.paper, args.item, params, out_dir)
-    print(f"{args.paper}/{args.item}: {metrics.get('status')} ({metrics.get('wall_time_s')} s) -> {out_dir}")
+    _check_cost(args.paper, args.item, params)
+    if args.out_dir:
+        out_dir = Path(args.out_dir).resolve()
+    elif args.run_name is not None:
+        out_dir = root / WHATIF / args.run_name / args.paper / args.item
+    else:
+        out_dir = root / "results" / args.paper / args.item
+    try:
+        metrics = run_item(args.paper, args.item, params, out_dir, run_name=args.run_name, wait=not args.no_wait)
+    except Busy as exc:
+        print(f"repro-dpadmm: {exc}", file=sys.stderr)
+        return 3
+    shown = out_dir.relative_to(root) if out_dir.is_relative_to(root) else out_dir
+    print(f"{args.paper}/{args.item}: {metrics.get('status')} ({metrics.get('wall_time_s')} s) -> {shown}")
+    if args.run_name is not None:  # the what-if run's own report: its claims judged on its numbers
+        from .report import build_report
+
+        run_dir = root / WHATIF / args.run_name
+        build_report(run_dir / "report", root=root, results=run_dir, run_name=args.run_name)
     return 0
 
 
@@ -130,6 +180,7 @@ def cmd_part(args) -> int:
         raise ValueError(f"{args.paper}/{args.item}: {why}")
     params = _item_params(args.paper, args.item, args)
     parts.check_key(args.paper, args.item, args.key, params)  # before any work: the key, and what is allowed
+    _check_cost(args.paper, args.item, params)
     out = Path(args.out) if args.out else parts.part_path(args.paper, args.item, args.key)
     needed = params.get("datasets", [])
     status = {name: is_available(name, project_root()) for name in needed}
@@ -182,8 +233,11 @@ def cmd_report(args) -> int:
         if args.results:  # re-judge a bundle with the current claims files (bundle.rejudge)
             from .bundle import BundleError, rejudge
 
+            from .paths import project_root
+
             source = Path(args.results)
-            out = Path(args.out_dir) if args.out_dir else Path.cwd() / f"{source.name.split('.')[0]}-rejudged"
+            # beside the run's own results, under results/ (which git ignores), never in the checkout's tracked tree
+            out = Path(args.out_dir) if args.out_dir else project_root() / REJUDGED / source.name.split(".")[0]
             try:
                 result = rejudge(source, out)
             except BundleError as exc:
@@ -219,6 +273,9 @@ examples:
   repro-dpadmm items                                  every item (Snakemake target <paper>_<item>)
   repro-dpadmm run huang2019_dpadmm fig3 --configfile config/smoke.yaml
                                                       run one item's notebook at smoke settings
+  repro-dpadmm run zhang2018_radmm fig3 --params '{"q": 1.03}' --run-name q103
+                                                      what-if: one parameter changed, into
+                                                      results/whatif/q103/ (the paper run stays)
   repro-dpadmm report                                 rebuild results/report/ from results/
   repro-dpadmm bundle                                 pack results/ into one archive with a manifest
   repro-dpadmm report --results bundle.tar.gz --out-dir rejudged
@@ -269,9 +326,18 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run one item's notebook (papermill) and render it to HTML")
     run.add_argument("paper", help=f"paper id: {', '.join(registry.paper_ids())} (see `items`)")
     run.add_argument("item", help="item id: " + "; ".join(f"{p.id}: {', '.join(p.item_ids)}" for p in registry.PAPERS))
-    run.add_argument("--params", default=None, help="item parameters as JSON (default: from the config)")
+    run.add_argument("--params", default=None,
+                     help="JSON merged into the item's parameters from the config, e.g. '{\"q\": 1.03}' (a nested "
+                          "mapping is merged key by key, a list or number replaced)")
     run.add_argument("--configfile", action="append", default=[], help="config override, e.g. config/smoke.yaml")
+    run.add_argument("--run-name", default=None, metavar="NAME",
+                     help="a what-if run: write into results/whatif/NAME/<paper>/<item>/ (the paper run stays as it "
+                          "is) and build its report in results/whatif/NAME/report/; the notebook, its figures and "
+                          "the report state how the parameters differ from the paper settings")
     run.add_argument("--out-dir", default=None, help="output folder (default results/<paper>/<item>)")
+    run.add_argument("--no-wait", action="store_true",
+                     help="if the item is being run already (e.g. by Snakemake), stop at once naming that run "
+                          "(exit status 3) instead of waiting for it")
     run.set_defaults(func=cmd_run)
 
     pa = sub.add_parser("part", help="run one part of an item split into parts (its settings as separate jobs) and "
@@ -302,7 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "from the current config")
     rep.add_argument("--out-dir", default=None,
                      help="where index.html, claims.json, summary.json go (default results/report; with --results: "
-                          "<bundle name>-rejudged in the working directory)")
+                          "results/rejudged/<bundle name>/ of the project)")
     rep.set_defaults(func=cmd_report)
 
     bun = sub.add_parser("bundle", help="pack a finished run (metrics, notebooks, figures, report, logs, provenance) "

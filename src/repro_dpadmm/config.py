@@ -16,9 +16,8 @@ import re
 from pathlib import Path
 
 import jsonschema
-import yaml
 
-from . import registry
+from . import registry, safeload
 from .paths import project_root
 
 
@@ -37,13 +36,6 @@ def deep_merge(base: dict, override: dict) -> dict:
     return out
 
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: the schema parses 10x faster
-
-
-def _yaml(text: str):
-    return yaml.load(text, Loader=_Loader)
-
-
 SCHEMA = "workflow/schemas/config.schema.yaml"
 
 
@@ -55,7 +47,7 @@ def schema_path(root: Path | None) -> Path:
 
 
 def schema(root: Path | None = None) -> dict:
-    return _yaml(schema_path(root).read_text())
+    return safeload.load_yaml(schema_path(root), expect=dict)
 
 
 def _finite_number(checker, instance) -> bool:
@@ -76,7 +68,7 @@ Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_c
 @functools.lru_cache(maxsize=8)
 def _validator(path: Path, mtime_ns: int):
     """The schema's validator, parsed once per version of the file."""
-    return Validator(_yaml(path.read_text()))
+    return Validator(safeload.load_yaml(path, expect=dict))
 
 
 def _resolve(sub: dict, root_schema: dict) -> dict:
@@ -132,7 +124,7 @@ def allowed(sub: dict, root_schema: dict) -> str:
     return ", ".join(parts) or "see workflow/schemas/config.schema.yaml"
 
 
-def _describe(err: jsonschema.ValidationError, root_schema: dict) -> str:
+def _describe(err: jsonschema.ValidationError, root_schema: dict) -> list[str]:
     where = ".".join(map(str, err.absolute_path)) or "<top>"
     if err.validator in ("additionalProperties", "unevaluatedProperties"):
         known = sorted(_known_keys(err.schema, root_schema))
@@ -140,14 +132,16 @@ def _describe(err: jsonschema.ValidationError, root_schema: dict) -> str:
         extra = sorted(k for k in err.instance if k not in known and not any(re.search(p, k) for p in patterns)) \
             if isinstance(err.instance, dict) else []
         if known or extra:
-            bad = ", ".join(f"{where}.{k}" for k in extra) or where
-            return f"{bad}: unknown key (allowed keys here: {', '.join(known) or 'none'})"
+            plain = [k for k in known if not k.startswith("<matching ")]
+            allowed_here = f"(allowed keys here: {', '.join(known) or 'none'})"
+            return [f"{where}.{k}: unknown key{registry.did_you_mean(k, plain, cutoff=0.6)} {allowed_here}" for k in extra] \
+                or [f"{where}: unknown key {allowed_here}"]
     if err.validator == "required":
         missing = err.message.split("'")[1] if err.message.count("'") >= 2 else "?"
         prop = _resolve(err.schema, root_schema).get("properties", {}).get(missing)
         what = allowed(prop, root_schema) if prop else "see workflow/schemas/config.schema.yaml"
-        return f"{where}.{missing}: required key missing (allowed: {what})"
-    return f"{where}: {err.message} (allowed: {allowed(err.schema, root_schema)})"
+        return [f"{where}.{missing}: required key missing (allowed: {what})"]
+    return [f"{where}: {err.message} (allowed: {allowed(err.schema, root_schema)})"]
 
 
 def _leaf(err: jsonschema.ValidationError) -> jsonschema.ValidationError:
@@ -175,7 +169,7 @@ def errors(config: dict, root: Path | None = None) -> list[str]:
     validator = _validator(path, path.stat().st_mtime_ns)
     sch = validator.schema
     found = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
-    msgs = list(dict.fromkeys(_describe(_leaf(e), sch) for e in found if not _spurious(e, sch)))
+    msgs = list(dict.fromkeys(m for e in found if not _spurious(e, sch) for m in _describe(_leaf(e), sch)))
     papers = config.get("papers") if isinstance(config, dict) else None
     return msgs + registry.config_errors(papers or {}, root)
 
@@ -188,25 +182,116 @@ def validate(config: dict, root: Path | None = None) -> dict:
     return config
 
 
-def _read_yaml(path: str | Path) -> dict:
+_JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
+
+
+def _types(sub: dict, root_schema: dict) -> set[str]:
+    """The JSON types a (sub)schema allows: its `type`, the types of its enum or const, or those of its branches."""
+    sub = _resolve(sub, root_schema)
+    types = sub.get("type")
+    if types:
+        return {types} if isinstance(types, str) else set(types)
+    if "enum" in sub or "const" in sub:
+        return {_json_type(v) for v in sub.get("enum", [sub.get("const")])}
+    out = set()
+    for key in ("oneOf", "anyOf", "allOf"):
+        for branch in sub.get(key, []):
+            out |= _types(branch, root_schema)
+    if isinstance(sub.get("$ref"), str):
+        out |= _types({"$ref": sub["$ref"]}, root_schema)
+    return out
+
+
+def _json_type(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        return "integer"
+    return {float: "number", str: "string", list: "array", dict: "object"}.get(type(value), "object")
+
+
+def _children(sub: dict, key, root_schema: dict) -> list[dict]:
+    """The schemas that may apply to `key` of an object (or to the items of an array, key None)."""
+    sub = _resolve(sub, root_schema)
+    out = []
+    if key is None:
+        if isinstance(sub.get("items"), dict):
+            out.append(sub["items"])
+    else:
+        if key in sub.get("properties", {}):
+            out.append(sub["properties"][key])
+        out += [v for p, v in sub.get("patternProperties", {}).items() if re.search(p, str(key))]
+        if isinstance(sub.get("additionalProperties"), dict):
+            out.append(sub["additionalProperties"])
+    for branch_key in ("oneOf", "anyOf", "allOf"):
+        for branch in sub.get(branch_key, []):
+            out += _children(branch, key, root_schema)
+    if isinstance(sub.get("$ref"), str):
+        out += _children({"$ref": sub["$ref"]}, key, root_schema)
+    return out
+
+
+def _parse_scalar(text: str):
+    """A command-line string as the value it spells: an integer, a number, or YAML (true, null, [1, 2], ...)."""
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    try:
+        return safeload.loads_yaml(text, "a command-line value")
+    except safeload.LoadError:
+        return text
+
+
+def _coerce(value, schemas: list[dict], root_schema: dict):
+    if isinstance(value, str):
+        types = set().union(*(_types(s, root_schema) for s in schemas)) if schemas else set()
+        if not types or "string" in types:
+            return value
+        parsed = _parse_scalar(value)
+        kind = _json_type(parsed)
+        if kind in types or (kind == "integer" and "number" in types):
+            return _coerce(parsed, schemas, root_schema) if isinstance(parsed, (dict, list)) else parsed
+        return value
+    if isinstance(value, dict):
+        return {k: _coerce(v, [c for s in schemas for c in _children(s, k, root_schema)], root_schema)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        items = [c for s in schemas for c in _children(s, None, root_schema)]
+        return [_coerce(v, items, root_schema) for v in value]
+    return value
+
+
+def coerce_strings(config: dict, root: Path | None = None) -> dict:
+    """`config` with every string that sits where the schema wants no string (a number, an integer, a boolean,
+    null, a list) replaced by the value it spells, as far as that value has an allowed type: Snakemake reads nested
+    `--config` values (`--config 'papers={zhang2018_radmm: {fig3: {q: 1.02}}}'`) as strings. Anything that does not
+    parse stays as it was, for the validation to name."""
+    return _coerce(config, [schema(root)], schema(root))
+
+
+def read_config_file(path: str | Path) -> dict:
+    """One config file, read within the limits of `safeload` (size, depth, no YAML aliases, finite numbers);
+    ConfigError naming the file and line otherwise."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"config file {path} does not exist (relative paths are read from {Path.cwd()})")
-    try:
-        data = _yaml(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
-    if data is not None and not isinstance(data, dict):
-        raise ConfigError(f"config file {path} must hold a mapping of keys, got {type(data).__name__}")
+    try:   # NaN and infinity pass here: the schema refuses them naming the key and what is allowed
+        data = safeload.load_yaml(path, expect=dict, finite=False)
+    except safeload.LoadError as exc:
+        raise ConfigError(f"config file {exc}") from None
     return data or {}
 
 
 def load(*overrides: str | Path, root: Path | None = None) -> dict:
     """config/config.yaml merged with each override file in turn (relative to the working directory), validated."""
     root = root or project_root()
-    config = _yaml((root / "config/config.yaml").read_text())
+    config = read_config_file(root / "config/config.yaml")
     for path in overrides:
-        config = deep_merge(config, _read_yaml(path))
+        config = deep_merge(config, read_config_file(path))
     return validate(config, root)
 
 
@@ -222,11 +307,14 @@ def item_params(paper: str, item: str, *overrides: str | Path, root: Path | None
 
 
 def parse_json(text: str, what: str) -> dict:
-    """A JSON object given on the command line; ConfigError naming the option if it is not one."""
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise ConfigError(f"{what} is not valid JSON ({exc})") from None
+    """A JSON object given on the command line, read within the limits of `safeload`; ConfigError naming the option
+    if it is not one."""
+    try:   # as in read_config_file: the schema refuses NaN and infinity, naming the key
+        value = safeload.loads_json(text, what, finite=False)
+    except safeload.LoadError as exc:
+        if exc.problem.startswith("not valid JSON"):
+            raise ConfigError(f"{what} is not valid JSON ({exc.problem.removeprefix('not valid JSON: ')})") from None
+        raise ConfigError(str(exc)) from None
     if not isinstance(value, dict):
         raise ConfigError(f"{what} must be a JSON object of keys, got {type(value).__name__}")
     return value

@@ -16,8 +16,7 @@ import re
 import sys
 from pathlib import Path
 
-import yaml
-
+from . import safeload
 from .config import schema_path
 from .paths import project_root
 
@@ -25,12 +24,11 @@ SCHEMA = "workflow/schemas/config.schema.yaml"
 OUT = "config/README.md"
 CONSTRAINTS = (("minimum", ">= {}"), ("exclusiveMinimum", "> {}"), ("maximum", "<= {}"), ("exclusiveMaximum", "< {}"),
                ("minItems", "at least {} items"), ("maxItems", "at most {} items"))
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @functools.lru_cache(maxsize=4)
 def _load(path: Path, mtime_ns: int) -> dict:
-    return yaml.load(path.read_text(), Loader=_Loader)
+    return safeload.load_yaml(path, expect=dict)
 
 
 def load_schema(root: Path | None = None) -> dict:
@@ -204,6 +202,13 @@ def render(root: Path | None = None) -> str:
              f"`{SCHEMA}` before any job starts. Reproduction choices that no paper states are marked `[D]`; `[P §x]` "
              "cites the paper's section a value comes from, `SPEC §x` the specification's. The notebooks' and the "
              "report's parameter tables show these descriptions.", "",
+             "Every integer that sizes a run has a maximum (`<= N` below): 50 to 1,000 times the papers' values "
+             "(iterations up to 100,000, repeats up to 1,000, agents up to 10,000, graph nodes up to 5,000, audit "
+             "trials up to 10^7), or the dataset's own size, so that a typo cannot ask for days or terabytes; raise "
+             "one in the schema if a study needs more. Within them, `repro-dpadmm run` (and so every Snakemake job) "
+             "estimates the run's peak memory first and refuses, naming the keys, settings that would not fit in "
+             "the machine's memory (`repro_dpadmm.experiments.estimate`; `REPRO_DPADMM_MEMORY_GB` sets the memory "
+             "it assumes, `off` skips the check).", "",
              f"{len(rows)} keys; {missing} without a description in the schema yet.", ""]
     section = None
     for name, kind, req, default, desc in rows:

@@ -93,6 +93,26 @@ def table(rows: list[Cost]) -> str:
     return "\n".join(lines)
 
 
+def expected_seconds(paper: str, item: str, readme: Path) -> float | None:
+    """The item's wall time at paper settings from the README's cost table (None when the table has no plain row
+    for it: an item whose row includes separate jobs only combines them in its notebook)."""
+    try:
+        doc = readme.read_text()
+    except OSError:
+        return None
+    if START not in doc or END not in doc:
+        return None
+    for line in doc.split(START, 1)[1].split(END, 1)[0].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and cells[0] == f"{paper}/{item}":
+            number, _, unit = cells[1].partition(" ")
+            try:
+                return float(number) * {"s": 1.0, "min": 60.0, "h": 3600.0}[unit]
+            except (ValueError, KeyError):
+                return None
+    return None
+
+
 def update(readme: Path, text: str) -> None:
     doc = readme.read_text()
     if START not in doc or END not in doc:

@@ -14,7 +14,8 @@ from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-import yaml
+from . import safeload
+from .staging import SETTINGS
 
 
 # The one list of packages whose versions matter (the report's provenance, `repro-dpadmm info`).
@@ -68,22 +69,44 @@ def load_config(root: Path) -> dict:
     if not path.is_file():
         return {}
     try:
-        return yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError:
+        return safeload.load_yaml(path, expect=dict) or {}
+    except safeload.LoadError:
         return {}
 
 
 def executed_params(item_dir: Path, item: str) -> dict | None:
-    """The parameters the item's notebook actually ran with (papermill's record in the executed notebook)."""
+    """The parameters the item's notebook actually ran with: papermill's record in the executed notebook, else the
+    run's `settings.json` (a notebook run by hand leaves no executed copy in the item's folder)."""
     nb = item_dir / f"{item}.ipynb"
-    if not nb.is_file():
-        return None
-    try:
-        meta = json.loads(nb.read_text()).get("metadata", {}).get("papermill", {})
-    except (OSError, ValueError):
-        return None
-    params = (meta.get("parameters") or {}).get("params")
+    params = None
+    if nb.is_file():
+        try:
+            meta = safeload.load_json(nb, expect=dict).get("metadata")
+        except safeload.LoadError:
+            meta = None
+        papermill = meta.get("papermill") if isinstance(meta, dict) else None
+        recorded = papermill.get("parameters") if isinstance(papermill, dict) else None
+        params = recorded.get("params") if isinstance(recorded, dict) else None
+    if not isinstance(params, dict) and (item_dir / SETTINGS).is_file():
+        try:
+            settings = safeload.load_json(item_dir / SETTINGS, expect=dict)
+        except safeload.LoadError:
+            settings = {}
+        params = settings.get("params")
     return params if isinstance(params, dict) else None
+
+
+def param_changes(ran: dict, reference: dict, prefix: str = "") -> list[dict]:
+    """[{"key": dotted key, "run": value, "paper": value}] wherever two parameter mappings differ, nested mappings
+    compared key by key (a key one of them lacks has the value None there); sorted by key."""
+    out = []
+    for key in sorted(set(ran) | set(reference), key=str):
+        a, b = ran.get(key), reference.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += param_changes(a, b, f"{prefix}{key}.")
+        elif a != b or (key in ran) != (key in reference):
+            out.append({"key": f"{prefix}{key}", "run": a, "paper": b})
+    return out
 
 
 def dataset_sidecars(processed: Path) -> dict[str, dict]:
@@ -91,8 +114,8 @@ def dataset_sidecars(processed: Path) -> dict[str, dict]:
     out = {}
     for path in sorted(processed.glob("*.json")) if processed.is_dir() else []:
         try:
-            out[path.stem] = json.loads(path.read_text())
-        except (OSError, ValueError) as exc:
+            out[path.stem] = safeload.load_json(path, expect=dict, name=f"{processed.name}/{path.name}")
+        except safeload.LoadError as exc:
             out[path.stem] = {"name": path.stem, "available": False, "reason": f"unreadable sidecar: {exc}"}
     return out
 

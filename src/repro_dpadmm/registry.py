@@ -18,6 +18,7 @@ claims in `config/claims/<paper>.yaml`.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,6 +100,13 @@ def listed(paper: str, item: str) -> bool:
     return paper in PAPER_BY_ID and item in PAPER_BY_ID[paper].item_ids
 
 
+def did_you_mean(word: str, choices, cutoff: float = 0.8) -> str:
+    """" (did you mean 'x'?)" when `word` is close to one of `choices` (a misspelt key, paper or item), else "".
+    Item ids differ by one character (fig1, fig2), hence the strict default; a config key passes a looser one."""
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=2, cutoff=cutoff)
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+
+
 def problem(paper: str, item: str, root: Path) -> str | None:
     """Why `paper`/`item` cannot run in the project at `root`, naming what is allowed; None when it can. A registered
     paper runs only its registered items, each with its notebook on disk. A paper the registry does not know runs
@@ -109,10 +117,11 @@ def problem(paper: str, item: str, root: Path) -> str | None:
     if reg is None:
         if (root / nb).is_file():
             return None
-        return (f"no such item (no paper {paper!r} in repro_dpadmm.registry and no notebook {nb}; allowed papers: "
-                f"{', '.join(paper_ids())})")
+        return (f"no such item{did_you_mean(paper, paper_ids())} (no paper {paper!r} in repro_dpadmm.registry and "
+                f"no notebook {nb}; allowed papers: {', '.join(paper_ids())})")
     if item not in reg.item_ids:
-        return f"no such item (not in repro_dpadmm.registry; allowed: {', '.join(reg.item_ids)})"
+        return (f"no such item{did_you_mean(item, reg.item_ids)} (not in repro_dpadmm.registry; allowed: "
+                f"{', '.join(reg.item_ids)})")
     if not (root / nb).is_file():
         return f"no notebook {nb} for this registered item"
     return None

@@ -4,16 +4,21 @@ If every dataset the item needs is unavailable, the notebook is not executed: th
 status "not run" and the reason, and a short HTML page saying so. Items that need several datasets handle a
 partial absence themselves (their panels say "not run: dataset unavailable").
 
-Outputs are complete or absent. A run writes everything (executed notebook, figures, HTML, metrics.json) into a
-hidden staging folder beside the item's folder and, only when it succeeded, commits it: the old metrics.json goes
-first, then the old files, then the new files move in and the new metrics.json last. So a folder holding a
-metrics.json holds exactly the files of the run that wrote it (never an old figure beside new metrics, never an old
-notebook's parameters), and a run killed at any point leaves the previous complete outputs, the new complete outputs,
-or a folder without metrics.json, which the report and Snakemake treat as "not run yet" and the next run clears. A run
-that fails removes the old outputs (a failed rerun never shows the previous run's numbers). A hidden manifest
-(`.outputs.json`) lists what the run wrote, and only that is ever removed: sub-folders of other rules
-(beyond/frontier's `jobs/`, linked into the staging folder so the notebook sees them) and a user's own files in an
-`--out-dir` stay.
+Outputs are complete or absent (`repro_dpadmm.staging`): a run writes everything (executed notebook, figures, HTML,
+`settings.json`, metrics.json) into a hidden staging folder beside the item's folder and commits it only when it
+succeeded. A run that fails removes the old outputs (a failed rerun never shows the previous run's numbers).
+
+A what-if run (`run_name`) is an ordinary run into its own folder (`results/whatif/<name>/<paper>/<item>/` from the
+command line); its `settings.json` names it, and every run's `settings.json` lists how its parameters differ from
+the paper settings of `config/config.yaml`, which the notebook, its figures and the report state.
+
+The executed notebook and its HTML name paths relative to the project root (the checkout's own location is no part
+of a result), and the HTML loads nothing from other hosts (`notebook_html/offline`).
+
+One run of an item at a time: a run holds the item's lock (`.<item>.lock` beside its folder, see `locks.held`) from
+before it clears anything until its outputs are committed, so a second run of the same item (Snakemake and a run by
+hand) waits for the first, saying which process it waits for (or, with wait=False, refuses naming it). Staging folders
+are named by their process and removed only once that process is gone.
 """
 
 from __future__ import annotations
@@ -26,17 +31,21 @@ import shutil
 import sys
 import tempfile
 import time
+import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
+from . import locks, safeload
 from .datasets import is_available
 from .experiments.common import write_metrics
+from .experiments.progress import COST_ENV
 from .paths import project_root
 from .registry import notebook_path
+from .staging import (METRICS, clear_incomplete, commit, new_stage, own_folder, remove_outputs, settings_record,
+                      write_settings)
 
 KERNEL = "python3"
-METRICS = "metrics.json"
-MANIFEST = ".outputs.json"  # the names a run wrote into the item's folder (so a rerun removes exactly those)
-STAGING = ".staging-"
+HTML_TEMPLATES = Path(__file__).resolve().parent / "notebook_html"
 
 
 class _CurrentStderr(logging.StreamHandler):
@@ -65,90 +74,35 @@ def _stream_log() -> bool:
     return True
 
 
+def _kernel_manager():
+    """The notebook kernel's manager: on POSIX its channels are local (IPC) sockets, not TCP ports (a kernel on TCP
+    warns in every item's log that its traffic is unencrypted); elsewhere jupyter_client's default. Each kernel's
+    sockets get a name of their own in the temporary folder (jupyter_client's default name is the same for every
+    kernel started in one folder, so two items run side by side would share sockets); they are removed when the
+    kernel shuts down."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    if os.name != "posix":
+        return AsyncKernelManager
+
+    class LocalKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.transport = "ipc"
+            # short: a socket's path may not exceed about 100 characters (104 on macOS, whose $TMPDIR is long)
+            self.ip = os.path.join(tempfile.gettempdir(), f"rdk-{uuid.uuid4().hex[:16]}")
+
+    return LocalKernelManager
+
+
 def _render_html(executed: Path, html_path: Path) -> None:
     import nbformat
     from nbconvert import HTMLExporter
 
     nb = nbformat.read(executed, as_version=4)
-    body, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
+    exporter = HTMLExporter(template_name="offline", extra_template_basedirs=[str(HTML_TEMPLATES)])
+    body, _ = exporter.from_notebook_node(nb)
     html_path.write_text(body)
-
-
-def _owned(out_dir: Path, item: str, legacy_all: bool) -> list[Path]:
-    """The entries of `out_dir` that runs of this item wrote, hence may remove: those its manifest lists; without a
-    manifest, every file of a results/ folder written before manifests existed (`legacy_all`), else only the files
-    the runner itself names. Anything else in the folder (another rule's sub-folder, a user's files) is left alone."""
-    if not out_dir.is_dir():
-        return []
-    try:
-        names = json.loads((out_dir / MANIFEST).read_text())
-    except (OSError, ValueError):
-        names = None
-    if not isinstance(names, list):
-        names = ([p.name for p in out_dir.iterdir() if not p.name.startswith(".") and
-                  (p.is_symlink() or not p.is_dir())] if legacy_all else [METRICS, f"{item}.html", f"{item}.ipynb"])
-    entries = [out_dir / str(n) for n in names if n != MANIFEST and "/" not in str(n)]
-    return [p for p in entries if p.exists() or p.is_symlink()]
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    else:
-        path.unlink()
-
-
-def _write_manifest(out_dir: Path, names: list[str]) -> None:
-    tmp = out_dir / (MANIFEST + ".part")
-    tmp.write_text(json.dumps(sorted(set(names))) + "\n")
-    os.replace(tmp, out_dir / MANIFEST)
-
-
-def remove_outputs(out_dir: Path, item: str, legacy_all: bool = True) -> None:
-    """Remove an item's outputs, metrics.json first (from then on the folder reads as "not run yet")."""
-    if (out_dir / METRICS).exists():
-        (out_dir / METRICS).unlink()
-    for p in _owned(out_dir, item, legacy_all):
-        _remove(p)
-    if (out_dir / MANIFEST).exists():
-        (out_dir / MANIFEST).unlink()
-
-
-def clear_incomplete(out_dir: Path, item: str, legacy_all: bool = True) -> None:
-    """Remove what killed runs left: staging folders, and the outputs of an item folder without metrics.json."""
-    for stale in out_dir.parent.glob(f".{out_dir.name}{STAGING}*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    if not (out_dir / METRICS).is_file():
-        remove_outputs(out_dir, item, legacy_all)
-
-
-def commit(stage: Path, out_dir: Path, item: str, legacy_all: bool = True) -> None:
-    """Replace the item's outputs by the staged ones; metrics.json leaves first and arrives last. The manifest
-    always covers every output that may be present, so an interrupted commit is cleared by the next run."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    new = sorted(p.name for p in stage.iterdir() if not p.is_symlink() and p.name != METRICS)
-    old = [p.name for p in _owned(out_dir, item, legacy_all)]
-    _write_manifest(out_dir, [*old, *new, METRICS])
-    if (out_dir / METRICS).exists():
-        (out_dir / METRICS).unlink()
-    for name in old:
-        if name != METRICS:
-            _remove(out_dir / name)
-    for name in new:
-        if (out_dir / name).is_dir() and not (out_dir / name).is_symlink():
-            shutil.rmtree(out_dir / name)
-        os.replace(stage / name, out_dir / name)
-    _write_manifest(out_dir, [*new, METRICS])
-    os.replace(stage / METRICS, out_dir / METRICS)
-
-
-def _stage(out_dir: Path, owned: list[Path]) -> Path:
-    stage = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}{STAGING}"))
-    os.chmod(stage, 0o755)
-    for sub in out_dir.iterdir() if out_dir.is_dir() else []:
-        if sub.is_dir() and not sub.is_symlink() and sub not in owned and not sub.name.startswith("."):
-            (stage / sub.name).symlink_to(sub.resolve(), target_is_directory=True)
-    return stage
 
 
 def _not_run(paper: str, item: str, status: dict, stage: Path) -> None:
@@ -160,34 +114,78 @@ def _not_run(paper: str, item: str, status: dict, stage: Path) -> None:
     write_metrics(stage, {"wall_time_s": 0.0}, status="not run", reason=f"dataset unavailable ({reasons})")
 
 
-def _show_final_folder(executed: Path, stage: Path, out_dir: Path) -> None:
+def _relative_paths(executed: Path, stage: Path, out_dir: Path, root: Path) -> None:
     """The executed notebook names the folder its outputs live in (parameters, papermill metadata, printed paths),
-    not the staging folder they were written to."""
+    not the staging folder they were written to, and every path below the project root relative to it."""
+    def escaped(path) -> str:
+        return json.dumps(str(path))[1:-1]
+
+    final = os.path.relpath(out_dir, root)
     text = executed.read_text()
-    executed.write_text(text.replace(json.dumps(str(stage))[1:-1], json.dumps(str(out_dir))[1:-1]))
+    for staged in (stage.resolve(), stage, Path(os.path.relpath(stage, root))):
+        text = text.replace(escaped(staged), escaped(final))
+    for prefix in dict.fromkeys((root.resolve(), root)):
+        text = text.replace(escaped(f"{prefix}{os.sep}"), "")
+    executed.write_text(text)
+
+
+@contextmanager
+def _expected_cost(paper: str, item: str, changes: list | None, root: Path):
+    """Tell the notebook's progress lines the item's paper-scale cost (README's cost table) while it runs, when
+    it runs at the paper settings (a smoke or what-if run costs something else)."""
+    from .costs import expected_seconds
+
+    seconds = expected_seconds(paper, item, root / "README.md") if changes == [] else None
+    old = os.environ.get(COST_ENV)
+    if seconds is not None:
+        os.environ[COST_ENV] = f"{seconds:g}"
+    else:
+        os.environ.pop(COST_ENV, None)
+    try:
+        yield seconds
+    finally:
+        if old is None:
+            os.environ.pop(COST_ENV, None)
+        else:
+            os.environ[COST_ENV] = old
+
+
+def _shown(path: Path) -> str:
+    """A path as papermill records and logs it: relative to the working directory when it lies below it."""
+    return os.path.relpath(path) if path.resolve().is_relative_to(Path.cwd().resolve()) else str(path)
 
 
 def _execute(paper: str, item: str, notebook: Path, params: dict, stage: Path, out_dir: Path, root: Path) -> None:
     import papermill as pm
 
     t0 = time.perf_counter()
-    # The notebook writes into the staging folder; out_dir is where its outputs will live (for messages only).
-    pm.execute_notebook(str(notebook), str(stage / f"{item}.ipynb"),
-                        parameters={"params": params, "out_dir": str(stage)},
-                        kernel_name=KERNEL, cwd=str(root), progress_bar=False, log_output=_stream_log())
+    # The notebook writes into the staging folder (named relative to the root, the kernel's working directory);
+    # out_dir is where its outputs will live.
+    pm.execute_notebook(_shown(notebook), _shown(stage / f"{item}.ipynb"),
+                        parameters={"params": params, "out_dir": os.path.relpath(stage, root)},
+                        kernel_name=KERNEL, cwd=str(root), progress_bar=False, log_output=_stream_log(),
+                        kernel_manager_class=_kernel_manager())
     wall = time.perf_counter() - t0
-    _show_final_folder(stage / f"{item}.ipynb", stage, out_dir)
+    _relative_paths(stage / f"{item}.ipynb", stage, out_dir, root)
     _render_html(stage / f"{item}.ipynb", stage / f"{item}.html")
     metrics_path = stage / METRICS
     if not metrics_path.exists():
         raise RuntimeError(f"notebook {notebook} ran but wrote no metrics.json (item {paper}/{item}, {out_dir})")
-    metrics = json.loads(metrics_path.read_text())
+    metrics = safeload.load_json(metrics_path, expect=dict)
     metrics["wall_time_s"] = round(wall, 3)
     metrics_path.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
 
 
-def run_item(paper: str, item: str, params: dict, out_dir: str | Path, *, root: Path | None = None) -> dict:
-    """Run one item into `out_dir` (relative: below the project root); return its metrics."""
+def item_lock(paper: str, item: str, out_dir: Path, wait: bool = True):
+    """The lock one run of an item holds: `.<folder>.lock` beside its output folder (locks.held)."""
+    return locks.held(out_dir.parent / f".{out_dir.name}.lock", f"item {paper}/{item} ({out_dir})", wait=wait)
+
+
+def run_item(paper: str, item: str, params: dict, out_dir: str | Path, *, root: Path | None = None,
+             run_name: str | None = None, wait: bool = True) -> dict:
+    """Run one item into `out_dir` (relative: below the project root); return its metrics. `run_name` names a
+    what-if run (recorded in its settings.json). Another run of the same output folder is waited for (wait=False:
+    locks.Busy naming it)."""
     root = root or project_root()
     out_dir = Path(out_dir)
     if not out_dir.is_absolute():
@@ -196,22 +194,31 @@ def run_item(paper: str, item: str, params: dict, out_dir: str | Path, *, root: 
     if not notebook.is_file():
         raise FileNotFoundError(f"no notebook {notebook} for item {paper}/{item}")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    # a folder below results/ is the item's own; elsewhere (--out-dir) only what the runner wrote is removed
-    legacy_all = out_dir.resolve().is_relative_to((root / "results").resolve())
+    with item_lock(paper, item, out_dir, wait), locks.signals_raise():   # SIGTERM: the staging folder still goes
+        return _run_locked(paper, item, params, out_dir, notebook, root, run_name)
+
+
+def _run_locked(paper: str, item: str, params: dict, out_dir: Path, notebook: Path, root: Path,
+                run_name: str | None) -> dict:
+    """run_item's work, done while holding the item's lock."""
+    legacy_all = own_folder(out_dir, root)
     clear_incomplete(out_dir, item, legacy_all)
 
     needed = params.get("datasets", [])
     status = {name: is_available(name, root) for name in needed}
-    stage = _stage(out_dir, _owned(out_dir, item, legacy_all))
+    settings = settings_record(paper, item, params, run=run_name, root=root)
+    stage = new_stage(out_dir, item, legacy_all)
     try:
+        write_settings(stage, settings)
         if needed and not any(ok for ok, _ in status.values()):
             _not_run(paper, item, status, stage)
         else:
-            _execute(paper, item, notebook, params, stage, out_dir, root)
+            with _expected_cost(paper, item, settings["changes"], root):
+                _execute(paper, item, notebook, params, stage, out_dir, root)
         commit(stage, out_dir, item, legacy_all)
     except Exception:
         remove_outputs(out_dir, item, legacy_all)  # a failed rerun shows nothing rather than the previous run's outputs
         raise
     finally:
         shutil.rmtree(stage, ignore_errors=True)
-    return json.loads((out_dir / METRICS).read_text())
+    return safeload.load_json(out_dir / METRICS, expect=dict)

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
 
 def interleaved(funcs: Mapping[str, Callable[[int], object]], rounds: int, *, rng: np.random.Generator,
-                warmup: bool = True, clock: Callable[[], float] = time.perf_counter) -> dict[str, np.ndarray]:
+                warmup: bool = True, clock: Callable[[], float] = time.perf_counter,
+                each_round: Callable[[Iterable[int]], Iterable[int]] | None = None) -> dict[str, np.ndarray]:
     """Seconds per round of every function: {name: (rounds,)}. Each function is called as ``f(r)`` with the round
     index r (so it may use round r's data), once per round, in a random order per round; with `warmup` every
-    function is called once, untimed, before the first round (imports, caches)."""
+    function is called once, untimed, before the first round (imports, caches). `each_round` wraps the rounds'
+    iterator (e.g. a progress line per round, printed between rounds, outside every timed call)."""
     names = list(funcs)
     if not names:
         raise ValueError("give at least one function to time")
@@ -30,7 +32,7 @@ def interleaved(funcs: Mapping[str, Callable[[int], object]], rounds: int, *, rn
         for name in names:
             funcs[name](0)
     out = {name: np.empty(int(rounds)) for name in names}
-    for r in range(int(rounds)):
+    for r in (each_round or iter)(range(int(rounds))):
         for j in rng.permutation(len(names)):
             name = names[j]
             t0 = clock()

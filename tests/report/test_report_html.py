@@ -1,4 +1,5 @@
-"""The built report on a synthetic project: files, claims.json, every expected item listed, no broken link."""
+"""The built report on a synthetic project: the site's pages, claims.json, every expected item listed, no broken
+link, the compact claims table with its paper value, ours, difference and verdict."""
 
 from __future__ import annotations
 
@@ -63,21 +64,75 @@ def broken_links(html_path: Path) -> list[str]:
     return broken
 
 
+def site_pages(out: Path) -> list[Path]:
+    """The report's own pages (not the copies of the rendered notebooks under items/)."""
+    return sorted(out.glob("*.html")) + sorted(out.glob("claims/*.html"))
+
+
+def page_of(out: Path, paper: str) -> str:
+    return (out / f"{paper}.html").read_text()
+
+
 def test_outputs_written(built):
-    _, _, out = built
-    for name in ("index.html", "claims.json", "summary.json"):
+    _, report, out = built
+    for name in ("index.html", "claims.json", "summary.json", "privacy.html", "provenance.html"):
         assert (out / name).is_file()
+    for p in report.papers:  # one page per paper
+        assert (out / f"{p.id}.html").is_file()
+    assert (out / "claims/huang2019_dpadmm.yaml.html").is_file()
 
 
 def test_no_broken_relative_link_or_image(built):
     _, _, out = built
-    assert broken_links(out / "index.html") == []
+    for page in site_pages(out):
+        assert broken_links(page) == [], page.name
     parser = Links()
-    parser.feed((out / "index.html").read_text())
+    parser.feed(page_of(out, "huang2019_dpadmm"))
     images = [r for t, n, r in parser.refs if t == "img"]
-    assert images and all(r.startswith("data:image/png;base64,") for r in images)
+    # figures are files beside their PDF and data, linked (the index stays small), never data URIs
+    assert images == ["items/huang2019_dpadmm/fig1/fig1.png"]
     hrefs = [r for t, n, r in parser.refs if t == "a"]
     assert "items/huang2019_dpadmm/fig1/fig1.html" in hrefs and "claims.json" in hrefs
+    assert "items/huang2019_dpadmm/fig1/fig1.png" in hrefs  # the figure opens at full size
+    assert "claims/huang2019_dpadmm.yaml.html#L" + str(_line_of(out, "huang2019_dpadmm.fig1.error_tiny")) in hrefs
+
+
+def _line_of(out: Path, claim_id: str) -> int:
+    return next(r["line"] for r in json.loads((out / "claims.json").read_text()) if r["id"] == claim_id)
+
+
+def test_every_claim_links_to_its_line_in_its_claims_file(built):
+    root, _, out = built
+    index = (out / "index.html").read_text()
+    for r in json.loads((out / "claims.json").read_text()):
+        link = f"claims/{r['file']}.html#L{r['line']}"
+        assert link in page_of(out, r["paper"]), r["id"]
+        if not r["setup"]:
+            assert link in index, r["id"]
+        source = (root / "config" / "claims" / r["file"]).read_text().splitlines()
+        assert r["id"].rsplit(".", 1)[-1] in "\n".join(source[r["line"] - 1: r["line"] + 1]), r["id"]
+        assert f'id="L{r["line"]}"' in (out / "claims" / f"{r['file']}.html").read_text()
+
+
+def test_figures_come_with_their_pdf_data_and_notebook_and_no_reproduced_caption(built):
+    root, _, out = built
+    fig_dir = root / "results/huang2019_dpadmm/fig1"
+    (fig_dir / "fig1.pdf").write_bytes(b"%PDF-1.4 synthetic")
+    (fig_dir / "fig1.csv").write_text("panel,series,kind,x,y\n1,n = 10,line,1,0.5\n")
+    try:
+        build_report("results/report", root=root)
+        page = page_of(out, "huang2019_dpadmm")
+        fig = page[page.index("<figure"):page.index("</figure>")]
+        for ref in ("items/huang2019_dpadmm/fig1/fig1.pdf", "items/huang2019_dpadmm/fig1/fig1.csv",
+                    "items/huang2019_dpadmm/fig1/fig1.html"):
+            assert ref in fig and (out / ref).is_file()
+        # the caption counts the item's verdicts; a figure whose claims failed is never called "reproduced"
+        assert "Reproduced:" not in page and "(reproduced)" not in fig
+        assert "1 not reproduced" in fig and "reproduced" in fig
+    finally:
+        (fig_dir / "fig1.pdf").unlink()
+        (fig_dir / "fig1.csv").unlink()
+        build_report("results/report", root=root)
 
 
 def test_the_page_survives_being_copied_elsewhere(built, tmp_path):
@@ -122,12 +177,12 @@ def test_claims_json_one_record_per_claim_with_the_expected_verdicts(built):
 
 def test_every_expected_item_is_listed_with_its_state(built):
     _, report, out = built
-    page = (out / "index.html").read_text()
+    page = "".join(p.read_text() for p in site_pages(out))
     states = {(p.id, it.item): it for p in report.papers for it in p.items}
     for paper, items in ((p.id, p.item_ids) for p in PAPERS):
         for item in items:
             it = states[(paper, item)]
-            assert f'id="{paper}-{item}"' in page, f"{paper}/{item} not on the page"
+            assert f'id="{paper}-{item}"' in page_of(out, paper), f"{paper}/{item} not on its paper's page"
             assert it.state in ("produced", "not run", "missing")
             if it.state != "produced":
                 assert it.reason
@@ -149,9 +204,9 @@ def test_every_expected_item_is_listed_with_its_state(built):
     assert "Winner at every level: method X." in page
 
 
-def test_privacy_and_provenance_sections(built):
+def test_privacy_and_provenance_pages(built):
     _, report, out = built
-    page = (out / "index.html").read_text()
+    page = "".join(p.read_text() for p in site_pages(out))
     rows = {(r["method"], r["setting"]): r for r in report.privacy}
     assert rows[("dpadmm", "eps0.1_delta1e-4")]["values"] == {
         "paper_eps": 1.0146, "rdp_eps": 1.21, "pld_eps": 0.93, "delta": 1e-4}
@@ -168,7 +223,9 @@ def test_privacy_and_provenance_sections(built):
     table1 = next(it for p in report.papers for it in p.items if (p.id, it.item) == ("xu2020_dpaccadmm", "table1"))
     assert table1.params_differ  # ran with repeats: 1, which config.yaml does not say
     assert "differ from <code>config/config.yaml</code>" in page
-    assert "<script" not in page.lower()
+    assert "repeats = 1 (paper: unset)" in page_of(out, "xu2020_dpaccadmm")  # how it differs, key by key
+    assert "<script src" not in page.lower() and "http" not in "".join(re.findall(r"<script>.*?</script>", page,
+                                                                                 re.S))
 
 
 def test_report_on_an_empty_project_lists_everything_as_missing(tmp_path):
@@ -287,13 +344,14 @@ def test_a_setup_check_never_raises_the_reproduced_count(built):
 
 def test_page_shows_variants_causes_and_marks(built):
     _, report, out = built
-    page = (out / "index.html").read_text()
-    top = page.index('id="summary"')
+    index = (out / "index.html").read_text()
+    top = index.index('id="claims"')
     m = report.marks()
-    assert page.index('id="marks"') < top                               # the counts come first
-    assert f"<b>{m['unexplained']}</b> unexplained failure" in page[:top]          # singular or plural
-    assert f"<b>{m['depend_on_choice']}</b> verdicts depend on a choice" in page[:top]
-    assert f"<b>{m['contradicted']}</b> finding whose cause the evidence contradicts" in page[:top]
+    assert index.index('id="marks"') < top                               # the counts come first
+    assert f"<b>{m['unexplained']}</b> unexplained failures" in index[:top]
+    assert f"<b>{m['depend_on_choice']}</b> depend on a choice" in index[:top]
+    assert f"<b>{m['contradicted']}</b> findings whose cause the evidence contradicts" in index[:top]
+    page = page_of(out, "huang2019_dpadmm")
     blamed = page[page.index('id="huang2019_dpadmm.fig1.dpsgd_beats_dpadmm_sum"'):][:6000]
     assert "mark-contradicted" in blamed and "the cause is a choice" in blamed
     analytic = page.index("Analytic claims (formulas of config values")
@@ -327,3 +385,71 @@ def test_an_item_that_did_not_run_shows_no_leftover_figure_or_parameters(tmp_pat
     report = build_report("results/report", root=root)
     it = next(i for p in report.papers for i in p.items if (p.id, i.item) == ("zhang2018_madmm", "fig1"))
     assert it.figures == [] and it.params_source != "run"
+
+
+def test_headline_counts_are_summary_json_s(built):
+    """The headline's total is the claims of summary.json (setup checks apart), not every record of claims.json."""
+    _, report, out = built
+    summary = json.loads((out / "summary.json").read_text())
+    index = (out / "index.html").read_text()
+    total = sum(summary["claims"].values())
+    assert total < len(json.loads((out / "claims.json").read_text()))  # the setup check is not a claim
+    assert f"<b>{total}</b> measured claims judged" in index
+    for verdict, n in summary["claims"].items():
+        if n:
+            assert f'<span class="hv v-{verdict.replace(" ", "-")}"><b>{n}</b> {verdict}</span>' in index
+
+
+def test_compact_table_paper_value_ours_difference_verdict_failures_first(built):
+    _, _, out = built
+    index = (out / "index.html").read_text()
+    table = index[index.index('<section class="paper" id="huang2019_dpadmm">'):]
+    table = table[:table.index("</table>")]
+    rows = re.findall(r'<tr data-verdict="([^"]+)"', table)
+    assert rows[:2] == ["not reproduced", "inconclusive"]  # the unexplained failure, then the explained ones
+    assert rows.index("reproduced") > max(i for i, v in enumerate(rows) if v in ("partly", "inconclusive",
+                                                                                "not reproduced"))
+    near = table[table.index("huang2019_dpadmm.fig1.error_near_centralised"):]
+    near = near[:near.index("</tr>")]
+    assert ">0.15<" in near                                # the paper's value
+    assert "0.155" in near and "+0.005 (+3.3%)" in near     # ours, and ours minus the paper's
+    tiny = table[table.index("huang2019_dpadmm.fig1.error_tiny"):]
+    tiny = tiny[:tiny.index("</tr>")]
+    assert "err_final.n100 &lt; centralised_err" in tiny and "left − right = 0.005" in tiny
+    assert 'class="why"' in tiny and "fails:" in tiny      # the cause is in the row, not only on the card
+    assert "<th data-sort>Paper value</th>" in table
+
+
+def test_new_verdicts_and_marks_render_without_template_changes(built):
+    """A verdict or mark the claims engine adds later shows up with its own class and count."""
+    from repro_dpadmm.report import summary
+    from repro_dpadmm.report.html import render_site
+
+    _, report, out = built
+    v = next(v for v in report.verdicts if v.claim.id == "huang2019_dpadmm.fig3.beats_dpsgd")
+    assert v.claim_class == "measured" and v.verdict != "degenerate"
+    before = report.class_counts()["measured"].get("degenerate", 0)
+    old = v.verdict
+    v.verdict = "degenerate"
+    try:
+        summ = summary(report)
+        summ["marks"]["contradicted"] = 1
+        summ["marks"]["brand_new_mark"] = 2                    # a mark the engine may add later
+        records = [x.record() for x in report.verdicts]
+        next(r for r in records if r["id"] == v.claim.id)["contradicted"] = True
+        pages = render_site(report, summ, records, {})
+    finally:
+        v.verdict = old
+    index = pages["index.html"]
+    assert f'<span class="hv v-degenerate"><b>{before + 1}</b> degenerate</span>' in index
+    assert '<b>1</b> findings whose cause the evidence contradicts' in index and 'mark-contradicted' in index
+    assert '<b>2</b> brand new mark' in index
+    assert 'data-verdict-filter="degenerate"' in index
+    assert 'class="badge v-degenerate"' in pages["huang2019_dpadmm.html"]
+
+
+def test_index_is_small_and_loads_nothing_from_elsewhere(built):
+    _, _, out = built
+    index = (out / "index.html").read_text()
+    assert len(index.encode()) < 1_000_000
+    assert not re.search(r'(src|href)="(https?:)?//', index)

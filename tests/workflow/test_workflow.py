@@ -104,3 +104,16 @@ def test_claims_match_what_the_smoke_items_write(smoke_project):
     result = audit(ROOT / "config/claims", proj / "results", proj / "resources/processed")
     assert result.ok, "\n".join(result.problems)
     assert result.checked > 0
+
+
+def test_nested_config_values_are_read_as_the_schema_types_and_typos_get_did_you_mean(tmp_path):
+    """`--config` reads nested values as strings ('1.02'); the workflow turns them into the numbers the schema asks
+    for before validating, and a misspelt key is named with its likely meaning."""
+    proj = fresh_copy(tmp_path / "project")
+    proc = snakemake(["-n", "--cores", "1", "zhang2018_radmm_fig3", "--config",
+                      "papers={zhang2018_radmm: {fig3: {q: 1.02, repeats: 3, graph: {kind: five_node}}}}"], proj)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = snakemake(["-n", "--cores", "1", "zhang2018_radmm_fig3", "--config",
+                      "papers={zhang2018_radmm: {fig3: {qq: 1.02}}}"], proj)
+    assert proc.returncode != 0
+    assert "papers.zhang2018_radmm.fig3.qq: unknown key (did you mean 'q'?)" in proc.stdout + proc.stderr

@@ -4,17 +4,7 @@ import functools
 import json
 from pathlib import Path
 
-from snakemake.exceptions import WorkflowError
-
 from repro_dpadmm import registry
-from repro_dpadmm.config import errors as config_errors
-
-# The same checks as `repro-dpadmm run --params` on top of the schema validation in the Snakefile: finite numbers
-# (NaN and infinity rejected), items the registry lists and whose notebook exists; every message names the key and
-# what is allowed.
-_config_problems = config_errors(config, Path.cwd())
-if _config_problems:
-    raise WorkflowError("invalid configuration:\n" + "\n".join(f"  {m}" for m in _config_problems[:20]))
 
 
 def items_of(paper):

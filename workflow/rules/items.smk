@@ -19,6 +19,9 @@ rule item_notebook:
     params:
         item=item_params_json,
         out_dir=subpath(output.metrics, parent=True),
+    # Snakemake's progress names the item; its log says, per setting, the time spent and an estimate of what is left
+    message:
+        "{wildcards.paper}/{wildcards.item}: running its notebook; progress in {log}"
     log:
         "logs/{paper}/{item}.log",
     benchmark:
@@ -45,6 +48,8 @@ rule item_part:
         "results/{paper}/{item}/parts/{part}.pkl",
     params:
         item=item_params_json,
+    message:
+        "{wildcards.paper}/{wildcards.item}: part {wildcards.part}; log in {log}"
     log:
         "logs/{paper}/{item}/{part}.log",
     benchmark:

@@ -1,5 +1,6 @@
 # The reproduction report: reads every item's metrics.json, config/claims/*.yaml and the dataset sidecars, and writes
-# results/report/ (index.html, claims.json, summary.json, items/ with copies of the rendered notebooks).
+# results/report/ (index.html and the pages it links: one per paper, privacy, provenance, claims/ with the claims
+# files; claims.json, summary.json; items/ with copies of the rendered notebooks, figures and their data).
 from pathlib import Path
 
 

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import locks, safeload
 from ..paths import raw_dir
 from . import verify
 from .registry import RAW_FILES, RawFile
@@ -29,13 +31,20 @@ from .registry import RAW_FILES, RawFile
 MIRROR_ENV = "REPRO_DPADMM_DATA_MIRROR"
 OFFLINE_ENV = "REPRO_DPADMM_OFFLINE"
 INCOMING = ".incoming"
+STAGE_PREFIX = "fetch-"   # resources/raw/.incoming/fetch-<pid>@<host>.<random>/: one staging folder per process
 
 
 def _pooch():
     """pooch, imported on first use (most processes import this module but never fetch: every job loads processed
     data through `datasets`), its download log quietened: pooch logs every download at INFO; our callers report
-    what happened."""
-    import pooch
+    what happened. Its import of tqdm.auto (for progress bars we never ask for) is kept from warning, in a notebook
+    kernel without ipywidgets, that the notebook bar is unavailable: that TqdmWarning would stand in every item's
+    output and log."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        import pooch
 
     pooch.get_logger().setLevel("WARNING")
     return pooch
@@ -123,14 +132,14 @@ def _record_path(target: Path) -> Path:
 
 def _record(target: Path) -> dict:
     try:
-        return json.loads(_record_path(target).read_text())
-    except (OSError, ValueError):
+        return safeload.load_json(_record_path(target), expect=dict)
+    except safeload.LoadError:
         return {}
 
 
 def _write_record(target: Path, fetched: Fetched) -> None:
     rec = _record_path(target)
-    tmp = rec.with_name(rec.name + ".part")
+    tmp = rec.with_name(f".{rec.name}.{os.getpid()}.{secrets.token_hex(4)}.part")  # unique: concurrent fetches
     tmp.write_text(json.dumps({"sha256": fetched.sha256, "source": fetched.source,
                                "verified_by": fetched.verified_by}, indent=2, sort_keys=True) + "\n")
     _readable(tmp)
@@ -191,12 +200,27 @@ def fetch(relpath: str, *, mirror: str | None = None, cache: Path | None = None,
                 failures.append(f"cached copy {target}: failed verification, {exc} (deleted)")
                 target.unlink()
 
+    locks.sweep(cache / INCOMING, STAGE_PREFIX)  # staging folders of fetches that were killed
+    with locks.signals_raise():
+        stage = locks.owned_dir(cache / INCOMING, STAGE_PREFIX) if raw.known_hash is None else None
+        try:
+            fetched = _fetch_sources(relpath, raw, target, stage, mirror, failures, retries, timeout)
+        finally:
+            if stage is not None:
+                shutil.rmtree(stage, ignore_errors=True)
+    if fetched is not None:
+        return fetched
+    _give_up(raw, target, mirror, failures)
+
+
+def _fetch_sources(relpath: str, raw: RawFile, target: Path, stage: Path | None, mirror: str | None,
+                   failures: list[str], retries: int, timeout: float) -> Fetched | None:
+    """Try each source in turn; the verified file at `target`, or None with every failure in `failures`. A file
+    without a published checksum is staged in `stage` (this process's own folder) until it parses."""
     for src in sources(raw, mirror):
-        # An unchecksummed file is staged outside its final name until it parses.
-        dest = target if raw.known_hash is not None else cache / INCOMING / raw.relpath
-        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest = target if stage is None else stage / Path(raw.relpath).name
         if dest != target and dest.exists():
-            dest.unlink()  # left by an interrupted run: unverified, and from an unknown source
+            dest.unlink()  # the previous source's copy, which failed verification
         try:
             _download(src, dest, raw.known_hash, retries, timeout)
         except ValueError as exc:
@@ -220,7 +244,11 @@ def fetch(relpath: str, *, mirror: str | None = None, cache: Path | None = None,
         fetched = Fetched(target, sha256sum(target), f"{src.kind} {src.location}", how)
         _write_record(target, fetched)
         return fetched
+    return None
 
+
+def _give_up(raw: RawFile, target: Path, mirror: str | None, failures: list[str]):
+    """Raise FetchError naming the file, every source tried, why each failed, and how to fix it."""
     if not any(not f.startswith("cached copy") for f in failures):
         failures.append("no source to try: offline mode is on and no data mirror is set" if offline()
                         else "no source to try")

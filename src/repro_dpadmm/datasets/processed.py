@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import locks, safeload
 from ..paths import processed_dir, raw_dir
 from . import adult, bio, libsvm
 from .fetch import FetchError, fetch, local_state, offline, resolve_mirror, sha256sum, sources
@@ -94,7 +95,16 @@ def build(name: str, *, mirror: str | None = None, options: dict | None = None, 
     A source that cannot be fetched or verified gives an unavailable sidecar (not an exception), so the rest of the
     workflow proceeds. `attempt_state` (the workflow passes attempt()) is recorded in the sidecar: it is what decides
     whether the next run retries. An unavailable result removes the old npz, so no stale array outlives it.
+    Two builds of one dataset at once (two `repro-dpadmm data build`, or one beside Snakemake): the second waits for
+    the first (`resources/processed/.<name>.lock`), then finds the raw files verified in the cache.
     """
+    with locks.held(processed_dir(root) / f".{name}.lock", f"dataset {name}"):
+        return _build(name, mirror=mirror, options=options, root=root, raw_cache=raw_cache,
+                      attempt_state=attempt_state)
+
+
+def _build(name: str, *, mirror: str | None, options: dict | None, root: Path | None, raw_cache: Path | None,
+           attempt_state: dict | None) -> dict:
     spec = dataset(name)
     opts = {**DEFAULT_OPTIONS.get(name, {}), **(options or {})}
     out_dir = processed_dir(root)
@@ -149,10 +159,9 @@ def sidecar(name: str, root: Path | None = None) -> dict:
         raise FileNotFoundError(f"{path} does not exist: build it with `snakemake --cores all datasets` or "
                                 f"`repro-dpadmm data build {name}`")
     try:
-        meta = json.loads(path.read_text())
-    except ValueError as exc:
-        raise FileNotFoundError(f"{path} is not valid JSON ({exc}): rebuild it with `repro-dpadmm data build "
-                                f"{name}`") from None
+        meta = safeload.load_json(path, expect=dict)
+    except safeload.LoadError as exc:
+        raise FileNotFoundError(f"{exc}: rebuild it with `repro-dpadmm data build {name}`") from None
     return meta
 
 

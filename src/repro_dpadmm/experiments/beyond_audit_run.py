@@ -35,6 +35,7 @@ from ..privacy import accounting
 from ..privacy.audit import one_run
 from ..rng import repeat_generators, seed_sequence
 from .beyond_audit import available_data
+from .progress import progress
 
 PAPER, ITEM = "beyond", "audit_run"
 METHODS = {"huang_dpadmm": "HUANG DP-ADMM", "huang_dpsgd": "HUANG DPSGD", "xu_dpadmm": "XU DP-ADMM",
@@ -190,7 +191,7 @@ def run(params: dict, seed: int, data: dict) -> dict:
                                   "delta": float(params["level_delta"])}, {"C": C1})
             else:
                 skipped["hu_sharing"] = "dataset a9a unavailable"
-        for st in grid:
+        for st in progress(grid, "audit", name=lambda st: f"{st.method} {st.level}"):
             setup, mech = setups[st.method], mechs[st.method]
             for variant, f in factors.items():
                 t0 = time.perf_counter()

@@ -57,7 +57,7 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-from .. import graphs
+from .. import graphs, safeload
 from ..algorithms import consensus
 from ..algorithms import decentralized as dz
 from ..datasets import load, partition
@@ -70,6 +70,7 @@ from ..problems.l2_logistic import L2Logistic
 from ..paths import results_dir
 from ..provenance import canonical_hash
 from ..rng import repeat_generators
+from .progress import progress
 
 PAPER, ITEM = "beyond", "frontier"
 FLOOR = ("floor", "nonprivate")   # (method, level) of the non-private reference job
@@ -421,22 +422,26 @@ def load_jobs(params: dict, out_dir: str | Path, *, run_missing: bool = True, ro
     """Every job of the grid from `out_dir/jobs/`. A job file that is missing, or was written with other parameters
     (its params_hash differs), is recomputed and rewritten if `run_missing`, else it is an error."""
     want = canonical_hash(job_params(params))
-    out = {}
+    out, todo = {}, []
     for method, level in jobs_of(params):
         path = job_path(out_dir, method, level)
-        job = json.loads(path.read_text()) if path.is_file() else None
+        try:
+            job = safeload.load_json(path, expect=dict) if path.is_file() else None
+            why = f"{path} is missing"
+        except safeload.LoadError as exc:
+            job, why = None, f"{exc}"
         if job is not None and job.get("params_hash") != want:
             job, why = None, f"{path} was written with other parameters"
-        else:
-            why = f"{path} is missing"
         if job is None:
             if not run_missing:
                 raise FileNotFoundError(f"{why}; run `snakemake --cores all beyond_frontier` or "
                                         f"`repro-dpadmm frontier-job {method} {level}`")
             log(f"{why}: running job {method}/{level} here")
-            job = run_job(method, level, params, root)
-            write_job(job, path)
+            todo.append((method, level))
         out[(method, level)] = job
+    for method, level in progress(todo, "frontier jobs", name=lambda ml: "/".join(ml)):  # a line per job run here
+        out[(method, level)] = job = run_job(method, level, params, root)
+        write_job(job, job_path(out_dir, method, level))
     return out
 
 

@@ -4,22 +4,67 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
+import textwrap
 from pathlib import Path
 
 import numpy as np
 
 from .. import config as config_mod
+from .. import staging
 from ..datasets import is_available
 from ..paths import project_root, results_dir
 
+# Staging folders of notebooks run by hand: {staging folder: (the item's folder, item)}; write_metrics commits them.
+_BY_HAND: dict[Path, tuple[Path, str]] = {}
+
 
 def setup_item(paper: str, item: str, params: dict | None = None, out_dir: str | Path | None = None):
-    """(params, out_dir) for a notebook: papermill injects both; run by hand, they come from config/config.yaml."""
+    """(params, out_dir) for a notebook, and a note on top of it when the run is not at the paper settings.
+
+    Under the runner, papermill injects both (out_dir is the runner's staging folder, holding its settings.json).
+    Run by hand (Jupyter, `jupyter nbconvert --execute`), the parameters come from config/config.yaml (unless the
+    parameters cell sets them) and the outputs go through the runner's own staging: a hidden folder beside
+    results/<paper>/<item>/ that `write_metrics` commits in one step, replacing every file of the earlier run (the
+    item's folder then holds this run's figures, settings.json and metrics.json, and no stale notebook)."""
     if not params:
         params = config_mod.item_params(paper, item)
-    out = Path(out_dir) if out_dir else results_dir() / paper / item
-    out.mkdir(parents=True, exist_ok=True)
-    return dict(params), out
+    params = dict(params)
+    if out_dir:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        settings = staging.read_settings(out)
+    else:
+        final = results_dir() / paper / item
+        staging.clear_incomplete(final, item)
+        out = staging.new_stage(final, item)
+        _BY_HAND[out.resolve()] = (final, item)
+        settings = staging.settings_record(paper, item, params, by_hand=True)
+        staging.write_settings(out, settings)
+    note = settings_note(settings)
+    if note:
+        show(f"**{note}**")
+    return params, out
+
+
+def settings_note(settings: dict | None) -> str:
+    """One line saying that a run is a what-if run or not at the paper settings, and how ("" at paper settings)."""
+    if not settings:
+        return ""
+    run, changes = settings.get("run"), settings.get("changes")
+    head = f"What-if run '{run}'" if run else ""
+    if changes:
+        return (f"{head + ': n' if head else 'N'}ot the paper settings ({settings.get('paper_settings')}): "
+                + staging.changes_text(changes))
+    return f"{head}: the paper settings" if head else ""
+
+
+def show(markdown: str) -> None:
+    """Display Markdown in the notebook; its plain-text form (what the item's log shows) is the same text, not an
+    object's repr."""
+    from IPython.display import display
+
+    display({"text/markdown": markdown, "text/plain": markdown}, raw=True)
 
 
 def dataset_status(names) -> dict[str, tuple[bool, str]]:
@@ -85,26 +130,58 @@ def write_metrics(out_dir: str | Path, metrics: dict, *, status: str = "ok", rea
         flat[key] = _clean(value)
     if repeats:
         flat["repeats"] = _repeats(repeats, flat)
-    path = Path(out_dir) / "metrics.json"
+    out_dir = Path(out_dir)
+    if not out_dir.is_dir():
+        raise FileNotFoundError(f"{out_dir} does not exist: a notebook run by hand commits its outputs once; rerun it "
+                                "from the top (setup_item) to write them again")
+    path = out_dir / "metrics.json"
     path.write_text(json.dumps(flat, indent=2, sort_keys=True) + "\n")
+    by_hand = _BY_HAND.pop(out_dir.resolve(), None)
+    if by_hand is not None:  # a notebook run by hand: its staged outputs replace the item's, metrics.json last
+        final, item = by_hand
+        staging.commit(out_dir, final, item)
+        shutil.rmtree(out_dir, ignore_errors=True)
+        path = final / "metrics.json"
+        print(f"outputs committed to {_relative(final)}")
     return path
 
 
+def _relative(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(project_root()))
+    except ValueError:
+        return str(path)
+
+
 def save_figures(figures: dict, out_dir: str | Path) -> None:
-    """Save each {name: matplotlib figure} of an item's `plot_<item>` (png and pdf), show the saved png in the
-    notebook (an image output whatever the matplotlib backend, so the rendered HTML has every figure) and close it."""
+    """Save each {name: matplotlib figure} of an item's `plot_<item>` (png, pdf and the csv of what it plots), show
+    the saved png in the notebook (an image output whatever the matplotlib backend, so the rendered HTML has every
+    figure) and close it."""
+    import base64
+
     import matplotlib.pyplot as plt
-    from IPython.display import Image, display
+    from IPython.display import display
 
     for name, fig in figures.items():
         png = save_figure(fig, out_dir, name)
-        display(Image(filename=str(png)))
+        display({"image/png": base64.b64encode(png.read_bytes()).decode("ascii"),
+                 "text/plain": f"{name}.png (data: {name}.csv)"}, raw=True)
         plt.close(fig)
 
 
 def save_figure(fig, out_dir: str | Path, name: str) -> Path:
-    """Save `name`.png (for the HTML and the report) and `name`.pdf."""
+    """Save `name`.png (for the HTML and the report), `name`.pdf and `name`.csv: every value the figure draws, as
+    one tidy table (experiments.plotting.figure_data). A run that is not at the paper settings (a what-if or smoke
+    run; the settings.json in out_dir says so) gets a line under the figure saying how it differs."""
+    from .plotting import write_figure_data
+
     out_dir = Path(out_dir)
+    write_figure_data(fig, out_dir / f"{name}.csv")
+    note = settings_note(staging.read_settings(out_dir))
+    if note:
+        width = max(40, int(fig.get_figwidth() * 15))
+        fig.text(0.5, 0.0, "\n".join(textwrap.wrap(note, width)[:4]), ha="center", va="top", fontsize=8,
+                 color="#b3261e")
     fig.savefig(out_dir / f"{name}.png", dpi=130, bbox_inches="tight")
     fig.savefig(out_dir / f"{name}.pdf", bbox_inches="tight")
     return out_dir / f"{name}.png"

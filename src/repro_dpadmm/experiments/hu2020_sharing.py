@@ -36,6 +36,7 @@ from ..rng import repeat_generators, seed_sequence
 from ..solvers import NotConvergedError
 from .common import dataset_status
 from .plotting import metrics_table
+from .progress import progress
 
 PAPER = "hu2020_sharing"
 UNAVAILABLE = "not run: dataset unavailable"
@@ -216,7 +217,7 @@ def convergence_item(dataset: str, params: dict, *, root=None) -> dict:
     noisy = {}
     if params["noise_sigmas"]:
         kinds = [(None, params.get("noise_on", "shared"))] + ([(EQ7, "params")] if EQ7 in variants else [])
-        for var, noise_on in kinds:
+        for var, noise_on in progress(kinds, "noisy ADMM sharing", name=lambda k: k[0] or "default"):
             noisy[var] = run_admm(prob, params, params["noise_sigmas"], repeats=int(params["repeats"]),
                                   iterations=params["noise_iterations"], seed=seed, label="noisy", noise_on=noise_on)
     z_code = run_admm(prob, params, [0.0], repeats=1, iterations=params["iterations"], seed=seed, label="clean",
@@ -290,7 +291,7 @@ def noise_panel(dataset: str, params: dict, *, root=None) -> dict:
     kinds = [(None, params.get("noise_on", "shared"))] + ([(EQ7, "params")] if EQ7 in params.get("variants", [])
                                                          else [])
     runs = {}
-    for var, noise_on in kinds:
+    for var, noise_on in progress(kinds, f"{dataset} noise levels", name=lambda k: k[0] or "default"):
         h = run_admm(prob, params, panel["sigmas"], repeats=R, iterations=params["iterations"],
                      seed=int(params["seed"]), label=f"fig3-{dataset}", noise_on=noise_on)
         runs[var] = {"history": h,
@@ -348,7 +349,8 @@ def eps_panel(dataset: str, params: dict, *, root=None) -> dict:
     mult = np.stack([bounds.theorem1_sigma(np.ones(M), e, delta, strict=False) for e in eps])   # (E, M)
     E = len(eps)
     runs = {}
-    for var in [None] + [v for v in (AUTHORS, EQ7) if v in params.get("variants", [])]:
+    for var in progress([None] + [v for v in (AUTHORS, EQ7) if v in params.get("variants", [])],
+                        f"{dataset} epsilons", name=lambda v: v or "default"):
         levels = mult if var == AUTHORS else sig
         record = {"b1": b1, "bound_args": {"delta": delta, "delta_prime": dprime}} if var is None else {}
         h = run_admm(prob, params, levels, repeats=R, iterations=T, seed=seed, label=f"eps-{dataset}",
@@ -575,7 +577,8 @@ def plot_fig2(result: dict) -> dict:
 def _panels(params: dict, build) -> tuple[dict, dict]:
     """({dataset: build(dataset, params), or None when it is unavailable}, {unavailable dataset: reason})."""
     status = dataset_status(params["datasets"])
-    panels = {ds: build(ds, params) if status[ds][0] else None for ds in params["datasets"]}
+    panels = {ds: build(ds, params) if status[ds][0] else None
+              for ds in progress(params["datasets"], "panels", name=lambda ds: f"panel {ds}")}
     return panels, {ds: status[ds][1] for ds, res in panels.items() if res is None}
 
 

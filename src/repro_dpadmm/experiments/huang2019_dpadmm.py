@@ -54,6 +54,7 @@ from ..privacy.bounds import huang2019 as hb
 from ..problems import regularizers
 from ..rng import repeat_generators
 from .parts import gather
+from .progress import progress
 
 PAPER = "huang2019_dpadmm"
 
@@ -190,7 +191,7 @@ def n_sweep(X, y, params: dict, seed: int) -> dict:
     c = _common(params)
     T = int(params["iterations"])
     out = {"reg": reg, "eps": eps, "delta": delta, "T": T, "runs": {}}
-    for n in params["agents"]:
+    for n in progress(params["agents"], "DP-ADMM", name=lambda n: f"n = {n}"):
         n = int(n)
         data = _data(X, y, params, seed, n)
         h = _dpadmm_run(data, reg, eps, delta, params, seed, n)
@@ -260,7 +261,7 @@ def privacy_sweep(X, y, params: dict, seed: int) -> dict:
     reg, n, T = params["reg"], int(params["agents"]), int(params["iterations"])
     data = _data(X, y, params, seed, n)
     out = {"reg": reg, "n": n, "T": T, "sweeps": settings(params), "runs": {}, "majority_err": majority_error(data)}
-    for eps, delta in unique_settings(params):
+    for eps, delta in progress(unique_settings(params), "DP-ADMM", name=lambda s: skey(*s)):
         h = _dpadmm_run(data, reg, eps, delta, params, seed, n)
         out["runs"][(eps, delta)] = {"curves": _curves(h), "privacy": hb.spend_totals(h.spends[0], delta),
                                      "sigma": h.meta["sigma"], "eta": h.meta["eta"]}
@@ -655,7 +656,8 @@ def timing(X, y, params: dict, seed: int) -> dict:
         for meth in TIMED[1:]:
             funcs[f"{meth}.eps{eps:g}"] = make(meth, eps)
     order = repeat_generators(seed, 1, PAPER, "timing", "order")[0]
-    times = timing_mod.interleaved(funcs, rounds, rng=order, warmup=True)
+    times = timing_mod.interleaved(funcs, rounds, rng=order, warmup=True,
+                                   each_round=lambda rs: progress(rs, "timing", name=lambda r: f"round {r + 1}"))
     level = float(params.get("timing_level", 0.95))
     rows, ratios = {}, {}
     for eps in map(float, params["epsilons"]):
@@ -1039,8 +1041,8 @@ def comparison_table(res: dict, m: dict) -> str:
         cells = " | ".join(f"{m[f'el_final.{key[x]}']:.4f} / {m[f'err_final.{key[x]}']:.4f}" for x in meths)
         rows.append(f"| eps {eps:g}, delta {delta:g} | {cells} | {r['privacy']['paper_eps']:.3f} / "
                     f"{r['privacy']['pld_eps']:.3f} |")
-    rows.append(f"| non-private ADMM | EL {m['el_final.admm']:.4f} / error {m['err_final.admm']:.4f} |")
     parts.append("EL / test error at k = t (mean over runs):\n\n" + "\n".join(rows))
+    parts.append(f"Non-private ADMM at k = t: EL {m['el_final.admm']:.4f} / error {m['err_final.admm']:.4f}.")
     parts.append("**DPSGD against the constant (majority-class) classifier** at k = t:\n\n" + majority_markdown(m, res))
     if "lr_sweep" in res:
         parts.append(lr_sweep_markdown(m, res))

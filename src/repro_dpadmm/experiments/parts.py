@@ -15,25 +15,60 @@ notebook job then only combines them. Run by hand (`repro-dpadmm run`, a noteboo
 missing or was written with other parameters is computed in the notebook's process and said so in its output, so an
 item is correct with or without Snakemake.
 
-The files are pickles, not JSON: a part's value holds numpy arrays and tuple-keyed dicts, and only this package
-writes and reads them (a part file is an intermediate of one run, never an input from elsewhere).
+The files are pickles, not JSON: a part's value holds numpy arrays, tuple-keyed dicts and dp-accounting events.
+Loading a pickle can run code, so a part file is signed when it is written (HMAC-SHA256 with this project's key,
+`resources/.parts-key`, made on first use and never bundled) and unpickled only when its signature checks: a part file
+from anywhere else (a results bundle unpacked into results/, a copy from another machine) is recomputed, never
+loaded. Results bundles leave part files out altogether (`bundle.PICKLE_SUFFIXES`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import importlib
 import importlib.util
+import os
 import pickle
+import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from ..datasets.processed import atomic_write
-from ..paths import results_dir
+from ..paths import resources_dir, results_dir
 from ..provenance import canonical_hash
+from .progress import progress
 
 PARTS_DIR = "parts"
 FORMAT = 1  # bumped when the file layout changes
+SIGNED = b"repro-dpadmm signed part 1\n"   # a part file: SIGNED, the 32-byte HMAC of the pickle, the pickle
+KEY_FILE = ".parts-key"
+
+
+def _key() -> bytes:
+    """This project's signing key (resources/.parts-key), made atomically on first use (concurrent jobs agree)."""
+    path = resources_dir() / KEY_FILE
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_bytes(32))
+        try:
+            os.link(tmp, path)   # fails if another process made it first: its key is then the one
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink()
+    key = path.read_bytes()
+    if len(key) != 32:
+        raise ValueError(f"{path} is not a part-signing key (32 bytes); delete it, and part files are recomputed")
+    return key
+
+
+def _signature(data: bytes) -> bytes:
+    return hmac.new(_key(), data, hashlib.sha256).digest()
 
 
 def experiment_module(paper: str, item: str):
@@ -86,9 +121,11 @@ def record(key: str, params: dict, **fields) -> dict:
 
 def write_part(path: Path, rec: dict) -> None:
     """Write a part file atomically: complete or absent."""
+    data = pickle.dumps(rec, protocol=pickle.HIGHEST_PROTOCOL)
+
     def dump(tmp):
         with open(tmp, "wb") as fh:
-            pickle.dump(rec, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            fh.write(SIGNED + _signature(data) + data)
 
     atomic_write(Path(path), dump)
 
@@ -108,9 +145,12 @@ def run_part(paper: str, item: str, key: str, params: dict) -> dict:
 def _load(path: Path, want: str) -> tuple[dict | None, str]:
     if not path.is_file():
         return None, f"{path} is missing"
-    with open(path, "rb") as fh:
-        rec = pickle.load(fh)
-    if rec.get("format") != FORMAT or rec.get("params_hash") != want:
+    blob = path.read_bytes()
+    head, mac, data = blob[:len(SIGNED)], blob[len(SIGNED):len(SIGNED) + 32], blob[len(SIGNED) + 32:]
+    if head != SIGNED or not hmac.compare_digest(mac, _signature(data)):
+        return None, f"{path} was not written by this project (unsigned or signed with another key: never unpickled)"
+    rec = pickle.loads(data)
+    if not isinstance(rec, dict) or rec.get("format") != FORMAT or rec.get("params_hash") != want:
         return None, f"{path} was written with other parameters"
     if "value" not in rec:
         return None, f"{path} holds no result ({rec.get('status', 'incomplete')})"
@@ -130,13 +170,14 @@ def gather(paper: str, item: str, params: dict, compute: Callable[[str], object]
         raise ValueError(f"{paper}/{item}: keys {keys} are not its part keys {split_keys}")
     want = params_hash(params)
     compute = compute or (lambda key: _part_function(paper, item)(params, key))
-    out = {}
+    out, todo = {}, []
     for key in keys:
         rec, why = _load(part_path(paper, item, key, out_dir), want) if split_keys else (None, "")
         if rec is None:
             if split_keys:
                 log(f"{why}: computing part {key} here")
-            out[key] = compute(key)
-        else:
-            out[key] = rec["value"]
+            todo.append(key)
+        out[key] = None if rec is None else rec["value"]
+    for key in progress(todo, f"{paper}/{item}", name=lambda k: f"part {k}"):  # a line per part computed here
+        out[key] = compute(key)
     return out

@@ -16,6 +16,7 @@ from ..privacy.bounds import zhang2018 as bounds
 from ..rng import seed_sequence
 from .parts import gather
 from .plotting import accuracy_privacy, metrics_table, summary
+from .progress import progress
 
 PAPER = "zhang2018_madmm"
 DATASET = "adult_zhang2018"
@@ -58,7 +59,7 @@ def fig1(X, y, params: dict, seed: int) -> dict:
     # the fixed-theta run goes on to `freeze_iterations` [D]: its first T iterations are panel (a)'s blue curve
     T_long = max(T, int(params.get("freeze_iterations", T)))
     eta_long = dz.geometric(np.asarray(params["eta1"], float), np.asarray(params["q"], float), T_long)
-    for name, th in thetas.items():
+    for name, th in progress(thetas.items(), "(a) dual step", name=lambda kv: f"theta {kv[0]}"):
         if name == "fixed":
             h = dz.m_admm(data, A, C=C, rho=rho, eta=eta_long, theta=np.full(T_long, float(params["theta_fixed"])),
                           f0=f0, fc=fc, **_solver(params))
@@ -68,7 +69,7 @@ def fig1(X, y, params: dict, seed: int) -> dict:
         else:
             out["a"][name] = _cut(dz.m_admm(data, A, C=C, rho=rho, eta=eta_a, theta=th, f0=f0, fc=fc,
                                             **_solver(params)), T)
-    for q1 in params["q1_list"]:
+    for q1 in progress(params["q1_list"], "(b) common penalty", name=lambda q: f"q1 = {q}"):
         eta = dz.geometric(float(params["eta_b"]), float(q1), T)
         h = dz.m_admm(data, A, C=C, rho=rho, eta=eta, theta=np.full(T, float(params["theta_b"])), f0=f0, fc=fc,
                       **_solver(params))

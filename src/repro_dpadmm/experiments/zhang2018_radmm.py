@@ -16,6 +16,7 @@ from ..datasets import load
 from ..privacy.bounds import zhang2018 as bounds
 from .parts import gather
 from .plotting import accuracy_privacy, metrics_table, summary
+from .progress import progress
 
 PAPER = "zhang2018_radmm"
 DATASET = "adult_zhang2018"
@@ -40,7 +41,7 @@ def fig1(X, y, params: dict, seed: int) -> dict:
     T = int(params["iterations"])
     K = T // 2
     out = {}
-    for net_name, net in params["networks"].items():
+    for net_name, net in progress(params["networks"].items(), "networks", name=lambda kv: kv[0]):
         data, A = _network(X, y, params, net, seed, "fig1", net_name)
         N, d = data.n_nodes, data.dim
         C, rho, eta = float(params["C"]), float(params["rho"]), float(params["eta"])
@@ -49,7 +50,7 @@ def fig1(X, y, params: dict, seed: int) -> dict:
         res = {"L_star": float(dz.average_loss(data, np.broadcast_to(fc, (1, N, d)))[0]), "N": N, "radmm": {}}
         h = dz.conventional_admm(data, A, C=C, rho=rho, eta=eta, T=2 * K, f0=f0, fc=fc, **_solver(params))
         res["admm"] = _trace(h)
-        for gamma in params["gammas"]:
+        for gamma in progress(params["gammas"], f"{net_name}: R-ADMM", name=lambda g: f"gamma = {g}"):
             h = dz.r_admm(data, A, C=C, rho=rho, eta=eta, gamma=float(gamma), K=K, f0=f0, fc=fc, **_solver(params))
             res["radmm"][float(gamma)] = _trace(h)
         out[net_name] = res
@@ -215,12 +216,14 @@ def fig3(X, y, params: dict, seed: int) -> dict:
     c = 1.4 * bounds.C1
     alpha_var = alpha + c / (rho / N + 2 * eta * V)[None, :] - c / (rho / N + 2 * eta_odd[:, None] * V[None, :])
     f0 = dz.initial_points(seed, R, N, d, float(params.get("init_scale", 1.0)), PAPER, "fig3")
-    h_f = dz.r_admm(data, A, C=C, rho=rho, eta=eta, gamma=gamma, K=K, f0=f0, alpha=alpha,
-                    rngs=dz.noise_generators(seed, R, PAPER, "fig3", "fixed"), **_solver(params))
-    h_v = dz.r_admm(data, A, C=C, rho=rho, eta=eta_t, gamma=gamma_t, theta=theta, K=K, f0=f0, alpha=alpha_var,
-                    rngs=dz.noise_generators(seed, R, PAPER, "fig3", "varying"), **_solver(params))
-    return {"alpha_var_min": float(alpha_var.min()), "alpha_var_max": float(alpha_var.max()),
-            "curves": {"radmm": _private_curve(h_f), "radmm_madmm": _private_curve(h_v)}}
+    runs = {"radmm": {"eta": eta, "gamma": gamma, "alpha": alpha, "label": "fixed"},
+            "radmm_madmm": {"eta": eta_t, "gamma": gamma_t, "theta": theta, "alpha": alpha_var, "label": "varying"}}
+    curves = {}
+    for name, kw in progress(runs.items(), "private R-ADMM", name=lambda kv: kv[0]):
+        label = kw.pop("label")
+        curves[name] = _private_curve(dz.r_admm(data, A, C=C, rho=rho, K=K, f0=f0, **kw, **_solver(params),
+                                                rngs=dz.noise_generators(seed, R, PAPER, "fig3", label)))
+    return {"alpha_var_min": float(alpha_var.min()), "alpha_var_max": float(alpha_var.max()), "curves": curves}
 
 
 def fig3_metrics(res: dict, T: int) -> tuple[dict, dict]:

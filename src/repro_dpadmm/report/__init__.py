@@ -1,34 +1,53 @@
 """The reproduction report: every claim of the five papers, checked against the measured numbers.
 
-`build_report(out_dir)` reads only `results/<paper>/<item>/metrics.json` (and each item's rendered notebook and
-figures, which it copies or embeds), `config/claims/*.yaml`, the dataset sidecars `resources/processed/*.json`,
-`config/config.yaml`, each parameter's meaning from the config schema (`config_doc.parameter_descriptions`) and
-provenance (git, package versions, papermill's record of each item's parameters), and writes into `out_dir` (default
-`results/report/`):
+`build_report(out_dir)` reads only `results/<paper>/<item>/metrics.json` (and each item's rendered notebook,
+settings.json and figures, which it copies), `config/claims/*.yaml`, the dataset sidecars
+`resources/processed/*.json`, `config/config.yaml`, each parameter's meaning from the config schema
+(`config_doc.parameter_descriptions`) and provenance (git, package versions, papermill's record of each item's
+parameters), and writes into `out_dir` (default `results/report/`):
 
 * `claims.json`: one record per claim (id, paper, item, quote, expected, measured, verdict, reason, checks...);
 * `summary.json`: per paper, items by state and claims by verdict, plus provenance;
-* `index.html`: the human-readable report (no JavaScript, figures embedded, links relative);
-* `items/<paper>/<item>/`: copies of each item's rendered notebook and metrics.json, so the folder can be moved.
+* `index.html` and the pages it links (report/html.py): the headline and per paper a compact table of its claims,
+  one page per paper with its figures and claim cards, privacy accounting, provenance, the claims files;
+* `items/<paper>/<item>/`: copies of each item's rendered notebook, metrics.json, settings.json and figures (png,
+  pdf and the csv of what each plots), so the folder can be moved.
+
+Results from a bundle (`bundle.rejudge`) may come from anyone, so nothing of them is served as active content: each
+item's rendered notebook is copied with a Content-Security-Policy that forbids scripts, plugins, forms and outside
+requests, and the report links it through a page that shows it in a sandboxed iframe (`SANDBOX_PAGE`). Figures are
+shown only when they are at most FIGURE_MAX_BYTES and (for a PNG) of sane dimensions; others are listed with the
+reason.
 """
 
 from __future__ import annotations
 
+from html import escape
 import json
 import shutil
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import claims as claims_mod
 from .. import provenance as prov_mod
-from .. import registry
+from .. import registry, safeload
 from ..claims import CLASS_VERDICTS, CLASSES, VERDICTS, Claim, ClaimsFile, Verdict, evaluate_claim, flatten
 from ..config_doc import parameter_descriptions
 from ..paths import project_root
+from ..staging import read_settings
 
 __all__ = ["build_report", "collect", "Report", "ItemResult", "VERDICTS"]
 
 ITEM_STATES = ("produced", "not run", "missing")
+# A paper-scale figure is 50-300 kB; larger ones (and PNGs of absurd dimensions) are listed, not embedded, so that a
+# results folder from elsewhere cannot make index.html arbitrarily large or a browser decode gigapixels.
+FIGURE_MAX_BYTES = 8 * 2**20
+FIGURE_MAX_SIDE = 20_000
+FIGURE_MAX_PIXELS = 50_000_000
+# What a page copied from a bundle may do: show its own inline styles and embedded images, nothing else.
+BUNDLE_PAGE_CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline' data:; font-src data:; "
+                   "form-action 'none'; base-uri 'none'; frame-ancestors 'self'")
 PRIVACY_FIELDS = ("paper_eps", "rdp_eps", "pld_eps", "delta")
 
 
@@ -50,11 +69,16 @@ class ItemResult:
     param_docs: dict = field(default_factory=dict)  # each parameter's meaning, from the config schema's descriptions
     figures: list[Path] = field(default_factory=list)
     missing_figures: list[str] = field(default_factory=list)  # named in the claims file but not written
+    refused_figures: list[str] = field(default_factory=list)  # not embedded: too large or malformed (with why)
     notebook: Path | None = None
     spec: dict = field(default_factory=dict)     # claims file `items.<item>`: title, caption, choices...
     metric_docs: dict = field(default_factory=dict)
     unavailable: dict = field(default_factory=dict)  # datasets it reads that are unavailable: {name: reason}
     verdicts: list[Verdict] = field(default_factory=list)
+    run_name: str | None = None         # a what-if run's name (its settings.json)
+    changes: list | None = None         # how its parameters differ from config/config.yaml ([{key, run, paper}])
+    commit: str | None = None           # the commit it ran at (its settings.json)
+    folder: Path | None = None          # results/<paper>/<item>/
 
     @property
     def title(self) -> str:
@@ -105,6 +129,7 @@ class Report:
     warnings: list[str]          # claims-file documentation gaps
     privacy: list[dict]
     times: dict
+    claims_paths: list[Path] = field(default_factory=list)   # the claims files read
 
     @property
     def verdicts(self) -> list[Verdict]:
@@ -130,7 +155,8 @@ def class_counts(verdicts: list[Verdict]) -> dict[str, dict[str, int]]:
     """Claims by class (measured, analytic, setup) and verdict."""
     out = {cls: {v: 0 for v in CLASS_VERDICTS[cls]} for cls in CLASSES}
     for v in verdicts:
-        out[v.claim_class][v.verdict] += 1
+        cls = out.setdefault(v.claim_class, {})
+        cls[v.verdict] = cls.get(v.verdict, 0) + 1   # a verdict the engine adds is counted under its own name
     return out
 
 
@@ -146,14 +172,11 @@ def verdict_marks(verdicts: list[Verdict]) -> dict[str, int]:
             **{s: sum(1 for v in verdicts if v.verdict == s) for s in CLASS_VERDICTS["setup"][:2]}}
 
 
-def _read_metrics(path: Path) -> tuple[dict | None, str]:
+def _read_metrics(path: Path, name: str) -> tuple[dict | None, str]:
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
+        return safeload.load_json(path, expect=dict, name=name), ""
+    except safeload.LoadError as exc:
         return None, f"unreadable metrics.json: {exc}"
-    if not isinstance(data, dict):
-        return None, "metrics.json is not a JSON object"
-    return data, ""
 
 
 def _figures(item_dir: Path, item: str, named: list[str]) -> list[Path]:
@@ -165,12 +188,29 @@ def _figures(item_dir: Path, item: str, named: list[str]) -> list[Path]:
     return sorted(item_dir.glob("*.png"))
 
 
+def figure_problem(path: Path) -> str:
+    """Why a figure file is not embedded in the page ('' if it is fine): too large, or a PNG that is malformed or
+    of absurd dimensions (read from its header alone)."""
+    size = path.stat().st_size
+    if size > FIGURE_MAX_BYTES:
+        return f"{path.name}: {size / 2**20:.1f} MiB, more than the {FIGURE_MAX_BYTES // 2**20} MiB a figure may have"
+    if path.suffix.lower() == ".png":
+        with open(path, "rb") as fh:
+            head = fh.read(24)
+        if len(head) < 24 or not head.startswith(b"\x89PNG\r\n\x1a\n") or head[12:16] != b"IHDR":
+            return f"{path.name}: not a PNG image"
+        width, height = struct.unpack(">II", head[16:24])
+        if max(width, height) > FIGURE_MAX_SIDE or width * height > FIGURE_MAX_PIXELS:
+            return f"{path.name}: {width} x {height} pixels, more than a figure may have"
+    return ""
+
+
 def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, config: dict,
                  sidecars: dict[str, dict]) -> ItemResult:
     item_dir = results / paper / item
     spec = (cf.items.get(item) if cf else None) or {}
     res = ItemResult(paper, item, expected=registry.listed(paper, item), state="missing", spec=spec,
-                     metric_docs=(cf.metrics.get(item) if cf else None) or {})
+                     metric_docs=(cf.metrics.get(item) if cf else None) or {}, folder=item_dir)
     cfg_params = ((config.get("papers") or {}).get(paper) or {}).get(item)
     # Parameters come from the executed notebook only beside a metrics.json: without it the notebook is stale or
     # partial (the runner writes metrics.json last).
@@ -179,6 +219,9 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
         res.params, res.params_source = run_params, "run"
         if isinstance(cfg_params, dict):
             res.params_differ = {k: v for k, v in run_params.items() if k != "seed"} != cfg_params
+            res.changes = prov_mod.param_changes({k: v for k, v in run_params.items() if k != "seed"}, cfg_params)
+        settings = read_settings(item_dir) or {}
+        res.run_name, res.commit = settings.get("run"), settings.get("commit")
     elif isinstance(cfg_params, dict):
         res.params, res.params_source = cfg_params, "config"
     datasets = (res.params or {}).get("datasets") or []
@@ -198,12 +241,19 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
         if cfg_params is None and res.expected:
             res.reason += "; it is not in config/config.yaml yet"
         return res
-    metrics, problem = _read_metrics(metrics_path)
+    metrics, problem = _read_metrics(metrics_path, f"results/{paper}/{item}/metrics.json")
     res.mtime = metrics_path.stat().st_mtime
     if metrics is None:
         res.state, res.reason = "missing", problem
         return res
     res.metrics = metrics
+    # The run's own record of a dataset it could not read stays in force whatever the sidecars say now (a bundle's
+    # sidecars are those of when it was packed, a checkout's those of today): its missing numbers are "not run".
+    for name in datasets if isinstance(datasets, list) else []:
+        said = metrics.get(f"status.{name}")
+        if name not in res.unavailable and (metrics.get(f"available.{name}") is False
+                                            or (isinstance(said, str) and said.startswith("not run"))):
+            res.unavailable[name] = said if isinstance(said, str) else "unavailable when the item ran"
     status = str(metrics.get("status", "ok"))
     res.state = "produced" if status == "ok" else status
     res.reason = str(metrics.get("reason") or "")
@@ -213,7 +263,9 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
     jobs = metrics.get("wall_time.jobs_sum_s")
     res.job_time_s = float(jobs) if isinstance(jobs, (int, float)) and not isinstance(jobs, bool) else None
     if status == "ok":  # an item that did not run shows no figure, even one left over from an earlier run
-        res.figures = _figures(item_dir, item, spec.get("figure") or [])
+        for fig in _figures(item_dir, item, spec.get("figure") or []):
+            why = figure_problem(fig)
+            (res.refused_figures if why else res.figures).append(why or fig)
         res.missing_figures = [n for n in spec.get("figure") or [] if not (item_dir / n).is_file()]
     nb = item_dir / f"{item}.html"
     res.notebook = nb if nb.is_file() else None
@@ -313,7 +365,8 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
     item_rows = [{"wall_time_s": it.wall_time_s, "job_time_s": it.job_time_s, "mtime": it.mtime}
                  for p in papers for it in p.items if it.metrics is not None]
     times = prov_mod.run_times(item_rows)
-    return Report(papers, provenance, problems, warnings, _privacy_rows(papers, by_paper), times)
+    return Report(papers, provenance, problems, warnings, _privacy_rows(papers, by_paper), times,
+                  [cf.path for cf in cfiles])
 
 
 def _paper_record(paper_id: str) -> registry.Paper:
@@ -337,8 +390,35 @@ def _evaluate_dataset_claim(c: Claim, sidecars: dict[str, dict]) -> Verdict:
     return evaluate_claim(c, flatten(side))
 
 
-def _copy_item_files(report: Report, out_dir: Path) -> dict[tuple[str, str], dict[str, str]]:
-    """Copy each item's rendered notebook and metrics.json under out_dir/items/; return relative links."""
+SANDBOX_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="script-src 'none'; object-src 'none'">
+<title>{title} (from a results bundle)</title>
+<style>body{{margin:0;font-family:system-ui,sans-serif}}p{{margin:.5em 1em}}
+iframe{{border:0;width:100%;height:calc(100vh - 3em)}}</style></head>
+<body><p>{title}: the rendered notebook of a results bundle, shown in a sandbox (its scripts, forms and links out
+do not run). The page itself: <code>{name}</code>.</p>
+<iframe sandbox src="{name}" title="{title}"></iframe></body></html>
+"""
+
+
+def _copy_sandboxed(page: Path, dest: Path, title: str) -> str:
+    """Copy an item's rendered notebook from a bundle as `<item>.bundle.html`, with a policy that forbids scripts
+    first in the page, and write `<item>.html`, a page showing it in a sandboxed iframe; return the latter's name."""
+    inner = f"{page.stem}.bundle.html"
+    policy = f'<!doctype html><meta http-equiv="Content-Security-Policy" content="{BUNDLE_PAGE_CSP}">\n'
+    with open(page, "rb") as src, open(dest / inner, "wb") as out:
+        out.write(policy.encode())
+        shutil.copyfileobj(src, out)
+    (dest / page.name).write_text(SANDBOX_PAGE.format(title=escape(title), name=escape(inner)),
+                                  encoding="utf-8")
+    return page.name
+
+
+def _copy_item_files(report: Report, out_dir: Path, sandbox: bool = False) -> dict[tuple[str, str], dict[str, str]]:
+    """Copy each item's rendered notebook, metrics.json, settings.json and figures (png with its pdf and csv) under
+    out_dir/items/; return relative links. With `sandbox` (results from a bundle), each notebook page is shown only
+    through a sandboxed iframe."""
     items_dir = out_dir / "items"
     if items_dir.is_dir():
         shutil.rmtree(items_dir)  # only the report's own copies live here; never stale copies
@@ -350,12 +430,24 @@ def _copy_item_files(report: Report, out_dir: Path) -> dict[tuple[str, str], dic
                 continue
             dest = items_dir / it.paper / it.item
             dest.mkdir(parents=True, exist_ok=True)
+            rel = f"items/{it.paper}/{it.item}"
             entry = {}
-            if it.notebook is not None:
+            if it.notebook is not None and sandbox:
+                name = _copy_sandboxed(it.notebook, dest, f"{it.paper} / {it.item}")
+                entry["notebook"] = f"{rel}/{name}"
+            elif it.notebook is not None:
                 shutil.copy2(it.notebook, dest / it.notebook.name)
-                entry["notebook"] = f"items/{it.paper}/{it.item}/{it.notebook.name}"
+                entry["notebook"] = f"{rel}/{it.notebook.name}"
             (dest / "metrics.json").write_text(json.dumps(it.metrics, indent=2, sort_keys=True) + "\n")
-            entry["metrics"] = f"items/{it.paper}/{it.item}/metrics.json"
+            entry["metrics"] = f"{rel}/metrics.json"
+            settings = it.folder / "settings.json" if it.folder else None
+            if settings is not None and settings.is_file():
+                shutil.copy2(settings, dest / settings.name)
+                entry["settings"] = f"{rel}/settings.json"
+            for fig in it.figures:
+                for path in (fig, fig.with_suffix(".pdf"), fig.with_suffix(".csv")):
+                    if path.is_file():
+                        shutil.copy2(path, dest / path.name)
             links[(it.paper, it.item)] = entry
     return links
 
@@ -402,13 +494,17 @@ def headline(report: Report) -> str:
 
 def build_report(out_dir: str | Path = "results/report", *, root: Path | None = None,
                  results: Path | None = None, claims_dir: Path | None = None,
-                 processed: Path | None = None, bundle: dict | None = None) -> Report:
-    """Build `index.html`, `claims.json` and `summary.json` in `out_dir` (relative paths are below the root).
+                 processed: Path | None = None, bundle: dict | None = None, previous: dict | None = None,
+                 run_name: str | None = None) -> Report:
+    """Build the report site (`index.html` and the pages it links), `claims.json` and `summary.json` in `out_dir`
+    (relative paths are below the root).
 
     `bundle`: when the results come from a results bundle (repro_dpadmm.bundle.rejudge), where and with what the
-    numbers were made (its provenance summary); the page and summary.json then say so.
+    numbers were made (its provenance summary); the page and summary.json then say so. `previous`: {claim id:
+    verdict} as judged before (a bundle's own claims.json); a changed verdict is marked "was: <old verdict>".
+    `run_name`: the results are a what-if run's (results/whatif/<name>/): only the items it ran are shown.
     """
-    from .html import render
+    from .html import render_site
 
     root = Path(root) if root else project_root()
     out_dir = Path(out_dir)
@@ -416,13 +512,26 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
         out_dir = root / out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     report = collect(root=root, results=results, claims_dir=claims_dir, processed=processed)
+    if run_name is not None:  # a what-if run holds only the items it ran
+        for p in report.papers:
+            p.items = [it for it in p.items if it.metrics is not None]
+            p.data_verdicts = []
+        report.papers = [p for p in report.papers if p.items]
+        report.privacy = [r for r in report.privacy if any(p.id == r["paper"] for p in report.papers)]
     if bundle is not None:
         report.provenance["bundle"] = bundle
-    links = _copy_item_files(report, out_dir)
+    links = _copy_item_files(report, out_dir, sandbox=bundle is not None)
     records = [v.record() for v in report.verdicts]
+    summ = summary(report)
     (out_dir / "claims.json").write_text(json.dumps(records, indent=2, default=str) + "\n")
-    (out_dir / "summary.json").write_text(json.dumps(summary(report), indent=2, default=str) + "\n")
-    (out_dir / "index.html").write_text(render(report, links), encoding="utf-8")
+    (out_dir / "summary.json").write_text(json.dumps(summ, indent=2, default=str) + "\n")
+    pages = render_site(report, summ, records, links, previous=previous, run_name=run_name)
+    claims_pages = out_dir / "claims"
+    if claims_pages.is_dir():
+        shutil.rmtree(claims_pages)  # only the report's own pages live here
+    for rel, text in pages.items():
+        (out_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out_dir / rel).write_text(text, encoding="utf-8")
     print(f"report: {headline(report)} -> {out_dir / 'index.html'}")
     for problem in report.problems:
         print(f"report: claims-file error: {problem}")

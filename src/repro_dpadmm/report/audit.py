@@ -7,11 +7,11 @@ kind (run it on the results of the smoke DAG).
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import safeload
 from ..claims import flatten, load_all
 from ..registry import listed
 
@@ -38,7 +38,7 @@ class Audit:
 def _available(name: str, processed: str | Path | None) -> bool:
     """Whether the processed sidecar of `name` says the dataset was built (False when there is no sidecar)."""
     path = Path(processed) / f"{name}.json" if processed else None
-    return bool(path and path.is_file() and json.loads(path.read_text()).get("available"))
+    return bool(path and path.is_file() and safeload.load_json(path, expect=dict).get("available"))
 
 
 def audit(claims_dir: str | Path, results: str | Path, processed: str | Path | None = None) -> Audit:
@@ -62,7 +62,7 @@ def audit(claims_dir: str | Path, results: str | Path, processed: str | Path | N
                 if side_path is None or not side_path.is_file():
                     out.notes.append(f"{claim.id}: dataset {name} not built; keys not checked")
                     continue
-                side = json.loads(side_path.read_text())
+                side = safeload.load_json(side_path, expect=dict)
                 if not side.get("available"):
                     out.notes.append(f"{claim.id}: dataset {name} unavailable; keys not checked")
                     continue
@@ -85,7 +85,7 @@ def audit(claims_dir: str | Path, results: str | Path, processed: str | Path | N
             if not metrics_path.is_file():
                 out.problems.append(f"{claim.id}: no {claim.paper}/{claim.item}/metrics.json in {results}")
                 continue
-            metrics = json.loads(metrics_path.read_text())
+            metrics = safeload.load_json(metrics_path, expect=dict)
             if metrics.get("status") == "not run":
                 out.notes.append(f"{claim.id}: item not run ({metrics.get('reason')}); keys not checked")
                 continue
@@ -105,7 +105,7 @@ def audit(claims_dir: str | Path, results: str | Path, processed: str | Path | N
                                      "(its verdict is 'not run')")
     # The reserved `repeats` entry: per-repeat values of flat keys (their mean), never of a key that is not written.
     for path in sorted(results.glob("*/*/metrics.json")) if results.is_dir() else []:
-        metrics = json.loads(path.read_text())
+        metrics = safeload.load_json(path, expect=dict)
         reps = metrics.get("repeats", {})
         where = f"{path.parent.parent.name}/{path.parent.name}"
         if not isinstance(reps, dict):
@@ -124,7 +124,7 @@ def audit(claims_dir: str | Path, results: str | Path, processed: str | Path | N
         for item, docs in cf.metrics.items():
             path = results / cf.name / item / "metrics.json"
             if path.is_file():
-                written = {base_key(k) for k in json.loads(path.read_text())} - ALWAYS_PRESENT
+                written = {base_key(k) for k in safeload.load_json(path, expect=dict)} - ALWAYS_PRESENT
                 undocumented = sorted(written - set(docs))
                 if undocumented:
                     out.problems.append(f"{cf.name}/{item}: undocumented metric key(s) (each needs a meaning under "

@@ -1,22 +1,32 @@
-"""Render the reproduction report as one static HTML page: no JavaScript, figures embedded, links relative.
+"""Render the reproduction report as a small static site: `index.html` (the headline and, per paper, one compact
+table of its claims: paper value, ours, difference, verdict; sortable and filterable by verdict, failures first), one
+page per paper (`<paper>.html`: its items, figures and claim cards), `privacy.html`, `provenance.html`, and each
+claims file with numbered lines (`claims/<file>.html`) that every claim links to.
 
-The page is the Jinja2 template `templates/report.html.j2` (with `macros.html.j2` and `paper.html.j2`) and the
-style sheet `templates/report.css`, inlined so that index.html stays one self-contained file. Every value is
-escaped by the templates (autoescape); this module only prepares the values and the small formatting filters.
+The pages are the Jinja2 templates in `templates/` with the style sheet `report.css` and the script `report.js`
+(sorting and the verdict filter, no library) inlined, so that each page is one file; figures are files under
+`items/<paper>/<item>/` beside their PDF and CSV, linked, not embedded. Nothing is loaded from another host. Every
+value is escaped by the templates (autoescape); this module prepares the values.
+
+The headline and the verdict classes are read from what the claims engine wrote (summary.json's counts and marks,
+claims.json's records): a verdict or mark the engine adds shows up with its own CSS class (`v-<slug>`) and count
+without a change here.
 """
 
 from __future__ import annotations
 
-import base64
 import json
+import math
+from collections import Counter
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
 
 import jinja2
 
-from ..claims import DEFAULT_NOISE_Z, VERDICTS, fmt
+from ..claims import ALL_VERDICTS, DEFAULT_NOISE_Z, FAILING, fmt
 from ..provenance import canonical_hash
+from ..staging import changes_text
 
 VERDICT_HELP = {
     "reproduced": "every check of the claim passes on the measured numbers, beyond the run-to-run noise",
@@ -28,16 +38,26 @@ VERDICT_HELP = {
     "not reproduced": "the measured numbers contradict the claim beyond the noise (checks fail, none passes)",
     "not run": "the item or dataset the claim needs was not run (the reason is given)",
     "not checkable": "the paper gives nothing measurable (e.g. a theorem's rate), or a needed number is missing",
+    "holds": "an analytic claim (formulas of config values and paper bounds, true or false whatever the "
+             "algorithms do) whose arithmetic holds; never counted as a reproduction",
+    "fails": "an analytic claim whose arithmetic does not hold",
+    "setup ok": "a check of our own construction passed (never counted as a claim)",
+    "setup failed": "a check of our own construction failed: a defect of ours until a finding explains it",
 }
-FAILING = ("not reproduced", "partly", "degenerate", "inconclusive", "fails", "setup failed")
-ANALYTIC_HELP = {"holds": "an analytic claim (formulas of config values and paper bounds) whose arithmetic holds",
-                 "fails": "an analytic claim whose arithmetic does not hold"}
+MARK_TEXT = {"depend_on_choice": "depend on a choice the paper leaves open", "unexplained": "unexplained failures",
+             "contradicted": "findings whose cause the evidence contradicts", "stale": "stale findings",
+             "looser_threshold": "thresholds looser than the paper's own number", "setup ok": "setup checks ok",
+             "setup failed": "setup checks failed"}
+# claims.json keys whose true (or non-empty) value marks a claim, with the words shown; any other boolean flag that
+# summary.json counts as a mark is shown under its own name
+RECORD_MARKS = {"unexplained": "unexplained", "contradicted": "cause contradicted", "stale": "stale finding",
+                "looser": "looser than the paper", "depends_on_choice": "depends on a choice"}
 
 
 # ------------------------------------------------------------------------------------------------ formatting
 
 def slug(verdict: str) -> str:
-    return verdict.replace(" ", "-")
+    return "".join(c if c.isalnum() else "-" for c in str(verdict).lower())
 
 
 def secs(value) -> str:
@@ -71,12 +91,6 @@ def value_text(value) -> str:
     return fmt(value) if not isinstance(value, str) else value
 
 
-def data_uri(path: Path) -> str:
-    mime = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}.get(
-        path.suffix.lower(), "application/octet-stream")
-    return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
-
-
 def clip(text, n: int) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
@@ -92,7 +106,7 @@ def count_text(counts: dict, keys=None, versions: bool = False) -> str:
     name -> version: "numpy 2.4.6, scipy 1.17.1"."""
     if versions:
         return ", ".join(f"{k} {v}" for k, v in counts.items())
-    return ", ".join(f"{counts[k]} {k}" for k in (keys or counts) if counts[k])
+    return ", ".join(f"{counts[k]} {k}" for k in (keys or counts) if counts.get(k))
 
 
 def array_shapes(side: dict) -> str:
@@ -108,22 +122,135 @@ def options_text(side: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in (side.get("options") or {}).items())
 
 
-# ------------------------------------------------------------------------------------------------ view data
+def mark_text(key: str) -> str:
+    return MARK_TEXT.get(key, key.replace("_", " "))
 
-def failures(report) -> list:
-    """(paper, verdict) of the claims that did not (fully) reproduce, unexplained first, then by severity."""
-    bad = [(p, v) for p in report.papers for v in p.verdicts if v.verdict in FAILING]
-    return sorted(bad, key=lambda pv: (not (pv[1].unexplained or pv[1].contradicted), FAILING.index(pv[1].verdict)))
+
+def rank(verdict: str, unexplained: bool = False) -> int:
+    """Sort order of a verdict, failures first: unexplained failures, then the other failures (in the engine's
+    FAILING order), then every other verdict (in the engine's order; one it adds later, after those)."""
+    if verdict in FAILING:
+        return FAILING.index(verdict) + (0 if unexplained else len(FAILING))
+    known = [v for v in ALL_VERDICTS if v not in FAILING]
+    return 2 * len(FAILING) + (known.index(verdict) if verdict in known else len(known))
+
+
+# ------------------------------------------------------------------------------------------------ claim rows
+
+def _number(value) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    v = float(value)
+    return v if math.isfinite(v) else None
+
+
+def _operand(metrics: dict, key) -> float | None:
+    return _number(key) if not isinstance(key, str) else _number(metrics.get(key))
+
+
+def _outside(v: float, lo, hi) -> str:
+    lo, hi = _number(lo), _number(hi)
+    if lo is not None and v < lo:
+        return f"{fmt(v - lo)} below the range"
+    if hi is not None and v > hi:
+        return f"+{fmt(v - hi)} above the range"
+    return "inside the range"
+
+
+def check_difference(check: dict, result: dict, metrics: dict) -> str:
+    """How far the measured number is from what the claim says, for one check: value - expected (and relative)
+    for approx and equal, the distance outside the range for range and ratio_range, left - right in standard errors
+    for less and greater; "" where a difference says nothing (monotone steps, booleans, an unknown kind)."""
+    if result.get("outcome") == "not evaluated" or not isinstance(check, dict):
+        return ""
+    kind = check.get("kind")
+    if kind in ("approx", "equal"):
+        v, exp = _operand(metrics, check.get("metric")), _number(check.get("expected"))
+        if v is None or exp is None:
+            return ""
+        d = v - exp
+        return f"{'+' if d > 0 else ''}{fmt(d)}" + (f" ({d / exp:+.1%})" if exp else "")
+    if kind == "range":
+        v = _operand(metrics, check.get("metric"))
+        return "" if v is None else _outside(v, check.get("min"), check.get("max"))
+    if kind == "ratio_range":
+        a, b = _operand(metrics, check.get("left")), _operand(metrics, check.get("right"))
+        return "" if a is None or not b else f"ratio {fmt(a / b)}, {_outside(a / b, check.get('min'), check.get('max'))}"
+    if kind in ("less", "greater"):
+        a, b = _operand(metrics, check.get("left")), _operand(metrics, check.get("right"))
+        if a is None or b is None:
+            return ""
+        d, se = a - b, _number(result.get("se"))
+        return f"left − right = {fmt(d)}" + (f" ({d / se:+.1f} SE)" if se else "")
+    return ""
+
+
+# the checks a compact row shows first: the failing ones, then those inside the noise, then the rest
+OUTCOME_ORDER = {"fail": 0, "inconclusive": 1, "not evaluated": 2, "pass": 3}
+SHOWN_CHECKS = 2   # a row shows this many checks; the claim's card has them all
+
+
+def claim_row(record: dict, claim, metrics: dict | None, item_title: str, previous: dict | None,
+              mark_keys) -> dict:
+    """What the compact table shows of one claim (a claims.json record): its first checks (failing first), what
+    they require, what we measured and the difference, the reason and the finding's cause (clipped; the card on the
+    paper's page has everything)."""
+    checks = record.get("checks") or []
+    specs = getattr(claim, "checks", []) or []
+    order = sorted(range(len(checks)), key=lambda i: OUTCOME_ORDER.get(checks[i].get("outcome"), 2))
+    shown = order[:SHOWN_CHECKS]
+    more = f" (+{len(checks) - len(shown)} more checks)" if len(checks) > len(shown) else ""
+    paper_value = record.get("paper_value")
+    verdict = str(record.get("verdict"))
+    unexplained = bool(record.get("unexplained"))
+    marks = [text for key, text in RECORD_MARKS.items() if record.get(key)]
+    marks += [k.replace("_", " ") for k in mark_keys
+              if k not in RECORD_MARKS and k not in MARK_TEXT and record.get(k) is True]
+    diffs = [check_difference(specs[i], checks[i], metrics or {}) if i < len(specs) else "" for i in shown]
+    finding = record.get("finding") or {}
+    was = (previous or {}).get(record.get("id"))
+    measured = [checks[i].get("measured", "") for i in shown if checks[i].get("outcome") != "not evaluated"]
+    return {
+        "id": record.get("id"), "paper": record.get("paper"), "item": item_title, "quote": record.get("quote") or "",
+        "where": record.get("where") or "", "verdict": verdict, "slug": slug(verdict),
+        "rank": rank(verdict, unexplained), "failing": verdict in FAILING, "marks": marks,
+        "paper_value": clip(value_text(paper_value), 160) if paper_value is not None else "",
+        "claimed": "; ".join(clip(checks[i].get("check", ""), 100) for i in shown) + more
+                   if paper_value is None else "",
+        "ours": clip("; ".join(measured), 160) + more if measured else "—",
+        "difference": "; ".join(d for d in diffs if d),
+        "reason": clip(record.get("reason") or "", 260),
+        "cause": clip(f"{finding.get('cause')}: {finding.get('text')}", 260) if finding else "",
+        "was": was if was is not None and was != verdict else None,
+        "claims_link": f"claims/{record.get('file')}.html#L{record.get('line')}" if record.get("file") else "",
+        "claims_where": f"{record.get('file')}:{record.get('line')}" if record.get("file") else "",
+    }
+
+
+def paper_rows(p, records: dict, previous: dict | None, mark_keys) -> list[dict]:
+    """The compact rows of a paper's claims (setup checks left out), failures first, then in paper order."""
+    rows = []
+    for v in p.data_verdicts:
+        if not v.setup:
+            rows.append(claim_row(records[v.claim.id], v.claim, None, "Dataset facts", previous, mark_keys))
+    for it in p.items:
+        for v in it.verdicts:
+            if not v.setup:
+                rows.append(claim_row(records[v.claim.id], v.claim, it.metrics, it.title, previous, mark_keys))
+    for n, r in enumerate(rows):
+        r["order"] = n
+    return sorted(rows, key=lambda r: (r["rank"], r["order"]))
 
 
 def item_index(p) -> list[dict]:
     """A row per item of the paper's index; items with neither results nor claims are `compact` (no card)."""
     rows = []
     for it in p.items:
-        counts = {v: 0 for v in VERDICTS}
+        counts: dict[str, int] = {}
         for v in it.verdicts:
-            if v.claim_class == "measured":
-                counts[v.verdict] += 1
+            if not v.setup:
+                counts[v.verdict] = counts.get(v.verdict, 0) + 1
+        counts = {k: counts[k] for k in sorted(counts, key=rank)}
         text = count_text(counts)
         rows.append({"item": it, "counts": counts, "any": bool(text),
                      "text": text or (it.reason if it.state != "produced" else "no claims attached"),
@@ -158,6 +285,20 @@ def privacy_tables(report) -> list[tuple[str, list[dict]]]:
     return out
 
 
+def ordered_counts(counts: dict) -> dict:
+    """A verdict -> count mapping in report order (failures first), zero counts left out."""
+    return {k: counts[k] for k in sorted(counts, key=rank) if counts[k]}
+
+
+def figure_entry(fig: Path, it, link: dict) -> dict:
+    """A figure's files in the report folder: png, and the pdf and csv saved beside it."""
+    base = f"items/{it.paper}/{it.item}/"
+    return {"name": fig.name, "png": base + fig.name,
+            **{ext: base + fig.with_suffix(f".{ext}").name for ext in ("pdf", "csv")
+               if fig.with_suffix(f".{ext}").is_file()},
+            "notebook": link.get("notebook")}
+
+
 # ------------------------------------------------------------------------------------------------ rendering
 
 @cache
@@ -165,30 +306,58 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("repro_dpadmm.report", "templates"),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)
-    env.filters.update(slug=slug, secs=secs, value_text=value_text, data_uri=data_uri, clip=clip, plural=plural,
+    env.filters.update(slug=slug, secs=secs, value_text=value_text, clip=clip, plural=plural,
                        count_text=count_text, array_shapes=array_shapes, first_reason=first_reason,
                        options_text=options_text, basename=lambda rel: Path(rel).name, item_choices=item_choices,
-                       item_index=item_index)
-    env.globals.update(VERDICTS=VERDICTS, VERDICT_HELP=VERDICT_HELP, ANALYTIC_HELP=ANALYTIC_HELP,
-                       item_time=item_time, total_time=total_time,
-                       canonical_hash=canonical_hash)
+                       item_index=item_index, mark_text=mark_text, ordered_counts=ordered_counts,
+                       changes_text=changes_text, nonzero=lambda c: {k: n for k, n in c.items() if n}, tally=lambda xs: dict(Counter(xs)))
+    env.globals.update(VERDICT_HELP=VERDICT_HELP, item_time=item_time, total_time=total_time,
+                       canonical_hash=canonical_hash, figure_entry=figure_entry, rank=rank)
     return env
 
 
+def _asset(name: str) -> str:
+    return files("repro_dpadmm.report").joinpath("templates", name).read_text(encoding="utf-8")
+
+
 def css() -> str:
-    return files("repro_dpadmm.report").joinpath("templates", "report.css").read_text(encoding="utf-8")
+    return _asset("report.css")
 
 
-def render(report, links: dict) -> str:
+def paper_page(p) -> str:
+    return f"{p.id}.html"
+
+
+def render_site(report, summ: dict, records: list[dict], links: dict, *, previous: dict | None = None,
+                run_name: str | None = None) -> dict[str, str]:
+    """Every page of the site: {path relative to the report folder: html}."""
     env = environment()
-    paper_section = env.get_template("paper.html.j2").module.paper_section
-    ic = [p.item_counts() for p in report.papers]
-    return env.get_template("report.html.j2").render(
-        report=report, css=css(),
-        papers=[p for p in report.papers if not p.beyond], beyond=[p for p in report.papers if p.beyond],
-        paper_section=lambda p: paper_section(p, links),
+    by_id = {r["id"]: r for r in records}
+    mark_keys = list(summ.get("marks") or {})
+    rows = {p.id: paper_rows(p, by_id, previous, mark_keys) for p in report.papers}
+    verdicts_present = ordered_counts({v: sum(1 for rs in rows.values() for r in rs if r["verdict"] == v)
+                                       for v in {r["verdict"] for rs in rows.values() for r in rs}})
+    common = {"report": report, "summary": summ, "css": css(), "js": _asset("report.js"), "run_name": run_name,
+              "papers": [p for p in report.papers if not p.beyond], "beyond": [p for p in report.papers if p.beyond],
+              "paper_page": paper_page, "previous": previous}
+    n_changed = sum(1 for rs in rows.values() for r in rs if r["was"])
+    pages = {"index.html": env.get_template("index.html.j2").render(
+        **common, page="index", rows=rows, verdicts_present=verdicts_present, n_changed=n_changed,
         any_differ=any(it.params_differ for p in report.papers for it in p.items),
         n_items=sum(len(p.items) for p in report.papers),
-        produced=sum(1 for p in report.papers for it in p.items if it.state == "produced"),
-        all_items={s: sum(c[s] for c in ic) for s in ("produced", "not run", "missing")},
-        failures=failures(report), privacy=privacy_tables(report))
+        produced=sum(1 for p in report.papers for it in p.items if it.state == "produced"))}
+    paper_tpl = env.get_template("paper.html.j2")
+    for p in report.papers:
+        present = ordered_counts({v: sum(1 for r in rows[p.id] if r["verdict"] == v)
+                                  for v in {r["verdict"] for r in rows[p.id]}})
+        pages[paper_page(p)] = paper_tpl.render(**common, page=p.id, p=p, rows=rows[p.id], links=links,
+                                                records=by_id, verdicts_present=present)
+    pages["privacy.html"] = env.get_template("privacy.html.j2").render(**common, page="privacy",
+                                                                       privacy=privacy_tables(report))
+    pages["provenance.html"] = env.get_template("provenance.html.j2").render(**common, page="provenance")
+    claims_tpl = env.get_template("claims_file.html.j2")
+    for path in report.claims_paths:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        pages[f"claims/{path.name}.html"] = claims_tpl.render(**common, page="claims", up="../", name=path.name,
+                                                               lines=lines)
+    return pages

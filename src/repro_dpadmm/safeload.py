@@ -1,0 +1,291 @@
+"""The one reader of every JSON and YAML file the package reads: limits that keep a hostile file from crashing or
+hanging it.
+
+Configs, claims files, `--params`/`--options`, metrics.json, dataset sidecars, provenance.json and executed notebooks
+may come from elsewhere (a results bundle is meant to be shared), so each is read with limits, and a file that breaks
+one raises `LoadError` naming the file (and the line where there is one) instead of a traceback, a hang or an
+exhausted memory:
+
+* size: at most `max_bytes` (default `MAX_BYTES`, 64 MiB; the environment variable `REPRO_DPADMM_MAX_FILE_MB`
+  overrides it), checked before the file is read;
+* nesting: at most `MAX_DEPTH` levels of objects and lists (a notebook needs about 10);
+* numbers: finite only (no NaN, Infinity, `.inf`, `.nan`, nor a literal such as 1e400 that overflows a double), and
+  integers within a signed 64-bit range (10^400 is refused, not carried into float arithmetic);
+* YAML: one document, no anchors (`&a`) or aliases (`*a`), so that a few hundred bytes cannot expand into gigabytes
+  ("billion laughs"); only the safe loader's types.
+
+PyYAML and the standard json module do the parsing; this module adds the limits around them (neither has them).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from pathlib import Path
+
+import yaml
+
+MAX_BYTES = 64 * 2**20
+MAX_BYTES_ENV = "REPRO_DPADMM_MAX_FILE_MB"
+MAX_DEPTH = 64
+MAX_INT = 2**63 - 1
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)   # libyaml when PyYAML has it: the same result, faster
+
+
+class LoadError(ValueError):
+    """A JSON or YAML file (or option) that cannot be read within the limits; names the file and line."""
+
+    def __init__(self, source: str, problem: str, line: int | None = None):
+        self.source, self.problem, self.line = str(source), problem, line
+        super().__init__(f"{self.source}{f':{line}' if line else ''}: {problem}")
+
+
+def max_bytes() -> int:
+    """The size limit in force: REPRO_DPADMM_MAX_FILE_MB when set (a positive number of MiB), else MAX_BYTES."""
+    value = os.environ.get(MAX_BYTES_ENV)
+    if not value:
+        return MAX_BYTES
+    try:
+        mb = float(value)
+    except ValueError:
+        mb = float("nan")
+    if not (math.isfinite(mb) and mb > 0):
+        raise LoadError(MAX_BYTES_ENV, f"must be a positive number of MiB, got {value!r}")
+    return int(mb * 2**20)
+
+
+def read_text(path: str | Path, limit: int | None = None) -> str:
+    """The UTF-8 text of a file no larger than `limit` bytes (default: max_bytes()), checked before reading."""
+    path = Path(path)
+    limit = max_bytes() if limit is None else limit
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > limit:
+                raise LoadError(path, f"{size:,} bytes, more than the {limit:,} allowed "
+                                      f"(set {MAX_BYTES_ENV} to allow more)")
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise LoadError(path, f"cannot be read ({exc.strerror or exc})") from None
+    if len(data) > limit:   # grew while being read (a FIFO, a file being written)
+        raise LoadError(path, f"more than the {limit:,} bytes allowed (set {MAX_BYTES_ENV} to allow more)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LoadError(path, f"not UTF-8 text (byte {exc.start})") from None
+
+
+def _type_name(value) -> str:
+    return {dict: "an object (mapping)", list: "a list"}.get(type(value), type(value).__name__)
+
+
+def _check_type(value, expect, source: str):
+    if expect is not None and not isinstance(value, expect):
+        want = _type_name(expect()) if isinstance(expect, type) else " or ".join(_type_name(t()) for t in expect)
+        raise LoadError(source, f"must hold {want}, got {_type_name(value)}")
+    return value
+
+
+class _Refused:
+    """A number literal the JSON parser met that breaks the limits; `_walk` reports it with its path."""
+
+    def __init__(self, token: str, why: str):
+        self.token, self.why = token, why
+
+
+def _bad_value(value, finite: bool = True) -> str:
+    """Why a parsed value breaks the limits ('' if it does not)."""
+    if isinstance(value, _Refused):
+        return value.why
+    if finite and isinstance(value, float) and not math.isfinite(value):
+        return f"{value} is not a finite number (allowed: finite numbers only)"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+        return f"the integer {str(value)[:12]}... ({len(str(abs(value)))} digits) is outside the 64-bit range " \
+               "(allowed: integers of at most 19 digits)"
+    return ""
+
+
+def _walk(value, max_depth: int, finite: bool = True):
+    """Check depth, numbers and keys of a parsed document without recursion; return the path of the first problem,
+    the problem and the offending value, or (None, '', None)."""
+    stack = [(value, (), 0)]
+    while stack:
+        node, path, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            if depth >= max_depth:
+                return path, f"nested deeper than {max_depth} levels", None
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            for key, child in reversed(list(items)):   # reversed: the first problem in document order is found
+                why = _bad_value(key, finite) if isinstance(node, dict) else ""
+                if why:
+                    return path, f"key: {why}", key
+                stack.append((child, path + (key,), depth + 1))
+        else:
+            why = _bad_value(node, finite)
+            if why:
+                return path, why, node
+    return None, "", None
+
+
+def _path_text(path) -> str:
+    text = ".".join(map(str, path)) or "top level"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# ---------------------------------------------------------------------------------------------------------- JSON
+
+def _json_float(text: str):
+    value = float(text)
+    if not math.isfinite(value):
+        return _Refused(text, f"{text} is not a finite number: it overflows a double (allowed: finite numbers only)")
+    return value
+
+
+def _json_int(text: str):
+    digits = text.lstrip("-")
+    if len(digits) > 19 or not -MAX_INT <= int(text) <= MAX_INT:
+        return _Refused(text, f"the integer {text[:12]}{'...' if len(text) > 12 else ''} ({len(digits)} digits) "
+                              "is outside the 64-bit range (allowed: integers of at most 19 digits)")
+    return int(text)
+
+
+def _json_constant(name: str):
+    return _Refused(name, f"{name} is not a finite number (allowed: finite numbers only)")
+
+
+def _line_of(text: str, token: str) -> int | None:
+    """The line of the first occurrence of a number literal (outside strings, roughly: not inside quotes)."""
+    match = re.search(rf'(?<![\w."]){re.escape(token)}(?![\w."])', text)
+    return text.count("\n", 0, match.start()) + 1 if match else None
+
+
+def loads_json(text: str, source: str, *, expect=None, max_depth: int = MAX_DEPTH, limit: int | None = None,
+               finite: bool = True):
+    """Parse JSON text within the limits (`source` names it in errors: a file or an option such as --params).
+    finite=False lets NaN and infinities through, for a caller whose own validation refuses them naming the key."""
+    limit = max_bytes() if limit is None else limit
+    if len(text) > limit:
+        raise LoadError(source, f"{len(text):,} characters, more than the {limit:,} allowed "
+                                f"(set {MAX_BYTES_ENV} to allow more)")
+    try:
+        value = json.loads(text, parse_int=_json_int, **({"parse_float": _json_float, "parse_constant": _json_constant}
+                                                         if finite else {}))
+    except json.JSONDecodeError as exc:
+        raise LoadError(source, f"not valid JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
+    except RecursionError:
+        raise LoadError(source, f"nested deeper than {max_depth} levels") from None
+    path, why, bad = _walk(value, max_depth, finite)
+    if why:
+        line = _line_of(text, bad.token) if isinstance(bad, _Refused) else None
+        raise LoadError(source, f"{_path_text(path)}: {why}", line)
+    return _check_type(value, expect, source)
+
+
+def load_json(path: str | Path, *, expect=None, max_depth: int = MAX_DEPTH, limit: int | None = None,
+              finite: bool = True, name: str | None = None):
+    """Read a JSON file within the limits; `expect` a type (or tuple) the top level must have; `name`: how errors
+    name the file (default its path; e.g. its path inside a bundle, not the temporary folder it was unpacked to)."""
+    try:
+        text = read_text(path, limit)
+    except LoadError as exc:
+        raise LoadError(name or str(path), exc.problem) from None
+    return loads_json(text, name or str(path), expect=expect, max_depth=max_depth, limit=limit, finite=finite)
+
+
+# ---------------------------------------------------------------------------------------------------------- YAML
+
+def _mark_line(exc) -> int | None:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    return mark.line + 1 if mark is not None else None
+
+
+def _check_events(text: str, source: str, max_depth: int) -> None:
+    """One pass over the parser's events: no anchors or aliases, no nesting deeper than max_depth, one document."""
+    loader = _LOADER(text)
+    depth = documents = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            line = event.start_mark.line + 1 if event.start_mark is not None else None
+            if isinstance(event, yaml.AliasEvent):
+                raise LoadError(source, f"YAML alias *{event.anchor} is not allowed (anchors and aliases can "
+                                        "expand a small file into gigabytes; write the values out)", line)
+            if getattr(event, "anchor", None):
+                raise LoadError(source, f"YAML anchor &{event.anchor} is not allowed (write the values out)", line)
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > max_depth:
+                    raise LoadError(source, f"nested deeper than {max_depth} levels", line)
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+            elif isinstance(event, yaml.DocumentStartEvent):
+                documents += 1
+                if documents > 1:
+                    raise LoadError(source, "more than one YAML document (a second '---')", line)
+    finally:
+        loader.dispose()
+
+
+def _node_line(node, path) -> int | None:
+    """The line of the node at `path` (keys and list positions) in a composed document, or of its nearest parent."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in path:
+        if isinstance(node, yaml.MappingNode):
+            match = [(k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == str(part)]
+            if not match:
+                break
+            key, node = match[-1]
+            line = key.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def compose_yaml(text: str, source: str, *, max_depth: int = MAX_DEPTH, limit: int | None = None,
+                 finite: bool = True):
+    """(data, node tree) of YAML text within the limits; the node tree gives every value's line
+    (node.start_mark). Raises LoadError naming `source` and the line. finite=False: as in loads_json."""
+    limit = max_bytes() if limit is None else limit
+    if len(text) > limit:
+        raise LoadError(source, f"{len(text):,} characters, more than the {limit:,} allowed "
+                                f"(set {MAX_BYTES_ENV} to allow more)")
+    try:
+        _check_events(text, source, max_depth)
+        loader = _LOADER(text)
+        try:   # one parse: the node tree gives the lines, the same tree the data
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as exc:
+        detail = re.sub(r'\s*in "<unicode string>", line (\d+), column (\d+)', r" (line \1, column \2)", str(exc))
+        detail = " ".join(detail.split())
+        raise LoadError(source, f"not valid YAML: {detail}", _mark_line(exc)) from None
+    except (ValueError, OverflowError) as exc:   # e.g. an integer literal of more than 4300 digits
+        if isinstance(exc, LoadError):
+            raise
+        raise LoadError(source, f"a value cannot be read: {exc}") from None
+    path, why, _ = _walk(data, max_depth, finite)
+    if why:
+        raise LoadError(source, f"{_path_text(path)}: {why}", _node_line(node, path))
+    return data, node
+
+
+def loads_yaml(text: str, source: str, *, expect=None, max_depth: int = MAX_DEPTH, limit: int | None = None,
+               finite: bool = True):
+    """Parse YAML text within the limits (`expect`: a type, or tuple, the top level must have; an empty document
+    is None)."""
+    data, _ = compose_yaml(text, source, max_depth=max_depth, limit=limit, finite=finite)
+    return data if data is None else _check_type(data, expect, source)
+
+
+def load_yaml(path: str | Path, *, expect=None, max_depth: int = MAX_DEPTH, limit: int | None = None,
+              finite: bool = True):
+    """Read a YAML file within the limits (an empty file is None)."""
+    return loads_yaml(read_text(path, limit), str(path), expect=expect, max_depth=max_depth, limit=limit,
+                      finite=finite)

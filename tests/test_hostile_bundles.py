@@ -1,0 +1,248 @@
+"""Hostile results bundles (issue 33): every crafted archive of tests/_hostile.py ends in the package's own error
+naming the file or member, or is re-judged with the hostile part shown as such, in bounded time, with nothing
+written outside the folders the re-judge owns."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from _hostile import ITEM, PROBES, SCRIPT
+from _report_synth import make_project
+
+from repro_dpadmm.bundle import UNPACK_PREFIX, BundleError, Limits, make_bundle, opened, rejudge, unpack
+from repro_dpadmm.cli import main
+from repro_dpadmm.report import build_report
+
+SECONDS = 20   # every probe, archive making included, ends well within this
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    root = make_project(tmp_path_factory.mktemp("hostile") / "project")
+    build_report("results/report", root=root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def base(project, tmp_path_factory):
+    """An intact bundle, unpacked by the package itself: every probe starts from a copy."""
+    tmp = tmp_path_factory.mktemp("base")
+    archive = make_bundle(tmp / "b.tar.gz", root=project)
+    unpack(archive, tmp / "unpacked")
+    return tmp / "unpacked" / "b"
+
+
+@pytest.fixture(autouse=True)
+def private_tmp(tmp_path, monkeypatch):
+    """A temporary folder of the test's own (where the re-judge unpacks), so that what is left there is ours."""
+    folder = tmp_path / "systmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+def _outside(tmp: Path) -> set[str]:
+    """What a probe could have written outside the re-judge's folders: the scratch folder's entries (the crafted
+    bundle's siblings) and the temporary folder's."""
+    return {p.name for p in tmp.iterdir()} | {f"tmp/{p.name}" for p in (tmp / "systmp").iterdir()}
+
+
+@pytest.mark.parametrize("name, kind, build, expected", PROBES, ids=[p[0] for p in PROBES])
+def test_probe_ends_in_the_packages_own_error_or_is_judged_safely(project, base, tmp_path, name, kind, build,
+                                                                  expected):
+    t0 = time.perf_counter()
+    source = build(base, tmp_path)
+    before = _outside(tmp_path)
+    out = tmp_path / "rejudged"
+    if expected is not None:
+        with pytest.raises(BundleError) as exc:
+            rejudge(source, out, root=project)
+        assert expected in str(exc.value), str(exc.value)
+        assert not out.exists()
+    else:
+        rejudge(source, out, root=project)
+        assert (out / "index.html").is_file() and (out / "claims.json").is_file()
+    assert time.perf_counter() - t0 < SECONDS
+    assert _outside(tmp_path) - before <= {"rejudged"}, "a file appeared outside the re-judge's folders"
+    assert not list((tmp_path / "systmp").iterdir()), "temporary folder left"
+    assert not (tmp_path / "outside-absolute.txt").exists() and not (tmp_path.parent / "outside-dotdot.txt").exists()
+
+
+def _rejudge(project, base, tmp_path, probe: str) -> tuple[Path, dict]:
+    build = next(p[2] for p in PROBES if p[0] == probe)
+    out = tmp_path / "rejudged"
+    rejudge(build(base, tmp_path), out, root=project)
+    summary = json.loads((out / "summary.json").read_text())
+    return out, summary["papers"]["huang2019_dpadmm"]["item_states"]["fig1"]
+
+
+@pytest.mark.parametrize("probe, fragment", [
+    ("1e400 in wall_time_s", "metrics.json:1: wall_time_s: 1e400 is not a finite number"),
+    ("NaN in wall_time_s", "metrics.json:1: wall_time_s: NaN is not a finite number"),
+    ("integer 10^400 as a metric", "err_final.n100: the integer 100000000000... (401 digits) is outside"),
+    ("metrics.json nested 100,000 deep", "metrics.json: nested deeper than 64 levels"),
+])
+def test_a_bad_metrics_file_makes_the_item_missing_naming_file_line_and_key(project, base, tmp_path, probe,
+                                                                           fragment):
+    _, state = _rejudge(project, base, tmp_path, probe)
+    assert state["state"] == "missing" and "unreadable metrics.json" in state["reason"]
+    assert fragment in state["reason"], state["reason"]
+
+
+def test_a_deep_sidecar_makes_its_dataset_unavailable(project, base, tmp_path):
+    out, _ = _rejudge(project, base, tmp_path, "sidecar nested 100,000 deep")
+    records = {r["id"]: r for r in json.loads((out / "claims.json").read_text())}
+    not_run = [r for r in records.values()
+               if r["id"].startswith("huang2019_dpadmm.fig1.") and r["verdict"] == "not run"]
+    assert not_run and all("adult_huang2019" in json.dumps(r) for r in not_run)
+    assert "nested deeper than 64 levels" in (out / "index.html").read_text()
+
+
+def test_a_deep_notebook_gives_no_parameters_and_no_crash(project, base, tmp_path):
+    _, state = _rejudge(project, base, tmp_path, "notebook nested 100,000 deep")
+    assert state["state"] == "produced" and state["params_from"] != "run"
+
+
+def test_figures_too_large_or_too_many_pixels_are_listed_not_embedded(project, base, tmp_path):
+    for probe, why in (("40 MiB-class giant PNG (9 MiB)", "fig1.png: 9.0 MiB, more than the 8 MiB"),
+                       ("PNG of 100,000 x 100,000 pixels", "fig1.png: 100000 x 100000 pixels")):
+        out, _ = _rejudge(project, base, tmp_path / probe.split()[0], probe)
+        page = (out / "huang2019_dpadmm.html").read_text()
+        assert f"Figure not shown: {why}" in page
+        assert not (out / "items/huang2019_dpadmm/fig1/fig1.png").exists()     # nor copied beside the report
+        assert max(p.stat().st_size for p in out.rglob("*.html")) < 2 * 2**20
+
+
+def test_a_script_in_an_item_page_is_never_served_active(project, base, tmp_path):
+    out, _ = _rejudge(project, base, tmp_path, "script in an item page")
+    for page in out.rglob("*.html"):   # the report's own pages carry its own small script, never the bundle's
+        if page.name != "fig1.bundle.html":
+            assert SCRIPT not in page.read_text(), page
+    page = (out / "huang2019_dpadmm.html").read_text()
+    item = out / "items" / ITEM.removeprefix("results/")
+    wrapper = (item / "fig1.html").read_text()
+    assert '<iframe sandbox src="fig1.bundle.html"' in wrapper and "<script" not in wrapper
+    inner = (item / "fig1.bundle.html").read_text()
+    assert inner.startswith('<!doctype html><meta http-equiv="Content-Security-Policy" content="default-src \'none\'')
+    assert SCRIPT in inner    # kept for reading, inert: the policy forbids scripts and the iframe is sandboxed
+    assert 'href="items/huang2019_dpadmm/fig1/fig1.html"' in page
+
+
+def test_the_re_judge_of_the_workflow_keeps_item_pages_as_they_are(project, tmp_path):
+    build_report(tmp_path / "report", root=project)
+    page = (tmp_path / "report/items/huang2019_dpadmm/fig1/fig1.html").read_text()
+    assert "sandbox" not in page and not (tmp_path / "report/items/huang2019_dpadmm/fig1/fig1.bundle.html").exists()
+
+
+def test_limits_are_overridable_and_named_in_the_error(project, base, tmp_path, monkeypatch):
+    archive = make_bundle(tmp_path / "b.tar.gz", root=project)
+    with pytest.raises(BundleError, match="more than 10 members .set REPRO_DPADMM_BUNDLE_MAX_FILES"):
+        with opened(archive, Limits(members=10)):
+            pass
+    with pytest.raises(BundleError, match="more than 1,000 bytes in all .set REPRO_DPADMM_BUNDLE_MAX_TOTAL_MB"):
+        with opened(archive, Limits(total_bytes=1000)):
+            pass
+    monkeypatch.setenv("REPRO_DPADMM_BUNDLE_MAX_FILE_MB", "0.001")
+    with pytest.raises(BundleError, match="more than 1,048 .set REPRO_DPADMM_BUNDLE_MAX_FILE_MB"):
+        with opened(archive):
+            pass
+    monkeypatch.setenv("REPRO_DPADMM_BUNDLE_MAX_FILE_MB", "lots")
+    with pytest.raises(BundleError, match="REPRO_DPADMM_BUNDLE_MAX_FILE_MB must be a positive number"):
+        with opened(archive):
+            pass
+
+
+def test_cli_prints_the_error_without_a_traceback(project, base, tmp_path, monkeypatch, capsys):
+    build = next(p[2] for p in PROBES if p[0] == "symlink chain (CVE-2025-4517 shape)")
+    source = build(base, tmp_path)
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(project))
+    assert main(["report", "--results", str(source), "--out-dir", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("repro-dpadmm: error: p.tar.gz: member") and "Traceback" not in err
+
+
+_HOLD = """
+import sys, time
+from repro_dpadmm.bundle import opened
+with opened(sys.argv[1]) as folder:
+    print(folder.parent, flush=True)
+    time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_the_temporary_folder_goes_when_the_re_judge_is_stopped(project, tmp_path, sig):
+    archive = make_bundle(tmp_path / "b.tar.gz", root=project)
+    env = {**os.environ, "TMPDIR": str(tmp_path / "systmp")}
+    proc = subprocess.Popen([sys.executable, "-c", _HOLD, str(archive)], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        tmp = Path(proc.stdout.readline().strip())
+        assert tmp.name.startswith(UNPACK_PREFIX) and (tmp / "b" / "MANIFEST.sha256").is_file()
+        proc.send_signal(sig)
+        proc.wait(timeout=20)
+    finally:
+        proc.kill()
+    assert not tmp.exists()
+
+
+def test_a_folder_left_by_a_killed_re_judge_is_swept_once_its_process_is_gone(project, tmp_path):
+    archive = make_bundle(tmp_path / "b.tar.gz", root=project)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    from repro_dpadmm.locks import HOST
+
+    left = Path(tempfile.gettempdir()) / f"{UNPACK_PREFIX}{dead.stdout.strip()}@{HOST}.leftover"
+    alive = Path(tempfile.gettempdir()) / f"{UNPACK_PREFIX}{os.getppid()}@{HOST}.inuse"
+    left.mkdir()
+    alive.mkdir()
+    try:
+        with opened(archive):
+            pass
+        assert not left.exists() and alive.exists()
+    finally:
+        for p in (left, alive):
+            if p.exists():
+                p.rmdir()
+
+
+class _Touch:
+    """A pickle whose loading creates a file: what a hostile part file would do."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return Path.touch, (Path(self.path),)
+
+
+def test_a_part_file_from_elsewhere_is_recomputed_never_unpickled(tmp_path):
+    """A bundle unpacked by hand into results/ (or any copy from another machine) brings unsigned part files: the
+    item recomputes them and never loads them; a part file this project wrote is used."""
+    import pickle
+
+    from repro_dpadmm.experiments import parts
+
+    params = {"graph": {"kind": "five_node"}, "iterations": 4, "repeats": 1, "alpha1": [3.0, 5.0]}
+    keys = parts.part_keys("zhang2018_madmm", "fig2", params)
+    marker = tmp_path / "unpickled"
+    hostile = parts.part_path("zhang2018_madmm", "fig2", keys[0], tmp_path)
+    hostile.parent.mkdir(parents=True)
+    hostile.write_bytes(pickle.dumps({"format": 1, "value": _Touch(marker)}))
+    forged = parts.part_path("zhang2018_madmm", "fig2", keys[1], tmp_path)
+    forged.write_bytes(parts.SIGNED + bytes(32) + pickle.dumps(_Touch(marker)))   # a signature of another key
+    said = []
+    got = parts.gather("zhang2018_madmm", "fig2", params, lambda k: f"computed {k}", out_dir=tmp_path,
+                       log=said.append)
+    assert got == {k: f"computed {k}" for k in keys} and not marker.exists()
+    assert all("was not written by this project" in s for s in said) and len(said) == 2
+    parts.write_part(hostile, parts.record(keys[0], params, value="signed here"))
+    parts.write_part(forged, parts.record(keys[1], params, value="signed here too"))
+    assert parts.gather("zhang2018_madmm", "fig2", params, lambda k: pytest.fail("recomputed"), out_dir=tmp_path,
+                        log=said.append) == {keys[0]: "signed here", keys[1]: "signed here too"}
