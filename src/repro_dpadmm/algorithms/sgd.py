@@ -1,6 +1,6 @@
 """Distributed DPSGD on a star network: baseline (5) of Huang et al. 2019 ("DPSGD in [20] for distributed settings").
 
-SPEC §2.2.5 [D]. The paper gives "learning rate 0.1" ("we set the optimal learning rate to be 0.1", §VI-C) and
+[D] The paper gives "learning rate 0.1" ("we set the optimal learning rate to be 0.1", §VI-C) and
 "sampling ratio 1" (full local batches, so no subsampling amplification). Every agent holds the global w^{k-1} and
 sends its clipped mean gradient plus Gaussian noise, g-tilde_i = (1/m_i) sum_j clip_C(grad l(a_ij, b_ij, w^{k-1})) +
 N(0, sigma^2 I), sigma = 2 C z / m_i (the Gaussian mechanism on a mean of clipped gradients under replace-one,

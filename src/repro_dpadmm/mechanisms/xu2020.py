@@ -81,7 +81,7 @@ class GradientPerturbation(GaussianMechanism):
 
     n: records; lam: the problem's regularisation weight (u_0's effect on the l2 problem); rho, gamma (§V-B);
     mu, c: Theorem 1's RDP share and per-sample gradient bound (c = 1 after unit-norm rows, SPEC §6.5);
-    eta, eta_rule, dataset: the step size as `fused_lasso.resolve_step_size` reads it (default 1/L_f, SPEC §0.5(2));
+    eta, eta_rule, dataset: the step size as `fused_lasso.resolve_step_size` reads it (default 1/L_f, the bound of its Lemma 5);
     step_scale multiplies it.
     """
 
