@@ -52,13 +52,14 @@ def test_dpsgd_spend_is_the_noise_it_drew():
     z = accounting.gaussian_multipliers(sp.event)
     assert z.size == 4 and sp.neighbouring == REPLACE_ONE and sp.bound == hb.EPS_BAR
     np.testing.assert_allclose(z, h.meta["sigma"] / sgd.sensitivity(20, 0.5), rtol=1e-12)
-    # one step's noise (20 repeats): lr times the agents' mean noise, so its spread is z sensitivity / sqrt(n)
+    # one step's noise (20 repeats; the sum convention, the default): lr times the sum of the agents' noise, so its
+    # spread is z sensitivity sqrt(n)
     w0 = np.zeros((20, 8))
     _, w1 = sgd.noiseless_step(data, w0, lr=0.1, lam_n=1e-6, reg="l2", clip=0.5)
     h1 = sgd.dpsgd(data, reg="l2", T=1, rngs=repeat_generators(0, 20, "g"), epsilon=0.2, delta=1e-5, clip=0.5,
                    record=False)
     xi = (w1 - h1.meta["w"]) / 0.1
-    assert abs(xi.std() * np.sqrt(50) / (z[0] * sgd.sensitivity(20, 0.5)) - 1) < 0.25  # 160 draws: se ~6%
+    assert abs(xi.std() / np.sqrt(50) / (z[0] * sgd.sensitivity(20, 0.5)) - 1) < 0.25  # 160 draws: se ~6%
     t = hb.spend_totals(sp, 1e-5)
     assert t["paper_eps"] == hb.eps_bar(0.2, 1e-5, 4) and t["rdp_eps"] == accounting.rdp_epsilon(z[0], 1e-5, 4)
     # sigma given directly: the multiplier is sigma over the sensitivity; no clipping bound, no record
@@ -67,3 +68,17 @@ def test_dpsgd_spend_is_the_noise_it_drew():
     assert h.spends[0].bound is None
     assert sgd.dpsgd(data, reg="l2", T=2, rngs=rngs, sigma_value=0.3, clip=None).spends == []
     assert sgd.dpsgd(data, reg="l2", T=2, sigma_value=0.0).spends == []
+
+
+def test_sum_convention_is_the_average_convention_at_n_times_the_learning_rate():
+    """The two conventions are one family (algorithms.sgd): sum at lr equals average at n lr, draw for draw, so one
+    learning-rate sweep reads in either unit; the default is the sum convention."""
+    A, b, data = star_problem(n=5, m=20, d=6, D=2, seed=3)
+    run = {"reg": "l2", "T": 6, "epsilon": 0.5, "delta": 1e-5, "lam_n": 1e-3}
+    h_sum = sgd.dpsgd(data, rngs=repeat_generators(0, 2, "c"), lr=0.02, convention="sum", **run)
+    h_avg = sgd.dpsgd(data, rngs=repeat_generators(0, 2, "c"), lr=0.1, convention="average", **run)
+    np.testing.assert_allclose(h_sum.meta["w"], h_avg.meta["w"], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(h_sum.traces["el"], h_avg.traces["el"], rtol=1e-12)
+    h_def = sgd.dpsgd(data, rngs=repeat_generators(0, 2, "c"), lr=0.02, **run)
+    np.testing.assert_array_equal(h_def.meta["w"], h_sum.meta["w"])
+    assert sgd.CONVENTIONS[0] == "sum"

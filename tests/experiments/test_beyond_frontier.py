@@ -80,6 +80,40 @@ def test_level_names_and_job_grid():
         bf.check_job("huang_pvp", "eps0.1-noiseless", PARAMS)
 
 
+# ------------------------------------------------------------------------------------------------- learning rates
+def test_one_rule_tunes_every_learning_rate():
+    """Methods with a learning rate (DP-ADMM's eta, DPSGD's lr, XU's eta) are tuned; exact local solvers are not;
+    the rule keeps the lowest mean training objective and never a diverged run; the configured DPSGD is the sum
+    convention, where HUANG's lr 0.1 is near-optimal."""
+    tuned = {m for m, meth in bf.METHODS.items() if meth.tunable}
+    assert tuned == {"huang_dpadmm", "huang_dpsgd", "xu_dpadmm", "xu_dpaccadmm", "xu_dpadmm_paper",
+                     "xu_dpaccadmm_paper"}
+    sweep = {"0.3": {"train_objective": [0.5, 0.52]}, "1": {"train_objective": [0.41, 0.43]},
+             "3": {"train_objective": [0.40, float("nan")]}, "10": {"train_objective": [float("inf"), 1.0]}}
+    assert bf.tune_step(sweep) == "1"
+    assert bf.step_grid(PARAMS) == [0.1, 0.3, 1.0, 3.0, 10.0] and bf.step_grid({}) == [1.0]
+    assert bf.configured("huang_dpsgd", bf.context(PARAMS)).convention == "sum"
+    with pytest.raises(ValueError, match="step_grid"):
+        bf.check_params({**PARAMS, "step_grid": [1.0, -3.0]})
+
+
+def test_the_optimiser_floor_is_read_at_the_step_each_level_chose():
+    """A tuned method's noiseless job runs every multiple; the summary compares each level's run with the
+    noiseless run at the multiple that level chose."""
+    params = copy.deepcopy(PARAMS)
+    jobs = _fake_jobs(params)
+    for lv, scale in (("eps0.1", 0.3), ("eps3", 3.0)):
+        jobs[("huang_dpsgd", lv)].update(step_scale=scale, step_sweep={})
+    jobs[("huang_dpsgd", "noiseless")].update(step_scale=1.0, step_sweep={
+        f"{g:g}": {"test_error": [0.16 + g / 100] * 3, "train_objective": [0.3] * 3} for g in bf.step_grid(params)})
+    rows = {(r["method"], r["level"]): r for r in bf.summarise(jobs, params)["rows"]}
+    assert rows[("huang_dpsgd", "eps0.1")]["noiseless_mean"] == pytest.approx(0.163)
+    assert rows[("huang_dpsgd", "eps3")]["noiseless_mean"] == pytest.approx(0.19)
+    m, _ = bf.metrics(bf.summarise(jobs, params), params)
+    assert m["step_scale.huang_dpsgd.eps3"] == 3.0 and "step_scale.huang_pvp.eps3" not in m
+    assert "HUANG DPSGD (learning rate (§VI-C)) ×0.3 at ε = 0.1" in bf.conclusions(m, bf.summarise(jobs, params), params)
+
+
 # ------------------------------------------------------------------------------------------------- metrics
 def _fake_jobs(params, err=None):
     """Job records as run_job writes them; err(method, level) -> the test errors of a job (default: random around
@@ -311,11 +345,16 @@ def test_optimiser_floor_is_the_method_with_zero_noise(processed_root, method):
     cal = {"z": 1e-12, "sigma": 1e-12}
     models = bf.configured(method, ctx).run(bf.layout(method, X, y, splits, ctx, rngs["agents"]), cal, ctx.T,
                                             rngs["noise"])
-    np.testing.assert_allclose(floor["test_error"], bf._evaluate(models, X, y, splits, ctx.lam)["test_error"])
-    np.testing.assert_allclose(floor["train_objective"],
+    at_paper = floor["step_sweep"]["1"] if bf.METHODS[method].tunable else floor  # the paper's learning rate
+    np.testing.assert_allclose(at_paper["test_error"], bf._evaluate(models, X, y, splits, ctx.lam)["test_error"])
+    np.testing.assert_allclose(at_paper["train_objective"],
                                bf._evaluate(models, X, y, splits, ctx.lam)["train_objective"], rtol=1e-9)
     noisy = bf.run_job(method, "eps1", p, processed_root)
     assert noisy["train_objective"] != floor["train_objective"]
+    if bf.METHODS[method].tunable:  # every multiple of the learning rate, on the same draws; the best one kept
+        assert set(noisy["step_sweep"]) == {f"{g:g}" for g in bf.step_grid(p)}
+        assert noisy["step_scale"] == float(bf.tune_step(noisy["step_sweep"]))
+        assert noisy["test_error"] == noisy["step_sweep"][f"{noisy['step_scale']:g}"]["test_error"]
 
 
 @pytest.mark.mirror
@@ -332,4 +371,5 @@ def test_dpadmm_floor_keeps_the_levels_step_sizes(processed_root):
     w = consensus.dpadmm(data, reg="l2", T=p["iterations"], noise_multiplier=cal["z"], add_noise=False,
                          rho=p["huang"]["rho"], lam_n=p["lam"], record=False).meta["w_tilde"]
     ctx = bf.context(p)
-    np.testing.assert_allclose(floor["test_error"], bf._evaluate(w, X, y, splits, ctx.lam)["test_error"])
+    np.testing.assert_allclose(floor["step_sweep"]["1"]["test_error"],  # at the paper's step sizes
+                               bf._evaluate(w, X, y, splits, ctx.lam)["test_error"])

@@ -21,7 +21,8 @@ TINY = {"datasets": ["adult_huang2019"], "iterations": 3, "repeats": 2, "rho": 0
         "n_test": 300, "err_every": 2}
 SWEEP = {**TINY, "reg": "l2", "agents": 20, "epsilons": [0.05, 0.2], "deltas": [1e-3, 1e-5], "fixed_delta": 1e-5,
          "fixed_epsilon": 0.2}
-COMPARE = {**SWEEP, "admm": {"tol": 1e-8}, "dpsgd": {"lr": 0.1, "clip": 1.0, "conventions": ["average", "sum"]}}
+COMPARE = {**SWEEP, "admm": {"tol": 1e-8}, "dpsgd": {"lr": 0.1, "clip": 1.0, "conventions": ["sum", "average"],
+                                                     "lr_grid": [0.001, 0.1, 0.3]}}
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +43,9 @@ def test_n_sweep_l2_metrics_and_checks(adult):
     assert m["n_train"] == 2000 and m["n_test"] == 300 and m["m.n10"] == 200 and m["m.n20"] == 100
     assert m["max_row_norm"] <= 1 + 1e-9
     assert m["sigma_k1.n20"] > m["sigma_k1.n10"]  # smaller m_i, more noise (eq. (14))
+    assert m["sigma_k1.n10"] > m["sigma_kT.n10"] and m["sigma_nonincreasing.n10"] is True  # eta falls with k
+    np.testing.assert_allclose(rep["el_x0"], np.log(2.0))
+    assert rep["majority.err"].shape == (2,) and np.all((rep["majority.err"] > 0.1) & (rep["majority.err"] < 0.5))
     assert m["eta_plugin_rel_diff.n10"] < 1e-12
     z = np.sqrt(2 * np.log(1.25e4)) / 0.1  # eps-bar of t = 3 steps: t/(2z^2) + sqrt(2 t ln(1/delta))/z
     assert m["privacy.dpadmm.eps0.1_delta1e-4.paper_eps"] == pytest.approx(3 / (2 * z * z) + np.sqrt(6 * np.log(1e4)) / z)
@@ -55,7 +59,7 @@ def test_comparison_from_its_part_files_equals_the_whole_run(adult, tmp_path):
     params = {**COMPARE, "seed": 0}
     keys = ex.parts_fig6(params)
     assert keys == ["admm", "eps0.05-delta1e-05", "eps0.2-delta1e-05", "eps0.2-delta0.001", "dvp-eps0.05",
-                    "dvp-eps0.2"]
+                    "dvp-eps0.2", "dpsgd-lr"]
     for key in keys:
         parts.write_part(parts.part_path(ex.PAPER, "fig6", key, tmp_path),
                          parts.record(key, params, value=ex.comparison_part(X, y, params, 0, key)))
@@ -76,13 +80,15 @@ def test_sweep_and_comparison_share_dpadmm_runs(adult):
     s = ex.privacy_sweep(X, y, SWEEP, 0)
     c = ex.comparison(X, y, COMPARE, 0)
     (ms, rs), (mc, rc) = ex.privacy_sweep_metrics(s), ex.comparison_metrics(c)
+    np.testing.assert_allclose(rs["aov_x0"], SWEEP["agents"] * np.log(2.0))  # the zero start's AOV, n ln 2
     for e, d in ex.unique_settings(SWEEP):
         k = ex.skey(e, d)
         assert ms[f"el_final.{k}"] == mc[f"el_final.dpadmm.{k}"]
+        np.testing.assert_array_equal(rs[f"aov_k1.{k}"], s["runs"][(e, d)]["curves"]["aov"]["all"][:, 1])
         np.testing.assert_array_equal(rs[f"aov_final.{k}"], s["runs"][(e, d)]["curves"]["aov"]["final"])
         for key in (f"err_final.pvp.{k}", f"err_final.dvp.{k}", f"err_final.dpsgd.{k}",
-                    f"err_final.dpsgd.{k}@dpsgd_sum", f"err_final.dpadmm.{k}@global_model", f"el_k10.dpsgd.{k}",
-                    f"majority_share.dpsgd.{k}", f"majority_share.dpsgd.{k}@dpsgd_sum"):
+                    f"err_final.dpsgd.{k}@dpsgd_avg", f"err_final.dpadmm.{k}@global_model", f"el_k10.dpsgd.{k}",
+                    f"majority_share.dpsgd.{k}", f"majority_share.dpsgd.{k}@dpsgd_avg"):
             assert key in mc and rc[key].shape == (2,)
     assert 0.0 <= mc["majority_share.dpsgd.eps0.2_delta1e-5"] <= 1.0
     assert mc["privacy.dvp.eps0.2.paper_eps"] == pytest.approx(0.6)
@@ -94,6 +100,34 @@ def test_sweep_and_comparison_share_dpadmm_runs(adult):
     # the majority-class error of each repeat is that of the constant classifier on its test rows
     assert np.all((rc["majority.err"] > 0.1) & (rc["majority.err"] < 0.5))
     assert "share predicted majority" in ex.majority_markdown(mc, c)
+
+
+def test_lr_sweep_reads_in_both_conventions_and_contains_the_configured_run(adult):
+    """DPSGD's learning-rate sweep: its run at the configured lr is the comparison's DPSGD (same draws); its best lr is
+    written in the default (sum) convention's units and, as the variant dpsgd_avg, in the average convention's (n
+    times larger); the trivial references and ADMM's distance to the optimum are written per repeat."""
+    X, y = adult
+    c = ex.comparison(X, y, COMPARE, 0)
+    m, rep = ex.comparison_metrics(c)
+    n = COMPARE["agents"]
+    for e, d in ex.settings(COMPARE)["eps"]:
+        k = ex.skey(e, d)
+        np.testing.assert_array_equal(rep[f"lr_sweep.el.lr0.1.{k}"], rep[f"el_final.dpsgd.{k}"])
+        best = m[f"lr_sweep.best_lr.{k}"]
+        assert best in COMPARE["dpsgd"]["lr_grid"] and m[f"lr_sweep.best_lr.{k}@dpsgd_avg"] == pytest.approx(n * best)
+        assert m[f"lr_sweep.best_over_paper_log10.{k}"] == pytest.approx(np.log10(best / 0.1))
+        assert m[f"lr_sweep.el.lr{best:g}.{k}"] == min(m[f"lr_sweep.el.lr{lr:g}.{k}"] for lr in COMPARE["dpsgd"]["lr_grid"])
+        np.testing.assert_allclose(rep[f"lr_sweep.paper_el_excess.{k}"],
+                                   rep[f"lr_sweep.el.lr0.1.{k}"] - rep[f"lr_sweep.el.lr{best:g}.{k}"])
+        # the average convention's lr 0.1 is the sum convention's 0.1 / n: not on this grid, so no excess is written
+        assert f"lr_sweep.paper_el_excess.{k}@dpsgd_avg" not in m
+        # PVP's excess error over the better of DP-ADMM and the constant classifier, per repeat
+        np.testing.assert_allclose(rep[f"excess_err.pvp.{k}"], rep[f"err_final.pvp.{k}"]
+                                   - np.minimum(rep[f"err_final.dpadmm.{k}"], rep["majority.err"]))
+    np.testing.assert_allclose(rep["el_x0"], np.log(2.0))
+    assert rep["admm.dist_to_opt"].shape == (2,) and m["central.w_norm"] > 0
+    np.testing.assert_allclose(rep["admm.el_gap_to_opt"], rep["el_final.admm"] - rep["central.el"])
+    assert "lr (sum convention)" in ex.lr_sweep_markdown(m, c)
 
 
 def test_settings_share_their_noise_draws(adult):
@@ -134,8 +168,10 @@ ITEMS = {"fig1": {**TINY, "reg": "l1", "agents": [10, 20], "epsilon": 0.1, "delt
          "fig4": {**TINY, "reg": "l2", "agents": [10, 20], "epsilon": 0.1, "delta": 1e-4},
          "fig5": SWEEP, "fig6": COMPARE,
          "table2": {**TINY, "agents": 10, "epsilons": [0.1], "delta": 1e-4, "timing_rounds": 2, "admm": {"tol": 1e-8}}}
-FIGURES = {"fig1": ["fig1"], "fig2": ["fig2"], "fig3": ["fig3", "fig3_delta", "fig3_summary"], "fig4": ["fig4"],
-           "fig5": ["fig5"], "fig6": ["fig6", "fig6_delta", "fig6_summary"], "table2": ["table2"]}
+FIGURES = {"fig1": ["fig1", "fig1_detail"], "fig2": ["fig2", "fig2_detail"],
+           "fig3": ["fig3", "fig3_detail", "fig3_detail_delta", "fig3_summary", "fig3_lr"],
+           "fig4": ["fig4", "fig4_detail"], "fig5": ["fig5", "fig5_detail"],
+           "fig6": ["fig6", "fig6_detail", "fig6_detail_delta", "fig6_summary", "fig6_lr"], "table2": ["table2"]}
 
 
 @pytest.mark.parametrize("item", sorted(ITEMS))

@@ -1,20 +1,26 @@
 """Distributed DPSGD on a star network: baseline (5) of Huang et al. 2019 ("DPSGD in [20] for distributed settings").
 
-SPEC §2.2.5 [D]. The paper gives only "learning rate 0.1" and "sampling ratio 1" (full local batches, so no
-subsampling amplification). Every agent holds the global w^{k-1} and sends its clipped mean gradient plus Gaussian
-noise, g-tilde_i = (1/m_i) sum_j clip_C(grad l(a_ij, b_ij, w^{k-1})) + N(0, sigma^2 I), sigma = 2 C z / m_i (the
-Gaussian mechanism on a mean of clipped gradients under replace-one, z = sqrt(2 ln(1.25/delta))/eps, C = c_1 = 1, a
-no-op clip when ||a|| <= 1). The aggregator then updates
+[D] The paper gives "learning rate 0.1" ("we set the optimal learning rate to be 0.1", §VI-C) and
+"sampling ratio 1" (full local batches, so no subsampling amplification). Every agent holds the global w^{k-1} and
+sends its clipped mean gradient plus Gaussian noise, g-tilde_i = (1/m_i) sum_j clip_C(grad l(a_ij, b_ij, w^{k-1})) +
+N(0, sigma^2 I), sigma = 2 C z / m_i (the Gaussian mechanism on a mean of clipped gradients under replace-one,
+z = sqrt(2 ln(1.25/delta))/eps, C = c_1 = 1, a no-op clip when ||a|| <= 1). The aggregator then updates
 
-* average convention [D, default]: w^k = w^{k-1} - lr [ (1/n) sum_i g-tilde_i + (lambda/n) R'(w^{k-1}) ],
-* sum convention [D-alt] (the gradient of objective (1)): w^k = w^{k-1} - lr sum_i (g-tilde_i + (lambda/n) R'(w^{k-1})).
+* sum convention [D, default] (the gradient of objective (1), a sum of the n agents' means):
+  w^k = w^{k-1} - lr sum_i (g-tilde_i + (lambda/n) R'(w^{k-1})),
+* average convention [D-alt] (the gradient of the mean loss): w^k = w^{k-1} - lr [ (1/n) sum_i g-tilde_i +
+  (lambda/n) R'(w^{k-1}) ].
 
-SPEC §2.2.5 warns that the convention decides "DP-ADMM outperforms DPSGD": both are offered. Per-iteration privacy is
-(eps, delta) with the same noise multiplier as DP-ADMM, so the totals (eps-bar) are the same.
+The two are one family: the sum convention at lr equals the average convention at n lr, draw for draw. The paper
+states a condition that picks one: lr 0.1 is *optimal*. It is (near-)optimal under the sum convention and 1.5-2
+decades too small under the average one, where DPSGD does not leave the majority class in t = 100 iterations (the
+learning-rate sweep of huang2019 Figs. 3 / 6, `experiments.huang2019_dpadmm.lr_sweep`); so the sum convention is the
+default and the average convention a variant. Per-iteration privacy is (eps, delta) with the same noise multiplier
+as DP-ADMM, so the totals (eps-bar) are the same under either convention.
 
 API
 ---
-``dpsgd(data, reg=, T=, rngs=, epsilon=, delta= | noise_multiplier= | sigma=, lr=0.1, convention='average')``
+``dpsgd(data, reg=, T=, rngs=, epsilon=, delta= | noise_multiplier= | sigma=, lr=0.1, convention='sum')``
 returns a History with the traces of ``consensus`` ('el', 'err', 'err_global', 'aov'; every agent's model is w^k),
 meta 'w' (R, d), 'sigma', 'noise_multiplier', and (a noisy, clipped run) the Spend of each agent's T releases of its
 noisy gradient (multiplier sigma / ``sensitivity``, replace-one). Single steps for callers that add the noise themselves:
@@ -38,7 +44,7 @@ from ..problems import regularizers
 from ..rng import stacked_normal
 from .consensus import StarData, _check_common, _Recorder, _history, _repeats
 
-CONVENTIONS = ("average", "sum")
+CONVENTIONS = ("sum", "average")
 
 
 def sensitivity(m, clip: float = hb.C1):
@@ -70,7 +76,7 @@ def local_gradients(data: StarData, w: np.ndarray, clip: float | None = hb.C1, z
 
 
 def update(w: np.ndarray, g_tilde: np.ndarray, *, lr: float, lam_n: float, reg: str,
-           convention: str = "average") -> np.ndarray:
+           convention: str = "sum") -> np.ndarray:
     """The aggregator step from the agents' (noisy) gradients g_tilde (R, n, d): w^k (R, d) (SPEC §2.2.5)."""
     r = lam_n * regularizers.subgradient(reg, w)
     if convention == "average":
@@ -82,7 +88,7 @@ def update(w: np.ndarray, g_tilde: np.ndarray, *, lr: float, lam_n: float, reg: 
 
 
 def noiseless_step(data: StarData, w: np.ndarray, *, lr: float = 0.1, lam_n: float = 1e-6, reg: str = "l2",
-                   convention: str = "average", clip: float | None = hb.C1):
+                   convention: str = "sum", clip: float | None = hb.C1):
     """One DPSGD iteration without noise: (the per-agent gradients (R, n, d), the next w (R, d))."""
     g = local_gradients(data, w, clip)
     return g, update(w, g, lr=lr, lam_n=lam_n, reg=reg, convention=convention)
@@ -90,7 +96,7 @@ def noiseless_step(data: StarData, w: np.ndarray, *, lr: float = 0.1, lam_n: flo
 
 def dpsgd(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Generator] | None = None,
           epsilon: float | None = None, delta: float | None = None, noise_multiplier: float | None = None,
-          sigma_value: float | None = None, lr: float = 0.1, convention: str = "average", lam_n: float = 1e-6,
+          sigma_value: float | None = None, lr: float = 0.1, convention: str = "sum", lam_n: float = 1e-6,
           rho: float = 0.1, clip: float | None = hb.C1, record: bool = True, init=None, err_every: int = 1) -> History:
     """Distributed DPSGD (SPEC §2.2.5) for T iterations from w^0 = 0 [D]. Give (epsilon, delta), the noise multiplier
     z, or `sigma_value` directly (0 runs non-private gradient descent). `rho` only enters the AOV trace (the

@@ -114,7 +114,8 @@ def mechanisms(params: dict) -> dict:
     hp, xp = params["huang2019"], params["xu2020"]
     huang = {"reg": hp["reg"], "rho": float(hp["rho"]), "lam_n": float(hp["lam_n"])}
     out = {"huang_dpadmm": huang2019.DpAdmm(**huang),
-           "huang_dpsgd": huang2019.DpSgd(**huang, lr=float(hp.get("lr", 0.1))),
+           "huang_dpsgd": huang2019.DpSgd(**huang, lr=float(hp.get("lr", 0.1)),
+                                          convention=hp.get("dpsgd_convention", "average")),
            "xu_dpadmm": xu2020.GradientPerturbation(u0=xp.get("u0", "paper"), n=int(xp["rows"]), lam=float(xp["lam"]),
                                                     rho=float(xp["rho"]), gamma=float(xp["gamma"]),
                                                     mu=float(xp["mu"]), c=float(xp.get("c", 1.0)))}

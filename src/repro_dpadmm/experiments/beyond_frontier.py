@@ -18,6 +18,14 @@ For every method the job also records what the paper's own accounting says for t
 the mechanism's Spend), so the table shows where the papers' accounting is looser (paper_eps > target) or unsound
 (XU: below the truth).
 
+Learning rates, one rule for every method (`tune_step`): a method with a learning rate (its mechanism's `step_name`:
+HUANG DP-ADMM's eta_i^k of Theorem 4, HUANG DPSGD's lr, XU's eta) runs at each multiple `step_grid` of its paper's
+value (HUANG DPSGD: lr 0.1 in the sum convention, where §VI-C's "optimal 0.1" holds), on the same noise draws, and
+keeps the one with the lowest mean training objective over the repeats at that level (never the test error; like the
+papers' own tuning, the choice is not charged to the privacy budget). Methods whose local step is an exact
+minimisation (HUANG PVP, DVP; ZKL PP, DVP, R-ADMM's exact odd steps) have no learning rate: their penalties stay the
+papers' values. The table and `step_scale.<method>.<level>` say which multiple won.
+
 The grid is split into one job per (method, level) so that a cluster runs it in parallel: `run_job` (CLI
 `repro-dpadmm frontier-job METHOD LEVEL`, Snakemake rule `frontier_job`) writes
 `results/beyond/frontier/jobs/<method>/<level>.json`, plus one job for the non-private floor
@@ -107,6 +115,11 @@ class Method:
     def has_noiseless(self) -> bool:
         """Whether the frontier runs its optimiser floor (the XU runs as published share the corrected runs')."""
         return self.calibrated
+
+    @property
+    def tunable(self) -> bool:
+        """Whether it has a learning rate, tuned by the frontier's one rule (`tune_step`)."""
+        return self.prototype.step_name is not None
 
 
 METHODS: dict[str, Method] = {m.id: m for m in (
@@ -243,6 +256,9 @@ def check_params(params: dict) -> dict:
                          f"{params['iterations']}")
     if int(params["repeats"]) < 1:
         raise ValueError(f"repeats must be >= 1, got {params['repeats']}")
+    grid = step_grid(params)
+    if not grid or any(not (g > 0 and np.isfinite(g)) for g in grid) or len(set(grid)) != len(grid):
+        raise ValueError(f"step_grid must be distinct positive multipliers, got {params.get('step_grid')}")
     context(params)  # checks the split sizes and the graph
     return params
 
@@ -284,6 +300,21 @@ def check_job(method: str, level: str, params: dict) -> None:
 
 def job_path(out_dir: str | Path, method: str, level: str) -> Path:
     return Path(out_dir) / "jobs" / method / f"{level}.json"
+
+
+def step_grid(params: dict) -> list[float]:
+    """The multiples of each tunable method's paper learning rate the frontier tries (`step_grid`, default [1])."""
+    return [float(g) for g in params.get("step_grid", [1.0])]
+
+
+def tune_step(sweep: dict[str, dict]) -> str:
+    """The frontier's one rule for learning rates: of the runs at each multiple ({multiple: _evaluate(...)}), the
+    one with the lowest mean training objective over the repeats (a diverged run, non-finite, never wins; ties: the
+    first)."""
+    def score(key):
+        v = float(np.mean(sweep[key]["train_objective"]))
+        return v if np.isfinite(v) else np.inf
+    return min(sweep, key=score)
 
 
 # ------------------------------------------------------------------------------------------------- data
@@ -350,13 +381,23 @@ def run_job(method: str, level: str, params: dict, root: Path | None = None) -> 
     # a noiseless job needs the level's calibration only where its noise-free run depends on it
     cal = calibrate_method(method, levels[base_level], ctx) if base_level in levels else None
     cal_time = time.perf_counter() - tc
-    rngs = _rngs(params, method, level, METHODS[method].family)
+    mech = configured(method, ctx)
+    grid = step_grid(params) if METHODS[method].tunable else [1.0]
+    sweep = {}
     with threadpool_limits(limits=int(params.get("blas_threads", 1))):
-        data_ = layout(method, X, y, splits, ctx, rngs["agents"], train)
-        models = configured(method, ctx).run(data_, cal, ctx.T, rngs["noise"], noiseless=noiseless)
-    return {**base, "calibration": cal, "noiseless": noiseless, **_evaluate(models, X, y, splits, ctx.lam, train),
-            "calibration_time_s": cal_time, "wall_time_s": time.perf_counter() - t0,
-            "cpu_time_s": time.process_time() - c0}
+        for scale in grid:
+            rngs = _rngs(params, method, level, METHODS[method].family)  # the same draws at every step
+            data_ = layout(method, X, y, splits, ctx, rngs["agents"], train)
+            run = replace(mech, step_scale=scale) if METHODS[method].tunable else mech
+            models = run.run(data_, cal, ctx.T, rngs["noise"], noiseless=noiseless)
+            sweep[f"{scale:g}"] = _evaluate(models, X, y, splits, ctx.lam, train)
+    chosen = tune_step(sweep)
+    out = {**base, "calibration": cal, "noiseless": noiseless, **sweep[chosen],
+           "calibration_time_s": cal_time, "wall_time_s": time.perf_counter() - t0,
+           "cpu_time_s": time.process_time() - c0}
+    if METHODS[method].tunable:
+        out.update(step_scale=float(chosen), step_sweep=sweep)
+    return out
 
 
 def write_job(result: dict, path: str | Path) -> Path:
@@ -429,6 +470,9 @@ def summarise(jobs: dict, params: dict) -> dict:
             cal = job["calibration"]
             err = np.asarray(job["test_error"])
             quiet = jobs.get((method, noiseless_level(method, level))) if m.has_noiseless else None
+            scale = job.get("step_scale")
+            if quiet is not None and scale is not None:  # the optimiser floor at the step the level chose
+                quiet = quiet["step_sweep"][f"{scale:g}"]
             qerr = None if quiet is None else np.asarray(quiet["test_error"], dtype=float)
             rows.append({
                 "method": method, "label": m.label, "paper": m.paper, "kind": m.kind, "level": level,
@@ -438,7 +482,7 @@ def summarise(jobs: dict, params: dict) -> dict:
                 "accounting": cal["accounting"], "paper_accounting": m.paper_accounting,
                 "tight_eps": cal.get("tight_eps"), "paper_eps": cal.get("paper_eps"), "rdp_eps": cal.get("rdp_eps"),
                 "u0_factor_max": cal.get("u0_factor_max"), "calibrated": bool(cal["calibrated"]),
-                "rel_gap": cal.get("rel_gap"), "err": err.tolist(), "err_mean": float(err.mean()),
+                "rel_gap": cal.get("rel_gap"), "step_scale": scale, "err": err.tolist(), "err_mean": float(err.mean()),
                 "err_std": float(err.std()),
                 "err_min": float(err.min()), "err_max": float(err.max()),
                 "beats_constant": separated(err, trivial),
@@ -508,6 +552,8 @@ def metrics(summary: dict, params: dict) -> tuple[dict, dict]:
         out[f"err_std.{k}"] = r["err_std"]
         out[f"noise.{k}"] = r["noise"]
         out[f"beats_constant.{k}"] = r["beats_constant"]
+        if r["step_scale"] is not None:
+            out[f"step_scale.{k}"] = r["step_scale"]
         if r["noiseless_err"] is not None:
             put(f"noiseless_err.{k}", r["noiseless_err"])
             out[f"limited_by.{k}"] = r["limited_by"]
@@ -549,6 +595,12 @@ def metrics(summary: dict, params: dict) -> tuple[dict, dict]:
         if xu:
             out[f"xu_reference.method.{level}"] = xu[0]["method"]
             put(f"xu_reference.err.{level}", xu[0]["err"])
+        # the same records for both kinds of mechanism: HUANG's star, 400 per agent (ZKL's nodes hold 8,000)
+        star = sorted((r for r in rows if r["level"] == level and r["calibrated"] and METHODS[r["method"]].family
+                       == "huang" and r["kind"] == "gaussian"), key=lambda r: r["err_mean"])
+        if star:
+            put(f"best_err.huang_gaussian.{level}", star[0]["err"])
+            out[f"best.huang_gaussian.{level}"] = star[0]["method"]
         best = {kind: next((r for r in win if r["kind"] == kind), None) for kind in ("gaussian", "pure")}
         for kind, r in best.items():
             if r is not None:
@@ -570,7 +622,7 @@ def metrics(summary: dict, params: dict) -> tuple[dict, dict]:
     out["gaussian_beats_pure.all_compared"] = bool(compared) and better == compared
     for role, level in (("lowest", lo), ("highest", hi)):
         for key in ("winner", "winner_found", "winner_err", "winner_gap_to_floor", "best_err.distributed",
-                    "best_err.gaussian", "best_err.pure", "xu_reference.err"):
+                    "best_err.gaussian", "best_err.pure", "best_err.huang_gaussian", "xu_reference.err"):
             if f"{key}.{level}" in out:
                 out[f"{key}.{role}"] = out[f"{key}.{level}"]
                 if f"{key}.{level}" in rep:
@@ -608,23 +660,26 @@ def _fmt(v, digits=3):
 def table_markdown(summary: dict, params: dict) -> str:
     """One row per (method, level): noise parameter found, accounting used, the epsilons, test error, the same
     method without noise, and what the numbers say about it."""
-    head = ("| method | level ε | noise parameter | accounting used (total) | ε tight | ε paper's own | "
-            "test error (mean ± std) | without noise | verdict |\n|---|---|---|---|---|---|---|---|---|")
+    head = ("| method | level ε | noise parameter | learning rate (× the paper's) | accounting used (total) | ε tight | "
+            "ε paper's own | test error (mean ± std) | without noise | verdict |\n"
+            "|---|---|---|---|---|---|---|---|---|---|")
     lines = [head]
     for r in summary["rows"]:
         noise = f"{r['noise_name']} = {r['noise']:.4g}" + (f", C = {r['C']:.4g}" if r["C"] is not None else "")
+        step = "— (exact local steps)" if r["step_scale"] is None else \
+            f"{METHODS[r['method']].prototype.step_name} × {r['step_scale']:g}"
         tight = _fmt(r["tight_eps"], 4) + ("" if r["calibrated"] else " (true ε; the paper claims the level)")
         used = r["accounting"] if r["calibrated"] else "none: Theorem 1 as published (c/n; u₀ from the exact gradient)"
         verdict = ("no better than constant" if not r["beats_constant"] else
                    f"limited by the {r['limited_by']}" if r["limited_by"] else "better than constant")
         if not r["distributed"]:
             verdict += " (trusted-curator reference, not ranked)"
-        lines.append(f"| {r['label']} | {r['target']:g} | {noise} | {used} | {tight} | "
+        lines.append(f"| {r['label']} | {r['target']:g} | {noise} | {step} | {used} | {tight} | "
                      f"{_fmt(r['paper_eps'], 4)} ({r['paper_accounting']}) | "
                      f"{r['err_mean']:.4f} ± {r['err_std']:.4f} | {_fmt(r['noiseless_mean'], 4)} | {verdict} |")
     f = summary["floor"]
-    lines.append(f"| non-private optimum | ∞ | — | — | — | — | {f['err_mean']:.4f} ± {f['err_std']:.4f} | — | — |")
-    lines.append(f"| majority class | 0 | — | — | — | — | {f['trivial_mean']:.4f} | — | — |")
+    lines.append(f"| non-private optimum | ∞ | — | — | — | — | — | {f['err_mean']:.4f} ± {f['err_std']:.4f} | — | — |")
+    lines.append(f"| majority class | 0 | — | — | — | — | — | {f['trivial_mean']:.4f} | — | — |")
     return "\n".join(lines)
 
 
@@ -676,6 +731,16 @@ def conclusions(m: dict, summary: dict, params: dict) -> str:
     if lim["noise"]:
         parts.append(f"**Limited by the noise** (above the same method without noise by more than {z} paired SE): "
                      + "; ".join(lim["noise"]) + ".")
+    tuned = {}
+    for r in rows:
+        if r["step_scale"] is not None:
+            tuned.setdefault(r["method"], []).append(f"×{r['step_scale']:g} at {at(r['level'])}")
+    if tuned:
+        parts.append(f"**Learning rates, one rule** (every method with a learning rate runs at each multiple "
+                     f"{', '.join(f'{g:g}' for g in step_grid(params))} of its paper's and keeps the lowest mean "
+                     "training objective at that level; exact local solvers have none): "
+                     + "; ".join(f"{labels[k]} ({METHODS[k].prototype.step_name}) {', '.join(v)}"
+                                 for k, v in tuned.items()) + ".")
     xu = [lv for lv in levels if f"xu_reference.err.{lv}" in m]
     if xu:
         cmp = []
@@ -700,18 +765,21 @@ def conclusions(m: dict, summary: dict, params: dict) -> str:
         parts.append(f"**Why centralisation helps, by how much.** A record moves a HUANG agent's "
                      f"{n_train // agents}-record mean gradient {m['averaging.sensitivity_ratio']:g}x more than the "
                      f"curator's {n_train}-record mean, so each agent's noise is {m['averaging.sensitivity_ratio']:g}x "
-                     f"XU's at the same multiplier; but the aggregator averages {agents} independently noised agents, "
-                     f"which divides the noise by √{agents} = {m['averaging.sqrt_n']:.3g}: DPSGD's noise on the "
-                     f"aggregated gradient is {_span(min(ratios), max(ratios), 1)} XU's (from the calibrated noise), "
-                     f"not {m['averaging.sensitivity_ratio']:g}x.")
-    if m["gaussian_beats_pure.levels_compared"]:
-        parts.append(f"Where both a Gaussian-mechanism method (HUANG DP-ADMM, PVP, DPSGD) and a pure-ε one (HUANG DVP, "
-                     f"ZKL PP, DVP, R-ADMM) beat the constant classifier ({m['gaussian_beats_pure.levels_compared']} of "
-                     f"{len(levels)} levels), the best Gaussian one is better by more than {z} paired SE at "
-                     f"{m['gaussian_beats_pure.levels']}.")
-    else:
-        parts.append("At no level do both a Gaussian-mechanism and a pure-ε distributed method beat the constant "
-                     "classifier, so the two kinds of mechanism are not compared.")
+                     f"XU's at the same multiplier; but the aggregator combines {agents} independently noised agents "
+                     f"(summed or averaged, the noise relative to the gradient is the same), which divides it by "
+                     f"√{agents} = {m['averaging.sqrt_n']:.3g}: DPSGD's noise on the aggregated mean gradient is "
+                     f"{_span(min(ratios), max(ratios), 1)} XU's (from the calibrated noise), not "
+                     f"{m['averaging.sensitivity_ratio']:g}x.")
+    star = {lv: [r for r in rows if r["level"] == lv and METHODS[r["method"]].family == "huang" and r["calibrated"]]
+            for lv in levels}
+    gauss = [at(lv) for lv in levels if any(r["kind"] == "gaussian" and r["beats_constant"] for r in star[lv])]
+    pure = [at(lv) for lv in levels if any(r["kind"] == "pure" and r["beats_constant"] for r in star[lv])]
+    if any(star.values()):
+        parts.append(f"**Gaussian against pure-ε noise, on the same records** (HUANG's star, {n_train // agents} per "
+                     f"agent): a Gaussian-mechanism method (DP-ADMM, PVP, DPSGD) beats the constant classifier at "
+                     f"{', '.join(gauss) or 'no level'}; the pure-ε DVP at {', '.join(pure) or 'no level'}. ZKL's "
+                     "pure-ε methods run on other records (the five-node network's 8,000 per node), so they are no "
+                     "comparison of mechanisms.")
     acc = []
     for fam, what in (("huang", "HUANG's total (classic moments accountant; T ε for DVP)"),
                       ("zhang", "ZKL's P(T), a sum over iterations,"),
@@ -752,6 +820,7 @@ def figure(summary: dict, params: dict):
         a.axhspan(f["err_min"], f["err_max"], color="0.85", zorder=0)
         a.axhline(f["err_mean"], color="k", lw=1.2, label=f"non-private optimum ({f['err_mean']:.3f})")
         a.axhline(f["trivial_mean"], color="k", lw=1.0, ls=":", label=f"majority class ({f['trivial_mean']:.3f})")
+    ratios = {}  # methods whose accounting states the same ratio (HUANG's Gaussian ones: one z) share one line
     for method in params["methods"]:
         rows = sorted((r for r in summary["rows"] if r["method"] == method), key=lambda r: r["target"])
         c, mk = STYLE.get(method, ("0.5", "o"))
@@ -765,9 +834,14 @@ def figure(summary: dict, params: dict):
         if rows[0]["noiseless_mean"] is not None:
             target.plot(x, [r["noiseless_mean"] for r in rows], color=c, marker=mk, ms=3, lw=0.8, ls=":",
                         mfc="white")
-        ratio = [r["paper_eps"] / r["tight_eps"] for r in rows]
+        ratio = np.array([r["paper_eps"] / r["tight_eps"] for r in rows])
+        same = next((k for k in ratios if len(k) == len(ratio) and np.allclose(k, ratio, rtol=0.01)), tuple(ratio))
+        ratios.setdefault(same, []).append((rows, c, mk, paper))
+    for ratio, group in ratios.items():
+        rows, c, mk, paper = group[0]
         bx.plot([r["target"] for r in rows], ratio, color=c, marker=mk, ls="--" if paper else "-",
-                mfc="white" if paper else c, label=rows[0]["label"])
+                mfc="white" if paper else c, label=", ".join(g[0][0]["label"] for g in group)
+                + (" (the same ratio, within 1%)" if len(group) > 1 else ""))
     cx.plot([], [], color="0.3", ls=":", lw=0.8, marker="o", ms=3, mfc="white", label="thin dotted: the same method "
             "without noise (optimiser floor)")
     from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
@@ -797,6 +871,7 @@ def figure(summary: dict, params: dict):
     bx.yaxis.set_major_formatter(ScalarFormatter())
     bx.yaxis.set_minor_formatter(NullFormatter())
     bx.set_title("(c) > 1: the paper's accounting is loose; < 1: it understates")
+    bx.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13))  # below: the lines fill the panel
     fig.tight_layout()
     return fig
 

@@ -7,8 +7,9 @@ table, markdown). Items of one shape share one implementation (config in, tidy r
   centralised optimum.
 * fig2 / fig5: ``privacy_sweep`` - DP-ADMM's augmented objective value for an eps-sweep (delta fixed) and a
   delta-sweep (eps fixed) [D].
-* fig3 / fig6: ``comparison`` - DP-ADMM against ADMM, DPSGD (average and sum conventions) and, for l2, PVP and DVP,
-  at every setting of the two sweeps.
+* fig3 / fig6: ``comparison`` - DP-ADMM against ADMM, DPSGD (sum convention; average as a variant) and, for l2, PVP
+  and DVP, at every setting of the two sweeps; DPSGD's learning-rate sweep (``lr_sweep``), which shows the convention
+  under which the paper's "optimal learning rate 0.1" holds; non-private ADMM's distance to the centralised optimum.
 * table2: ``timing`` - seconds for 100 iterations of ADMM, PVP, DVP and DP-ADMM (l2), timed interleaved (every
   round runs each method once, in a random order) so that each ratio has a confidence interval (``repro_dpadmm.timing``).
 
@@ -23,8 +24,14 @@ the differences between settings of a sweep are paired and not swamped by indepe
 items (e.g. DP-ADMM in fig2 and fig3) give identical numbers.
 
 Metrics: every mean over repeats that a claim compares is also written per repeat (``repeats``), so that the claims
-engine judges differences against their standard error; the DPSGD sum convention and the error of the global model
-w^k are written as variants (``<key>@dpsgd_sum``, ``<key>@global_model``).
+engine judges differences against their standard error; DPSGD's average convention and the error of the global model
+w^k are written as variants (``<key>@dpsgd_avg``, ``<key>@global_model``). Every item writes the trivial references
+its comparisons need: the majority-class test error of each repeat's split (``majority.err``) and the loss of the
+zero start w^0 = 0 (``el_x0``, and ``aov_x0`` for the augmented objective).
+
+Figures: the paper's figure first (``<item>.png``: its panels and curves, means over runs, iterations 1..t, linear
+axes except the augmented objective's log axis [D]); our additions in further figures (``<item>_detail*.png``,
+``<item>_summary.png``, ``<item>_lr.png``).
 """
 
 from __future__ import annotations
@@ -198,6 +205,7 @@ def n_sweep(X, y, params: dict, seed: int) -> dict:
             out["central"] = {**_central_summary(data, w_star), "time_s": time.perf_counter() - t0}
             out["n_train"], out["n_test"] = data.n * data.m, data.y_test.shape[1]
             out["max_row_norm"] = data.row_norm_max
+            out["majority_err"] = majority_error(data)  # the split is the same for every n
         w_bar = h.meta["w_tilde_mean_prev" if reg == "l1" else "w_tilde_mean"]
         run["thm_gap"] = _objective_gap(data, reg, c["lam_n"], w_bar, out["central"]["w"])
         bound = hb.utility_bound_l1 if reg == "l1" else hb.utility_bound_l2
@@ -210,10 +218,14 @@ def n_sweep(X, y, params: dict, seed: int) -> dict:
 def n_sweep_metrics(res: dict) -> tuple[dict, dict]:
     """(flat metrics, per-repeat values) of Figs. 1 / 4."""
     m = {"n_train": res["n_train"], "n_test": res["n_test"], "max_row_norm": res["max_row_norm"],
-         "central.el": res["central"]["el"].mean(), "central.err": res["central"]["err"].mean(),
          "central.w_norm": res["central"]["w_norm"].mean(), "central.w_norm_min": res["central"]["w_norm"].min(),
          "central.w_norm_max": res["central"]["w_norm"].max()}
     rep = {}
+    put(m, rep, "central.el", res["central"]["el"])
+    put(m, rep, "central.err", res["central"]["err"])
+    put(m, rep, "majority.err", res["majority_err"])
+    first = next(iter(res["runs"].values()))
+    put(m, rep, "el_x0", first["curves"]["el"]["all"][:, 0])  # F(x0), the loss of the zero start (ln 2 at every n)
     for n, r in res["runs"].items():
         k = f"n{n}"
         m[f"m.{k}"] = r["m"]
@@ -224,8 +236,11 @@ def n_sweep_metrics(res: dict) -> tuple[dict, dict]:
         put(m, rep, f"errw_final.{k}", r["curves"]["err_global"]["final"])
         rep[f"err_final.{k}@global_model"] = rep[f"errw_final.{k}"]
         m[f"err_final.{k}@global_model"] = m[f"errw_final.{k}"]
-        m[f"sigma_k1.{k}"] = float(np.ravel(r["sigma"])[0])
-        m[f"sigma_kT.{k}"] = float(np.ravel(r["sigma"])[-1])
+        sig = np.asarray(r["sigma"]).reshape(len(r["sigma"]), -1)[:, 0]  # sigma_{i,k}, k = 1..t (equal m_i)
+        m[f"sigma_k1.{k}"] = float(sig[0])
+        m[f"sigma_k10.{k}"] = float(sig[min(10, len(sig)) - 1])
+        m[f"sigma_kT.{k}"] = float(sig[-1])
+        m[f"sigma_nonincreasing.{k}"] = bool(np.all(np.diff(sig) <= 0))
         m[f"thm_gap.{k}"] = r["thm_gap"].mean()
         m[f"thm_bound.{k}"] = r["thm_bound"]
         m[f"eta_plugin_rel_diff.{k}"] = r["eta_plugin_rel_diff"]
@@ -245,7 +260,7 @@ def privacy_sweep(X, y, params: dict, seed: int) -> dict:
     """Figs. 2 (l1) and 5 (l2): DP-ADMM at n agents for every setting of the eps- and delta-sweeps."""
     reg, n, T = params["reg"], int(params["agents"]), int(params["iterations"])
     data = _data(X, y, params, seed, n)
-    out = {"reg": reg, "n": n, "T": T, "sweeps": settings(params), "runs": {}}
+    out = {"reg": reg, "n": n, "T": T, "sweeps": settings(params), "runs": {}, "majority_err": majority_error(data)}
     for eps, delta in progress(unique_settings(params), "DP-ADMM", name=lambda s: skey(*s)):
         h = _dpadmm_run(data, reg, eps, delta, params, seed, n)
         out["runs"][(eps, delta)] = {"curves": _curves(h), "privacy": hb.spend_totals(h.spends[0], delta),
@@ -257,11 +272,22 @@ def privacy_sweep_metrics(res: dict) -> tuple[dict, dict]:
     """(flat metrics, per-repeat values) of Figs. 2 / 5."""
     m, rep = {}, {}
     T = res["T"]
+    put(m, rep, "majority.err", res["majority_err"])
+    first = True
     for (eps, delta), r in res["runs"].items():
         k = skey(eps, delta)
         cur = r["curves"]
+        aov = cur["aov"]["all"]
+        if first:  # every setting starts at w = 0: the AOV and EL of the zero model (F(x0))
+            put(m, rep, "aov_x0", aov[:, 0])
+            put(m, rep, "el_x0", cur["el"]["all"][:, 0])
+            first = False
+        put(m, rep, f"aov_k1.{k}", aov[:, 1])  # where the paper's plot starts (k = 1, Algorithm 3)
         put(m, rep, f"aov_final.{k}", cur["aov"]["final"])
-        put(m, rep, f"aov_last10.{k}", cur["aov"]["all"][:, -10:].mean(1))
+        put(m, rep, f"aov_last10.{k}", aov[:, -10:].mean(1))
+        lag = min(10, T - 1)
+        put(m, rep, f"aov_drift10.{k}", aov[:, -1] - aov[:, -1 - lag])  # change over the last 10 iterations
+        put(m, rep, f"aov_min.{k}", aov[:, 1:].min(1))
         put(m, rep, f"el_final.{k}", cur["el"]["final"])
         put(m, rep, f"err_final.{k}", cur["err"]["final"])
         put(m, rep, f"errw_final.{k}", cur["err_global"]["final"])
@@ -271,15 +297,47 @@ def privacy_sweep_metrics(res: dict) -> tuple[dict, dict]:
 
 
 # --------------------------------------------------------------------------------------------------- fig3 / fig6
+# DPSGD's aggregation convention (algorithms.sgd): the first of params['dpsgd']['conventions'] is the default (metric
+# name "dpsgd"), any other a variant of the same keys; the names of their runs and variants:
+DPSGD_RUN = {"sum": "dpsgd_sum", "average": "dpsgd_avg"}
+
+
 def _comparison_parts(params: dict) -> dict[str, tuple]:
-    """Figs. 3 / 6 run as parts (experiments.parts): non-private ADMM; per (eps, delta) setting DP-ADMM, DPSGD and,
-    for l2, PVP; for l2, DVP once per eps (pure DP: one run serves every delta). {key: what the part runs}."""
+    """Figs. 3 / 6 run as parts (experiments.parts): non-private ADMM (with the centralised optimum); per (eps, delta)
+    setting DP-ADMM, DPSGD and, for l2, PVP; for l2, DVP once per eps (pure DP: one run serves every delta); DPSGD's
+    learning-rate sweep (`lr_sweep`) if params['dpsgd'] has an `lr_grid`. {key: what the part runs}."""
     out = {"admm": ("admm",)}
     for eps, delta in unique_settings(params):
         out[f"eps{eps:g}-delta{delta:g}"] = ("setting", eps, delta)
     if params["reg"] == "l2":
         for eps in dict.fromkeys(e for e, _ in unique_settings(params)):
             out[f"dvp-eps{eps:g}"] = ("dvp", eps)
+    if params["dpsgd"].get("lr_grid"):
+        out["dpsgd-lr"] = ("lr",)
+    return out
+
+
+def _dpsgd_run(data, reg, eps, delta, params, seed, n, conv, lr):
+    """DPSGD at (eps, delta) with one noise stream per convention, regulariser and n, shared by every setting and
+    learning rate (common random numbers: the sweep's run at the configured lr is the comparison's run)."""
+    dp, R, T = params["dpsgd"], int(params["repeats"]), int(params["iterations"])
+    return sgd.dpsgd(data, reg=reg, T=T, rngs=_noise(seed, R, "dpsgd", conv, reg, f"n{n}"), epsilon=eps, delta=delta,
+                     lr=float(lr), convention=conv, clip=float(dp["clip"]), err_every=int(params.get("err_every", 1)),
+                     **_common(params))
+
+
+def lr_sweep(data, params: dict, seed: int) -> dict:
+    """DPSGD's final EL and test error per repeat for every learning rate of params['dpsgd']['lr_grid'] (in the units
+    of the default convention) at every setting of the eps-sweep: {(lr, eps, delta): {'el': (R,), 'err': (R,)}}.
+    One sweep covers both conventions: the sum convention at lr is the average convention at n lr, draw for draw
+    (algorithms.sgd), so the grid's best lr reads in either unit."""
+    reg, n, dp = params["reg"], int(params["agents"]), params["dpsgd"]
+    conv = dp["conventions"][0]
+    out = {}
+    for eps, delta in settings(params)["eps"]:
+        for lr in map(float, dp["lr_grid"]):
+            h = _dpsgd_run(data, reg, eps, delta, params, seed, n, conv, lr)
+            out[(lr, eps, delta)] = {"el": h.traces["el"][:, -1], "err": h.traces["err"][:, -1]}
     return out
 
 
@@ -296,9 +354,13 @@ def comparison_part(X, y, params: dict, seed: int, key: str, data: cs.StarData |
     if what[0] == "admm":
         h = cs.admm(data, reg=reg, T=T, repeats=R, tol=float(a.get("tol", 1e-8)), max_inner=a.get("max_inner"),
                     err_every=ev, **c)
+        t = time.perf_counter() - t0
+        w_star = ce.star_optimum(data, reg, c["lam_n"])  # where ADMM converges to (its distance at k = t)
         return {"admm": {"curves": _curves(h), "inner_steps_mean": h.meta["inner_steps_mean"],
-                         "inner_residual_max": h.meta["inner_residual_max"]},
-                "time": time.perf_counter() - t0, "majority_err": majority_error(data)}
+                         "inner_residual_max": h.meta["inner_residual_max"], "w": h.meta["w"]},
+                "central": _central_summary(data, w_star), "time": t, "majority_err": majority_error(data)}
+    if what[0] == "lr":
+        return {"lr_sweep": lr_sweep(data, params, seed), "time": time.perf_counter() - t0}
     if what[0] == "dvp":
         eps = what[1]
         h = cs.dvp(data, T=T, rngs=_noise(seed, R, "dvp", f"n{n}"), epsilon=eps, tol=float(a.get("tol", 1e-8)),
@@ -315,9 +377,8 @@ def comparison_part(X, y, params: dict, seed: int, key: str, data: cs.StarData |
     times["dpadmm"] = time.perf_counter() - t0
     for conv in dp["conventions"]:
         t0 = time.perf_counter()
-        h = sgd.dpsgd(data, reg=reg, T=T, rngs=_noise(seed, R, "dpsgd", conv, reg, f"n{n}"), epsilon=eps,
-                      delta=delta, lr=float(dp["lr"]), convention=conv, clip=float(dp["clip"]), err_every=ev, **c)
-        name = "dpsgd_avg" if conv == "average" else "dpsgd_sum"
+        h = _dpsgd_run(data, reg, eps, delta, params, seed, n, conv, dp["lr"])
+        name = DPSGD_RUN[conv]
         runs[name] = _curves(h)
         spends.setdefault("dpsgd", h.spends[0])  # both conventions release the same noisy gradients
         share[(name, eps, delta)] = majority_share(data, h.meta["w"])
@@ -338,9 +399,14 @@ def combine_comparison(params: dict, parts: dict) -> dict:
     keys = _comparison_parts(params)
     dvp_key = {what[1]: key for key, what in keys.items() if what[0] == "dvp"}
     adm = parts["admm"]
+    dp = params["dpsgd"]
     out = {"reg": params["reg"], "n": int(params["agents"]), "T": int(params["iterations"]),
            "sweeps": settings(params), "runs": {}, "times": {"admm": adm["time"]},
-           "majority_err": adm["majority_err"], "majority_share": {}, "admm": adm["admm"]}
+           "majority_err": adm["majority_err"], "majority_share": {}, "admm": adm["admm"], "central": adm["central"],
+           "dpsgd": {"conventions": list(dp["conventions"]), "lr": float(dp["lr"])}}
+    if "dpsgd-lr" in keys:
+        out["lr_sweep"] = parts["dpsgd-lr"]["lr_sweep"]
+        out["times"]["dpsgd_lr_sweep"] = parts["dpsgd-lr"]["time"]
     dvp_done = {}
     for key, (kind, *setting) in keys.items():
         if kind != "setting":
@@ -364,35 +430,85 @@ def combine_comparison(params: dict, parts: dict) -> dict:
 
 def comparison(X, y, params: dict, seed: int) -> dict:
     """Figs. 3 (l1) and 6 (l2): DP-ADMM, non-private ADMM, DPSGD (each convention in params['dpsgd']['conventions'])
-    and, for l2, PVP (same (eps, delta)) and DVP (same per-iteration eps, pure DP) at every setting of the sweeps:
-    every part in this process (the items gather their parts, `run_fig3` / `run_fig6`)."""
+    and, for l2, PVP (same (eps, delta)) and DVP (same per-iteration eps, pure DP) at every setting of the sweeps,
+    and DPSGD's learning-rate sweep: every part in this process (the items gather their parts, `run_fig3` /
+    `run_fig6`)."""
     return combine_comparison(params, {k: comparison_part(X, y, params, seed, k) for k in _comparison_parts(params)})
 
 
-# metric name of each run: DPSGD's average convention is the default "dpsgd", its sum convention the variant
-METRIC_NAME = {"dpadmm": ("dpadmm", ""), "pvp": ("pvp", ""), "dvp": ("dvp", ""), "dpsgd_avg": ("dpsgd", ""),
-               "dpsgd_sum": ("dpsgd", "@dpsgd_sum")}
+def metric_names(res: dict) -> dict[str, tuple[str, str]]:
+    """Metric name and variant suffix of each run: DPSGD's default convention is "dpsgd", another one the variant
+    `dpsgd_sum` / `dpsgd_avg` of the same keys."""
+    conv = res["dpsgd"]["conventions"]
+    out = {"dpadmm": ("dpadmm", ""), "pvp": ("pvp", ""), "dvp": ("dvp", "")}
+    for i, c in enumerate(conv):
+        out[DPSGD_RUN[c]] = ("dpsgd", "" if i == 0 else f"@{DPSGD_RUN[c]}")
+    return out
+
+
 ADMM_FAST_K = 10  # "ADMM has fast convergence": every method compared at this k
 
 
+def _lr_sweep_metrics(res: dict, m: dict, rep: dict) -> None:
+    """The learning-rate sweep: EL and test error per lr and setting, and per setting the grid's best lr (lowest
+    mean EL) in the default convention's units and, as the variant of each other convention, in its units; the
+    EL of the configured lr above the best (`paper_el_excess`, per repeat)."""
+    sw, dp = res["lr_sweep"], res["dpsgd"]
+    conv, lr_paper, n = dp["conventions"], dp["lr"], res["n"]
+    grid = sorted({lr for lr, _, _ in sw})
+    # lr in the default convention's units that equals lr_paper in convention c: sum lr = average lr / n
+    scale = {c: (1.0 if c == conv[0] else (1.0 / n if c == "average" else float(n))) for c in conv}
+    for eps, delta in res["sweeps"]["eps"]:
+        k = skey(eps, delta)
+        for lr in grid:
+            put(m, rep, f"lr_sweep.el.lr{lr:g}.{k}", sw[(lr, eps, delta)]["el"])
+            put(m, rep, f"lr_sweep.err.lr{lr:g}.{k}", sw[(lr, eps, delta)]["err"])
+        with np.errstate(invalid="ignore"):
+            means = np.array([np.nanmean(sw[(lr, eps, delta)]["el"]) for lr in grid])
+        best = grid[int(np.nanargmin(means))]
+        errs = [float(np.mean(sw[(lr, eps, delta)]["err"])) for lr in grid]
+        put(m, rep, f"lr_sweep.best_err.{k}", sw[(best, eps, delta)]["err"])  # error at the best-EL lr
+        put(m, rep, f"lr_sweep.min_err.{k}", sw[(grid[int(np.argmin(errs))], eps, delta)]["err"])
+        for c in conv:
+            var = "" if c == conv[0] else f"@{DPSGD_RUN[c]}"
+            best_c = best / scale[c]  # the best lr in convention c's units
+            m[f"lr_sweep.best_lr.{k}{var}"] = best_c
+            m[f"lr_sweep.best_over_paper_log10.{k}{var}"] = float(np.log10(best_c / lr_paper))
+            on_grid = [lr for lr in grid if np.isclose(lr, lr_paper * scale[c], rtol=1e-9)]
+            if on_grid:  # the configured lr of convention c, read on the grid
+                put(m, rep, f"lr_sweep.paper_el_excess.{k}{var}",
+                    sw[(on_grid[0], eps, delta)]["el"] - sw[(best, eps, delta)]["el"])
+
+
 def comparison_metrics(res: dict) -> tuple[dict, dict]:
-    """(flat metrics, per-repeat values) of Figs. 3 / 6. DPSGD's sum convention is the variant `dpsgd_sum` of the
-    DPSGD keys, the error of the global model w^k the variant `global_model` of the error keys."""
+    """(flat metrics, per-repeat values) of Figs. 3 / 6. DPSGD's other convention is a variant of the DPSGD keys
+    (`dpsgd_avg` when the sum convention is the default), the error of the global model w^k the variant
+    `global_model` of the error keys."""
     T = res["T"]
     k10 = min(ADMM_FAST_K, T)
     adm = res["admm"]["curves"]
+    names = metric_names(res)
     m, rep = {"admm.inner_steps_mean": res["admm"]["inner_steps_mean"], "admm_fast.k": k10}, {}
+    put(m, rep, "el_x0", adm["el"]["all"][:, 0])  # every method starts at w = 0: F(x0) = ln 2
     put(m, rep, "el_final.admm", adm["el"]["final"])
     put(m, rep, "err_final.admm", adm["err"]["final"])
     put(m, rep, "errw_final.admm", adm["err_global"]["final"])
     put(m, rep, "el_k10.admm", adm["el"]["all"][:, k10])
     m["admm.el_k10_rel"] = (m["el_k10.admm"] - m["el_final.admm"]) / m["el_final.admm"]
     put(m, rep, "majority.err", res["majority_err"])
+    # non-private ADMM at k = t against the centralised optimum it converges to
+    cen, w_admm = res["central"], res["admm"]["w"]
+    put(m, rep, "central.el", cen["el"])
+    put(m, rep, "central.err", cen["err"])
+    put(m, rep, "central.w_norm", cen["w_norm"])
+    put(m, rep, "admm.w_norm", np.linalg.norm(w_admm, axis=-1))
+    put(m, rep, "admm.dist_to_opt", np.linalg.norm(w_admm - cen["w"], axis=-1))
+    put(m, rep, "admm.el_gap_to_opt", adm["el"]["final"] - cen["el"])
     methods = set()
     for (eps, delta), r in res["runs"].items():
         k = skey(eps, delta)
         for run, cur in r["curves"].items():
-            name, var = METRIC_NAME[run]
+            name, var = names[run]
             methods.add(run)
             put(m, rep, f"el_final.{name}.{k}{var}", cur["el"]["final"])
             put(m, rep, f"el_k10.{name}.{k}{var}", cur["el"]["all"][:, k10])
@@ -400,9 +516,13 @@ def comparison_metrics(res: dict) -> tuple[dict, dict]:
             put(m, rep, f"errw_final.{name}.{k}{var}", cur["err_global"]["final"])
             if not var:  # the error of the global model w^k instead of the agents' mean (SPEC §2.5 [D-alt])
                 put(m, rep, f"err_final.{name}.{k}@global_model", cur["err_global"]["final"])
-        for run in ("dpsgd_avg", "dpsgd_sum"):
+        for run in ("pvp", "dvp"):  # "poor": above the better of DP-ADMM and the constant classifier, per repeat
+            if run in r["curves"]:
+                best = np.minimum(r["curves"]["dpadmm"]["err"]["final"], res["majority_err"])
+                put(m, rep, f"excess_err.{run}.{k}", r["curves"][run]["err"]["final"] - best)
+        for run in DPSGD_RUN.values():
             if (run, eps, delta) in res["majority_share"]:
-                name, var = METRIC_NAME[run]
+                name, var = names[run]
                 put(m, rep, f"majority_share.{name}.{k}{var}", res["majority_share"][(run, eps, delta)])
                 put(m, rep, f"err_minus_majority.{name}.{k}{var}",
                     r["curves"][run]["err"]["final"] - res["majority_err"])
@@ -412,29 +532,64 @@ def comparison_metrics(res: dict) -> tuple[dict, dict]:
         base, tot = f"privacy.dvp.eps{eps:g}", dv["privacy"]
         m[f"{base}.paper_eps"], m[f"{base}.pld_eps"], m[f"{base}.rdp_eps"] = tot["paper_eps"], tot["pld_eps"], None
         m[f"{base}.delta"] = tot["delta"]
-    # DPSGD "noise-resilient but slow": spread of its final EL over the eps-sweep
-    for run in ("dpsgd_avg", "dpsgd_sum", "dpadmm"):
+    # spread of the final EL over the eps-sweep (how much a method's loss moves with the privacy budget)
+    for run in [*DPSGD_RUN.values(), "dpadmm"]:
         if run in methods:
-            name, var = METRIC_NAME[run]
+            name, var = names[run]
             vals = [res["runs"][s]["curves"][run]["el"]["mean"][-1] for s in res["sweeps"]["eps"]]
             m[f"{name}.el_spread_eps{var}"] = max(vals) - min(vals)
+    if "lr_sweep" in res:
+        _lr_sweep_metrics(res, m, rep)
     return m, rep
 
 
 def majority_markdown(m: dict, res: dict) -> str:
     """Per setting: DPSGD's final test error, the majority-class error and the share of test rows DPSGD labels as
-    the majority class (both conventions): the fact behind "DP-ADMM beats DPSGD"."""
+    the majority class (every convention run): the fact behind "DP-ADMM beats DPSGD"."""
+    names = metric_names(res)
+    runs = [DPSGD_RUN[c] for c in res["dpsgd"]["conventions"]]
     lines = [f"Majority-class test error (constant classifier): {m['majority.err']:.4f}.", "",
-             "| setting | DPSGD avg error | avg: share predicted majority | DPSGD sum error | sum: share predicted "
-             "majority |", "|---|---|---|---|---|"]
+             "| setting | " + " | ".join(f"{LABELS[r]} error | {LABELS[r]}: share predicted majority" for r in runs)
+             + " |", "|---|" + "---|---|" * len(runs)]
     for eps, delta in res["runs"]:  # every setting of the two sweeps, once
         k = skey(eps, delta)
         cells = []
-        for var in ("", "@dpsgd_sum"):
+        for r in runs:
+            var = names[r][1]
             e, sh = m.get(f"err_final.dpsgd.{k}{var}"), m.get(f"majority_share.dpsgd.{k}{var}")
             cells += ["-" if e is None else f"{e:.4f}", "-" if sh is None else f"{sh:.3f}"]
         lines.append(f"| eps {eps:g}, delta {delta:g} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def lr_sweep_markdown(m: dict, res: dict) -> str:
+    """DPSGD's learning-rate sweep: final EL / test error per lr (default convention's units, with the other
+    convention's equal lr) and setting, the best lr of each setting in every convention's units."""
+    dp, n = res["dpsgd"], res["n"]
+    conv = dp["conventions"]
+    grid = sorted({lr for lr, _, _ in res["lr_sweep"]})
+    eps_sweep = res["sweeps"]["eps"]
+    other = [c for c in conv[1:]]
+    unit = {c: (1.0 / n if c == "sum" else float(n)) for c in other}  # lr in c's units per unit of the default's
+    head = (f"| lr ({conv[0]} convention)" + "".join(f" | = lr ({c})" for c in other) + " | "
+            + " | ".join(f"eps {e:g}: EL / error" for e, _ in eps_sweep) + " |")
+    lines = [head, "|---|" + "---|" * (len(other) + len(eps_sweep))]
+    for lr in grid:
+        mark = " (configured)" if np.isclose(lr, dp["lr"]) else ""
+        cells = [f"{lr:g}{mark}"] + [f"{lr * unit[c]:g}" for c in other]
+        cells += [f"{m[f'lr_sweep.el.lr{lr:g}.{skey(e, d)}']:.4f} / {m[f'lr_sweep.err.lr{lr:g}.{skey(e, d)}']:.4f}"
+                  for e, d in eps_sweep]
+        lines.append("| " + " | ".join(cells) + " |")
+    best = []
+    for c in conv:
+        var = "" if c == conv[0] else f"@{DPSGD_RUN[c]}"
+        best.append(f"{c} convention: " + ", ".join(
+            f"eps {e:g}: {m[f'lr_sweep.best_lr.{skey(e, d)}{var}']:g}" for e, d in eps_sweep))
+    return ("**DPSGD's learning rate** (final EL and test error at k = t, mean over runs; delta = "
+            f"{eps_sweep[0][1]:g}). The {conv[0]} convention at lr equals the "
+            + ", ".join(f"{c} convention at {'lr / n' if c == 'sum' else 'n lr'}" for c in other)
+            + f" (n = {n}), draw for draw. Best lr (lowest EL) per setting: " + "; ".join(best) + ".\n\n"
+            + "\n".join(lines))
 
 
 # --------------------------------------------------------------------------------------------------- table2
@@ -530,12 +685,17 @@ def timing_metrics(res: dict) -> dict:
     for (a, b, eps), ci in res["ratios"].items():
         key = f"ratio.{a}_over_{b}.eps{eps:g}"
         m[key], m[f"{key}.lo"], m[f"{key}.hi"], m[f"{key}.se"] = ci["ratio"], ci["lo"], ci["hi"], ci["se"]
+    for k, v in res["inner_steps"].items():  # exact-solve steps per iteration: why PVP / DVP cost what they cost
+        m["inner_steps.admm" if k == "admm" else f"inner_steps.{k[0]}.eps{k[1]:g}"] = v
     m["timing_rounds"] = res["rounds"]
     m["timing_level"] = res["level"]
     return m
 
 
 # --------------------------------------------------------------------------------------------------- figures
+# Each item draws the paper's figure first (`<item>.png`: its panels and curves, means over runs, k = 1..t as in the
+# paper's loop, linear axes) and our additions in further figures (`<item>_detail*.png`: min-max bands, k = 0, the
+# trivial references, variants; `<item>_summary.png`, `<item>_lr.png`).
 def _band(ax, k, s, color, label, ls="-"):
     mean = s["mean"]
     ok = np.isfinite(mean)
@@ -543,11 +703,43 @@ def _band(ax, k, s, color, label, ls="-"):
     ax.fill_between(k[ok], s["min"][ok], s["max"][ok], color=color, alpha=0.15, lw=0)
 
 
+def _line(ax, s, color, label, ls="-", lw=1.4, start=1):
+    """The mean over runs from iteration `start` on (NaN where not evaluated are skipped)."""
+    mean = s["mean"]
+    k = np.arange(len(mean))
+    ok = np.isfinite(mean) & (k >= start)
+    ax.plot(k[ok], mean[ok], color=color, ls=ls, label=label, lw=lw)
+
+
 def eps_label(p: dict) -> str:
     return f"eps-bar {p['paper_eps']:.3g} (MA), {p['pld_eps']:.3g} (PLD)"
 
 
 def plot_n_sweep(res: dict):
+    """Figs. 1 / 4 as the paper: (a) EL and (b) test error against k = 1..t, one curve per n, the centralised
+    approach as a line."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    colors = plt.cm.viridis(np.linspace(0, 0.9, len(res["runs"])))
+    for (n, r), col in zip(res["runs"].items(), colors):
+        for ax, key in zip(axes, ("el", "err")):
+            _line(ax, r["curves"][key], col, f"n = {n}")
+    for ax, key, lab in zip(axes, ("el", "err"), ("(a) empirical loss", "(b) classification error rate")):
+        ax.axhline(res["central"][key].mean(), color="k", ls="--", lw=1.2, label="centralised")
+        ax.set_xlabel("iteration")
+        ax.set_ylabel(lab[4:])
+        ax.set_title(lab, fontsize=10)
+        ax.legend(fontsize=8)
+    fig.suptitle(f"DP-ADMM, {res['reg']}-regularised logistic regression, eps = {res['eps']:g}, delta = "
+                 f"{res['delta']:g} (mean over {len(res['central']['el'])} runs)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def plot_n_sweep_detail(res: dict):
+    """Our additions to Figs. 1 / 4: from k = 0 with min-max bands over runs, the error of the global model w^k
+    (dotted), the majority-class error and the zero model's loss (the trivial references)."""
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
@@ -556,21 +748,26 @@ def plot_n_sweep(res: dict):
         k = np.arange(len(r["curves"]["el"]["mean"]))
         _band(axes[0], k, r["curves"]["el"], col, f"DP-ADMM n = {n} (m_i = {r['m']})")
         _band(axes[1], k, r["curves"]["err"], col, f"DP-ADMM n = {n}")
+        _line(axes[1], r["curves"]["err_global"], col, None, ls=":", lw=1.0, start=0)
     for ax, key in zip(axes, ("el", "err")):
         ax.axhline(res["central"][key].mean(), color="k", ls="--", lw=1.2, label=LABELS["central"])
         ax.set_xlabel("iteration k")
+    axes[0].axhline(np.log(2.0), color="0.4", ls="-.", lw=1.0, label="zero model (ln 2)")
+    axes[1].axhline(res["majority_err"].mean(), color="0.4", ls="-.", lw=1.0, label="majority class")
     axes[0].set_ylabel("empirical loss (training)")
-    axes[1].set_ylabel("test error rate (mean over agents)")
-    p = res["privacy"]
-    fig.suptitle(f"{res['reg']}-regularised logistic regression, eps = {res['eps']:g}, delta = {res['delta']:g} per "
-                 f"iteration ({eps_label(p)}); mean and min-max over runs", fontsize=10)
-    axes[0].legend(fontsize=8)
-    axes[1].legend(fontsize=8)
+    axes[1].set_ylabel("test error rate (mean over agents; dotted: global w^k)")
+    fig.suptitle(f"{res['reg']}: eps = {res['eps']:g}, delta = {res['delta']:g} per iteration "
+                 f"({eps_label(res['privacy'])}); mean and min-max over runs", fontsize=10)
+    axes[0].legend(fontsize=7)
+    axes[1].legend(fontsize=7)
     fig.tight_layout()
     return fig
 
 
-def plot_privacy_sweep(res: dict, key: str = "aov", ylabel: str = "augmented objective value"):
+def plot_privacy_sweep(res: dict, detail: bool = False):
+    """Figs. 2 / 5: the augmented objective value against the iteration, (a) the eps-sweep and (b) the delta-sweep.
+    The paper's form (`detail` False): means, k = 1..t. Our detail: from k = 0 (the zero model, every curve's
+    start), min-max bands, the eps-bar of each setting."""
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
@@ -578,24 +775,75 @@ def plot_privacy_sweep(res: dict, key: str = "aov", ylabel: str = "augmented obj
         colors = plt.cm.plasma(np.linspace(0, 0.85, len(sweep)))
         for (eps, delta), col in zip(sweep, colors):
             r = res["runs"][(eps, delta)]
-            k = np.arange(len(r["curves"][key]["mean"]))
-            _band(ax, k, r["curves"][key], col, f"eps {eps:g}, delta {delta:g}: {eps_label(r['privacy'])}")
+            cur = r["curves"]["aov"]
+            if detail:
+                _band(ax, np.arange(len(cur["mean"])), cur, col,
+                      f"eps {eps:g}, delta {delta:g}: {eps_label(r['privacy'])}")
+            else:
+                _line(ax, cur, col, f"eps = {eps:g}" if name == "eps" else f"delta = {delta:g}")
+        if detail:
+            ax.axhline(res["n"] * np.log(2.0), color="0.4", ls="-.", lw=1.0, label="zero model (k = 0): n ln 2")
         ax.set_yscale("log")
-        ax.set_xlabel("iteration k")
-        ax.set_title(("(a) eps-sweep" if name == "eps" else "(b) delta-sweep"), fontsize=10)
+        ax.set_xlabel("iteration")
+        ax.set_title("(a) eps-sweep" if name == "eps" else "(b) delta-sweep", fontsize=10)
         ax.legend(fontsize=7)
-    axes[0].set_ylabel(ylabel)
-    fig.suptitle(f"DP-ADMM ({res['reg']}), n = {res['n']}; mean and min-max over runs", fontsize=10)
+    axes[0].set_ylabel("augmented objective value")
+    fig.suptitle(f"DP-ADMM ({res['reg']}), n = {res['n']}; " + ("mean and min-max over runs, from k = 0" if detail
+                 else f"mean over runs, iterations 1..{res['T']}"), fontsize=10)
     fig.tight_layout()
     return fig
 
 
 METHOD_STYLE = {"dpadmm": ("tab:red", "-"), "admm": ("black", "-"), "pvp": ("tab:green", "-."),
-                "dvp": ("tab:purple", ":"), "dpsgd_avg": ("tab:blue", "--"), "dpsgd_sum": ("tab:cyan", "--")}
+                "dvp": ("tab:purple", ":"), "dpsgd_sum": ("tab:blue", "--"), "dpsgd_avg": ("tab:cyan", "--")}
+
+
+def plot_comparison_paper(res: dict):
+    """Figs. 3 / 6 as the paper: empirical loss and error rate against the iteration (k = 1..t), (a)-(b) the
+    eps-sweep, (c)-(d) the delta-sweep; DP-ADMM and each private baseline at every setting (colour: the setting,
+    line style: the method; DPSGD in its default convention), non-private ADMM; linear axes, means over runs. The
+    loss axis spans DP-ADMM, DPSGD and ADMM: PVP's and DVP's losses run above it (their values: the detail figures)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    default = DPSGD_RUN[res["dpsgd"]["conventions"][0]]
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8.4))
+    methods = ["dpadmm", default] + [x for x in ("pvp", "dvp") if x in next(iter(res["runs"].values()))["curves"]]
+    style = {"dpadmm": "-", default: "--", "pvp": "-.", "dvp": ":"}
+    for j, name in enumerate(("eps", "delta")):
+        sw = res["sweeps"][name]
+        colors = plt.cm.plasma(np.linspace(0, 0.8, len(sw)))
+        for i, key in enumerate(("el", "err")):
+            ax = axes[j, i]
+            top = []
+            for (eps, delta), col in zip(sw, colors):
+                cur = res["runs"][(eps, delta)]["curves"]
+                for meth in methods:
+                    _line(ax, cur[meth][key], col, None, ls=style[meth])
+                    if meth in ("dpadmm", default):
+                        top.append(np.nanmax(cur[meth][key]["mean"][1:]))
+            _line(ax, res["admm"]["curves"][key], "k", None, lw=1.6)
+            top.append(np.nanmax(res["admm"]["curves"][key]["mean"][1:]))
+            ax.set_ylim(0, 1.08 * max(top))
+            ax.set_xlabel("iteration")
+            ax.set_ylabel("empirical loss" if key == "el" else "classification error rate")
+            tag = "abcd"[2 * j + i]
+            ax.set_title(f"({tag}) {'eps' if name == 'eps' else 'delta'}-sweep "
+                         f"({'delta' if name == 'eps' else 'eps'} = {sw[0][1] if name == 'eps' else sw[0][0]:g})",
+                         fontsize=10)
+            handles = [Line2D([], [], color="k", lw=1.6, label=LABELS["admm"])]
+            handles += [Line2D([], [], color="0.3", ls=style[x], label=LABELS[x]) for x in methods]
+            handles += [Line2D([], [], color=c, label=(f"eps = {e:g}" if name == "eps" else f"delta = {d:g}"))
+                        for (e, d), c in zip(sw, colors)]
+            ax.legend(handles=handles, fontsize=7, ncol=2)
+    fig.suptitle(f"{res['reg']}-regularised logistic regression, n = {res['n']} (mean over runs)", fontsize=10)
+    fig.tight_layout()
+    return fig
 
 
 def plot_comparison(res: dict, sweep: str):
-    """2 x len(sweep) panels: rows EL and test error, one column per setting, every method in each panel."""
+    """Our detail of Figs. 3 / 6: 2 x len(sweep) panels, rows EL (log scale: PVP / DVP run orders of magnitude
+    above) and test error, one column per setting, every method and DPSGD convention, min-max bands, from k = 0."""
     import matplotlib.pyplot as plt
 
     sw = res["sweeps"][sweep]
@@ -612,10 +860,13 @@ def plot_comparison(res: dict, sweep: str):
             if i == 0:
                 ax.set_title(f"eps {eps:g}, delta {delta:g}\n{eps_label(r['privacy'])}", fontsize=8)
             ax.set_xlabel("iteration k")
-        axes[0, j].set_yscale("log")  # PVP / DVP losses are orders of magnitude above the others
+        axes[0, j].set_yscale("log")
+        axes[0, j].axhline(np.log(2.0), color="0.4", ls="-.", lw=1.0, label="zero model (ln 2)")
+        axes[1, j].axhline(res["majority_err"].mean(), color="0.4", ls="-.", lw=1.0, label="majority class")
     axes[0, 0].set_ylabel("empirical loss (training, log scale)")
     axes[1, 0].set_ylabel("test error rate")
     axes[0, -1].legend(fontsize=7)
+    axes[1, -1].legend(fontsize=7)
     fig.suptitle(f"{res['reg']}-regularised logistic regression, n = {res['n']}, "
                  f"{'eps-sweep' if sweep == 'eps' else 'delta-sweep'}; mean and min-max over runs", fontsize=10)
     fig.tight_layout()
@@ -637,6 +888,8 @@ def plot_final_summary(res: dict):
                 ax.plot(x, [res["runs"][s]["curves"][meth][key]["mean"][-1] for s in sweep], color=col, ls=ls,
                         marker="o", label=LABELS[meth])
             ax.axhline(res["admm"]["curves"][key]["mean"][-1], color="k", lw=1, label=LABELS["admm"])
+            ref = np.log(2.0) if key == "el" else res["majority_err"].mean()
+            ax.axhline(ref, color="0.4", ls="-.", lw=1.0, label="zero model / majority class")
             ax.set_xscale("log")
             if key == "el":
                 ax.set_yscale("log")
@@ -646,6 +899,42 @@ def plot_final_summary(res: dict):
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8)
     fig.suptitle(f"{res['reg']}: final values against the privacy budget (mean over runs)", fontsize=10)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
+    return fig
+
+
+def plot_lr_sweep(res: dict):
+    """DPSGD's final EL and test error against its learning rate, one line per eps of the eps-sweep; the lower axis
+    in the default convention's units, the upper one in the other convention's (the same runs); the configured lr
+    marked."""
+    import matplotlib.pyplot as plt
+
+    sw, dp, n = res["lr_sweep"], res["dpsgd"], res["n"]
+    conv = dp["conventions"]
+    grid = np.array(sorted({lr for lr, _, _ in sw}))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
+    colors = plt.cm.plasma(np.linspace(0, 0.8, len(res["sweeps"]["eps"])))
+    for ax, key in zip(axes, ("el", "err")):
+        for (eps, delta), col in zip(res["sweeps"]["eps"], colors):
+            ax.plot(grid, [np.mean(sw[(lr, eps, delta)][key]) for lr in grid], color=col, marker="o",
+                    label=f"eps = {eps:g}")
+        ref = np.log(2.0) if key == "el" else res["majority_err"].mean()
+        ax.axhline(ref, color="0.4", ls="-.", lw=1.0, label="zero model (ln 2)" if key == "el" else "majority class")
+        ax.axvline(dp["lr"], color="k", ls=":", lw=1.0, label=f"lr {dp['lr']:g} ({conv[0]})")
+        ax.set_xscale("log")
+        if key == "el":
+            ax.set_yscale("log")
+        ax.set_xlabel(f"learning rate, {conv[0]} convention")
+        ax.set_ylabel(f"{'empirical loss' if key == 'el' else 'test error'} at k = {res['T']}")
+        for c in conv[1:]:
+            f = (1.0 / n) if c == "sum" else float(n)
+            top = ax.secondary_xaxis("top", functions=(lambda x, f=f: x * f, lambda x, f=f: x / f))
+            top.set_xlabel(f"the same, {c} convention")
+            if dp["lr"] / f >= grid.min() * 0.99:
+                ax.axvline(dp["lr"] / f, color="0.5", ls=":", lw=1.0, label=f"lr {dp['lr']:g} ({c})")
+        ax.legend(fontsize=7)
+    fig.suptitle(f"DPSGD ({res['reg']}, n = {n}): learning rate against final loss and error, delta = "
+                 f"{res['sweeps']['eps'][0][1]:g} (mean over runs)", fontsize=10)
+    fig.tight_layout()
     return fig
 
 
@@ -731,25 +1020,32 @@ def privacy_sweep_table(res: dict, m: dict) -> str:
 
 
 def comparison_table(res: dict, m: dict) -> str:
-    """Figs. 3 / 6: compute times, EL / test error at k = t of every method and setting, DPSGD against the constant
-    classifier, and (l2) DVP's calibration and totals."""
-    times = ", ".join(f"{LABELS[k]} {v:.1f} s" for k, v in res["times"].items())
+    """Figs. 3 / 6: compute times, EL / test error at k = t of every method and setting, non-private ADMM against the
+    centralised optimum, DPSGD against the constant classifier and its learning-rate sweep, and (l2) DVP's
+    calibration and totals."""
+    times = ", ".join(f"{LABELS.get(k, k)} {v:.1f} s" for k, v in res["times"].items())
     adm = res["admm"]
     parts = [dataset_line(res["dataset"]), f"Compute time per method (all settings): {times}.",
              f"ADMM: mean Newton / proximal steps per local solve {adm['inner_steps_mean']:.1f}, largest final "
-             f"residual {adm['inner_residual_max']:.2g}."]
+             f"residual {adm['inner_residual_max']:.2g}. At k = {res['T']} its EL is {m['el_final.admm']:.4f} against "
+             f"the centralised optimum's {m['central.el']:.4f} (gap {m['admm.el_gap_to_opt']:.4f}); ||w^t|| = "
+             f"{m['admm.w_norm']:.1f} against ||w*|| = {m['central.w_norm']:.1f} (distance {m['admm.dist_to_opt']:.1f}). "
+             f"Zero model (k = 0): EL {m['el_x0']:.4f}; majority class: test error {m['majority.err']:.4f}."]
+    names = metric_names(res)
     meths = list(next(iter(res["runs"].values()))["curves"])
     rows = ["| setting | " + " | ".join(LABELS[x] for x in meths) + " | eps-bar (MA / PLD) |",
             "|" + "---|" * (len(meths) + 2)]
     for (eps, delta), r in res["runs"].items():
         k = skey(eps, delta)
-        key = {x: f"{METRIC_NAME[x][0]}.{k}{METRIC_NAME[x][1]}" for x in meths}
+        key = {x: f"{names[x][0]}.{k}{names[x][1]}" for x in meths}
         cells = " | ".join(f"{m[f'el_final.{key[x]}']:.4f} / {m[f'err_final.{key[x]}']:.4f}" for x in meths)
         rows.append(f"| eps {eps:g}, delta {delta:g} | {cells} | {r['privacy']['paper_eps']:.3f} / "
                     f"{r['privacy']['pld_eps']:.3f} |")
     parts.append("EL / test error at k = t (mean over runs):\n\n" + "\n".join(rows))
     parts.append(f"Non-private ADMM at k = t: EL {m['el_final.admm']:.4f} / error {m['err_final.admm']:.4f}.")
     parts.append("**DPSGD against the constant (majority-class) classifier** at k = t:\n\n" + majority_markdown(m, res))
+    if "lr_sweep" in res:
+        parts.append(lr_sweep_markdown(m, res))
     for eps, dv in res.get("dvp", {}).items():
         b = f"privacy.dvp.eps{eps:g}"
         parts.append(f"DVP eps = {eps:g}: eps' = {dv['eps_prime']:.4g}, extra regulariser Delta = {dv['Delta']:.4g}; "
@@ -800,8 +1096,9 @@ def run_fig4(params: dict, root=None) -> dict:
 
 
 def plot_fig1(res: dict) -> dict:
-    """Figs. 1 / 4: EL and test error against k, one curve per n."""
-    return {res["item"]: plot_n_sweep(res)}
+    """Figs. 1 / 4: the paper's EL and test error against k, one curve per n (`<item>`), and our detail
+    (`<item>_detail`)."""
+    return {res["item"]: plot_n_sweep(res), f"{res['item']}_detail": plot_n_sweep_detail(res)}
 
 
 def metrics_fig1(res: dict) -> dict:
@@ -819,8 +1116,9 @@ def run_fig5(params: dict, root=None) -> dict:
 
 
 def plot_fig2(res: dict) -> dict:
-    """Figs. 2 / 5: AOV against k, panel (a) the eps-sweep, (b) the delta-sweep."""
-    return {res["item"]: plot_privacy_sweep(res)}
+    """Figs. 2 / 5: AOV against k, panel (a) the eps-sweep, (b) the delta-sweep: the paper's form (`<item>`) and
+    our detail (`<item>_detail`)."""
+    return {res["item"]: plot_privacy_sweep(res), f"{res['item']}_detail": plot_privacy_sweep(res, detail=True)}
 
 
 def metrics_fig2(res: dict) -> dict:
@@ -858,11 +1156,15 @@ def part_fig6(params: dict, key: str) -> dict:
 
 
 def plot_fig3(res: dict) -> dict:
-    """Figs. 3 / 6: the eps-sweep (`<item>`), the delta-sweep (`<item>_delta`) and the final values against the
-    budget (`<item>_summary`)."""
+    """Figs. 3 / 6: the paper's figure (`<item>`); our detail of the eps-sweep (`<item>_detail`) and of the
+    delta-sweep (`<item>_detail_delta`), the final values against the budget (`<item>_summary`) and DPSGD's
+    learning-rate sweep (`<item>_lr`)."""
     item = res["item"]
-    return {item: plot_comparison(res, "eps"), f"{item}_delta": plot_comparison(res, "delta"),
-            f"{item}_summary": plot_final_summary(res)}
+    out = {item: plot_comparison_paper(res), f"{item}_detail": plot_comparison(res, "eps"),
+           f"{item}_detail_delta": plot_comparison(res, "delta"), f"{item}_summary": plot_final_summary(res)}
+    if "lr_sweep" in res:
+        out[f"{item}_lr"] = plot_lr_sweep(res)
+    return out
 
 
 def metrics_fig3(res: dict) -> dict:

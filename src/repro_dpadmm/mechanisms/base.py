@@ -7,7 +7,9 @@ field defaults to the paper's value where the paper gives one) with
   `noise_name` (the parameter a calibration sets), `paper_accounting` (how the paper totals its privacy),
   `neighbouring` (the relation its sensitivity is derived under), `sound` (False where its own calibration does not
   give the guarantee it claims), `distributed` (every agent protects its own records) and
-  `noiseless_needs_calibration` (its noise-free run still depends on the calibrated noise, e.g. through step sizes);
+  `noiseless_needs_calibration` (its noise-free run still depends on the calibrated noise, e.g. through step sizes)
+  and `step_name` (None, or what its learning rate is: such a mechanism has a field `step_scale`, 1.0 by default, that
+  multiplies the paper's learning rate; methods whose local step is an exact minimisation have none);
 * `paper_noise(...)`: the paper's own calibration of one release; `calibrate(target, delta, T, ...)`: the noise for a
   TOTAL (target, delta) over T releases under a sound accounting, as a JSON-able dict holding the noise parameter(s)
   and every accounting of them (`tight_eps`, `paper_eps`, ...);
@@ -49,6 +51,7 @@ class Mechanism:
     sound: ClassVar[bool] = True
     distributed: ClassVar[bool] = True
     noiseless_needs_calibration: ClassVar[bool] = False
+    step_name: ClassVar[str | None] = None
 
     def spend(self, T: int, delta: float, **noise) -> Spend:
         raise NotImplementedError

@@ -9,7 +9,12 @@ step of Algorithm 3 and of the paper's private baselines, as mechanisms on the s
   ((lambda/n + rho) m_i) (§III-A).
 * `Dvp`, baseline (4) (SPEC §2.2.4 [D]): dual variable perturbation, pure eps per iteration (Chaudhuri et al.'s
   objective perturbation with n -> m_i); without noise it is ADMM with the extra regulariser Delta of that eps.
-* `DpSgd`, baseline (5) (SPEC §2.2.5 [D]): each agent's clipped mean gradient plus N(0, sigma^2 I), sigma = 2 C z / m_i.
+* `DpSgd`, baseline (5) ([D]): each agent's clipped mean gradient plus N(0, sigma^2 I), sigma = 2 C z / m_i;
+  the sum convention (the reading in which §VI-C's "optimal learning rate 0.1" holds, algorithms.sgd).
+
+`DpAdmm` and `DpSgd` have a learning rate (eta_i^k, lr): `step_scale` multiplies it (1: the paper's), so that a
+comparison can tune every method's step by one rule (experiments.beyond_frontier); the privacy of a release does not
+depend on it (z is fixed; DP-ADMM's sigma_{i,k} follows eta_i^k through Lemma 1's sensitivity).
 
 Every Gaussian one is accounted as T releases with noise multiplier z under replace-one (its Spend); the paper's own
 total is the moments accountant with the classic conversion (§IV-C, SPEC §2.4: `huang2019.eps_bar`), DVP's is T eps.
@@ -86,16 +91,20 @@ class DpAdmm(_HuangGaussian):
     reg: str = "l2"
     rho: float = 0.1               # §VI-C
     lam_n: float = 1e-6            # lambda / n, §VI-C
+    step_scale: float = 1.0        # multiplies the step sizes eta_i^k of Theorem 3 / 4
 
     label: ClassVar[str] = "HUANG DP-ADMM"
     release: ClassVar[str] = "Gaussian output perturbation of the linearised step (Alg. 3)"
     noiseless_needs_calibration: ClassVar[bool] = True   # the step sizes eta_i^k follow z
+    step_name: ClassVar[str] = "eta_i^k of Theorem 4 (eq. (34))"
 
     def run(self, data: cs.StarData, cal: dict | None, T: int, rngs: Sequence[np.random.Generator], *,
             noiseless: bool = False) -> np.ndarray:
         """Every agent's final w~_i^T, all repeats: (R, n, d). `noiseless`: the same step sizes, no noise."""
+        eta = None if self.step_scale == 1.0 else self.step_scale * hb.eta_schedule(
+            self.reg, T, data.m, z=cal["z"], lam_n=self.lam_n, d=data.d)
         return cs.dpadmm(data, reg=self.reg, noise_multiplier=cal["z"], add_noise=not noiseless, T=T, rngs=rngs,
-                         rho=self.rho, lam_n=self.lam_n, record=False).meta["w_tilde"]
+                         rho=self.rho, lam_n=self.lam_n, eta=eta, record=False).meta["w_tilde"]
 
     def audit_case(self, canary: GradientCanary, epsilon: float, delta: float, agents: int = 1) -> AuditCase:
         """Iteration k = 1 of Algorithm 3 (T = 1) from w~^0 = w^0 = the canary state, gamma^0 = 0. Claimed: Theorem 1
@@ -169,16 +178,18 @@ class DpSgd(_HuangGaussian):
     rho: float = 0.1               # enters only the AOV trace (the consensus penalty is 0)
     lam_n: float = 1e-6
     lr: float = 0.1                # §VI-C
-    convention: str = "average"    # SPEC §2.2.5 [D]
+    convention: str = "sum"        # [D] where lr 0.1 is (near-)optimal (algorithms.sgd)
+    step_scale: float = 1.0        # multiplies lr
 
     label: ClassVar[str] = "HUANG DPSGD"
     release: ClassVar[str] = "Gaussian noise on each agent's full-batch gradient (SPEC §2.2.5)"
+    step_name: ClassVar[str] = "learning rate (§VI-C)"
 
     def run(self, data: cs.StarData, cal: dict | None, T: int, rngs, *, noiseless: bool = False) -> np.ndarray:
         """The final model w^T, all repeats: (R, 1, d) (one model: every agent holds w^k)."""
         noise = {"sigma_value": 0.0} if noiseless else {"noise_multiplier": cal["z"]}
-        h = sgd.dpsgd(data, reg=self.reg, lr=self.lr, convention=self.convention, **noise, T=T, rngs=rngs,
-                      rho=self.rho, lam_n=self.lam_n, record=False)
+        h = sgd.dpsgd(data, reg=self.reg, lr=self.lr * self.step_scale, convention=self.convention, **noise, T=T,
+                      rngs=rngs, rho=self.rho, lam_n=self.lam_n, record=False)
         return h.meta["w"][:, None, :]
 
     def audit_case(self, canary: GradientCanary, epsilon: float, delta: float) -> AuditCase:

@@ -81,7 +81,8 @@ class GradientPerturbation(GaussianMechanism):
 
     n: records; lam: the problem's regularisation weight (u_0's effect on the l2 problem); rho, gamma (§V-B);
     mu, c: Theorem 1's RDP share and per-sample gradient bound (c = 1 after unit-norm rows, SPEC §6.5);
-    eta, eta_rule, dataset: the step size as `fused_lasso.resolve_step_size` reads it (default 1/L_f, SPEC §0.5(2)).
+    eta, eta_rule, dataset: the step size as `fused_lasso.resolve_step_size` reads it (default 1/L_f, the bound of its Lemma 5);
+    step_scale multiplies it.
     """
 
     accelerated: bool = False
@@ -97,8 +98,10 @@ class GradientPerturbation(GaussianMechanism):
     eta: object = "auto"
     eta_rule: str = "paper"
     dataset: str = ""
+    step_scale: float = 1.0
 
     paper: ClassVar[str] = "xu2020_dpaccadmm"
+    step_name: ClassVar[str] = "eta (1/L_f, the bound of its Lemma 5)"
     paper_accounting: ClassVar[str] = "Theorem 1 (sensitivity c/n, one RDP order)"
     distributed: ClassVar[bool] = False
 
@@ -163,8 +166,9 @@ class GradientPerturbation(GaussianMechanism):
                 "tight_eps": tot["pld_eps"], "rdp_eps": tot["rdp_eps"]}
 
     def step_size(self, problem) -> float:
-        return fl.resolve_step_size({"eta": self.eta, "eta_rule": self.eta_rule, "rho": self.rho}, self.dataset,
-                                    problem)[0]
+        eta = fl.resolve_step_size({"eta": self.eta, "eta_rule": self.eta_rule, "rho": self.rho}, self.dataset,
+                                   problem)[0]
+        return eta if self.step_scale == 1.0 else eta * self.step_scale
 
     def run(self, problems: Iterable, cal: dict | None, T: int, rngs, *, noiseless: bool = False) -> np.ndarray:
         """Final x_T per repeat, one problem per repeat: (R, 1, d) (one model: the algorithm is centralised).
