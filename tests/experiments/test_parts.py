@@ -39,7 +39,7 @@ def test_split_item_combines_to_the_whole_runs_numbers(small_adult, tmp_path):
 
 def test_an_item_sharing_the_code_but_not_split_computes_its_pieces_silently(small_adult):
     said = []
-    got = parts.gather("xu2020_dpaccadmm", "fig1", {}, lambda k: k.upper(), keys=["alpha3"], log=said.append)
+    got = parts.gather("xu2020_dpaccadmm", "table1", {}, lambda k: k.upper(), keys=["alpha3"], log=said.append)
     assert got == {"alpha3": "ALPHA3"} and said == []
     with pytest.raises(ValueError, match="are not its part keys"):  # a split item's pieces are its parts
         parts.gather("zhang2018_madmm", "fig2", PARAMS, keys=["alpha3"])
