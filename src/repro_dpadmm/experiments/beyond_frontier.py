@@ -20,7 +20,8 @@ the mechanism's Spend), so the table shows where the papers' accounting is loose
 
 Learning rates, one rule for every method (`tune_step`): a method with a learning rate (its mechanism's `step_name`:
 HUANG DP-ADMM's eta_i^k of Theorem 4, HUANG DPSGD's lr, XU's eta) runs at each multiple `step_grid` of its paper's
-value (HUANG DPSGD: lr 0.1 in the sum convention, where §VI-C's "optimal 0.1" holds), on the same noise draws, and
+value (HUANG DPSGD: lr 0.1 in the sum convention, where §VI-C's "optimal 0.1" is nearest the optimum), on the same
+noise draws, and
 keeps the one with the lowest mean training objective over the repeats at that level (never the test error; like the
 papers' own tuning, the choice is not charged to the privacy budget). Methods whose local step is an exact
 minimisation (HUANG PVP, DVP; ZKL PP, DVP, R-ADMM's exact odd steps) have no learning rate: their penalties stay the

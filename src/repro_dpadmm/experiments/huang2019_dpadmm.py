@@ -9,7 +9,8 @@ table, markdown). Items of one shape share one implementation (config in, tidy r
   delta-sweep (eps fixed) [D].
 * fig3 / fig6: ``comparison`` - DP-ADMM against ADMM, DPSGD (sum convention; average as a variant) and, for l2, PVP
   and DVP, at every setting of the two sweeps; DPSGD's learning-rate sweep (``lr_sweep``), which shows the convention
-  under which the paper's "optimal learning rate 0.1" holds; non-private ADMM's distance to the centralised optimum.
+  under which the paper's "optimal learning rate 0.1" is nearest the optimum; non-private ADMM's distance to the
+  centralised optimum.
 * table2: ``timing`` - seconds for 100 iterations of ADMM, PVP, DVP and DP-ADMM (l2), timed interleaved (every
   round runs each method once, in a random order) so that each ratio has a confidence interval (``repro_dpadmm.timing``).
 

@@ -10,7 +10,7 @@ step of Algorithm 3 and of the paper's private baselines, as mechanisms on the s
 * `Dvp`, baseline (4) (SPEC §2.2.4 [D]): dual variable perturbation, pure eps per iteration (Chaudhuri et al.'s
   objective perturbation with n -> m_i); without noise it is ADMM with the extra regulariser Delta of that eps.
 * `DpSgd`, baseline (5) ([D]): each agent's clipped mean gradient plus N(0, sigma^2 I), sigma = 2 C z / m_i;
-  the sum convention (the reading in which §VI-C's "optimal learning rate 0.1" holds, algorithms.sgd).
+  the sum convention (the reading in which §VI-C's "optimal learning rate 0.1" is nearest the optimum, algorithms.sgd).
 
 `DpAdmm` and `DpSgd` have a learning rate (eta_i^k, lr): `step_scale` multiplies it (1: the paper's), so that a
 comparison can tune every method's step by one rule (experiments.beyond_frontier); the privacy of a release does not
