@@ -196,3 +196,12 @@ def test_bundle_of_the_smoke_run_rejudges_to_the_same_claims(smoke_project, tmp_
     assert after == before and result.changes == []
     # the smoke run's parameters are not the paper-scale config's: every item that ran says so
     assert result.params_differ
+
+
+def test_a_budgeted_stream_read_to_its_end_passes_within_the_budget_and_refuses_past_it():
+    import io
+
+    from repro_dpadmm.bundle import _Budget
+    assert _Budget(io.BytesIO(b"abc"), 100, "b.tar.gz", "cap").read() == b"abc"
+    with pytest.raises(BundleError, match="more than 2 bytes"):
+        _Budget(io.BytesIO(b"abc"), 2, "b.tar.gz", "cap").read()

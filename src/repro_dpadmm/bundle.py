@@ -350,10 +350,12 @@ class _Budget:
             raise BundleError(f"{self.source} unpacks to more than {self.budget:,} bytes ({self.hint})")
 
     def read(self, n: int = -1) -> bytes:
-        if n is None or n < 0:
-            n = self.budget - self.pos + 1
-        self._check(self.pos + n)
-        data = self.raw.read(n)
+        if n is None or n < 0:               # read to the end: one byte past the budget shows an overflow
+            data = self.raw.read(self.budget - self.pos + 1)
+            self._check(self.pos + len(data))
+        else:
+            self._check(self.pos + n)
+            data = self.raw.read(n)
         self.pos += len(data)
         return data
 
@@ -650,7 +652,7 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
                               processed=folder / "resources" / "processed", bundle=origin, previous=judged)
         files = sum(1 for _ in (folder / MANIFEST).read_text().splitlines())
         result = Rejudged(str(source), out_dir, prov, files, param_differences(folder / "results", root),
-                          verdict_changes(judged, read_verdicts(out_dir / "claims.json", "claims.json")), report,
+                          verdict_changes(judged, {v.claim.id: v.verdict for v in report.verdicts}), report,
                           claims_differences(folder, root))
     (out_dir / "rejudged.json").write_text(json.dumps(result.record(), indent=2) + "\n")
     return result

@@ -192,6 +192,11 @@ def average_loss(data: NodeData, f):
     return local_loss(data, f).mean(axis=-1)
 
 
+def optimum_loss(data: NodeData, fc: np.ndarray) -> float:
+    """L of the centralised optimum f_c (d,) placed at every node: the reference L* every loss curve is read against."""
+    return float(average_loss(data, np.broadcast_to(fc, (1, data.n_nodes, data.dim)))[0])
+
+
 def zero_model_loss(data: NodeData) -> float:
     """L of the zero model f_i = 0 on the nodes' data: the trivial reference every trained model must beat (ln 2 for
     the logistic loss, whatever the data, since every margin is 0)."""

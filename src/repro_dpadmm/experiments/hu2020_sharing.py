@@ -126,7 +126,8 @@ def run_as_run(prob: dict, params: dict, sigmas, *, repeats: int, iterations: in
 
 
 def references(prob: dict) -> dict:
-    """The trivial references of every log-loss comparison (issue: degenerate comparisons): on the test split, the
+    """The trivial references of every log-loss comparison (a side no better than them makes it degenerate): on the
+    test split, the
     log loss of the zero model x = 0 (the initial point of ADMM sharing, ln 2), of the constant model that predicts the
     training split's positive rate, and the majority-class rate; on the training split, the objective at x = 0."""
     from ..problems.logistic import loss
@@ -608,10 +609,12 @@ def plot_convergence(res: dict, params: dict, dataset: str):
     R = int(params["repeats"])
     b.plot(*window(admm.traces["test_logloss_clean"][0], 0, eb), "r-", label="standard deviation 0")
     delta = float(params["privacy_delta"])
-    for k, (s, style) in enumerate(zip(params["noise_sigmas"], ["k--", "b-", "r--", "k-", "b--"])):
-        if None in noisy:
-            tr = noisy[None].traces["test_logloss_clean"][k * R:(k + 1) * R].mean(0)
-            b.plot(*window(tr, 0, eb), style, label=f"standard deviation {s:g}{_eps_note(res['privacy'], s, delta)}")
+    styles = ["k--", "b-", "r--", "k-", "b--"]
+    if len(params["noise_sigmas"]) > len(styles):   # zip would drop the extra levels from the figure silently
+        raise ValueError(f"noise_sigmas: at most {len(styles)} levels can be drawn, got {len(params['noise_sigmas'])}")
+    for k, (s, style) in enumerate(zip(params["noise_sigmas"], styles) if None in noisy else []):
+        tr = noisy[None].traces["test_logloss_clean"][k * R:(k + 1) * R].mean(0)
+        b.plot(*window(tr, 0, eb), style, label=f"standard deviation {s:g}{_eps_note(res['privacy'], s, delta)}")
     b.set(xlabel="epoch", ylabel="testing loss", xlim=(0, eb), title=f"(b) {dataset}: noise on the shared values")
     if fig_p.get("b_ylim"):
         b.set_ylim(*fig_p["b_ylim"])

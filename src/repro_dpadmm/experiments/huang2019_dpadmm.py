@@ -450,6 +450,11 @@ def metric_names(res: dict) -> dict[str, tuple[str, str]]:
 ADMM_FAST_K = 10  # "ADMM has fast convergence": every method compared at this k
 
 
+def _finite_or_inf(values) -> np.ndarray:
+    values = np.asarray(values, dtype=float)
+    return np.where(np.isfinite(values), values, np.inf)
+
+
 def _lr_sweep_metrics(res: dict, m: dict, rep: dict) -> None:
     """The learning-rate sweep: EL and test error per lr and setting, and per setting the grid's best lr (lowest
     mean EL) in the default convention's units and, as the variant of each other convention, in its units; the
@@ -464,10 +469,10 @@ def _lr_sweep_metrics(res: dict, m: dict, rep: dict) -> None:
         for lr in grid:
             put(m, rep, f"lr_sweep.el.lr{lr:g}.{k}", sw[(lr, eps, delta)]["el"])
             put(m, rep, f"lr_sweep.err.lr{lr:g}.{k}", sw[(lr, eps, delta)]["err"])
-        with np.errstate(invalid="ignore"):
-            means = np.array([np.nanmean(sw[(lr, eps, delta)]["el"]) for lr in grid])
-        best = grid[int(np.nanargmin(means))]
-        errs = [float(np.mean(sw[(lr, eps, delta)]["err"])) for lr in grid]
+        # a learning rate with a diverged (non-finite) repeat never wins, as in the frontier's step rule
+        means = _finite_or_inf([np.mean(sw[(lr, eps, delta)]["el"]) for lr in grid])
+        best = grid[int(np.argmin(means))]
+        errs = _finite_or_inf([np.mean(sw[(lr, eps, delta)]["err"]) for lr in grid])
         put(m, rep, f"lr_sweep.best_err.{k}", sw[(best, eps, delta)]["err"])  # error at the best-EL lr
         put(m, rep, f"lr_sweep.min_err.{k}", sw[(grid[int(np.argmin(errs))], eps, delta)]["err"])
         for c in conv:

@@ -55,7 +55,7 @@ def fig1(X, y, params: dict, seed: int) -> dict:
     T_long = max(T, int(params.get("freeze_iterations", T)))
     C, rho = float(params["C"]), float(params["rho"])
     fc = dz.centralized_optimum(data, C, rho)
-    L_star = float(dz.average_loss(data, np.broadcast_to(fc, (1, N, d)))[0])
+    L_star = dz.optimum_loss(data, fc)
     f0 = dz.initial_points(seed, 1, N, d, float(params.get("init_scale", 1.0)), PAPER, "fig1")
     eta1 = np.asarray(params["eta1"], float)
     eta_a = dz.geometric(eta1, np.asarray(params["q"], float), T_long)  # (T_long, N)
@@ -241,7 +241,7 @@ def private_comparison(X, y, params: dict, seed: int, alpha1: float, item: str, 
                                "newton_steps_mean": h.meta["newton_steps_mean"]}
     if only is None or "paper" in only:
         fc = dz.centralized_optimum(data, C, rho)
-        out["L_star"] = float(dz.average_loss(data, np.broadcast_to(fc, (1, N, d)))[0])
+        out["L_star"] = dz.optimum_loss(data, fc)
         out["L_init"] = dz.average_loss(data, f0)
         out["L_nonprivate"] = {}
         for q1 in sorted({float(c["q1"]) for c in params["curves"].values()}):

@@ -51,7 +51,7 @@ def fig1(X, y, params: dict, seed: int) -> dict:
         C, rho, eta = float(params["C"]), float(params["rho"]), float(params["eta"])
         fc = dz.centralized_optimum(data, C, rho)
         f0 = dz.initial_points(seed, 1, N, d, float(params.get("init_scale", 1.0)), PAPER, "fig1", net_name)
-        res = {"L_star": float(dz.average_loss(data, np.broadcast_to(fc, (1, N, d)))[0]), "N": N, "radmm": {},
+        res = {"L_star": dz.optimum_loss(data, fc), "N": N, "radmm": {},
                "L_init": float(dz.average_loss(data, f0)[0]), "edges": int(A.sum() // 2)}
         h = dz.conventional_admm(data, A, C=C, rho=rho, eta=eta, T=2 * K, f0=f0, fc=fc, **_solver(params))
         res["admm"] = {**_trace(h), "step_seconds": h.meta["step_seconds"]}
@@ -184,13 +184,13 @@ def comparators(params: dict) -> dict:
     pps = dict(params.get("pp") or {})
     grid = params.get("pp_grid")
     if grid:
+        eta1 = grid.get("eta1", grid["theta"])
+        taken = {(float(v.get("eta1", v["theta"])), float(v["q1"]), float(v["q2"])) for v in pps.values()}
         for q1 in grid["q1"]:
             for q2 in grid["q2"]:
-                if float(q2) <= float(q1) and not any(float(v["q1"]) == float(q1) and float(v["q2"]) == float(q2)
-                                                      and float(v.get("eta1", v["theta"])) == float(
-                                                          grid.get("eta1", grid["theta"])) for v in pps.values()):
+                if float(q2) <= float(q1) and (float(eta1), float(q1), float(q2)) not in taken:
                     pps[f"pp_{_fmt_q(float(q1))}_{_fmt_q(float(q2))}"] = {
-                        "theta": grid["theta"], "eta1": grid.get("eta1", grid["theta"]), "q1": q1, "q2": q2}
+                        "theta": grid["theta"], "eta1": eta1, "q1": q1, "q2": q2}
     if params["pp_default"] not in pps:
         raise ValueError(f"pp_default {params['pp_default']!r} is not a PP setting; settings: {list(pps)}")
     for name, pp in pps.items():
@@ -229,7 +229,7 @@ def fig2(X, y, params: dict, seed: int, alpha: float, only=None) -> dict:
                         rngs=dz.noise_generators(seed, R, *lab, "radmm"), **_solver(params))
         out["curves"]["radmm"] = _private_curve(h_r)
         fc = dz.centralized_optimum(data, C, rho)
-        out["L_star"] = float(dz.average_loss(data, np.broadcast_to(fc, (1, N, d)))[0])
+        out["L_star"] = dz.optimum_loss(data, fc)
         out["L_init"] = dz.average_loss(data, f0)
     for name, cmp in comparators(params).items():
         if not run(cmp["group"]):
@@ -317,7 +317,7 @@ def fig3(X, y, params: dict, seed: int, alpha: float) -> dict:
                                                 rngs=dz.noise_generators(seed, R, PAPER, "fig3", label)))
     fc = dz.centralized_optimum(data, C, rho)
     return {"alpha_var_min": float(alpha_var.min()), "alpha_var_max": float(alpha_var.max()),
-            "L_star": float(dz.average_loss(data, np.broadcast_to(fc, (1, N, d)))[0]),
+            "L_star": dz.optimum_loss(data, fc),
             "L_init": dz.average_loss(data, f0), "curves": curves}
 
 

@@ -218,8 +218,9 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
     if run_params is not None:
         res.params, res.params_source = run_params, "run"
         if isinstance(cfg_params, dict):
-            res.params_differ = {k: v for k, v in run_params.items() if k != "seed"} != cfg_params
-            res.changes = prov_mod.param_changes({k: v for k, v in run_params.items() if k != "seed"}, cfg_params)
+            ran = {k: v for k, v in run_params.items() if k != "seed"}
+            res.params_differ = ran != cfg_params
+            res.changes = prov_mod.param_changes(ran, cfg_params)
         settings = read_settings(item_dir) or {}
         res.run_name, res.commit = settings.get("run"), settings.get("commit")
     elif isinstance(cfg_params, dict):
