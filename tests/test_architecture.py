@@ -134,3 +134,63 @@ def test_the_parser_resolves_relative_and_lazy_imports(tmp_path):
 def test_no_upward_or_sibling_import(path):
     problems = violations({module_name(path): imports_of(path)})
     assert not problems, "\n".join(problems)
+
+
+def import_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Every cycle of the import graph, as the modules of each strongly connected component that has more than one
+    module or imports itself (Tarjan's algorithm, iterative), each sorted, in sorted order."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, targets = work[-1]
+            for dst in targets:
+                if dst not in edges:
+                    continue
+                if dst not in index:
+                    index[dst] = low[dst] = len(index)
+                    stack.append(dst)
+                    on_stack.add(dst)
+                    work.append((dst, iter(sorted(edges.get(dst, ())))))
+                    break
+                if dst in on_stack:
+                    low[node] = min(low[node], index[dst])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1 or node in edges.get(node, ()):
+                        cycles.append(sorted(component))
+    return sorted(cycles)
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert import_cycles({"a": {"a"}, "b": set()}) == [["a"]]
+    assert import_cycles({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []
+    assert import_cycles({"privacy.spend": {"privacy.bounds.x"}, "privacy.bounds.x": {"privacy.spend"}}) == [
+        ["privacy.bounds.x", "privacy.spend"]]
+
+
+def test_no_import_cycle():
+    """No module imports, directly or through others (function-level imports included), a module that imports it: a
+    registry is filled by the modules that register in it, or looked up by name, never by importing them back."""
+    cycles = import_cycles(package_edges())
+    assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)

@@ -5,6 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# An item run's settings file, beside its metrics (written by `staging`, read by `provenance`; here so that neither
+# imports the other).
+SETTINGS = "settings.json"
+
 
 def project_root(start: str | os.PathLike | None = None) -> Path:
     """The folder holding the `Snakefile`, searched upwards from `start` (default: the working directory).

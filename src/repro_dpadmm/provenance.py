@@ -15,7 +15,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from . import safeload
-from .staging import SETTINGS
+from .paths import SETTINGS
 
 
 # The one list of packages whose versions matter (the report's provenance, `repro-dpadmm info`).

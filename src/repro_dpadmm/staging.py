@@ -22,11 +22,11 @@ import shutil
 from pathlib import Path
 
 from . import locks, safeload
+from .paths import SETTINGS
 
 METRICS = "metrics.json"
 MANIFEST = ".outputs.json"  # the names a run wrote into the item's folder (so a rerun removes exactly those)
 STAGING = ".staging-"
-SETTINGS = "settings.json"
 PAPER_SETTINGS = "config/config.yaml"
 
 

@@ -100,3 +100,25 @@ def test_recording_a_spend_does_not_import_dp_accounting():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout
     a, b = pickle.loads(out)
     assert a == Spend(gaussian_steps(2.0, 10)) and b.event == Spend(pure_steps([0.1, 0.2])).event
+
+
+def test_a_paper_bound_is_found_by_its_name_in_a_fresh_interpreter():
+    """spend imports no bounds module by name: the first lookup of "<module>.<bound>" imports privacy.bounds.<module>,
+    and an unknown name lists every bound of the package."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from repro_dpadmm.privacy import spend\n"
+            "assert 'repro_dpadmm.privacy.bounds.zhang2018' not in sys.modules\n"
+            "fn = spend.bound_function('zhang2018.icml_P')\n"
+            "from repro_dpadmm.privacy.bounds import zhang2018\n"
+            "assert fn is zhang2018.icml_total\n"
+            "try:\n"
+            "    spend.bound_function('zhang2018.nothing')\n"
+            "except ValueError as exc:\n"
+            "    assert 'huang2019.eps_bar' in str(exc) and 'xu2020.theorem1' in str(exc), exc\n"
+            "else:\n"
+            "    raise AssertionError('an unknown bound was accepted')\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr

@@ -16,6 +16,8 @@ accepts randomised response only under its own replace-one convention.
 
 from __future__ import annotations
 
+import importlib.util
+import pkgutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -67,8 +69,8 @@ class Spend:
             raise TypeError(f"Spend.event must be a dp_accounting.DpEvent, got {type(event).__name__}")
         if self.neighbouring not in RELATIONS:
             raise ValueError(f"Spend.neighbouring must be one of {RELATIONS}, got {self.neighbouring!r}")
-        if self.bound is not None and self.bound not in PAPER_BOUNDS:
-            raise ValueError(f"Spend.bound {self.bound!r} is not a paper bound; known: {sorted(PAPER_BOUNDS)}")
+        if self.bound is not None and _find_bound(self.bound) is None:
+            raise ValueError(f"Spend.bound {self.bound!r} is not a paper bound; known: {sorted(_all_bounds())}")
 
 
 # The builders of the LazyEvents below (module functions, so that a pickled Spend refers to them by name).
@@ -131,15 +133,12 @@ def pure_epsilons(event) -> np.ndarray | None:
     return None
 
 
-def _paper_bounds() -> dict[str, Callable[..., float]]:
-    from .bounds import hu2020, huang2019, xu2020, zhang2018  # noqa: F401  (each registers in PAPER_BOUNDS)
-
-    return PAPER_BOUNDS
-
-
 # name -> function(**bound_args) giving the paper's total epsilon; filled by privacy.bounds.<paper> modules through
-# `paper_bound` below.
+# `paper_bound` below when they are imported. A bound's name is "<module>.<bound>": `bound_function` imports
+# privacy.bounds.<module> on the first lookup of one of its names, so this module never imports the bounds modules
+# (which import it) by name, and a new paper's bounds module is found without being listed anywhere.
 PAPER_BOUNDS: dict[str, Callable[..., float]] = {}
+BOUNDS_PACKAGE = f"{__package__}.bounds"
 
 
 def paper_bound(name: str):
@@ -150,15 +149,39 @@ def paper_bound(name: str):
     return register
 
 
+def _find_bound(name: str) -> Callable[..., float] | None:
+    """The bound registered as `name`, importing its module privacy.bounds.<module> first if need be; else None."""
+    if name not in PAPER_BOUNDS:
+        module = name.split(".", 1)[0]
+        if module.isidentifier() and importlib.util.find_spec(f"{BOUNDS_PACKAGE}.{module}") is not None:
+            importlib.import_module(f"{BOUNDS_PACKAGE}.{module}")
+    return PAPER_BOUNDS.get(name)
+
+
+def _all_bounds() -> dict[str, Callable[..., float]]:
+    """Every paper bound, after importing every module of privacy.bounds (for listing what is known)."""
+    bounds = importlib.import_module(BOUNDS_PACKAGE)
+    for info in pkgutil.iter_modules(bounds.__path__):
+        importlib.import_module(f"{BOUNDS_PACKAGE}.{info.name}")
+    return PAPER_BOUNDS
+
+
+def bound_function(name: str) -> Callable[..., float]:
+    """The paper bound registered as `name` ("<module>.<bound>", e.g. "huang2019.eps_bar")."""
+    fn = _find_bound(name)
+    if fn is None:
+        raise ValueError(f"{name!r} is not a paper bound; known: {sorted(_all_bounds())}")
+    return fn
+
+
 def totals(spend: Spend, delta: float, *, pld: bool = True, discretization: float | None = None) -> dict:
     """{"paper_eps", "rdp_eps", "pld_eps", "delta", "neighbouring"} of a recorded Spend at total `delta`: the paper's
     own bound (None without one), dp-accounting's RDP and PLD totals (PLD skipped when `pld=False`; None where an
     accountant does not support the event)."""
     if not 0 < delta < 1:
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
-    _paper_bounds()
     out = {"delta": float(delta), "neighbouring": spend.neighbouring,
-           "paper_eps": float(PAPER_BOUNDS[spend.bound](**spend.bound_args)) if spend.bound else None}
+           "paper_eps": float(bound_function(spend.bound)(**spend.bound_args)) if spend.bound else None}
     pure = pure_epsilons(vars(spend)["event"])  # as recorded: a pure LazyEvent is read without building it
     if pure is not None:  # pure DP: the optimal composition (PLD of the dominating pairs); RDP adds nothing here
         out.update(rdp_eps=None, pld_eps=pure_composed_epsilon(pure, delta) if pld else None,
