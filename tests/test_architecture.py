@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from repro_dpadmm import registry
+
 SRC = Path(__file__).resolve().parents[1] / "src" / "repro_dpadmm"
 
 # Lowest first. A module belongs to the layer of its top-level name under repro_dpadmm.
@@ -28,8 +30,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 LAYER_OF = {name: i for i, names in enumerate(LAYERS) for name in names}
 # Packages whose modules are per paper: one paper's module may not import another's.
 PAPER_PACKAGES = ("experiments", "privacy.bounds", "mechanisms")
-PAPER_IDS = ("huang2019_dpadmm", "hu2020_sharing", "zhang2018_madmm", "zhang2018_radmm", "zhang2018", "xu2020",
-             "huang2019", "hu2020", "beyond")
+# A paper's modules are named by its registry id or the id's stem before "_" (privacy/bounds/huang2019.py).
+PAPER_IDS = tuple(sorted({i for p in registry.PAPERS for i in (p.id, p.id.split("_")[0])}))
 # Modules of a paper package that every paper module may use (shared helpers, not papers).
 HELPERS = {"experiments": ("common", "progress", "plotting", "parts"), "privacy.bounds": (), "mechanisms": ("base",)}
 

@@ -45,17 +45,17 @@ def test_licence_and_citation_agree_with_pyproject():
     assert cff["version"] == PYPROJECT["project"]["version"]
 
 
-def test_citation_lists_the_five_papers_the_report_names():
+def test_citation_lists_the_papers_the_report_names():
     from repro_dpadmm.registry import PAPERS
 
     cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
     titles = {r["title"].lower() for r in cff["references"]}
     papers = [p for p in PAPERS if not p.beyond]
-    assert len(papers) == 5 and len(cff["references"]) == 5
+    assert len(cff["references"]) == len(papers)
     for p in papers:
         assert p.title.lower() in titles, p.title
     for ref in cff["references"]:
-        assert ref["authors"] and ref["year"] in (2018, 2019, 2020), ref["title"]
+        assert ref["authors"] and isinstance(ref["year"], int) and ref["year"] >= 2018, ref["title"]
 
 
 IMPORT_NAMES = {"sklearn": "scikit-learn", "yaml": "pyyaml", "dp_accounting": "dp-accounting",
