@@ -636,3 +636,53 @@ def test_claims_table_judges_noise_setup_variants_and_findings(tmp_path, monkeyp
     assert "**inconclusive**" in table and "DPSGD sum convention (lr x n): reproduced" in table
     assert "depends on dpsgd_convention" in table and "paper: tie" in table
     assert "**setup ok**" in table
+
+
+def test_the_check_kinds_are_the_schemas():
+    """`claims.kinds.CHECKS` (one class per kind) and the schema's kinds name the same kinds, each kind with its
+    fields' definition in the schema."""
+    from repro_dpadmm.claims import CHECKS
+
+    schema = yaml.safe_load((ROOT / "config" / "claims" / "claims.schema.yaml").read_text())
+    check = schema["$defs"]["check"]
+    assert set(check["properties"]["kind"]["enum"]) == set(CHECKS)
+    branched = set()
+    for branch in check["allOf"]:
+        kind = branch["if"]["properties"].get("kind")
+        if kind is not None:
+            branched |= {kind["const"]} if "const" in kind else set(kind["enum"])
+            assert branch["then"]["$ref"].rsplit("/", 1)[1] in schema["$defs"]
+    assert branched == set(CHECKS)
+
+
+def test_a_new_check_kind_is_one_class(monkeypatch):
+    """Defining a CheckKind subclass is all the judge needs: it registers, reads its keys, describes, measures,
+    decides beyond the noise and names its looser threshold, with no branch elsewhere."""
+    from repro_dpadmm.claims import CHECKS, CheckKind, check_keys, looser_threshold
+    from repro_dpadmm.claims.noise import FAIL, PASS, _Measured, fmt as fmt_
+
+    monkeypatch.setattr("repro_dpadmm.claims.kinds.CHECKS", dict(CHECKS))
+    from repro_dpadmm.claims import kinds
+
+    class Positive(CheckKind):
+        name = "positive"
+        shows_expected = True
+
+        def describe(self, check):
+            return f"{check['metric']} > 0", "> 0"
+
+        def measure(self, check, m, z):
+            v = m.number(check["metric"])
+            return _Measured(PASS if v > 0 else FAIL, fmt_(v), f"{check['metric']} = {fmt_(v)}")
+
+        def looser(self, check, p, lo_p, hi_p):
+            return ["any positive value passes"]
+
+    assert kinds.CHECKS["positive"].__class__ is Positive and "positive" not in CHECKS
+    check = {"kind": "positive", "metric": "gain", "paper_threshold": 0}
+    assert check_keys(check) == ["gain"] and looser_threshold(check) == "any positive value passes"
+    ok, bad = evaluate_check(check, {"gain": 0.5}), evaluate_check(check, {"gain": -1.0})
+    assert (ok.outcome, ok.check, ok.measured) == ("pass", "gain > 0", "0.5") and bad.outcome == "fail"
+    assert evaluate_check(check, {}).outcome == "not evaluated"
+    with pytest.raises(TypeError, match="defined twice"):
+        type("AgainPositive", (CheckKind,), {"name": "positive"})
