@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("mechanisms",),
     ("experiments",),
     ("report", "bundle", "costs"),
-    ("cli", "runner"),
+    ("cli", "runner", "notebooks"),
 )
 LAYER_OF = {name: i for i, names in enumerate(LAYERS) for name in names}
 # Packages whose modules are per paper: one paper's module may not import another's.

@@ -11,9 +11,10 @@ config validation (`repro_dpadmm.config.errors`: a config item that is not regis
 is an error naming it). `tests/test_registry.py` checks that the config files, the notebooks on disk, the config
 schema's per-paper keys and the claims files list exactly these items.
 
-To add an item: add it to its paper's `items` here, write `notebooks/<paper>/<item>.ipynb`, give it parameters in
-`config/config.yaml` and `config/smoke.yaml` (and a schema entry in `workflow/schemas/config.schema.yaml`), and its
-claims in `config/claims/<paper>.yaml`.
+To add an item: add it to its paper's `items` here, write its text `notebooks/<paper>/<item>.md` and generate its
+notebook with `python -m repro_dpadmm.notebooks`, give it parameters in `config/config.yaml` and `config/smoke.yaml`
+(and a schema entry in `workflow/schemas/config.schema.yaml`), and its claims in `config/claims/<paper>.yaml`
+(README.md, "Adding a paper").
 """
 
 from __future__ import annotations
