@@ -31,7 +31,8 @@ PAPER_PACKAGES = ("experiments", "privacy.bounds", "mechanisms")
 PAPER_IDS = ("huang2019_dpadmm", "hu2020_sharing", "zhang2018_madmm", "zhang2018_radmm", "zhang2018", "xu2020",
              "huang2019", "hu2020", "beyond")
 # Modules of a paper package that every paper module may use (shared helpers, not papers).
-HELPERS = {"experiments": ("common", "progress", "plotting", "parts"), "privacy.bounds": (), "mechanisms": ("base",)}
+HELPERS = {"experiments": ("common", "progress", "plotting", "parts"), "privacy.bounds": (),
+           "mechanisms": ("base", "layouts")}
 
 
 def module_name(path: Path) -> str:
