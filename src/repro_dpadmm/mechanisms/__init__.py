@@ -8,19 +8,28 @@ from collections.abc import Callable, Iterator, Mapping
 
 from .base import AUDIT, AUDIT_RUN, CAPABILITIES, CATALOGUE, FRONTIER, Mechanism
 
+PAPER_MODULES = ("huang2019", "zhang2018", "xu2020", "hu2020")
 __all__ = ["AUDIT", "AUDIT_RUN", "CAPABILITIES", "FRONTIER", "Mechanism", "all_mechanisms", "catalogue_view",
            "mechanism_class"]
 
 
 def all_mechanisms(capability: str | None = None) -> dict[str, type[Mechanism]]:
     """{id: class} of every method in the catalogue (every Mechanism subclass that declares an id: the five papers'
-    methods, in the order of their modules, then any defined elsewhere, e.g. a test's), or of those with
+    methods, in the order of their modules (PAPER_MODULES), then any defined elsewhere, e.g. a test's), or of those with
     `capability` (FRONTIER, AUDIT or AUDIT_RUN)."""
     from . import huang2019, zhang2018, xu2020, hu2020  # noqa: F401  (each registers its classes)
 
     if capability is not None and capability not in CAPABILITIES:
         raise ValueError(f"unknown capability {capability!r}; known: {CAPABILITIES}")
-    return {k: c for k, c in CATALOGUE.items() if capability is None or capability in c.capabilities}
+    order = list(CATALOGUE)
+
+    def rank(k):  # the papers' modules in PAPER_MODULES order, each in definition order, then any other
+        mod = CATALOGUE[k].__module__
+        leaf = mod.rpartition(".")[2] if mod.startswith(__name__ + ".") else None
+        return (PAPER_MODULES.index(leaf) if leaf in PAPER_MODULES else len(PAPER_MODULES), order.index(k))
+
+    return {k: CATALOGUE[k] for k in sorted(order, key=rank)
+            if capability is None or capability in CATALOGUE[k].capabilities}
 
 
 def mechanism_class(method: str, capability: str | None = None) -> type[Mechanism]:

@@ -199,21 +199,8 @@ def spend_steps(spend: Spend) -> tuple[str, np.ndarray] | None:
     pure = pure_epsilons(vars(spend)["event"])
     if pure is not None:
         return PURE, np.sort(pure)
-    zs = _gaussian_multipliers(spend.event)
+    zs = accounting.gaussian_multipliers(spend.event)
     return None if zs is None else (GAUSSIAN, np.sort(zs))
-
-
-def _gaussian_multipliers(event) -> np.ndarray | None:
-    dpa = accounting.dp_accounting
-    if isinstance(event, dpa.GaussianDpEvent):
-        return np.array([float(event.noise_multiplier)])
-    if isinstance(event, dpa.SelfComposedDpEvent):
-        inner = _gaussian_multipliers(event.event)
-        return None if inner is None else np.tile(inner, event.count)
-    if isinstance(event, dpa.ComposedDpEvent):
-        parts = [_gaussian_multipliers(e) for e in event.events]
-        return None if any(p is None for p in parts) else np.concatenate(parts)
-    return None
 
 
 def same_steps(a: tuple[str, np.ndarray] | None, b: tuple[str, np.ndarray] | None) -> bool:

@@ -104,8 +104,8 @@ class _HuangAudited(RecordCanaryAudit):
         return None, None
 
     def one_run_setup(self, X, y, params: dict, rng_of) -> OneRunCanaries:
-        """The whole-run audit's datasets with canaries (`one_run_canaries`) from its `huang2019` block."""
-        hp = params["huang2019"]
+        """The whole-run audit's datasets with canaries (`one_run_canaries`) from its block (`huang2019`)."""
+        hp = params[self.audit_run_block]
         norm = float(hp.get(self.canary_norm_key, 5.0)) if self.canary_norm_key else 1.0
         return one_run_canaries(X, y, agents=hp["agents"], rows_per_agent=hp["rows_per_agent"],
                                 canaries=hp["canaries_per_agent"], runs=hp["runs"], canary_norm=norm,
@@ -147,7 +147,7 @@ class DpAdmm(_HuangAudited, _HuangGaussian):
 
     @classmethod
     def for_audit_run(cls, params: dict) -> DpAdmm:
-        return cls(**cls._common(params["huang2019"]))
+        return cls(**cls._common(params[cls.audit_run_block]))
 
     def audit_case(self, canary: GradientCanary, epsilon: float, delta: float, agents: int = 1) -> AuditCase:
         """Iteration k = 1 of Algorithm 3 (T = 1) from w~^0 = w^0 = the canary state, gamma^0 = 0. Claimed: Theorem 1
@@ -252,7 +252,7 @@ class DpSgd(_HuangAudited, _HuangGaussian):
 
     @classmethod
     def for_audit_run(cls, params: dict) -> DpSgd:
-        hp = params["huang2019"]
+        hp = params[cls.audit_run_block]
         return cls(**cls._common(hp), lr=float(hp.get("lr", 0.1)), convention=hp.get("dpsgd_convention", "average"))
 
     def audit_case(self, canary: GradientCanary, epsilon: float, delta: float) -> AuditCase:
