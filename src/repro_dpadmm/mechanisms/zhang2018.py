@@ -30,7 +30,7 @@ import numpy as np
 from ..algorithms import decentralized as dz
 from ..privacy import calibrate
 from ..privacy.bounds import zhang2018 as zb
-from ..privacy.spend import REPLACE_ONE, Spend, pure_steps, totals
+from ..privacy.spend import PAPER_BOUNDS, REPLACE_ONE, Spend, pure_steps, totals
 from .base import FRONTIER, PURE, Mechanism
 from .layouts import GRAPH
 
@@ -93,6 +93,16 @@ class _ZklMechanism(Mechanism):
                 "accounting": f"{how} composition of the per-iteration pure-DP bound, worst node",
                 "paper_eps": paper}
 
+    def paper_total(self, T: int, C: float, alpha: float) -> float:
+        """The paper's own total P(T) (the bound its Spend names) of T iterations at scale C and noise alpha."""
+        _, (bound, args), _ = self.schedules(T)
+        return float(PAPER_BOUNDS[bound](**args(C, alpha)))
+
+    def match_noise(self, target: float, T: int, C: float) -> dict:
+        """The alpha whose paper total P(T) at scale C is `target` (bounds.zhang2018.match_alpha: {alpha, P,
+        reached, floor, reason}): how ZKL's comparisons put methods at the same P(T)."""
+        return zb.match_alpha(lambda a: self.paper_total(T, C, a), target)
+
     def _check_parameter(self, C: float, rho: float, theta_min: float) -> None:
         # ICML Algorithm 1 / Allerton Algorithm 2 require 2 c_1 < (B_i / C)(rho/N + 2 theta V_i)
         if not np.all(2 * zb.C1 < (self.B / C) * (rho / self.N + 2 * theta_min * self.V)):
@@ -121,6 +131,7 @@ class PenaltyPerturbation(_ZklMechanism):
     theta: float = 0.5      # ICML §5.2
     q1: float = 1.05        # SPEC §4.7 (blue)
     q2: float = 1.04
+    eta1: float | None = None   # eta(1), the penalty's start (None: theta)
 
     paper: ClassVar[str] = "zhang2018_madmm"
     id: ClassVar[str] = "zhang_pp"
@@ -131,10 +142,10 @@ class PenaltyPerturbation(_ZklMechanism):
     paper_accounting: ClassVar[str] = "P(T), ICML Thm 4.1 (sum over iterations)"
 
     def schedules(self, T: int):
-        return self._madmm_schedules(T, self.theta, self.q1, self.q2)
+        return self._madmm_schedules(T, self.theta, self.q1, self.q2, self.eta1)
 
-    def _madmm_schedules(self, T: int, theta: float, q1: float, q2: float):
-        eta = dz.geometric(theta, q1, T)                    # eta(t) = theta q1^(t-1) (ICML §5.2)
+    def _madmm_schedules(self, T: int, theta: float, q1: float, q2: float, eta1: float | None = None):
+        eta = dz.geometric(theta if eta1 is None else eta1, q1, T)   # eta(t) = theta q1^(t-1) (ICML §5.2)
         shape = dz.geometric(1.0, q2, T)                    # alpha(t) = alpha(1) q2^(t-1)
         B, V = self.B, self.V
         return (lambda C, a: zb.icml_per_iteration(C, B, V, eta, a * shape),
