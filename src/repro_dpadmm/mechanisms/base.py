@@ -140,8 +140,9 @@ class Mechanism:
 
     def calibrate(self, target: float, delta: float, T: int, *, rtol: float = 2e-3, how: str = "optimal") -> dict:
         """The noise for a TOTAL (target, delta) over T iterations under the mechanism's own spend(): the declared
-        fast path if its noise meets the target there ((1 - rtol) target <= total <= target), else the search of
-        the noise parameter against the spend (privacy.calibrate.solve). A JSON-able dict: "noise", the parameter
+        fast path if the spend at its noise has exactly the steps it composed (then its total is the spend's), else
+        the search of the noise parameter against the spend (privacy.calibrate.solve), which meets
+        (1 - rtol) target <= total <= target. A JSON-able dict: "noise", the parameter
         by its name, "tight_eps" (the total it meets), "spend_eps" (its own spend's total), "rdp_eps",
         "paper_eps", "evaluations", "accounting", and any further calibrated parameter."""
         fast = self.fast_calibration(target, delta, T, rtol=rtol, how=how)
