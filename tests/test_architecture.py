@@ -33,7 +33,8 @@ PAPER_PACKAGES = ("experiments", "privacy.bounds", "mechanisms")
 # A paper's modules are named by its registry id or the id's stem before "_" (privacy/bounds/huang2019.py).
 PAPER_IDS = tuple(sorted({i for p in registry.PAPERS for i in (p.id, p.id.split("_")[0])}))
 # Modules of a paper package that every paper module may use (shared helpers, not papers).
-HELPERS = {"experiments": ("common", "progress", "plotting", "parts"), "privacy.bounds": (), "mechanisms": ("base",)}
+HELPERS = {"experiments": ("common", "progress", "plotting", "parts"), "privacy.bounds": (),
+           "mechanisms": ("base", "layouts")}
 
 
 def module_name(path: Path) -> str:

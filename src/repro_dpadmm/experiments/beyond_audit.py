@@ -1,7 +1,8 @@
 """Beyond the papers, item `audit`: an empirical privacy audit of one release of each Gaussian mechanism as this
 package implements it.
 
-For each configured mechanism (`mechanisms`: its kind and the epsilon it claims per step), two neighbouring datasets
+For each configured mechanism (`mechanisms`: its kind, the `audit_kind` of a mechanism class with the AUDIT
+capability (`kinds`), and the epsilon it claims per step), two neighbouring datasets
 that differ in one worst-case canary, many trials of ONE step of the library's own code on each (the mechanism's
 `audit_case`: its own calibration, update and noise draw), the threshold test and Clopper-Pearson lower bound of
 `privacy.audit`, beside the epsilon the calibration claims. The same audit of a control whose noise is
@@ -24,10 +25,8 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ..algorithms import sharing as sh
 from ..datasets import load
-from ..mechanisms import huang2019, hu2020, xu2020
-from ..privacy.audit import canaries
+from ..mechanisms import AUDIT, all_mechanisms
 from ..privacy.audit.trials import AuditCase, audit_variants, check_sampling
 from ..privacy.audit.two_datasets import check_audit_args, gaussian_eps, trial_cap
 from ..rng import seed_sequence
@@ -36,9 +35,13 @@ from .progress import progress
 
 PAPER, ITEM = "beyond", "audit"
 VARIANTS = ("claimed", "control")
-# kind -> the dataset its canary is built from
-DATASET = {"huang2019_dpadmm": "adult_huang2019", "huang2019_dpsgd": "adult_huang2019", "xu2020": "adult_huang2019",
-           "hu2020": "a9a"}
+
+
+def kinds() -> dict[str, type]:
+    """{kind: mechanism class} of every mechanism with the AUDIT capability: the config's `kind` is its
+    `audit_kind`; the class names the dataset its canary pair is built from (`audit_dataset`), builds the pair
+    (`audit_pair`) and its release on it (`audited`)."""
+    return {cls.audit_kind: cls for cls in all_mechanisms(AUDIT).values()}
 
 
 # ------------------------------------------------------------------------------------------------- parameters
@@ -53,20 +56,18 @@ def check_params(params: dict) -> None:
     if not 0 < float(params["control_noise_factor"]) < 1:
         raise ValueError(f"control_noise_factor must lie in (0, 1) (0.25: noise 4x too small), "
                          f"got {params['control_noise_factor']!r}")
+    known = kinds()
     for key, mech in params["mechanisms"].items():
-        if mech.get("kind") not in DATASET:
-            raise ValueError(f"mechanism {key!r}: kind must be one of {sorted(DATASET)}, got {mech.get('kind')!r}")
+        if mech.get("kind") not in known:
+            raise ValueError(f"mechanism {key!r}: kind must be one of {sorted(known)}, got {mech.get('kind')!r}")
         if not float(mech.get("epsilon", 0)) > 0:
             raise ValueError(f"mechanism {key!r}: epsilon must be > 0, got {mech.get('epsilon')!r}")
-        if mech["kind"] == "hu2020" and mech.get("noise_on") not in sh.NOISE_TARGETS:
-            raise ValueError(f"mechanism {key!r}: noise_on must be 'shared' (Theorem 1), 'params' (eq. (7) read "
-                             f"literally) or 'authors' (the authors' (eps, delta) calibration)")
-        if mech.get("warm_noise") and (mech["kind"] != "hu2020" or mech.get("noise_on") != "shared"):
-            raise ValueError(f"mechanism {key!r}: warm_noise applies to HU with noise_on='shared' only")
+        known[mech["kind"]].audit_check(key, mech)
 
 
 def needed_datasets(params: dict) -> list[str]:
-    return sorted({DATASET[m["kind"]] for m in params["mechanisms"].values()})
+    known = kinds()
+    return sorted({known[m["kind"]].audit_dataset for m in params["mechanisms"].values()})
 
 
 def available_data(names) -> dict:
@@ -80,62 +81,31 @@ def available_data(names) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------- cases
-def audited_release(kind: str, params: dict, mech: dict, canary) -> AuditCase:
-    """The mechanism of `kind` with the audit's constants, and its release on the canary pair at the claim."""
-    eps, delta = float(mech["epsilon"]), float(params["delta"])
-    if kind in ("huang2019_dpadmm", "huang2019_dpsgd"):
-        hp = params["huang2019"]
-        common = {"reg": hp["reg"], "rho": float(hp["rho"]), "lam_n": float(hp["lam_n"])}
-        if kind == "huang2019_dpadmm":
-            return huang2019.DpAdmm(**common).audit_case(canary, eps, delta, int(hp.get("agents", 1)))
-        return huang2019.DpSgd(**common, lr=float(hp.get("lr", 0.1))).audit_case(canary, eps, delta)
-    if kind == "xu2020":
-        xp = params["xu2020"]
-        xu = xu2020.GradientPerturbation(u0=xp.get("u0", "paper"),
-                                         sensitivity_factor=float(mech.get("sensitivity_factor", 1)), n=canary.m,
-                                         lam=float(xp["lam"]), rho=float(xp["rho"]), gamma=float(xp["gamma"]),
-                                         mu=float(xp["mu"]), c=float(xp["c"]))
-        return xu.audit_case(canary, eps, delta, xp.get("graph", {}))
-    hp = params["hu2020"]
-    return hu2020.SharedRelease(noise_on=mech["noise_on"], rho=float(hp["rho"]), lam=float(hp["lam"]),
-                                c1=float(hp["c1"])).audit_case(canary, eps, delta)
-
-
-def canary_pair(name: str, X, y, params: dict, seed: int, warm_epsilon: float | None = None):
-    """The neighbouring pair built from dataset `name`: HU's feature-level canary on a9a (after noise-free warm
-    iterations, or with `warm_epsilon` after warm iterations carrying Theorem 1's noise at that epsilon), else the
-    gradient canary."""
-    if name == "a9a":
-        hp = params["hu2020"]
-        noisy = {} if warm_epsilon is None else {
-            "warm_epsilon": float(warm_epsilon), "warm_delta": float(params["delta"]),
-            "warm_rng": np.random.default_rng(seed_sequence(seed, PAPER, ITEM, "hu-warm-noise"))}
-        return hu2020.sharing_canary(X, y, rows=int(hp["rows"]), boundaries=hp["boundaries"], rho=float(hp["rho"]),
-                                     lam=float(hp["lam"]), c1=float(hp["c1"]),
-                                     warm_iterations=int(hp["warm_iterations"]),
-                                     canary_columns=int(hp["canary_columns"]), party=int(hp.get("party", 0)),
-                                     rng=np.random.default_rng(seed_sequence(seed, PAPER, ITEM, "hu-rows")), **noisy)
-    cp = params["canary"]
-    return canaries.gradient_canary(X, y, int(params["rows"]), state_norm=float(cp["state_norm"]),
-                                    offset=float(cp["offset"]),
-                                    rng=np.random.default_rng(seed_sequence(seed, PAPER, ITEM, "rows")))
-
-
 def build_cases(params: dict, seed: int, data: dict) -> tuple[dict[str, AuditCase], dict]:
     """{key: AuditCase} of every mechanism of `params["mechanisms"]` whose dataset is in `data` ({name: (X, y)}), in
-    order, and {key: reason} for those skipped because their dataset is missing."""
+    order, and {key: reason} for those skipped because their dataset is missing. Each kind's class builds the
+    neighbouring pair (`audit_pair`: the gradient canary for the record-level methods, HU's feature-level canary on
+    a9a; one pair per builder, dataset and warm state, shared by the kinds that use it) and its release on it
+    (`audited`, with the audit's constants)."""
     check_params(params)
+    known = kinds()
     out, skipped, pairs = {}, {}, {}
+
+    def rng_of(*labels):
+        return np.random.default_rng(seed_sequence(seed, PAPER, ITEM, *labels))
+
     for key, mech in params["mechanisms"].items():
-        name = DATASET[mech["kind"]]
+        cls = known[mech["kind"]]
+        name = cls.audit_dataset
         if name not in data:
             skipped[key] = f"dataset {name} unavailable"
             continue
         # HU: a mechanism with warm_noise audits a step from a state its own noise shaped (its own pair)
         warm = float(mech["epsilon"]) if mech.get("warm_noise") else None
-        if (name, warm) not in pairs:
-            pairs[name, warm] = canary_pair(name, *data[name], params, seed, warm)
-        out[key] = audited_release(mech["kind"], params, mech, pairs[name, warm])
+        pair = (getattr(cls.audit_pair, "__func__", cls.audit_pair), name, warm)
+        if pair not in pairs:
+            pairs[pair] = cls.audit_pair(*data[name], params, rng_of, warm)
+        out[key] = cls.audited(params, mech, pairs[pair])
     return out, skipped
 
 

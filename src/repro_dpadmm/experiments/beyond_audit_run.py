@@ -9,7 +9,7 @@ whole transcript, scores each canary by summing its effect over the transcript, 
 correct guesses into a lower bound on the total epsilon (confidence 1 - alpha, Bonferroni over the guess fractions).
 The canaries and the white-box score of each algorithm are its mechanism's (`one_run_canaries`, `one_run` of
 mechanisms.huang2019 (DP-ADMM, DPSGD), mechanisms.xu2020 (DP-ADMM), mechanisms.hu2020 (ADMM sharing, noise on the
-shared values)).
+shared values)): every mechanism with the AUDIT_RUN capability whose config block (`audit_run_block`) is set.
 
 Neighbours: replace-one records for HUANG and XU (the relation of HUANG's 2c_1/m_i, XU's c/n as stated and 2c/n
 corrected); HU's feature-level relation (one feature column of a party, ||D_m - D'_m|| <= 1).
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ..mechanisms import huang2019, hu2020, xu2020
+from ..mechanisms import AUDIT_RUN, all_mechanisms, catalogue_view
 from ..privacy import accounting
 from ..privacy.audit import one_run
 from ..rng import repeat_generators, seed_sequence
@@ -38,8 +38,8 @@ from .beyond_audit import available_data
 from .progress import progress
 
 PAPER, ITEM = "beyond", "audit_run"
-METHODS = {"huang_dpadmm": "HUANG DP-ADMM", "huang_dpsgd": "HUANG DPSGD", "xu_dpadmm": "XU DP-ADMM",
-           "hu_sharing": "HU ADMM sharing"}
+# {id: short label} of every mechanism with the AUDIT_RUN capability, read from the catalogue at each use
+METHODS = catalogue_view(AUDIT_RUN, lambda cls: cls.short_label or cls.label)
 VARIANTS = ("claimed", "control")
 # ------------------------------------------------------------------------------------------------- settings
 def check_params(params: dict) -> None:
@@ -110,19 +110,10 @@ class Setting:
 
 
 def mechanisms(params: dict) -> dict:
-    """The audited mechanisms with the item's constants."""
-    hp, xp = params["huang2019"], params["xu2020"]
-    huang = {"reg": hp["reg"], "rho": float(hp["rho"]), "lam_n": float(hp["lam_n"])}
-    out = {"huang_dpadmm": huang2019.DpAdmm(**huang),
-           "huang_dpsgd": huang2019.DpSgd(**huang, lr=float(hp.get("lr", 0.1)),
-                                          convention=hp.get("dpsgd_convention", "average")),
-           "xu_dpadmm": xu2020.GradientPerturbation(u0=xp.get("u0", "paper"), n=int(xp["rows"]), lam=float(xp["lam"]),
-                                                    rho=float(xp["rho"]), gamma=float(xp["gamma"]),
-                                                    mu=float(xp["mu"]), c=float(xp.get("c", 1.0)))}
-    if "hu2020" in params:
-        up = params["hu2020"]
-        out["hu_sharing"] = hu2020.SharedRelease(rho=float(up["rho"]), lam=float(up["lam"]), c1=float(up["c1"]))
-    return out
+    """The audited mechanisms with the item's constants: every mechanism with the AUDIT_RUN capability whose config
+    block is in `params` (`for_audit_run`)."""
+    return {k: cls.for_audit_run(params) for k, cls in all_mechanisms(AUDIT_RUN).items()
+            if cls.audit_run_block in params}
 
 
 def _rng(seed: int, *labels: str) -> np.random.Generator:
@@ -130,24 +121,8 @@ def _rng(seed: int, *labels: str) -> np.random.Generator:
 
 
 def canaries(method: str, X, y, params: dict, seed: int):
-    """The method's datasets with canaries (its mechanism module's `one_run_canaries`)."""
-    if method.startswith("huang"):
-        hp = params["huang2019"]
-        dpsgd = method == "huang_dpsgd"
-        return huang2019.one_run_canaries(
-            X, y, agents=hp["agents"], rows_per_agent=hp["rows_per_agent"], canaries=hp["canaries_per_agent"],
-            runs=hp["runs"], canary_norm=float(hp.get("dpsgd_canary_norm", 5.0)) if dpsgd else 1.0,
-            rows_rng=_rng(seed, "huang-rows"), signs_rng=_rng(seed, "dpsgd" if dpsgd else "dpadmm", "signs"))
-    if method == "xu_dpadmm":
-        xp = params["xu2020"]
-        return xu2020.one_run_canaries(X, y, rows=xp["rows"], canaries=xp["canaries"], runs=xp["runs"],
-                                       lam=float(xp["lam"]), graph=xp.get("graph", {}),
-                                       rows_rng=_rng(seed, "xu-rows"), signs_rng=_rng(seed, "xu", "signs"))
-    up = params["hu2020"]
-    return hu2020.one_run_canaries(X, y, rows=up["rows"], canaries=up["canaries"], runs=up["runs"],
-                                   boundaries=up["boundaries"], rho=float(up["rho"]), lam=float(up["lam"]),
-                                   c1=float(up["c1"]), iterations_b1=int(up["iterations_b1"]),
-                                   rows_rng=_rng(seed, "hu-rows"), signs_rng=_rng(seed, "hu", "signs"))
+    """The method's datasets with canaries (its mechanism's `one_run_setup`: its module's `one_run_canaries`)."""
+    return mechanisms(params)[method].one_run_setup(X, y, params, lambda *labels: _rng(seed, *labels))
 
 
 def settings(method: str, mech, params: dict, block: dict, paper_kw: dict | None = None,
@@ -172,25 +147,13 @@ def run(params: dict, seed: int, data: dict) -> dict:
     mechs = mechanisms(params)
     setups, grid, skipped = {}, [], {}
     with threadpool_limits(int(params.get("blas_threads", 1))):
-        if "adult_huang2019" in data:
-            X, y = data["adult_huang2019"]
-            setups = {m: canaries(m, X, y, params, seed) for m in ("huang_dpadmm", "huang_dpsgd", "xu_dpadmm")}
-            grid = [st for m, block in (("huang_dpadmm", "huang2019"), ("huang_dpsgd", "huang2019"),
-                                        ("xu_dpadmm", "xu2020"))
-                    for st in settings(m, mechs[m], params, params[block])]
-        else:
-            skipped.update({m: "dataset adult_huang2019 unavailable" for m in ("huang_dpadmm", "huang_dpsgd",
-                                                                                  "xu_dpadmm")})
-        if "hu2020" in params:
-            if "a9a" in data:
-                up = params["hu2020"]
-                hu = setups["hu_sharing"] = canaries("hu_sharing", *data["a9a"], params, seed)
-                C1 = float(hu.C[0])
-                grid += settings("hu_sharing", mechs["hu_sharing"], params, up,
-                                 {"C": C1, "delta_prime": float(up["delta_prime"]),
-                                  "delta": float(params["level_delta"])}, {"C": C1})
-            else:
-                skipped["hu_sharing"] = "dataset a9a unavailable"
+        for m, mech in mechs.items():          # each mechanism's canaries and claims, in catalogue order
+            name = mech.audit_run_dataset
+            if name not in data:
+                skipped[m] = f"dataset {name} unavailable"
+                continue
+            setups[m] = mech.one_run_setup(*data[name], params, lambda *labels: _rng(seed, *labels))
+            grid += settings(m, mech, params, params[mech.audit_run_block], *mech.claim_kwargs(setups[m], params))
         for st in progress(grid, "audit", name=lambda st: f"{st.method} {st.level}"):
             setup, mech = setups[st.method], mechs[st.method]
             for variant, f in factors.items():

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..algorithms import decentralized as dz
 from ..datasets import load
+from ..mechanisms import zhang2018 as zm
 from ..privacy.bounds import zhang2018 as bounds
 from .parts import gather
 from .plotting import accuracy_privacy, metrics_table, summary
@@ -159,9 +160,14 @@ def fig1_metrics(res: dict, T: int, gamma_default: float) -> dict:
     return m
 
 
-def pp_schedule(pp: dict, T: int):
-    """A PP comparator's penalty eta(t) = eta1 q1^(t-1) and noise shape q2^(t-1), t = 1..T."""
-    return dz.geometric(float(pp.get("eta1", pp["theta"])), float(pp["q1"]), T), dz.geometric(1.0, float(pp["q2"]), T)
+def comparator_mechanism(cmp: dict, A: np.ndarray, B: np.ndarray) -> zm.DualPerturbation | zm.PenaltyPerturbation:
+    """A comparator of `comparators` as its mechanism (mechanisms.zhang2018): DVP at its eta; PP with dual step
+    theta, penalty eta(t) = eta1 q1^(t-1) and noise shape q2^(t-1), t = 1..T."""
+    st = cmp["setting"]
+    if cmp["method"] == "dvp":
+        return zm.DualPerturbation(A=A, B=B, eta=float(st["eta"]))
+    return zm.PenaltyPerturbation(A=A, B=B, theta=float(st["theta"]), q1=float(st["q1"]), q2=float(st["q2"]),
+                                  eta1=float(st.get("eta1", st["theta"])))
 
 
 def _fmt_q(q: float) -> str:
@@ -214,8 +220,8 @@ def fig2(X, y, params: dict, seed: int, alpha: float, only=None) -> dict:
     V = A.sum(1)
     target = bounds.allerton_total(C, data.B, V, rho, eta, alpha, T)  # R-ADMM's P(T), matched before the runs
 
-    def matched(name, P_of):
-        m = bounds.match_alpha(lambda a: P_of(a)[-1], target)
+    def matched(name, mech):
+        m = mech.match_noise(target, T, C)     # the comparator's P(T), its mechanism's paper total, = R-ADMM's
         if not m["reached"]:
             raise ValueError(f"cannot match {name}'s privacy bound to R-ADMM's P(T) = {target:.4g}: {m['reason']}")
         return m
@@ -234,17 +240,12 @@ def fig2(X, y, params: dict, seed: int, alpha: float, only=None) -> dict:
     for name, cmp in comparators(params).items():
         if not run(cmp["group"]):
             continue
-        st = cmp["setting"]
-        if cmp["method"] == "dvp":
-            e = np.full(T, st["eta"])
-            mt = matched(f"DVP ({name})", lambda a, e=e: bounds.icml_P(C, data.B, V, e, np.full(T, a)))
-            h = dz.m_admm(data, A, C=C, rho=rho, eta=e, theta=e, f0=f0, alpha=np.full(T, mt["alpha"]),
-                          rngs=dz.noise_generators(seed, R, *lab, "dvp"), **_solver(params))
-        else:
-            eta_pp, shape = pp_schedule(st, T)
-            mt = matched(f"PP ({name})", lambda a, e=eta_pp, sh=shape: bounds.icml_P(C, data.B, V, e, a * sh))
-            h = dz.m_admm(data, A, C=C, rho=rho, eta=eta_pp, theta=np.full(T, float(st["theta"])), f0=f0,
-                          alpha=mt["alpha"] * shape, rngs=dz.noise_generators(seed, R, *lab, "pp"), **_solver(params))
+        mech = comparator_mechanism(cmp, A, data.B)
+        mt = matched(f"{cmp['method'].upper()} ({name})", mech)
+        _, _, kw = mech.schedules(T)          # eta(t), theta(t) and the noise's shape alpha(t) / alpha
+        h = dz.m_admm(data, A, C=C, rho=rho, eta=kw["eta"], theta=kw["theta"], f0=f0,
+                      alpha=mt["alpha"] * kw["alpha_shape"], rngs=dz.noise_generators(seed, R, *lab, cmp["method"]),
+                      **_solver(params))
         out["match"][name] = mt
         out["comparators"][name] = cmp
         out["curves"][name] = _private_curve(h)

@@ -41,7 +41,7 @@ from ..privacy.audit.canaries import least_used
 from ..privacy.audit.trials import AuditCase
 from ..privacy.bounds import hu2020 as hb
 from ..privacy.spend import REPLACE_ONE, Spend, totals
-from .base import Claim, GaussianMechanism, OneRun
+from .base import AUDIT, AUDIT_RUN, Claim, GaussianMechanism, OneRun
 
 SUBSPACE_CAVEAT = {
     "params": " This is a warning about a literal reading of eq. (7): the authors' noise sweeps and Theorem 1 put "
@@ -63,6 +63,13 @@ class SharedRelease(GaussianMechanism):
     c1: float = 2.0
 
     paper: ClassVar[str] = "hu2020_sharing"
+    id: ClassVar[str] = "hu_sharing"
+    capabilities: ClassVar[frozenset] = frozenset({AUDIT, AUDIT_RUN})
+    short_label: ClassVar[str] = "HU ADMM sharing"
+    audit_kind: ClassVar[str] = "hu2020"
+    audit_dataset: ClassVar[str] = "a9a"
+    audit_run_block: ClassVar[str] = "hu2020"
+    audit_run_dataset: ClassVar[str] = "a9a"
     paper_accounting: ClassVar[str] = "Theorem 1 per iteration, Corollary 1 (advanced composition) over T"
     # HU's relation (Definition 1) replaces one feature column of one party, ||D_m - D'_m|| <= 1: replace-one on
     # columns; C is the sensitivity under it.
@@ -115,6 +122,54 @@ class SharedRelease(GaussianMechanism):
         z = calibrate.gaussian_multiplier_exact(level, delta, T).value
         paper = totals(self.spend(T, delta / (2 * T), z, delta / 2), delta, pld=False)["paper_eps"]
         return Claim(delta, z * C, paper, accounting.analytic_gaussian_epsilon(z, delta, steps=int(T)), delta)
+
+    # ------------------------------------------------------------------------------------------- audit routing
+    @staticmethod
+    def audit_pair(X, y, params: dict, rng_of, warm_epsilon: float | None = None) -> SharingCanary:
+        """HU's feature-level canary on a9a (`sharing_canary`, the audit's `hu2020` block), after noise-free warm
+        iterations or, with `warm_epsilon`, warm iterations carrying Theorem 1's noise at that epsilon."""
+        hp = params["hu2020"]
+        noisy = {} if warm_epsilon is None else {
+            "warm_epsilon": float(warm_epsilon), "warm_delta": float(params["delta"]),
+            "warm_rng": rng_of("hu-warm-noise")}
+        return sharing_canary(X, y, rows=int(hp["rows"]), boundaries=hp["boundaries"], rho=float(hp["rho"]),
+                              lam=float(hp["lam"]), c1=float(hp["c1"]), warm_iterations=int(hp["warm_iterations"]),
+                              canary_columns=int(hp["canary_columns"]), party=int(hp.get("party", 0)),
+                              rng=rng_of("hu-rows"), **noisy)
+
+    @classmethod
+    def audit_check(cls, key: str, mech: dict) -> None:
+        """noise_on is one of the three readings; warm_noise only with noise on the shared values."""
+        if mech.get("noise_on") not in sh.NOISE_TARGETS:
+            raise ValueError(f"mechanism {key!r}: noise_on must be 'shared' (Theorem 1), 'params' (eq. (7) read "
+                             f"literally) or 'authors' (the authors' (eps, delta) calibration)")
+        if mech.get("warm_noise") and mech.get("noise_on") != "shared":
+            raise ValueError(f"mechanism {key!r}: warm_noise applies to HU with noise_on='shared' only")
+
+    @classmethod
+    def audited(cls, params: dict, mech: dict, canary: SharingCanary) -> AuditCase:
+        hp = params["hu2020"]
+        return cls(noise_on=mech["noise_on"], rho=float(hp["rho"]), lam=float(hp["lam"]),
+                   c1=float(hp["c1"])).audit_case(canary, float(mech["epsilon"]), float(params["delta"]))
+
+    @classmethod
+    def for_audit_run(cls, params: dict) -> SharedRelease:
+        up = params["hu2020"]
+        return cls(rho=float(up["rho"]), lam=float(up["lam"]), c1=float(up["c1"]))
+
+    def one_run_setup(self, X, y, params: dict, rng_of) -> OneRunCanaries:
+        """The whole-run audit's datasets with canary columns (`one_run_canaries`) from its `hu2020` block."""
+        up = params["hu2020"]
+        return one_run_canaries(X, y, rows=up["rows"], canaries=up["canaries"], runs=up["runs"],
+                                boundaries=up["boundaries"], rho=float(up["rho"]), lam=float(up["lam"]),
+                                c1=float(up["c1"]), iterations_b1=int(up["iterations_b1"]),
+                                rows_rng=rng_of("hu-rows"), signs_rng=rng_of("hu", "signs"))
+
+    def claim_kwargs(self, setup: OneRunCanaries, params: dict) -> tuple[dict, dict]:
+        """Party 1's Lemma 1 C of the runs (and Corollary 1's delta' for the paper's claims)."""
+        up, C1 = params["hu2020"], float(setup.C[0])
+        return ({"C": C1, "delta_prime": float(up["delta_prime"]), "delta": float(params["level_delta"])},
+                {"C": C1})
 
     # ------------------------------------------------------------------------------------------- one step
     def audit_case(self, canary: SharingCanary, epsilon: float, delta: float) -> AuditCase:

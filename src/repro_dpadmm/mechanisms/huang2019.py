@@ -49,7 +49,8 @@ from ..privacy.audit.trials import AuditCase
 from ..privacy.bounds import huang2019 as hb
 from ..privacy.spend import Spend, totals
 from ..rng import stacked_normal
-from .base import PURE, Claim, GaussianMechanism, Mechanism, OneRun
+from .base import AUDIT, AUDIT_RUN, FRONTIER, PURE, Claim, GaussianMechanism, Mechanism, OneRun, RecordCanaryAudit
+from .layouts import STAR
 
 PAPER = "huang2019_dpadmm"
 ACCOUNTING = "moments accountant, classic conversion (SPEC §2.4)"
@@ -61,6 +62,7 @@ class _HuangGaussian(GaussianMechanism):
 
     paper: ClassVar[str] = PAPER
     paper_accounting: ClassVar[str] = ACCOUNTING
+    layout: ClassVar = STAR
 
     def paper_noise(self, epsilon: float, delta: float) -> float:
         """z = sqrt(2 ln(1.25/delta)) / epsilon (Theorem 1, eq. (14)): (epsilon, delta) per iteration."""
@@ -84,8 +86,34 @@ class _HuangGaussian(GaussianMechanism):
         return self.claim(calibrate.gaussian_multiplier_exact(level, delta, T).value, delta, T)
 
 
+class _HuangAudited(RecordCanaryAudit):
+    """HUANG's audited methods: the one-step audit's constants from the `huang2019` block, the whole-run audit's from
+    its own `huang2019` block (agents, rows per agent, canaries per agent, runs)."""
+
+    audit_run_block: ClassVar[str] = "huang2019"
+    audit_run_dataset: ClassVar[str] = "adult_huang2019"
+    canary_norm_key: ClassVar[str | None] = None      # the audit_run config key of the canary norm (None: 1)
+    signs_label: ClassVar[str] = ""
+
+    @staticmethod
+    def _common(hp: dict) -> dict:
+        return {"reg": hp["reg"], "rho": float(hp["rho"]), "lam_n": float(hp["lam_n"])}
+
+    def claim_kwargs(self, setup, params: dict) -> tuple[dict | None, dict | None]:
+        """Extra keywords of `paper_claim` and `level_claim` (none)."""
+        return None, None
+
+    def one_run_setup(self, X, y, params: dict, rng_of) -> OneRunCanaries:
+        """The whole-run audit's datasets with canaries (`one_run_canaries`) from its block (`huang2019`)."""
+        hp = params[self.audit_run_block]
+        norm = float(hp.get(self.canary_norm_key, 5.0)) if self.canary_norm_key else 1.0
+        return one_run_canaries(X, y, agents=hp["agents"], rows_per_agent=hp["rows_per_agent"],
+                                canaries=hp["canaries_per_agent"], runs=hp["runs"], canary_norm=norm,
+                                rows_rng=rng_of("huang-rows"), signs_rng=rng_of(self.signs_label, "signs"))
+
+
 @dataclass(frozen=True)
-class DpAdmm(_HuangGaussian):
+class DpAdmm(_HuangAudited, _HuangGaussian):
     """Algorithm 3 on the star network (algorithms.consensus.dpadmm): the released value is each agent's w~_i^k."""
 
     reg: str = "l2"
@@ -93,6 +121,10 @@ class DpAdmm(_HuangGaussian):
     lam_n: float = 1e-6            # lambda / n, §VI-C
     step_scale: float = 1.0        # multiplies the step sizes eta_i^k of Theorem 3 / 4
 
+    id: ClassVar[str] = "huang_dpadmm"
+    capabilities: ClassVar[frozenset] = frozenset({FRONTIER, AUDIT, AUDIT_RUN})
+    audit_kind: ClassVar[str] = "huang2019_dpadmm"
+    signs_label: ClassVar[str] = "dpadmm"
     label: ClassVar[str] = "HUANG DP-ADMM"
     release: ClassVar[str] = "Gaussian output perturbation of the linearised step (Alg. 3)"
     noiseless_needs_calibration: ClassVar[bool] = True   # the step sizes eta_i^k follow z
@@ -105,6 +137,17 @@ class DpAdmm(_HuangGaussian):
             self.reg, T, data.m, z=cal["z"], lam_n=self.lam_n, d=data.d)
         return cs.dpadmm(data, reg=self.reg, noise_multiplier=cal["z"], add_noise=not noiseless, T=T, rngs=rngs,
                          rho=self.rho, lam_n=self.lam_n, eta=eta, record=False).meta["w_tilde"]
+
+    @classmethod
+    def audited(cls, params: dict, mech: dict, canary: GradientCanary) -> AuditCase:
+        """The one-step audit's case: the mechanism with the audit's `huang2019` constants at the claimed epsilon."""
+        hp = params["huang2019"]
+        return cls(**cls._common(hp)).audit_case(canary, float(mech["epsilon"]), float(params["delta"]),
+                                                 int(hp.get("agents", 1)))
+
+    @classmethod
+    def for_audit_run(cls, params: dict) -> DpAdmm:
+        return cls(**cls._common(params[cls.audit_run_block]))
 
     def audit_case(self, canary: GradientCanary, epsilon: float, delta: float, agents: int = 1) -> AuditCase:
         """Iteration k = 1 of Algorithm 3 (T = 1) from w~^0 = w^0 = the canary state, gamma^0 = 0. Claimed: Theorem 1
@@ -161,6 +204,8 @@ class Pvp(_HuangGaussian):
     rho: float = 0.1
     lam_n: float = 1e-6
 
+    id: ClassVar[str] = "huang_pvp"
+    capabilities: ClassVar[frozenset] = frozenset({FRONTIER})
     label: ClassVar[str] = "HUANG PVP"
     release: ClassVar[str] = "Gaussian primal variable perturbation of exact local solves (Alg. 2)"
 
@@ -171,7 +216,7 @@ class Pvp(_HuangGaussian):
 
 
 @dataclass(frozen=True)
-class DpSgd(_HuangGaussian):
+class DpSgd(_HuangAudited, _HuangGaussian):
     """Distributed DPSGD (algorithms.sgd.dpsgd): each agent's message g~_i = g_i + N(0, sigma^2 I) is the release."""
 
     reg: str = "l2"
@@ -181,6 +226,12 @@ class DpSgd(_HuangGaussian):
     convention: str = "sum"        # [D] where lr 0.1 is (near-)optimal (algorithms.sgd)
     step_scale: float = 1.0        # multiplies lr
 
+    id: ClassVar[str] = "huang_dpsgd"
+    capabilities: ClassVar[frozenset] = frozenset({FRONTIER, AUDIT, AUDIT_RUN})
+    parameters: ClassVar[dict] = {"dpsgd.lr": "lr", "dpsgd.convention": "convention"}
+    audit_kind: ClassVar[str] = "huang2019_dpsgd"
+    canary_norm_key: ClassVar[str] = "dpsgd_canary_norm"
+    signs_label: ClassVar[str] = "dpsgd"
     label: ClassVar[str] = "HUANG DPSGD"
     release: ClassVar[str] = "Gaussian noise on each agent's full-batch gradient (SPEC §2.2.5)"
     step_name: ClassVar[str] = "learning rate (§VI-C)"
@@ -191,6 +242,18 @@ class DpSgd(_HuangGaussian):
         h = sgd.dpsgd(data, reg=self.reg, lr=self.lr * self.step_scale, convention=self.convention, **noise, T=T,
                       rngs=rngs, rho=self.rho, lam_n=self.lam_n, record=False)
         return h.meta["w"][:, None, :]
+
+    @classmethod
+    def audited(cls, params: dict, mech: dict, canary: GradientCanary) -> AuditCase:
+        """The one-step audit's case: the mechanism with the audit's `huang2019` constants at the claimed epsilon."""
+        hp = params["huang2019"]
+        return cls(**cls._common(hp), lr=float(hp.get("lr", 0.1))).audit_case(canary, float(mech["epsilon"]),
+                                                                              float(params["delta"]))
+
+    @classmethod
+    def for_audit_run(cls, params: dict) -> DpSgd:
+        hp = params[cls.audit_run_block]
+        return cls(**cls._common(hp), lr=float(hp.get("lr", 0.1)), convention=hp.get("dpsgd_convention", "average"))
 
     def audit_case(self, canary: GradientCanary, epsilon: float, delta: float) -> AuditCase:
         """One step (T = 1) from w^0 = the canary state with one agent: w^1 = w^0 - lr (g~ + (lambda/n) R'(w^0)) is
@@ -239,6 +302,9 @@ class Dvp(Mechanism):
     lam_n: float = 1e-6
 
     paper: ClassVar[str] = PAPER
+    id: ClassVar[str] = "huang_dvp"
+    capabilities: ClassVar[frozenset] = frozenset({FRONTIER})
+    layout: ClassVar = STAR
     label: ClassVar[str] = "HUANG DVP"
     release: ClassVar[str] = "Gamma-norm objective (dual) perturbation, pure eps per iteration (SPEC §2.2.4)"
     kind: ClassVar[str] = PURE
@@ -249,12 +315,14 @@ class Dvp(Mechanism):
     def spend(self, T: int, delta: float, eps_iter: float) -> Spend:
         return hb.dvp_spend(eps_iter, T)
 
-    def calibrate(self, target: float, delta: float, T: int, *, rtol: float = 2e-3, how: str = "optimal") -> dict:
+    def fast_calibration(self, target: float, delta: float, T: int, *, rtol: float = 2e-3,
+                         how: str = "optimal") -> dict:
         """The per-iteration eps whose T-fold composition (`how`: optimal, or basic = the paper's sum) meets
-        `target` at `delta`."""
+        `target` at `delta` (its spend is those T steps: `calibrate` checks it)."""
         cal = calibrate.pure_epsilon_step(target, delta, T, how=how, rtol=rtol)
         paper = totals(self.spend(T, delta, eps_iter=cal.value), delta, pld=False)["paper_eps"]
         return {"noise": cal.value, "eps_iter": cal.value, "tight_eps": cal.epsilon, "evaluations": cal.evaluations,
+                "steps": (PURE, np.full(int(T), cal.value)),
                 "accounting": f"{how} composition of T pure eps-DP iterations", "paper_eps": paper}
 
     def run(self, data: cs.StarData, cal: dict, T: int, rngs, *, noiseless: bool = False) -> np.ndarray:

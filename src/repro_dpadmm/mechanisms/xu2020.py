@@ -36,7 +36,8 @@ from ..privacy.audit.trials import AuditCase
 from ..privacy.bounds import xu2020 as xb
 from ..privacy.spend import REPLACE_ONE, Spend, gaussian_steps, totals
 from ..problems import fused_lasso as fl
-from .base import Claim, GaussianMechanism, OneRun
+from .base import AUDIT, AUDIT_RUN, FRONTIER, Claim, GaussianMechanism, OneRun, RecordCanaryAudit
+from .layouts import CURATOR
 
 
 def graph_options(g: dict, d: int) -> dict:
@@ -101,6 +102,8 @@ class GradientPerturbation(GaussianMechanism):
     step_scale: float = 1.0
 
     paper: ClassVar[str] = "xu2020_dpaccadmm"
+    capabilities: ClassVar[frozenset] = frozenset({FRONTIER})
+    layout: ClassVar = CURATOR
     step_name: ClassVar[str] = "eta (1/L_f, the bound of its Lemma 5)"
     paper_accounting: ClassVar[str] = "Theorem 1 (sensitivity c/n, one RDP order)"
     distributed: ClassVar[bool] = False
@@ -152,7 +155,7 @@ class GradientPerturbation(GaussianMechanism):
         Theorem 1 claims for it. Published: sigma from Theorem 1 at `target` (the claim), and its true total: the PLD
         of its T steps at 2c/n with u_0's factors."""
         if not self.published:
-            out = super().calibrate(target, delta, T, rtol=rtol)
+            out = super().calibrate(target, delta, T, rtol=rtol, how=how)
             out["sigma"] = out["z"] * self.sensitivity
             return out
         sig = xb.sigma(target, T, self.n, delta, self.mu, self.c, 1.0)
@@ -246,6 +249,75 @@ class GradientPerturbation(GaussianMechanism):
             score += ((X[t] - pred)[st.coords] * (self.gamma * st.n / eta)).T
             u = u + A @ X[t] - yv
         return OneRun(score, sigma * factor * self.n, {})
+
+
+@dataclass(frozen=True)
+class XuDpAdmm(RecordCanaryAudit, GradientPerturbation):
+    """XU's DP-ADMM (Algorithm 2) with replace-one calibration and u_0 = 0 on the frontier; the XU method of both
+    audits (their constants from the audits' `xu2020` blocks, u_0 as configured there)."""
+
+    id: ClassVar[str] = "xu_dpadmm"
+    capabilities: ClassVar[frozenset] = frozenset({FRONTIER, AUDIT, AUDIT_RUN})
+    short_label: ClassVar[str] = "XU DP-ADMM"
+    audit_kind: ClassVar[str] = "xu2020"
+    audit_run_block: ClassVar[str] = "xu2020"
+    audit_run_dataset: ClassVar[str] = "adult_huang2019"
+
+    @staticmethod
+    def _constants(xp: dict) -> dict:
+        return {"u0": xp.get("u0", "paper"), "lam": float(xp["lam"]), "rho": float(xp["rho"]),
+                "gamma": float(xp["gamma"]), "mu": float(xp["mu"])}
+
+    @classmethod
+    def audited(cls, params: dict, mech: dict, canary: GradientCanary) -> AuditCase:
+        """The one-step audit's case: the `xu2020` constants, the entry's sensitivity factor, n = the canary's
+        rows."""
+        xp = params["xu2020"]
+        xu = cls(**cls._constants(xp), sensitivity_factor=float(mech.get("sensitivity_factor", 1)), n=canary.m,
+                 c=float(xp["c"]))
+        return xu.audit_case(canary, float(mech["epsilon"]), float(params["delta"]), xp.get("graph", {}))
+
+    @classmethod
+    def for_audit_run(cls, params: dict) -> XuDpAdmm:
+        xp = params["xu2020"]
+        return cls(**cls._constants(xp), n=int(xp["rows"]), c=float(xp.get("c", 1.0)))
+
+    def one_run_setup(self, X, y, params: dict, rng_of) -> OneRunCanaries:
+        """The whole-run audit's problems with canaries (`one_run_canaries`) from its `xu2020` block."""
+        xp = params["xu2020"]
+        return one_run_canaries(X, y, rows=xp["rows"], canaries=xp["canaries"], runs=xp["runs"],
+                                lam=float(xp["lam"]), graph=xp.get("graph", {}), rows_rng=rng_of("xu-rows"),
+                                signs_rng=rng_of("xu", "signs"))
+
+    def claim_kwargs(self, setup, params: dict) -> tuple[dict | None, dict | None]:
+        return None, None
+
+
+@dataclass(frozen=True)
+class XuDpAccAdmm(GradientPerturbation):
+    """XU's DP-AccADMM (Algorithm 3) with replace-one calibration and u_0 = 0."""
+
+    accelerated: bool = True
+    id: ClassVar[str] = "xu_dpaccadmm"
+
+
+@dataclass(frozen=True)
+class XuDpAdmmPaper(GradientPerturbation):
+    """XU's DP-ADMM as published: Theorem 1's sigma at c/n, u_0 from the exact gradient (its true total accounted)."""
+
+    published: bool = True
+    u0: str = "paper"
+    id: ClassVar[str] = "xu_dpadmm_paper"
+
+
+@dataclass(frozen=True)
+class XuDpAccAdmmPaper(GradientPerturbation):
+    """XU's DP-AccADMM as published."""
+
+    accelerated: bool = True
+    published: bool = True
+    u0: str = "paper"
+    id: ClassVar[str] = "xu_dpaccadmm_paper"
 
 
 @dataclass

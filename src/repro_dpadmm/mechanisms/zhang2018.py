@@ -30,8 +30,9 @@ import numpy as np
 from ..algorithms import decentralized as dz
 from ..privacy import calibrate
 from ..privacy.bounds import zhang2018 as zb
-from ..privacy.spend import REPLACE_ONE, Spend, pure_steps, totals
-from .base import PURE, Mechanism
+from ..privacy.spend import PAPER_BOUNDS, REPLACE_ONE, Spend, pure_steps, totals
+from .base import FRONTIER, PURE, Mechanism
+from .layouts import GRAPH
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,7 +48,10 @@ class _ZklMechanism(Mechanism):
 
     kind: ClassVar[str] = PURE
     noise_name: ClassVar[str] = "alpha"
+    spend_parameter: ClassVar[str] = "alpha"
     noiseless_needs_calibration: ClassVar[bool] = True   # the scale C is set per target
+    capabilities: ClassVar[frozenset] = frozenset({FRONTIER})
+    layout: ClassVar = GRAPH
 
     @property
     def V(self) -> np.ndarray:
@@ -69,17 +73,35 @@ class _ZklMechanism(Mechanism):
         eps = per_step(C, alpha)
         return Spend(pure_steps(eps[:, int(np.argmax(eps.sum(0)))]), REPLACE_ONE, bound, args(C, alpha))
 
-    def calibrate(self, target: float, delta: float, T: int, *, rtol: float = 2e-3, how: str = "optimal") -> dict:
+    def spend_noise(self, cal: dict) -> dict:
+        return {"C": cal["C"], "alpha": cal["alpha"]}
+
+    def fast_calibration(self, target: float, delta: float, T: int, *, rtol: float = 2e-3,
+                         how: str = "optimal") -> dict:
         """C (the noise-free part of the bound at `floor_share` of the target, C <= min B_i), then alpha, so that the
-        worst node's budgets compose (`how`) to `target` at `delta`."""
+        worst node's budgets compose (`how`) to `target` at `delta`. Its steps: the node whose budgets are the largest
+        at every step (the spend records that node; none such: no fast path, `calibrate` searches alpha at this C)."""
         per_step, _, _ = self.schedules(T)
         cal = calibrate.pure_schedule(per_step, target, delta, how=how, floor_share=self.floor_share,
                                       C_max=float(self.B.min()), rtol=rtol)
         paper = totals(self.spend(T, delta, cal.C, cal.alpha), delta, pld=False)["paper_eps"]
+        eps = per_step(cal.C, cal.alpha)
+        top = eps[:, int(np.argmax(eps.sum(0)))]
+        steps = (PURE, top) if np.all(eps <= top[:, None]) else None
         return {"noise": cal.alpha, "alpha": cal.alpha, "C": cal.C, "C_capped": cal.C_capped, "floor_eps": cal.floor,
-                "tight_eps": cal.epsilon, "evaluations": cal.evaluations,
+                "tight_eps": cal.epsilon, "evaluations": cal.evaluations, "steps": steps,
                 "accounting": f"{how} composition of the per-iteration pure-DP bound, worst node",
                 "paper_eps": paper}
+
+    def paper_total(self, T: int, C: float, alpha: float) -> float:
+        """The paper's own total P(T) (the bound its Spend names) of T iterations at scale C and noise alpha."""
+        _, (bound, args), _ = self.schedules(T)
+        return float(PAPER_BOUNDS[bound](**args(C, alpha)))
+
+    def match_noise(self, target: float, T: int, C: float) -> dict:
+        """The alpha whose paper total P(T) at scale C is `target` (bounds.zhang2018.match_alpha: {alpha, P,
+        reached, floor, reason}): how ZKL's comparisons put methods at the same P(T)."""
+        return zb.match_alpha(lambda a: self.paper_total(T, C, a), target)
 
     def _check_parameter(self, C: float, rho: float, theta_min: float) -> None:
         # ICML Algorithm 1 / Allerton Algorithm 2 require 2 c_1 < (B_i / C)(rho/N + 2 theta V_i)
@@ -109,18 +131,21 @@ class PenaltyPerturbation(_ZklMechanism):
     theta: float = 0.5      # ICML §5.2
     q1: float = 1.05        # SPEC §4.7 (blue)
     q2: float = 1.04
+    eta1: float | None = None   # eta(1), the penalty's start (None: theta)
 
     paper: ClassVar[str] = "zhang2018_madmm"
+    id: ClassVar[str] = "zhang_pp"
+    parameters: ClassVar[dict] = {"pp.theta": "theta", "pp.q1": "q1", "pp.q2": "q2"}
     label: ClassVar[str] = "ZKL PP (M-ADMM)"
     noise_name: ClassVar[str] = "alpha1"     # alpha(1): the schedule is alpha(t) = alpha(1) q2^(t-1)
     release: ClassVar[str] = "Gamma-norm penalty perturbation, increasing penalty (ICML Alg. 1)"
     paper_accounting: ClassVar[str] = "P(T), ICML Thm 4.1 (sum over iterations)"
 
     def schedules(self, T: int):
-        return self._madmm_schedules(T, self.theta, self.q1, self.q2)
+        return self._madmm_schedules(T, self.theta, self.q1, self.q2, self.eta1)
 
-    def _madmm_schedules(self, T: int, theta: float, q1: float, q2: float):
-        eta = dz.geometric(theta, q1, T)                    # eta(t) = theta q1^(t-1) (ICML §5.2)
+    def _madmm_schedules(self, T: int, theta: float, q1: float, q2: float, eta1: float | None = None):
+        eta = dz.geometric(theta if eta1 is None else eta1, q1, T)   # eta(t) = theta q1^(t-1) (ICML §5.2)
         shape = dz.geometric(1.0, q2, T)                    # alpha(t) = alpha(1) q2^(t-1)
         B, V = self.B, self.V
         return (lambda C, a: zb.icml_per_iteration(C, B, V, eta, a * shape),
@@ -140,6 +165,8 @@ class DualPerturbation(_ZklMechanism):
     eta: float = 0.5
 
     paper: ClassVar[str] = "zhang2018_madmm"
+    id: ClassVar[str] = "zhang_dvp"
+    parameters: ClassVar[dict] = {"dvp.eta": "eta"}
     label: ClassVar[str] = "ZKL DVP"
     release: ClassVar[str] = "Gamma-norm dual perturbation, constant penalty (ICML §4, eta = theta)"
     paper_accounting: ClassVar[str] = "P(T), ICML Thm 4.1 (sum over iterations)"
@@ -158,6 +185,8 @@ class PrivateRAdmm(_ZklMechanism):
     gamma: float = 0.2
 
     paper: ClassVar[str] = "zhang2018_radmm"
+    id: ClassVar[str] = "zhang_radmm"
+    parameters: ClassVar[dict] = {"radmm.eta": "eta", "radmm.gamma": "gamma"}
     label: ClassVar[str] = "ZKL private R-ADMM"
     release: ClassVar[str] = "Gamma-norm objective perturbation at odd iterations (Allerton Alg. 2)"
     paper_accounting: ClassVar[str] = "P(T), Allerton Thm IV.1 (sum over odd iterations)"
