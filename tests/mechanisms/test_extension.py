@@ -20,7 +20,7 @@ TOY = "toy_two_step"
 
 
 @pytest.mark.mirror
-def test_the_toy_is_on_the_frontier(processed_root, tmp_path):
+def test_the_toy_is_on_the_frontier(processed_root, tmp_path, monkeypatch):
     p = copy.deepcopy(config.item_params("beyond", "frontier"))
     p.update(levels=[1.0], repeats=2, rows=1500, n_train=1200, iterations=4, step_grid=[1.0, 3.0],
              methods=["huang_dpsgd", TOY])
@@ -28,6 +28,7 @@ def test_the_toy_is_on_the_frontier(processed_root, tmp_path):
     bf.check_params(p)
     assert TOY in bf.METHODS and bf.METHODS[TOY].tunable
     assert [j for j in bf.jobs_of(p) if j[0] == TOY] == [(TOY, "eps1"), (TOY, "noiseless")]
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(processed_root))  # its datasets (a fresh clone has none built)
     result = bf.run_frontier(p, tmp_path)                      # runs every job, the toy's included
     job = bf.load_jobs(p, tmp_path, run_missing=False)[(TOY, "eps1")]
     cal = job["calibration"]
