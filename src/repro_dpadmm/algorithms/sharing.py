@@ -191,7 +191,7 @@ def z_update(s, y, Y, rho: float, *, z0=None, max_steps: int = 100, tol: float =
     by at least 1/(4 rho) from any start and plain Newton is used (a handful of steps). For smaller rho, steps are
     safeguarded by the bracket [s + (y - 1)/rho, s + (y + 1)/rho], which holds the root because the loss slope lies
     in (-1, 1); as in Numerical Recipes' rtsafe, a step leaving the bracket or not halving the step before it is
-    replaced by bisection (the 30-step cap [D] of docs/choices.md#hu-admm-sharing is raised to 100 for this case).
+    replaced by bisection (at most `max_steps` steps, 100 by default [D]: docs/choices.md#hu-admm-sharing).
     `z0` (e.g. the previous z) is the starting point. Stops when every sample's relative step is below `tol`;
     raises `NotConvergedError` if that takes more than `max_steps` steps.
     The plain path runs compiled (kernels/hu_sharing.py: one pass per step, bit-identical to the numpy loop below,
