@@ -54,7 +54,7 @@ HUANG_CLAIMS = {
         "fig1": {"title": "Fig. 1", "caption": "Impact of distributed data source number on DP-ADMM "
                                                "(l_1-regularized logistic regression).",
                  "figure": "fig1.png", "choices": ["[D] n in {10, 50, 100}", "[D] eps = 0.1, delta = 1e-4"],
-                 "inconsistencies": ["[!] c_w = 23 disagrees with the measured ||w*|| (SPEC §2.10)"]},
+                 "inconsistencies": ["[!] c_w = 23 disagrees with the measured ||w*|| (docs/choices.md#huang-paper-inconsistencies)"]},
         "fig2": {"title": "Fig. 2", "caption": "Convergence properties of DP-ADMM."},
         "fig3": {"title": "Fig. 3", "caption": "Accuracy comparison."},
     },

@@ -1,4 +1,4 @@
-"""The package's layers (ARCHITECTURE.md): no module imports from a higher layer or from a sibling paper's module.
+"""The package's layers (README.md#layout): no module imports from a higher layer or from a sibling paper's module.
 
 Every import in src/repro_dpadmm is parsed (function-level imports included, since a lazy import is still an edge)
 and checked against LAYERS. Within a layer a module may import its own package's helpers; paper modules
@@ -95,7 +95,7 @@ def violations(edges: dict[str, set[str]]) -> list[str]:
         top = src.split(".")[0]
         if top not in LAYER_OF:
             if src:  # the package's __init__ imports nothing of its own
-                out.append(f"{src}: not in any layer (add it to LAYERS in this test and to ARCHITECTURE.md)")
+                out.append(f"{src}: not in any layer (add it to LAYERS in this test and to the table of README.md#layout)")
             continue
         for dst in sorted(targets):
             dtop = dst.split(".")[0]

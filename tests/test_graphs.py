@@ -1,4 +1,4 @@
-"""graphs: the networks of the decentralised runs (SPEC §1.5) and the data split over their nodes."""
+"""graphs: the networks of the decentralised runs (docs/choices.md#zkl-networks) and the data split over their nodes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The solver rule (SPEC §0.5(3)): require_converged, and inner solvers that stop on their tolerance or raise
+"""The solver rule (docs/choices.md#solvers-converge): require_converged, and inner solvers that stop on their tolerance or raise
 NotConvergedError (HUANG's exact local solves and centralised optima, XU's graphical lasso; the ZKL local solver's
 are in tests/algorithms/test_decentralized.py)."""
 

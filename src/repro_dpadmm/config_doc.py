@@ -200,7 +200,7 @@ def render(root: Path | None = None) -> str:
              "them with tiny settings (`--configfile config/smoke.yaml`); `.test/config/config.yaml` is the "
              "configuration CI runs. Snakemake validates the merged configuration against "
              f"`{SCHEMA}` before any job starts. Reproduction choices that no paper states are marked `[D]`; `[P §x]` "
-             "cites the paper's section a value comes from, `SPEC §x` the specification's. The notebooks' and the "
+             "cites the paper's section a value comes from, `docs/choices.md#<anchor>` where the project explains the choice. The notebooks' and the "
              "report's parameter tables show these descriptions.", "",
              "Every integer that sizes a run has a maximum (`<= N` below): 50 to 1,000 times the papers' values "
              "(iterations up to 100,000, repeats up to 1,000, agents up to 10,000, graph nodes up to 5,000, audit "

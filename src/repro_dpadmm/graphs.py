@@ -1,4 +1,4 @@
-"""Network topologies for the decentralised (ZKL) runs (SPEC §1.5) and the data split over their nodes.
+"""Network topologies for the decentralised (ZKL) runs (docs/choices.md#zkl-networks) and the data split over their nodes.
 
 A graph is its symmetric 0/1 adjacency matrix A (N x N, zero diagonal). ZKL's matrix forms use A, the degree
 matrix D = diag(V_i), the Laplacian D - A and the signless Laplacian D + A (ICML eqs. (13)-(16)).
@@ -11,7 +11,7 @@ from scipy.sparse.csgraph import connected_components
 
 from .datasets import partition
 
-# SPEC §1.5 [D]: the 5-cycle plus the chord (0, 2); degrees [3, 2, 3, 2, 2].
+# docs/choices.md#zkl-networks [D]: the 5-cycle plus the chord (0, 2); degrees [3, 2, 3, 2, 2].
 FIVE_NODE_EDGES = ((0, 1), (1, 2), (2, 3), (3, 4), (4, 0), (0, 2))
 
 
@@ -45,12 +45,12 @@ def check_graph(A) -> np.ndarray:
 
 
 def five_node() -> np.ndarray:
-    """The fixed five-node network [D] (SPEC §1.5): ring 0-1-2-3-4-0 plus the chord 0-2."""
+    """The fixed five-node network [D] (docs/choices.md#zkl-networks): ring 0-1-2-3-4-0 plus the chord 0-2."""
     return from_edges(5, FIVE_NODE_EDGES)
 
 
 def erdos_renyi(n_nodes: int, p: float, rng: np.random.Generator, *, max_tries: int = 10_000) -> np.ndarray:
-    """G(N, p), resampled from `rng` until connected (SPEC §1.5: N = 20, p = 0.2; N = 100, p = 0.05)."""
+    """G(N, p), resampled from `rng` until connected (docs/choices.md#zkl-networks: N = 20, p = 0.2; N = 100, p = 0.05)."""
     if n_nodes < 2:
         raise ValueError(f"a network needs at least 2 nodes, got {n_nodes}")
     if not 0.0 < p <= 1.0:
@@ -95,12 +95,12 @@ def signless_laplacian(A) -> np.ndarray:
 
 def split_data(n_samples: int, n_nodes: int, rng: np.random.Generator, *, kind: str = "even",
                min_size: int | None = None) -> list[np.ndarray]:
-    """Sample indices per node: 'even' = shuffle + array_split (SPEC §1.5); 'uneven' = min_size + Multinomial with
-    Dirichlet(1) shares (SPEC §4.7 F4)."""
+    """Sample indices per node: 'even' = shuffle + array_split (docs/choices.md#zkl-networks); 'uneven' = min_size + Multinomial with
+    Dirichlet(1) shares (docs/choices.md#zkl-uneven-split)."""
     if kind == "even":
         return partition.near_even(n_samples, n_nodes, rng)
     if kind == "uneven":
         if min_size is None:
-            raise ValueError("an uneven split needs min_size (SPEC §4.7 F4 uses B_i >= C)")
+            raise ValueError("an uneven split needs min_size (docs/choices.md#zkl-uneven-split uses B_i >= C)")
         return partition.uneven(n_samples, n_nodes, int(min_size), rng)
     raise ValueError(f"unknown split kind {kind!r}; use 'even' or 'uneven'")

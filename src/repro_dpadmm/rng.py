@@ -1,4 +1,4 @@
-"""Seeded randomness (SPEC §0.4, ARCHITECTURE "Conventions").
+"""Seeded randomness (docs/choices.md#seeded-randomness).
 
 Every stochastic choice draws from a `numpy.random.Generator` derived from the config seed with
 `SeedSequence.spawn`, so that any single run (one repeat of one setting) can be regenerated alone.

@@ -1,7 +1,7 @@
 """The one rule every iterative solver in the package follows: stop on its tolerance or raise.
 
 A solver that reaches its iteration cap without meeting its tolerance raises `NotConvergedError`, naming the
-problem, the iteration and the residual; it never returns a half-solved iterate (SPEC §0.5(3), ARCHITECTURE.md).
+problem, the iteration and the residual; it never returns a half-solved iterate (docs/choices.md#solvers-converge).
 """
 
 from __future__ import annotations

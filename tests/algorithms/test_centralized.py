@@ -1,4 +1,4 @@
-"""algorithms.centralized: the non-private centralised optimum (HUANG baseline (1), SPEC §2.2.6) against
+"""algorithms.centralized: the non-private centralised optimum (HUANG baseline (1), docs/choices.md#huang-centralised) against
 independent solves of the same objective."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def test_l1_optimum_against_scipy_and_both_methods():
     ref = scipy.optimize.minimize(lambda w: ce.objective(Xall, yall, w, "l1", lam_n), w_star + 0.1,
                                   method="Powell", options={"xtol": 1e-10, "ftol": 1e-14, "maxiter": 100_000})
     assert ce.objective(Xall, yall, w_star, "l1", lam_n) <= ref.fun + 1e-9
-    # proximal Newton (default) and plain L-BFGS-B on w = u - v (SPEC §2.2.6) reach the same optimum
+    # proximal Newton (default) and plain L-BFGS-B on w = u - v (docs/choices.md#huang-centralised) reach the same optimum
     w_plain = ce.solve(Xall, yall, "l1", lam_n, method="lbfgsb")
     assert abs(ce.objective(Xall, yall, w_plain, "l1", lam_n) - ce.objective(Xall, yall, w_star, "l1", lam_n)) < 1e-12
     assert np.abs(w_plain - w_star).max() < 1e-5

@@ -1,7 +1,7 @@
 """algorithms.decentralized: node data, the damped Newton local solver, conventional ADMM, M-ADMM / PP / DVP and
 (private) R-ADMM on small synthetic problems, the network set-up, and the privacy each private run records.
 
-Every inner solver stops on its tolerance or raises NotConvergedError (SPEC §0.5(3)); the local solves are checked
+Every inner solver stops on its tolerance or raises NotConvergedError (docs/choices.md#solvers-converge); the local solves are checked
 against scipy, the recycled gradient against the direct one, and the recorded Spend against the per-step budgets of
 ICML Thm 4.1 / Allerton Thm IV.1 computed by hand."""
 

@@ -1,4 +1,4 @@
-"""algorithms.sgd (HUANG baseline (5), distributed DPSGD, SPEC §2.2.5): both aggregation conventions, clipping, the
+"""algorithms.sgd (HUANG baseline (5), distributed DPSGD, docs/choices.md#huang-dpsgd): both aggregation conventions, clipping, the
 calibrated noise, and the Spend each noisy run records."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Preprocessing matches SPEC §1.1/§1.2 exactly on the real files."""
+"""Preprocessing matches docs/choices.md#adult-preprocessing, docs/choices.md#libsvm-and-kdd-data exactly on the real files."""
 
 import json
 

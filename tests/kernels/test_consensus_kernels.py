@@ -89,7 +89,7 @@ def test_cg_step_equals_numpy_cg(D, R):
 @pytest.mark.parametrize("n", [1, 4])
 def test_test_error_equals_scipy_scores(n):
     """StarData.test_error (compiled, a draw per repeat: scores compared as they are made) equals the error of
-    scipy's scores it replaced, exactly; scores of exactly 0 count as -1 (SPEC's tie rule)."""
+    scipy's scores it replaced, exactly; scores of exactly 0 count as -1 (the tie rule of docs/choices.md#numerical-conventions)."""
     rng = np.random.default_rng(7)
     A = rng.standard_normal((2, n, 10, 6))
     b = np.where(rng.random((2, n, 10)) < 0.5, -1.0, 1.0)

@@ -67,7 +67,7 @@ def test_bisection_meets_each_level_within_one_percent(level):
 def test_dvp_calibration_and_its_paper_total():
     cal = mh.Dvp().calibrate(1.0, DELTA, T)
     assert cal["eps_iter"] == pytest.approx(0.02701193488200021, rel=1e-12)  # the frontier's value before the mechanisms
-    assert cal["paper_eps"] == T * cal["eps_iter"]         # basic composition, SPEC §2.4
+    assert cal["paper_eps"] == T * cal["eps_iter"]         # basic composition, docs/choices.md#huang-total-privacy
     basic = mh.Dvp().calibrate(1.0, DELTA, T, how="basic")
     assert basic["eps_iter"] == pytest.approx(1.0 / T) and basic["eps_iter"] < cal["eps_iter"]
 

@@ -27,7 +27,7 @@ def test_moments_accountant_closed_form_is_the_minimum():
 
 
 def test_rdp_and_pld_reference_values_and_order():
-    """TOOLCHAIN.md: 100 steps of multiplier sqrt(2 ln(1.25/1e-5))/0.1 give 0.751 (PLD) and 0.822 (RDP) at 1e-5;
+    """Reference values: 100 steps of multiplier sqrt(2 ln(1.25/1e-5))/0.1 give 0.751 (PLD) and 0.822 (RDP) at 1e-5;
     PLD is tight (the analytic Gaussian), RDP and the classic moments accountant overstate it."""
     z, delta = np.sqrt(2 * np.log(1.25 / 1e-5)) / 0.1, 1e-5
     pld, rdp = accounting.pld_epsilon(z, delta, steps=100), accounting.rdp_epsilon(z, delta, steps=100)

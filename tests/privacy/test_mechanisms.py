@@ -9,7 +9,7 @@ from repro_dpadmm.privacy.mechanisms import check_epsilon_delta, gamma_norm, gau
 
 
 def test_gamma_norm_mean_norm():
-    """E||b|| = d / alpha within 1% (10^5 draws), for DVP's alpha at eps = 0.1, m = 400 (SPEC §2.2.4)."""
+    """E||b|| = d / alpha within 1% (10^5 draws), for DVP's alpha at eps = 0.1, m = 400 (docs/choices.md#huang-dvp)."""
     alpha = (0.1 - 2 * np.log1p(0.25 / (400 * 0.100001))) / 2
     r = np.linalg.norm(gamma_norm(np.random.default_rng(3), 104, alpha, size=(100_000,)), axis=-1)
     assert abs(r.mean() / (104 / alpha) - 1) < 0.01

@@ -1,11 +1,11 @@
-"""The non-private centralised optimum (baseline (1) of Huang et al. 2019, SPEC §2.2.6).
+"""The non-private centralised optimum (baseline (1) of Huang et al. 2019, docs/choices.md#huang-centralised).
 
 min_w (1/N) sum_j l(a_j, b_j, w) + mu R(w) on all N training samples, mu = lambda/n (= 1e-6): the same minimiser as
 problem (1) with equal m_i. Solved to high precision:
 
 * l2 (R = ||w||^2/2): Newton's method with the exact Hessian and a backtracking line search.
 * l1 (R = ||w||_1): L-BFGS-B on the split w = u - v, u, v >= 0 (scipy), objective mean loss + mu sum(u + v)
-  (SPEC §2.2.6), started at the l2 optimum; by default inside a proximal Newton loop. At mu = 1e-6 the l1 problem is
+  (docs/choices.md#huang-centralised), started at the l2 optimum; by default inside a proximal Newton loop. At mu = 1e-6 the l1 problem is
   nearly unregularised and ill-conditioned (columns seen in a single training row have curvature ~1e-8): plain
   L-BFGS-B needs ~1,600 data passes per data set; proximal Newton (exact Hessian; its l1 subproblem solved by the same
   L-BFGS-B on 104 x 104 products) needs ~3 Hessians and ~10 passes. Orthant-wise and smoothed-|w| Newton variants
@@ -84,7 +84,7 @@ def newton_l2(X, y, mu: float, *, tol: float = 1e-10, max_steps: int = 100, w0=N
 
 
 def lbfgsb_l1(X, y, mu: float, *, tol: float = 1e-10, max_iter: int = 50_000, w0=None) -> np.ndarray:
-    """argmin (1/N) sum l + mu ||w||_1 by L-BFGS-B on w = u - v, u, v >= 0 (SPEC §2.2.6), from w0 (default: the l2
+    """argmin (1/N) sum l + mu ||w||_1 by L-BFGS-B on w = u - v, u, v >= 0 (docs/choices.md#huang-centralised), from w0 (default: the l2
     optimum), until the relative decrease reaches machine precision or the projected gradient is < tol."""
     X = _mat(X)
     N, d = X.shape
@@ -163,7 +163,7 @@ def prox_newton_l1(X, y, mu: float, *, tol: float = 1e-13, max_outer: int = 50, 
 
 def solve(X, y, reg: str, mu: float, *, method: str = "prox_newton", **kw) -> np.ndarray:
     """The centralised optimum for reg 'l2' (Newton) or 'l1' (method 'prox_newton' [default] or 'lbfgsb': plain
-    L-BFGS-B on w = u - v, SPEC §2.2.6)."""
+    L-BFGS-B on w = u - v, docs/choices.md#huang-centralised)."""
     if not mu >= 0:
         raise ValueError(f"the regularisation weight must be >= 0, got {mu}")
     y = np.asarray(y, dtype=float)

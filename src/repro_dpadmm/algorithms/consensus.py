@@ -1,12 +1,12 @@
 """Consensus ADMM on a star network (one aggregator, n agents): ADMM, ADMM+PVP, DVP and DP-ADMM.
 
 Paper: Z. Huang, R. Hu, Y. Guo, E. Chan-Tin, Y. Gong, "DP-ADMM: ADMM-Based Distributed Learning With Differential
-Privacy", IEEE TIFS 15, 2019 (HUANG, SPEC §2). Problem (4): min sum_i f_i(w_i) s.t. w_i = w, with
+Privacy", IEEE TIFS 15, 2019 (HUANG, docs/choices.md#huang). Problem (4): min sum_i f_i(w_i) s.t. w_i = w, with
 f_i(w) = (1/m_i) sum_j l(a_ij, b_ij, w) + (lambda/n) R(w), the logistic loss (2), R = ||.||_1 or ||.||^2/2.
 
 * ``admm``   Algorithm 1 with exact local solves (Newton for l2, accelerated proximal gradient for l1).
 * ``pvp``    Algorithm 2: ADMM whose shared w_i^k gets constant Gaussian noise (primal variable perturbation, l2).
-* ``dvp``    dual variable perturbation (Zhang & Zhu 2017 [17]) adapted to the star network, SPEC §2.2.4 [D] (l2).
+* ``dvp``    dual variable perturbation (Zhang & Zhu 2017 [17]) adapted to the star network, docs/choices.md#huang-dvp [D] (l2).
 * ``dpadmm`` Algorithm 3 (DP-ADMM): the linearised primal step (10a) = (12a) = (38a)/(39a), Gaussian noise with
              sigma_{i,k} of eq. (14) (10b), aggregation (10c) and dual step (10d), eta_i^k of Theorem 3/4.
 
@@ -14,7 +14,7 @@ Every algorithm runs all agents and all repeats at once: iterates have shape (R,
 global variable (R, d). The data of all agents and repeats is one block-diagonal sparse matrix (``StarData``), so a
 product with it evaluates every agent's margins for every repeat in one call; Adult's one-hot rows have 12 non-zeros
 of 104, which makes this about 6x cheaper than dense batched products. Repeats may have their own data (a split per
-run, SPEC §2.3: D = R data blocks) or share one data set (D = 1).
+run, docs/choices.md#huang-split-per-run: D = R data blocks) or share one data set (D = 1).
 
 API
 ---
@@ -206,7 +206,7 @@ class StarData:
         return np.ascontiguousarray(w.transpose(0, 2, 1)).reshape(R * d, n)
 
     def test_error(self, w: np.ndarray) -> np.ndarray:
-        """Test error of sign(w^T a) (tie -> -1, SPEC §0.4): w (R, n, d) -> (R, n); w (R, d) -> (R,)."""
+        """Test error of sign(w^T a) (tie -> -1, docs/choices.md#numerical-conventions): w (R, n, d) -> (R, n); w (R, d) -> (R,)."""
         single = w.ndim == 2
         w3 = w[:, None, :] if single else w
         if self.Xt is not None and self.D == w3.shape[0]:
@@ -276,7 +276,7 @@ def star_data(A, b, X_test=None, y_test=None) -> StarData:
 
 def split_star(X, y, n_agents: int, rngs: Sequence[np.random.Generator], n_train: int = 40_000,
                n_test: int | None = None) -> StarData:
-    """One data draw per generator (SPEC §2.3 [D]: redrawn every run): a random n_train / rest train-test split and
+    """One data draw per generator (docs/choices.md#huang-split-per-run [D]: redrawn every run): a random n_train / rest train-test split and
     a random even partition of the training rows over n_agents (m_i = n_train / n, HUANG §VI-A). `n_test` keeps only
     the first n_test test rows (smoke runs). The same generator state gives the same train/test split for every
     n_agents (the partition is drawn after the split).
@@ -363,7 +363,7 @@ def solve_local_l2(data: StarData, w_start, lin, center, *, quad: float, rho: fl
     """argmin_w (1/m) sum_j l(b_j a_j^T w) + (quad/2) ||w||^2 - <lin_i, w> + (rho/2) ||w - center||^2 for every agent
     and repeat: the exact local step of Alg. 1 line 4 for l2 (quad = lambda/n, lin = gamma_i^{k-1}, center = w^{k-1}).
 
-    Newton's method (SPEC §2.2.1 [D]) from the warm start w_start (R, n, d), until every gradient norm is < tol
+    Newton's method (docs/choices.md#huang-exact-local-solves [D]) from the warm start w_start (R, n, d), until every gradient norm is < tol
     (at most max_steps; otherwise NotConvergedError). The Hessian (1/m) A_i^T diag(s(1-s)) A_i + (quad + rho) I has condition number
     <= (quad + rho + 1/4)/(quad + rho) (~3.5 at rho = 0.1, since ||a|| <= 1), so each Newton system is solved
     matrix-free by conjugate gradients to a relative residual of min(0.1, ||g||^0.5) (exact Hessian-vector products,
@@ -469,7 +469,7 @@ def _cg(data, ids, c, m, kappa, g, forcing, max_iter):
 def solve_local_l1(data: StarData, w_start, lin, center, *, lam_n: float, rho: float, tol: float = 1e-8,
                    max_iter: int = 500):
     """argmin_w (1/m) sum_j l(b_j a_j^T w) - <lin_i, w> + (rho/2) ||w - center||^2 + (lambda/n) ||w||_1 for every
-    agent and repeat: the exact local step of Alg. 1 for l1 (SPEC §2.2.1 [D]).
+    agent and repeat: the exact local step of Alg. 1 for l1 (docs/choices.md#huang-exact-local-solves [D]).
 
     Accelerated proximal gradient on the smooth part (step 1/L, L = max||a||^2/4 + rho; soft thresholding at
     lambda/(n L)), with the constant momentum (sqrt(L) - sqrt(rho))/(sqrt(L) + sqrt(rho)) of strongly convex FISTA
@@ -528,7 +528,7 @@ def _init(data: StarData, R: int, init: dict | None):
 
 
 class _Recorder:
-    """Per-iteration metrics of SPEC §2.5: EL (training, each agent's own shared model, no regulariser), test error
+    """Per-iteration metrics of docs/choices.md#huang-metrics: EL (training, each agent's own shared model, no regulariser), test error
     (mean over agents of the shared models; and of the global w^k), AOV = sum_i f_i(w-hat_i^k) + rho ||w-hat_i^k -
     w^k|| with w-bar^k := w^k [D].
 
@@ -623,7 +623,7 @@ def admm(data: StarData, *, reg: str, T: int, rho: float = 0.1, lam_n: float = 1
          tol: float = 1e-8, max_inner: int | None = None, record: bool = True, init: dict | None = None,
          err_every: int = 1) -> History:
     """Algorithm 1 (non-private ADMM, baseline (2)) with exact local solves: Newton for l2, accelerated proximal
-    gradient for l1 (SPEC §2.2.1 [D], tol 1e-8). AOV uses w_i^k in place of w-tilde_i^k."""
+    gradient for l1 (docs/choices.md#huang-exact-local-solves [D], tol 1e-8). AOV uses w_i^k in place of w-tilde_i^k."""
     R = _repeats(data, None, repeats)
     rec, t0, meta = _admm_loop(data, reg=reg, T=T, rho=rho, lam_n=lam_n, R=R, record=record, init=init, tol=tol,
                                max_inner=max_inner, share=None, err_every=err_every)
@@ -671,7 +671,7 @@ def pvp(data: StarData, *, T: int, rngs: Sequence[np.random.Generator], sigma: f
 def dvp(data: StarData, *, T: int, rngs: Sequence[np.random.Generator], epsilon: float, rho: float = 0.1,
         lam_n: float = 1e-6, c: float = 0.25, tol: float = 1e-8, max_inner: int | None = None, record: bool = True,
         init: dict | None = None, err_every: int = 1) -> History:
-    """ADMM with dual variable perturbation (Zhang & Zhu 2017 [17], baseline (4)) on the star network, SPEC §2.2.4 [D]:
+    """ADMM with dual variable perturbation (Zhang & Zhu 2017 [17], baseline (4)) on the star network, docs/choices.md#huang-dvp [D]:
     pure epsilon-DP per iteration by objective perturbation. Each iteration, agent i draws b with density
     ~ exp(-(eps'/2) ||b||) and solves w_i^k = argmin f_i(w) + (Delta/2)||w||^2 + (1/m) b^T w - <gamma_i^{k-1},
     w - w^{k-1}> + (rho/2)||w - w^{k-1}||^2 exactly (i.e. the dual gamma_i is perturbed by -b/m inside the solve);
@@ -696,7 +696,7 @@ def dvp(data: StarData, *, T: int, rngs: Sequence[np.random.Generator], epsilon:
 def _check_private_data(data: StarData, c1: float | None):
     if c1 is not None and data.row_norm_max > c1 * (1 + 1e-9):
         raise ValueError(f"the sensitivity (11) assumes ||l'|| <= c_1 = {c1}, i.e. every ||a_ij|| <= c_1, but the "
-                         f"largest row norm is {data.row_norm_max:.6g}; normalise the rows (SPEC §1.1) or raise c_1")
+                         f"largest row norm is {data.row_norm_max:.6g}; normalise the rows (docs/choices.md#adult-preprocessing) or raise c_1")
 
 
 def dpadmm(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Generator] | None = None,
@@ -705,7 +705,7 @@ def dpadmm(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Generat
            add_noise: bool = True, record: bool = True, init: dict | None = None, err_every: int = 1) -> History:
     """Algorithm 3 (DP-ADMM): for k = 1..T, every agent computes the closed-form primal step (10a) = (12a)
     ((38a) for l1 with R' = sgn, (39a) for l2 with R' = w), adds xi_i^k ~ N(0, sigma_{i,k}^2 I) (10b) with
-    sigma_{i,k} = z 2 c_1 / (m_i (rho + 1/eta_i^k)) (eq. (14); i.i.d. entries, SPEC §1.3), the aggregator forms w^k
+    sigma_{i,k} = z 2 c_1 / (m_i (rho + 1/eta_i^k)) (eq. (14); i.i.d. entries, docs/choices.md#noise-samplers), the aggregator forms w^k
     (10c), and the agents update gamma_i^k (10d). Initialisation w^0 = w-tilde^0 = gamma^0 = 0 [D].
 
     Privacy: (epsilon, delta) per iteration (Theorem 1), or the noise multiplier z = sigma/Delta directly.

@@ -1,4 +1,4 @@
-"""FDML-style mini-batch SGD over vertically partitioned features (the SGD baseline of Hu et al. §5, SPEC §3.5).
+"""FDML-style mini-batch SGD over vertically partitioned features (the SGD baseline of Hu et al. §5, docs/choices.md#hu-sgd-baseline).
 
 Hu, Niu, Yang, Zhou, "FDML: A collaborative machine learning framework for distributed features" (KDD'19), with
 linear local models: for a mini-batch B, each party m computes its local predictions D_m^i x_m, the server sums them
@@ -8,7 +8,7 @@ into the margin, returns the derivative of the loss with respect to that sum, an
 
 i.e. SGD on the same mean-form objective (1/N) sum_i ln(1 + exp(-Y_i D^i x)) + (lam/N) ||x||^2 that ADMM sharing
 minimises (lam weighs ||x||^2 next to the summed loss). The parties' block steps together are the full-vector step,
-which is how it is computed here (one product per batch, no loop over parties). No noise (SPEC §3.5).
+which is how it is computed here (one product per batch, no loop over parties). No noise (docs/choices.md#hu-sgd-baseline).
 Runs (repeats, learning rates) are vectorised on a leading axis; each run has its own generator for its random
 initialisation ("with random numbers", N(0, init_std^2)) and its shuffles.
 """
@@ -79,7 +79,7 @@ def fdml_sgd(D, Y, boundaries: Sequence[int], *, lam: float, lr, epochs: int, ba
 
 def select_lr(D, Y, boundaries: Sequence[int], *, lam: float, grid: Sequence[float], batch_size: int,
               make_rng, epochs: int = 1, init_std: float = 0.01) -> tuple[float, np.ndarray]:
-    """SPEC §3.5: the learning rate from `grid` with the best training objective after `epochs` epoch(s).
+    """docs/choices.md#hu-sgd-baseline: the learning rate from `grid` with the best training objective after `epochs` epoch(s).
 
     `make_rng()` returns a fresh Generator; every candidate gets an identical one (same initialisation and
     shuffles), so only the learning rate differs. Returns (best lr, final objective per candidate).

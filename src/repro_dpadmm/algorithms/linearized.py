@@ -1,10 +1,10 @@
 """Linearised two-block ADMM with gradient perturbation: XU's DP-ADMM (Algorithm 2) and DP-AccADMM (Algorithm 3).
 
-Problem (2) with B = -I, c = 0 and g = lambda ||.||_1 (the graph-guided fused lasso (11), SPEC §6.1):
+Problem (2) with B = -I, c = 0 and g = lambda ||.||_1 (the graph-guided fused lasso (11), docs/choices.md#xu-problem):
 
     min_{x, y} f(x) + lambda ||y||_1   s.t.  A x - y = 0.
 
-One iteration of Algorithm 2 (scaled dual u, order y -> x -> u, SPEC §6.2):
+One iteration of Algorithm 2 (scaled dual u, order y -> x -> u, docs/choices.md#xu-algorithms):
 
     y_t = S_{lambda/rho}(A x_{t-1} + u_{t-1})                                                   (3), soft-threshold
     x_t = x_{t-1} - (eta/gamma) [grad f(x_{t-1}) + P_t + rho A^T (A x_{t-1} - y_t + u_{t-1})]  closed form of (7)
@@ -15,10 +15,10 @@ extrapolated points (x^_{t-1}, u^_{t-1}) and then applies Nesterov's weights (10
 theta_{t+1} = (1 + sqrt(1 + 4 theta_t^2)) / 2, x^_t = x_t + (theta_t - 1)/theta_{t+1} (x_t - x_{t-1}), same for u.
 
 Both start from u_0 = -(1/rho) (A^T)^+ grad f(x_0) with (A^T)^+ = A (A^T A)^{-1} (A = [W; I] has full column rank;
-the paper's "full row rank" is a slip, SPEC §6.8). [!] That u_0 uses the exact data gradient, which Theorem 1 does
-not account for; `u0="zero"` is the strict alternative (SPEC §6.8 [D-alt]).
+the paper's "full row rank" is a slip, docs/choices.md#xu-paper-inconsistencies). [!] That u_0 uses the exact data gradient, which Theorem 1 does
+not account for; `u0="zero"` is the strict alternative (docs/choices.md#xu-u0 [D-alt]).
 
-The non-private ADMM and AccADMM of XU §V are the same algorithms with sigma = 0 (SPEC §6.4 [D]).
+The non-private ADMM and AccADMM of XU §V are the same algorithms with sigma = 0 (docs/choices.md#xu-non-private [D]).
 
 Privacy as data: a noisy run records, per repeat, what it released as a `privacy.spend.Spend` (T Gaussian gradient
 steps with multiplier sigma / (2c/n), the replace-one sensitivity of the mean gradient; privacy/bounds/xu2020.py),
@@ -126,7 +126,7 @@ def run(problem: FusedLasso, *, T: int, eta: float, rho: float = 1.0, gamma: flo
     """Algorithm 2 (accelerated=False) or Algorithm 3 (accelerated=True) for `repeats` runs at once.
 
     sigma: scalar or (repeats,) noise std (0 gives the non-private ADMM / AccADMM); rngs: one Generator per repeat
-    (needed when sigma > 0); x0: (d,) or (repeats, d), default 0 (SPEC §6.2 [D]); u0: "paper" or "zero".
+    (needed when sigma > 0); x0: (d,) or (repeats, d), default 0 (docs/choices.md#xu-algorithms [D]); u0: "paper" or "zero".
     Algorithm 3's input alpha_0 is never used by the paper and is omitted.
     The y-step (3) is the problem's own prox, y_t = problem.prox_g(A x + u, rho) = argmin_y g(y) + (rho/2)||v - y||^2:
     the soft-threshold at lambda/rho for problem (11), the l2 shrinkage for problems/l2_logistic.py.
@@ -138,7 +138,7 @@ def run(problem: FusedLasso, *, T: int, eta: float, rho: float = 1.0, gamma: flo
     the problem's own, max_i ||l_i||); bound_args: Theorem 1's `delta` and `mu`, so that each repeat's Spend names
     Theorem 1 as its paper bound (privacy/bounds/xu2020.spend).
 
-    restart (Algorithm 3 only): "none" as in the paper (SPEC §6.3 [D]), or "goldstein": the restart rule of
+    restart (Algorithm 3 only): "none" as in the paper (docs/choices.md#xu-no-restart [D]), or "goldstein": the restart rule of
     Goldstein et al. (2014, Alg. 8), which the paper cites for its acceleration but does not use. It tracks the
     combined residual c_t = rho ||u_t - u^_{t-1}||^2 + rho ||A (x_t - x^_{t-1})||^2 per repeat; when
     c_t >= restart_eta c_{t-1}, that repeat restarts (theta = 1, x^_t = x_{t-1}, u^_t = u_{t-1},
@@ -213,7 +213,7 @@ def check_stable(problem, run: LinearizedRun, name: str) -> np.ndarray:
     """F(x_t) of a noise-free run (sigma = 0, one repeat) for every t, after checking that the run is stable.
 
     Raises DivergedError (naming `name` and eta) when an objective value is not finite or F(x_T) >= F(x_0): with
-    sigma = 0, Algorithms 2 and 3 must end below their start at a stable step size (SPEC §0.5(2)). Returns the
+    sigma = 0, Algorithms 2 and 3 must end below their start at a stable step size (docs/choices.md#xu-step-size). Returns the
     objective trace (T+1,) so callers can record how monotone it was.
     """
     if any(s > 0 for s in run.settings.get("sigma", [0.0])) or run.x.shape[0] != 1:
@@ -240,7 +240,7 @@ def dp_acc_admm(problem: FusedLasso, **kwargs) -> LinearizedRun:
 
 
 def gamma_min(problem: FusedLasso, eta: float, rho: float) -> float:
-    """gamma_min = eta rho ||A^T A||_2 + 1, which the paper requires (G >= I) but its gamma = 1 violates (SPEC §6.8)."""
+    """gamma_min = eta rho ||A^T A||_2 + 1, which the paper requires (G >= I) but its gamma = 1 violates (docs/choices.md#xu-gamma)."""
     return eta * rho * problem.norm_AtA + 1.0
 
 

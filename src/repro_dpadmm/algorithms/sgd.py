@@ -77,7 +77,7 @@ def local_gradients(data: StarData, w: np.ndarray, clip: float | None = hb.C1, z
 
 def update(w: np.ndarray, g_tilde: np.ndarray, *, lr: float, lam_n: float, reg: str,
            convention: str = "sum") -> np.ndarray:
-    """The aggregator step from the agents' (noisy) gradients g_tilde (R, n, d): w^k (R, d) (SPEC §2.2.5)."""
+    """The aggregator step from the agents' (noisy) gradients g_tilde (R, n, d): w^k (R, d) (docs/choices.md#huang-dpsgd)."""
     r = lam_n * regularizers.subgradient(reg, w)
     if convention == "average":
         return w - lr * (g_tilde.mean(axis=-2) + r)
@@ -98,7 +98,7 @@ def dpsgd(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Generato
           epsilon: float | None = None, delta: float | None = None, noise_multiplier: float | None = None,
           sigma_value: float | None = None, lr: float = 0.1, convention: str = "sum", lam_n: float = 1e-6,
           rho: float = 0.1, clip: float | None = hb.C1, record: bool = True, init=None, err_every: int = 1) -> History:
-    """Distributed DPSGD (SPEC §2.2.5) for T iterations from w^0 = 0 [D]. Give (epsilon, delta), the noise multiplier
+    """Distributed DPSGD (docs/choices.md#huang-dpsgd) for T iterations from w^0 = 0 [D]. Give (epsilon, delta), the noise multiplier
     z, or `sigma_value` directly (0 runs non-private gradient descent). `rho` only enters the AOV trace (the
     consensus penalty is 0: all agents hold w^k). A noisy run with a clipping bound records a Spend; without `clip`
     the sensitivity is unbounded and nothing is recorded."""

@@ -1,8 +1,8 @@
 """(Differentially private) ADMM sharing over vertically partitioned features.
 
 Hu, Liu, Ge, Kong, Jiang, Niu, "Learning Privately over Distributed Features: An ADMM Sharing Approach",
-eqs. (6)-(9) and Algorithm 1 (SPEC §3.2). M parties hold column blocks D_m of the data D = [D_1, ..., D_M]; the
-model is x = (x_1; ...; x_M). The problem, in the sum form the authors' code uses (SPEC §3.10b), is
+eqs. (6)-(9) and Algorithm 1 (docs/choices.md#hu-admm-sharing). M parties hold column blocks D_m of the data D = [D_1, ..., D_M]; the
+model is x = (x_1; ...; x_M). The problem, in the sum form the authors' code uses (docs/choices.md#hu-authors-code), is
 
     minimise  l(z) + lam * sum_m ||x_m||^2   s.t.  sum_m D_m x_m - z = 0,   l(z) = sum_i ln(1 + exp(-Y_i z_i)),
 
@@ -13,7 +13,7 @@ and iteration t -> t+1 is, for all parties in parallel (Jacobi: each uses the ot
     (8) z^{t+1} = argmin_z l(z) - <y^t, z> + rho/2 ||s^{t+1} - z||^2,   s^{t+1} = sum_m (party m's pushed value)
     (9) y^{t+1} = y^t + rho (s^{t+1} - z^{t+1})
 
-Where the noise goes (SPEC §0.5(1)):
+Where the noise goes (docs/choices.md#hu-noise-placement):
 * noise_on="shared" (default): party m pushes D_m x_m^{t+1} + xi_m, xi_m ~ N(0, sigma_m^2 I_N), independent noise on
   each sample's shared value. This is the mechanism Theorem 1 analyses, what §3 says ("we perturb the shared value
   D_m x_m") and what the authors' noise sweeps ran.
@@ -191,7 +191,7 @@ def z_update(s, y, Y, rho: float, *, z0=None, max_steps: int = 100, tol: float =
     by at least 1/(4 rho) from any start and plain Newton is used (a handful of steps). For smaller rho, steps are
     safeguarded by the bracket [s + (y - 1)/rho, s + (y + 1)/rho], which holds the root because the loss slope lies
     in (-1, 1); as in Numerical Recipes' rtsafe, a step leaving the bracket or not halving the step before it is
-    replaced by bisection (the SPEC's 30-step cap [D] is raised to 100 for this case).
+    replaced by bisection (at most `max_steps` steps, 100 by default [D]: docs/choices.md#hu-admm-sharing).
     `z0` (e.g. the previous z) is the starting point. Stops when every sample's relative step is below `tol`;
     raises `NotConvergedError` if that takes more than `max_steps` steps.
     The plain path runs compiled (kernels/hu_sharing.py: one pass per step, bit-identical to the numpy loop below,
@@ -255,7 +255,7 @@ def party_products(st: SharingSetup, X: np.ndarray) -> np.ndarray:
 
 
 def authors_sigma(st: SharingSetup, state: SharingState, x_new: np.ndarray, multiplier, c1: float = 2.0):
-    """sigma_{m,t} of the authors' (epsilon, delta) runs (SPEC §0.5(1)), for every run and party (R, M):
+    """sigma_{m,t} of the authors' (epsilon, delta) runs (docs/choices.md#hu-authors-eps-runs), for every run and party (R, M):
 
         sigma_{m,t} = multiplier * 3 / (d_m rho) * (c_1 lam + ||y^t|| + rho ||s^t - D_m x_m^{t+1}||),
 
@@ -536,5 +536,5 @@ def centralised_optimum(D, Y, lam: float, *, tol: float = 1e-9, max_iter: int = 
 
 
 def observed_b1(h: History) -> float:
-    """Assumption 1.1's b_1 as SPEC §3.3 [D] takes it: the largest ||x||, ||y||, ||z|| seen in a noise-free run."""
+    """Assumption 1.1's b_1 as docs/choices.md#hu-privacy [D] takes it: the largest ||x||, ||y||, ||z|| seen in a noise-free run."""
     return float(max(h.traces["norm_x"].max(), h.traces["norm_y"].max(), h.traces["norm_z"].max()))

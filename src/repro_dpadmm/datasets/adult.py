@@ -1,4 +1,4 @@
-"""UCI Adult preprocessing exactly as SPEC §1.1 (HUANG §VI-A; ZKL-ICML §5 steps (1)-(5)).
+"""UCI Adult preprocessing exactly as docs/choices.md#adult-preprocessing (HUANG §VI-A; ZKL-ICML §5 steps (1)-(5)).
 
 1. Concatenate adult.data and adult.test; skip the `|1x3 Cross validator` line and blank lines; strip the trailing
    dot of the test labels.
@@ -11,7 +11,7 @@
 
 `levels="observed"` (HUANG: 45,222 x 104) one-hot encodes the levels present after removal; `levels="names"`
 (ZKL: 45,222 x 105) enumerates the levels listed in adult.names, which adds the all-zero `workclass=Never-worked`
-column. ZKL report 45,223 rows; no missing-value rule gives that, so the 45,222 real rows are used (SPEC §1.1).
+column. ZKL report 45,223 rows; no missing-value rule gives that, so the 45,222 real rows are used (docs/choices.md#adult-zkl-columns).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def levels_from_names(path: Path) -> dict[str, list[str]]:
 
 def preprocess(data_path: Path, test_path: Path, names_path: Path | None = None, *, levels: str = "observed",
                row_normalisation: str = "per_row") -> dict:
-    """Return {'X', 'y', 'feature_names', 'n_removed'} following SPEC §1.1."""
+    """Return {'X', 'y', 'feature_names', 'n_removed'} following docs/choices.md#adult-preprocessing."""
     if row_normalisation not in ROW_NORMALISATIONS:
         raise ValueError(f"row_normalisation must be one of {ROW_NORMALISATIONS}, got {row_normalisation!r}")
     if levels not in ("observed", "names"):

@@ -1,4 +1,4 @@
-"""KDD Cup 2004 protein homology `bio_train.dat` (XU's bio_train; SPEC §1.2).
+"""KDD Cup 2004 protein homology `bio_train.dat` (XU's bio_train; docs/choices.md#libsvm-and-kdd-data).
 
 Layout per line, whitespace-separated: BLOCK-ID, EXAMPLE-ID, label (1/0), then 74 features. [D] The two IDs are
 dropped, labels map 1 -> +1 and 0 -> -1, and the rows are split 50/50 at random with a fixed seed (the paper gives

@@ -1,4 +1,4 @@
-"""LIBSVM-format files via scikit-learn's `load_svmlight_file`, with an explicit feature count (SPEC §1.2).
+"""LIBSVM-format files via scikit-learn's `load_svmlight_file`, with an explicit feature count (docs/choices.md#libsvm-and-kdd-data).
 
 a9a.t and a8a.t never use feature 123, so the feature count is always given, never inferred. Compressed `.bz2`
 files are read directly (scikit-learn opens them by extension).

@@ -26,14 +26,14 @@ def even(n_samples: int, n_parts: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def near_even(n_samples: int, n_parts: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """Shuffle, then `array_split` into near-equal parts (ZKL; SPEC §1.5)."""
+    """Shuffle, then `array_split` into near-equal parts (ZKL; docs/choices.md#zkl-networks)."""
     if not 1 <= n_parts <= n_samples:
         raise ValueError(f"cannot split {n_samples} samples over {n_parts} parts")
     return np.array_split(rng.permutation(n_samples), n_parts)
 
 
 def uneven(n_samples: int, n_parts: int, min_size: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """Sizes min_size + Multinomial(rest, Dirichlet(1)) (SPEC §4.7 F4), then a random assignment of samples."""
+    """Sizes min_size + Multinomial(rest, Dirichlet(1)) (docs/choices.md#zkl-uneven-split), then a random assignment of samples."""
     rest = n_samples - n_parts * min_size
     if rest < 0:
         raise ValueError(f"{n_parts} parts of at least {min_size} need {n_parts * min_size} samples, "

@@ -82,10 +82,10 @@ DATASETS: dict[str, Dataset] = {
     for d in [
         Dataset("adult_huang2019", ("uci/adult/adult.data", "uci/adult/adult.test"),
                 "UCI Adult, complete cases, one-hot on observed levels, column-max then row-l2 normalised "
-                "(SPEC §1.1)", ("huang2019_dpadmm",), {"X": (45222, 104), "y": (45222,)}),
+                "(docs/choices.md#adult-preprocessing)", ("huang2019_dpadmm",), {"X": (45222, 104), "y": (45222,)}),
         Dataset("adult_zhang2018", ("uci/adult/adult.data", "uci/adult/adult.test", "uci/adult/adult.names"),
                 "UCI Adult as adult_huang2019 plus the all-zero workclass=Never-worked column from adult.names "
-                "(SPEC §1.1, d = 105)", ("zhang2018_madmm", "zhang2018_radmm"),
+                "(docs/choices.md#adult-zkl-columns, d = 105)", ("zhang2018_madmm", "zhang2018_radmm"),
                 {"X": (45222, 105), "y": (45222,)}),
         Dataset("a9a", ("libsvm/binary/a9a", "libsvm/binary/a9a.t"), "LIBSVM a9a (Adult, binarised)",
                 ("hu2020_sharing", "xu2020_dpaccadmm"),
@@ -98,7 +98,7 @@ DATASETS: dict[str, Dataset] = {
                 "LIBSVM gisette_scale (dense, features in [-1, 1])", ("hu2020_sharing",),
                 {"X_train": (6000, 5000), "X_test": (1000, 5000)}),
         Dataset("bio_train", ("kddcup2004/data_kddcup04.tar.gz",),
-                "KDD Cup 2004 protein homology bio_train.dat, IDs dropped, random 50/50 split (SPEC §1.2)",
+                "KDD Cup 2004 protein homology bio_train.dat, IDs dropped, random 50/50 split (docs/choices.md#bio-train-split)",
                 ("xu2020_dpaccadmm",), {"X_train": (72876, 74), "X_test": (72875, 74)}),
     ]
 }

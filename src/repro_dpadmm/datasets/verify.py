@@ -1,4 +1,4 @@
-"""Verify a raw file that has no published checksum by parsing it: format and shape (SPEC §1.2).
+"""Verify a raw file that has no published checksum by parsing it: format and shape (docs/choices.md#libsvm-and-kdd-data).
 
 gisette_scale.t.bz2 and the KDD Cup 2004 archive have no published checksum. A copy of such a file is trusted only
 after it parses as the format its name says (bz2-compressed LIBSVM, gzip tar holding bio_train.dat) with the number

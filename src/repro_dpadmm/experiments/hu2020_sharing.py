@@ -6,7 +6,8 @@ fig1 / fig2: training objective and test log-loss against epochs for ADMM sharin
 FDML-SGD baseline (a9a / gisette). fig3: test log-loss against the noise level, with scikit-learn logistic
 regression on all features and on party 1's features only. eps_sweep: the (epsilon, delta) runs, under two
 calibrations (Theorem 1 as stated; the authors' data-dependent one), with Corollary 1 and dp-accounting side by side.
-Settings follow SPEC §3.10b and §0.5(1) (the authors' public code) where they override the §3.10 defaults.
+Where the paper is silent, settings follow the authors' public code (docs/choices.md#hu-authors-code,
+docs/choices.md#hu-noise-placement).
 
 Noise (`noise_on`): "shared" (default) is per-sample noise on the shared value D_m x_m, Theorem 1's mechanism and
 what the authors' noise sweeps ran; "params" is eq. (7) read literally (noise on x_m), written as the variant
@@ -52,7 +53,7 @@ BLAS_THREADS = 1                    # BLAS threads of the ADMM sharing runs (see
 def make_problem(X_train, y_train, X_test, y_test, boundaries, *, bias: bool = True,
                  sparse_below: float = 0.25) -> dict:
     """Vertical partition of a LIBSVM-style dataset; with `bias`, a constant-1 column joins party 1's block only
-    (the authors' code; SPEC §3.10b). Returns D, Y, D_test, Y_test and the partition (with the bias column).
+    (the authors' code; docs/choices.md#hu-authors-code). Returns D, Y, D_test, Y_test and the partition (with the bias column).
     Data with fewer than `sparse_below` nonzeros (a9a: 11%) are kept as CSR matrices, dense ones (gisette) dense."""
     d = X_train.shape[1]
     vertical(d, boundaries)
@@ -87,7 +88,7 @@ def load_problem(name: str, boundaries, *, bias: bool = True, train_rows: int | 
 
 def lam_sum(params: dict, N: int) -> float:
     """The weight of ||x||^2 next to the *summed* loss: lam itself (lam_scale "sum", the authors' code) or N lam
-    (lam_scale "mean": lam in the mean-form objective, SPEC §3.2)."""
+    (lam_scale "mean": lam in the mean-form objective, docs/choices.md#hu-lam-scale)."""
     return float(params["lam"]) * (N if params.get("lam_scale", "sum") == "mean" else 1.0)
 
 
@@ -157,7 +158,7 @@ def theorem1_epsilons(b1: float, prob: dict, params: dict, sigmas) -> dict:
 
 
 def run_sgd(prob: dict, params: dict, *, seed: int, label: str, repeats: int = 1) -> tuple[History, float, dict]:
-    """FDML-SGD with the learning rate chosen on the grid after `lr_select_epochs` epoch(s) (SPEC §3.5)."""
+    """FDML-SGD with the learning rate chosen on the grid after `lr_select_epochs` epoch(s) (docs/choices.md#hu-sgd-baseline)."""
     sgd = params["sgd"]
     lam = lam_sum(params, prob["n_train"])
     make = lambda: np.random.default_rng(seed_sequence(seed, PAPER, label, "lr-selection"))  # noqa: E731
@@ -172,7 +173,7 @@ def run_sgd(prob: dict, params: dict, *, seed: int, label: str, repeats: int = 1
 
 def sklearn_C(sk: dict, lam: float) -> float:
     """The inverse regularisation strength: `C: inverse_lam` gives C = 1 / lambda (the authors' baselines,
-    C = 1000 at lambda = 1e-3, SPEC §0.5(1)); a number is used as it is."""
+    C = 1000 at lambda = 1e-3, docs/choices.md#hu-sklearn-baselines); a number is used as it is."""
     C = sk["C"]
     if C == "inverse_lam":
         if not lam > 0:
@@ -540,7 +541,7 @@ def release_totals(record, accounting_delta: float) -> dict:
 
 
 def corollary1_table(epsilons, Ts, delta_prime: float) -> dict:
-    """eq. (10) for a grid (the SPEC §3.3 examples): {'cor1_example.eps{e}.T{T}': eps'}."""
+    """eq. (10) for a grid (the examples of docs/choices.md#hu-privacy): {'cor1_example.eps{e}.T{T}': eps'}."""
     return {f"cor1_example.eps{e:g}.T{T}": bounds.corollary1_epsilon(e, T, delta_prime)
             for e in epsilons for T in Ts}
 
@@ -866,7 +867,7 @@ def metrics_fig3(result: dict) -> dict:
 
 
 def run_eps_sweep(params: dict) -> dict:
-    """The (epsilon, delta) runs (`eps_panel` per available dataset) and the examples: eq. (10) on the SPEC §3.3 grid
+    """The (epsilon, delta) runs (`eps_panel` per available dataset) and the examples: eq. (10) on the grid of docs/choices.md#hu-privacy
     and the tight total of T Theorem-1 steps at per-step (0.1, delta) for the same T."""
     ce = params["corollary_examples"]
     examples = corollary1_table(ce["epsilons"], ce["T"], params["delta_prime"])
@@ -888,7 +889,7 @@ def metrics_eps_sweep(result: dict) -> dict:
 def table_eps_sweep(result: dict, metrics: dict) -> str:
     """Corollary 1 against tight accounting on the examples grid, then each curve of the sweep with its total."""
     params = result["params"]
-    parts = ["Eq. (10) on the SPEC §3.3 grid (delta' as configured), and the dp-accounting (PLD) epsilon of T composed "
+    parts = ["Eq. (10) on the grid of docs/choices.md#hu-privacy (delta' as configured), and the dp-accounting (PLD) epsilon of T composed "
              "Theorem-1 Gaussian steps at per-step (epsilon, delta) = (0.1, delta) for the same T:", "",
              metrics_table(result["examples"])]
     for ds, res in result["panels"].items():

@@ -1,4 +1,4 @@
-"""Huang et al. 2019 (DP-ADMM) items, SPEC §2.7: per item, ``run_<item>(params)`` (loads Adult, runs, returns the
+"""Huang et al. 2019 (DP-ADMM) items, docs/choices.md#huang: per item, ``run_<item>(params)`` (loads Adult, runs, returns the
 result), ``plot_<item>(result)`` ({figure file name: figure}), ``metrics_<item>(result)`` (the keyword arguments of
 ``write_metrics``: flat metrics and per-repeat values) and ``table_<item>(result, metrics)`` (the notebook's results
 table, markdown). Items of one shape share one implementation (config in, tidy results out, on arrays X, y):
@@ -17,7 +17,7 @@ table, markdown). Items of one shape share one implementation (config in, tidy r
 Privacy totals are those of what each run recorded (``History.spends``, turned into the paper's eps-bar, RDP and
 PLD totals by ``privacy.bounds.huang2019.spend_totals``), never recomputed from (eps, delta).
 
-Randomness (SPEC §0.4): repeat r of every item uses the train/test split drawn from
+Randomness (docs/choices.md#seeded-randomness): repeat r of every item uses the train/test split drawn from
 ``repeat_generators(seed, R, PAPER, "split")[r]`` (the same split in every item and for every n; the agent partition
 is drawn after it). Each method has one noise stream per regulariser and n, shared by every (eps, delta) setting:
 common random numbers, i.e. repeat r of every setting draws the same standard normals (scaled by its own sigma), so
@@ -367,7 +367,7 @@ def comparison_part(X, y, params: dict, seed: int, key: str, data: cs.StarData |
         h = cs.dvp(data, T=T, rngs=_noise(seed, R, "dvp", f"n{n}"), epsilon=eps, tol=float(a.get("tol", 1e-8)),
                    err_every=ev, **c)
         t = time.perf_counter() - t0
-        # pure DP: its totals at the eps-sweep's delta (PLD; paper_eps: basic composition, SPEC §2.4)
+        # pure DP: its totals at the eps-sweep's delta (PLD; paper_eps: basic composition, docs/choices.md#huang-total-privacy)
         return {"curves": _curves(h), "Delta": h.meta["Delta"], "eps_prime": h.meta["eps_prime"],
                 "privacy": hb.spend_totals(h.spends[0], float(params["fixed_delta"])), "time": t}
     _, eps, delta = what
@@ -520,7 +520,7 @@ def comparison_metrics(res: dict) -> tuple[dict, dict]:
             put(m, rep, f"el_k10.{name}.{k}{var}", cur["el"]["all"][:, k10])
             put(m, rep, f"err_final.{name}.{k}{var}", cur["err"]["final"])
             put(m, rep, f"errw_final.{name}.{k}{var}", cur["err_global"]["final"])
-            if not var:  # the error of the global model w^k instead of the agents' mean (SPEC §2.5 [D-alt])
+            if not var:  # the error of the global model w^k instead of the agents' mean (docs/choices.md#huang-metrics [D-alt])
                 put(m, rep, f"err_final.{name}.{k}@global_model", cur["err_global"]["final"])
         for run in ("pvp", "dvp"):  # "poor": above the better of DP-ADMM and the constant classifier, per repeat
             if run in r["curves"]:
@@ -1075,7 +1075,7 @@ DATASET = "adult_huang2019"
 
 
 def adult(root=None) -> tuple[np.ndarray, np.ndarray, dict]:
-    """Adult with HUANG's preprocessing (SPEC §1.1): X, y and what the tables say about them."""
+    """Adult with HUANG's preprocessing (docs/choices.md#adult-preprocessing): X, y and what the tables say about them."""
     d = load(DATASET, root)
     X, y = d["X"], d["y"]
     return X, y, {"rows": X.shape[0], "features": X.shape[1], "max_row_norm": float(np.linalg.norm(X, axis=1).max())}

@@ -1,7 +1,7 @@
 """Plotting and table helpers any paper's experiment module may use (shared, not a paper module).
 
 * `summary` / `range_bars`: the mean curve over runs with vertical bars of total height L_range(t) = max - min over
-  the runs, centred at the mean (SPEC §1.6; ZKL's L_mean(t) and L_range(t), ICML §5.2).
+  the runs, centred at the mean (docs/choices.md#range-bars; ZKL's L_mean(t) and L_range(t), ICML §5.2).
 * `accuracy_privacy`: columns of an accuracy panel (mean with range bars) above a privacy panel (a bound P(t)), the
   layout of ZKL-ICML Figs. 2-4 and ZKL-RADMM Figs. 2-3.
 * `metrics_table`: a Markdown table of selected metrics, for a notebook's results table.
@@ -23,12 +23,12 @@ import numpy as np
 
 
 def summary(L: np.ndarray) -> dict:
-    """L_mean(t), L_range(t) = max - min over runs (SPEC §1.6), as arrays over t; L has shape (runs, T + 1)."""
+    """L_mean(t), L_range(t) = max - min over runs (docs/choices.md#range-bars), as arrays over t; L has shape (runs, T + 1)."""
     return {"L_mean": L.mean(axis=0), "L_range": L.max(axis=0) - L.min(axis=0)}
 
 
 def range_bars(ax, t, mean, rng, color, every: int, label=None, **kw):
-    """Mean curve with vertical bars of total height L_range centred at L_mean (SPEC §1.6), every `every` points."""
+    """Mean curve with vertical bars of total height L_range centred at L_mean (docs/choices.md#range-bars), every `every` points."""
     ax.plot(t, mean, color=color, label=label, **kw)
     sel = slice(0, None, every)
     ax.errorbar(t[sel], mean[sel], yerr=rng[sel] / 2.0, fmt="none", ecolor=color, elinewidth=0.9, capsize=2)

@@ -1,4 +1,4 @@
-"""What every paper's private step offers as a mechanism object (the `mechanisms` layer, ARCHITECTURE.md).
+"""What every paper's private step offers as a mechanism object (the `mechanisms` layer, README.md#layout).
 
 A mechanism is a frozen dataclass of its algorithm's public constants (penalties, step-size rules, data sizes; each
 field defaults to the paper's value where the paper gives one) with

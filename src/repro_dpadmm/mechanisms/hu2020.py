@@ -6,7 +6,7 @@ HU's neighbouring relation is its own: one feature column of a party's block D_m
 delta)) C / eps per iteration with Lemma 1's sensitivity bound C = 3 [lambda c_1 + (1 + M rho) b_1] / (d_m rho);
 Corollary 1 composes T iterations by advanced composition (`hu2020.corollary1`).
 
-`SharedRelease(noise_on=...)` is the release in the three readings of algorithms.sharing (SPEC §0.5(1)):
+`SharedRelease(noise_on=...)` is the release in the three readings of algorithms.sharing (docs/choices.md#hu-noise-placement):
 "shared", D_m x_m + N(0, sigma^2 I_N), the mechanism Theorem 1 analyses and the authors' noise sweeps ran; "params",
 D_m (x_m + N(0, sigma^2 I)), eq. (7) read literally; "authors", the calibration of the authors' (eps, delta) runs,
 D_m (x_m + xi), xi ~ N(0, sigma_t^2 (D_m^T D_m)^+), sigma_t from the iterates. In the last two the pushed value lies

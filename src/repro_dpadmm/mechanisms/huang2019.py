@@ -7,7 +7,7 @@ step of Algorithm 3 and of the paper's private baselines, as mechanisms on the s
   the same z, so its noise-free run depends on the calibration too.
 * `Pvp`, Algorithm 2 (baseline (3)): primal variable perturbation of exact local solves, sigma_i = z 2 c_1 /
   ((lambda/n + rho) m_i) (§III-A).
-* `Dvp`, baseline (4) (SPEC §2.2.4 [D]): dual variable perturbation, pure eps per iteration (Chaudhuri et al.'s
+* `Dvp`, baseline (4) (docs/choices.md#huang-dvp [D]): dual variable perturbation, pure eps per iteration (Chaudhuri et al.'s
   objective perturbation with n -> m_i); without noise it is ADMM with the extra regulariser Delta of that eps.
 * `DpSgd`, baseline (5) ([D]): each agent's clipped mean gradient plus N(0, sigma^2 I), sigma = 2 C z / m_i;
   the sum convention (the reading in which §VI-C's "optimal learning rate 0.1" is nearest the optimum, algorithms.sgd).
@@ -17,7 +17,7 @@ comparison can tune every method's step by one rule (experiments.beyond_frontier
 depend on it (z is fixed; DP-ADMM's sigma_{i,k} follows eta_i^k through Lemma 1's sensitivity).
 
 Every Gaussian one is accounted as T releases with noise multiplier z under replace-one (its Spend); the paper's own
-total is the moments accountant with the classic conversion (§IV-C, SPEC §2.4: `huang2019.eps_bar`), DVP's is T eps.
+total is the moments accountant with the classic conversion (§IV-C, docs/choices.md#huang-total-privacy: `huang2019.eps_bar`), DVP's is T eps.
 
 Audits. `DpAdmm.audit_case` / `DpSgd.audit_case`: one iteration (one step) of the library's own code from a
 gradient canary's state (privacy.audit.canaries), agent 1 holding the canary's dataset. `one_run_canaries` and
@@ -53,7 +53,7 @@ from .base import AUDIT, AUDIT_RUN, FRONTIER, PURE, Claim, GaussianMechanism, Me
 from .layouts import STAR
 
 PAPER = "huang2019_dpadmm"
-ACCOUNTING = "moments accountant, classic conversion (SPEC §2.4)"
+ACCOUNTING = "moments accountant, classic conversion (docs/choices.md#huang-total-privacy)"
 
 
 class _HuangGaussian(GaussianMechanism):
@@ -233,7 +233,7 @@ class DpSgd(_HuangAudited, _HuangGaussian):
     canary_norm_key: ClassVar[str] = "dpsgd_canary_norm"
     signs_label: ClassVar[str] = "dpsgd"
     label: ClassVar[str] = "HUANG DPSGD"
-    release: ClassVar[str] = "Gaussian noise on each agent's full-batch gradient (SPEC §2.2.5)"
+    release: ClassVar[str] = "Gaussian noise on each agent's full-batch gradient (docs/choices.md#huang-dpsgd)"
     step_name: ClassVar[str] = "learning rate (§VI-C)"
 
     def run(self, data: cs.StarData, cal: dict | None, T: int, rngs, *, noiseless: bool = False) -> np.ndarray:
@@ -258,7 +258,7 @@ class DpSgd(_HuangAudited, _HuangGaussian):
     def audit_case(self, canary: GradientCanary, epsilon: float, delta: float) -> AuditCase:
         """One step (T = 1) from w^0 = the canary state with one agent: w^1 = w^0 - lr (g~ + (lambda/n) R'(w^0)) is
         an invertible affine image of the agent's message g~ = g + N(0, sigma^2 I), so auditing w^1 audits the
-        message. Claimed: sigma = 2 c_1 z / m (SPEC §2.2.5); the control passes the library's sigma x factor."""
+        message. Claimed: sigma = 2 c_1 z / m (docs/choices.md#huang-dpsgd); the control passes the library's sigma x factor."""
         eps, delta = float(epsilon), float(delta)
         data = star_pair(canary, 1)
         m = data[0].m
@@ -306,10 +306,10 @@ class Dvp(Mechanism):
     capabilities: ClassVar[frozenset] = frozenset({FRONTIER})
     layout: ClassVar = STAR
     label: ClassVar[str] = "HUANG DVP"
-    release: ClassVar[str] = "Gamma-norm objective (dual) perturbation, pure eps per iteration (SPEC §2.2.4)"
+    release: ClassVar[str] = "Gamma-norm objective (dual) perturbation, pure eps per iteration (docs/choices.md#huang-dvp)"
     kind: ClassVar[str] = PURE
     noise_name: ClassVar[str] = "eps_iter"
-    paper_accounting: ClassVar[str] = "basic composition, T eps (SPEC §2.4)"
+    paper_accounting: ClassVar[str] = "basic composition, T eps (docs/choices.md#huang-total-privacy)"
     noiseless_needs_calibration: ClassVar[bool] = True   # the extra regulariser Delta follows the per-iteration eps
 
     def spend(self, T: int, delta: float, eps_iter: float) -> Spend:

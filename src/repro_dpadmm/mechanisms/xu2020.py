@@ -3,7 +3,7 @@
 Each iteration's x-step uses the mean gradient plus P_t ~ N(0, sigma^2 I) (step 3); the released x_t is an affine
 image of it (x_t = x-hat_{t-1} - (eta/gamma)(grad f + P_t + ...)). Theorem 1 (eq. (8) = (14)) calibrates
 sigma^2 = c^2 alpha T / (2 n^2 eps mu) from the sensitivity c/n; under replace-one neighbours (Definition 1) the mean
-gradient moves by up to 2c/n (SPEC §6.8), which is the sensitivity every sound accounting here uses
+gradient moves by up to 2c/n (docs/choices.md#xu-sensitivity), which is the sensitivity every sound accounting here uses
 (`sensitivity_factor` chooses the one Theorem 1 is evaluated with: 1 as published, 2 corrected).
 
 * `GradientPerturbation(accelerated=..., published=...)`: `published=True` is the algorithm as the paper runs it,
@@ -81,7 +81,7 @@ class GradientPerturbation(GaussianMechanism):
     """XU's Algorithm 2 (or 3, `accelerated`) with noise sigma on the mean gradient of n records.
 
     n: records; lam: the problem's regularisation weight (u_0's effect on the l2 problem); rho, gamma (§V-B);
-    mu, c: Theorem 1's RDP share and per-sample gradient bound (c = 1 after unit-norm rows, SPEC §6.5);
+    mu, c: Theorem 1's RDP share and per-sample gradient bound (c = 1 after unit-norm rows, docs/choices.md#xu-gradient-bound);
     eta, eta_rule, dataset: the step size as `fused_lasso.resolve_step_size` reads it (default 1/L_f, the bound of its Lemma 5);
     step_scale multiplies it.
     """
@@ -231,7 +231,7 @@ class GradientPerturbation(GaussianMechanism):
         """Scores (R, k) with noise sigma x factor: one library run per dataset (x_t for all t public); the adversary
         rebuilds y_t, u_t. The unit canary's per-step gap is 1/n: multiplier sigma x factor x n."""
         sigma_run = sigma * factor
-        eta = 1.0 / st.plus.L_f                        # SPEC §0.5(2)
+        eta = 1.0 / st.plus.L_f                        # docs/choices.md#xu-step-size
         A, At = st.plus.A, st.plus.A.T.tocsr()
         # one library call per run: each run's canary labels make its own problem (the library batches repeats of
         # one problem only); the adversary's side is batched over runs

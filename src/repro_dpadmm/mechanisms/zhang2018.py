@@ -4,9 +4,9 @@ Every node i perturbs its local objective with noise of density ~ exp(-alpha_i(t
 algorithms.decentralized), and each paper bounds node i's privacy loss per private iteration by a pure-DP budget:
 
 * `PenaltyPerturbation`, ICML Algorithm 1: increasing penalty eta_i(t) = theta q_1^(t-1) and noise parameter
-  alpha_i(t) = alpha q_2^(t-1) (ICML §5.2; SPEC §4.7), budget C (1.4 c_1 + alpha_i(t)) / (eta_i(t) V_i B_i) per
+  alpha_i(t) = alpha q_2^(t-1) (ICML §5.2; docs/choices.md#zkl-pp-schedules), budget C (1.4 c_1 + alpha_i(t)) / (eta_i(t) V_i B_i) per
   iteration (Theorem 4.1, eq. (26)).
-* `DualPerturbation`, ICML §4.5: the same with a constant penalty eta = theta (Zhang & Zhu's DVP).
+* `DualPerturbation`, ICML §4: the same with a constant penalty eta = theta (Zhang & Zhu's DVP).
 * `PrivateRAdmm`, Allerton Algorithm 2: only odd iterations touch the data, budget
   (2C/B_i)(1.4 c_1 / (rho/N + 2 eta V_i) + alpha) per odd iteration (Theorem IV.1, eq. (30)).
 
@@ -129,7 +129,7 @@ class PenaltyPerturbation(_ZklMechanism):
     """Private M-ADMM by penalty perturbation (ICML Algorithm 1)."""
 
     theta: float = 0.5      # ICML §5.2
-    q1: float = 1.05        # SPEC §4.7 (blue)
+    q1: float = 1.05        # docs/choices.md#zkl-pp-schedules (blue)
     q2: float = 1.04
     eta1: float | None = None   # eta(1), the penalty's start (None: theta)
 
@@ -159,7 +159,7 @@ class PenaltyPerturbation(_ZklMechanism):
 
 @dataclass(frozen=True, eq=False)
 class DualPerturbation(_ZklMechanism):
-    """DVP (Zhang & Zhu 2017) as ICML §4.5 instantiates it: M-ADMM with eta_i(t) = theta = eta, constant alpha, i.e.
+    """DVP (Zhang & Zhu 2017) as ICML §4 instantiates it: M-ADMM with eta_i(t) = theta = eta, constant alpha, i.e.
     penalty perturbation with q_1 = q_2 = 1."""
 
     eta: float = 0.5

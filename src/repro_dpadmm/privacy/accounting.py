@@ -3,7 +3,7 @@
 `composed_gaussian_epsilon` composes per-step Gaussian mechanisms (full batch, no subsampling) through
 dp-accounting's RDP and PLD accountants; `moments_accountant_epsilon` is the classic conversion
 min_lambda [t lambda (lambda+1)/(2 z^2) + ln(1/delta)] / lambda a hand-written moments accountant (HUANG §IV-C) uses,
-so reports can show all three side by side (SPEC §1.4, §2.4).
+so reports can show all three side by side (docs/choices.md#privacy-formulas, docs/choices.md#huang-total-privacy).
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def pld_epsilon(noise_multipliers, delta: float, steps: int | None = None,
 
 def moments_accountant_epsilon(noise_multiplier: float, steps: int, delta: float,
                                max_lambda: float | None = None, integer_lambda: bool = False) -> float:
-    """Classic moments accountant for `steps` full-batch Gaussian steps (SPEC §1.4, §2.4).
+    """Classic moments accountant for `steps` full-batch Gaussian steps (docs/choices.md#privacy-formulas, docs/choices.md#huang-total-privacy).
 
     alpha_t(lambda) = t lambda (lambda + 1) / (2 z^2); eps = min_lambda [alpha_t(lambda) + ln(1/delta)] / lambda.
     Continuous lambda without a cap has the closed form t/(2z^2) + sqrt(2 t ln(1/delta)) / z. `integer_lambda`

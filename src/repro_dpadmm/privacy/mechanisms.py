@@ -1,4 +1,4 @@
-"""Noise calibration and samplers shared by all methods (SPEC §1.3, §1.4)."""
+"""Noise calibration and samplers shared by all methods (docs/choices.md#noise-samplers, docs/choices.md#privacy-formulas)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def gaussian_sigma(sensitivity, epsilon: float, delta: float):
 
 
 def gamma_norm(rng: np.random.Generator, d: int, alpha, size: tuple[int, ...] = ()) -> np.ndarray:
-    """Samples with density proportional to exp(-alpha ||x||_2) on R^d (ZKL's "l2-Laplace" noise; SPEC §1.3).
+    """Samples with density proportional to exp(-alpha ||x||_2) on R^d (ZKL's "l2-Laplace" noise; docs/choices.md#noise-samplers).
 
     The norm is Gamma(shape=d, scale=1/alpha) and the direction uniform on the sphere, so E||x|| = d / alpha.
     `alpha` broadcasts against `size` (e.g. one alpha per node). Returns shape size + (d,).

@@ -1,10 +1,10 @@
-"""Graph-guided fused lasso for logistic regression (XU eq. (11); SPEC §6.1, §6.6).
+"""Graph-guided fused lasso for logistic regression (XU eq. (11); docs/choices.md#xu-problem, docs/choices.md#xu-graph).
 
     min_x (1/n) sum_i log(1 + exp(-m_i l_i^T x)) + lambda ||y||_1   s.t.  A x - y = 0,   A = [W; I],
 
 where W is the sparsity pattern of a graph over the features obtained by sparse inverse covariance selection
 (graphical lasso, Friedman et al. 2008 as in XU's ref. [47]). The paper gives neither the graphical-lasso penalty nor
-the form of W; SPEC §6.6 [D]: standardise the training features, pick the penalty alpha_g from a fixed list (the
+the form of W; docs/choices.md#xu-graph [D]: standardise the training features, pick the penalty alpha_g from a fixed list (the
 largest value giving at least d edges, capped at 5 d edges), and let W be the edge-incidence matrix (row e = (i, j)
 is +1 at column i and -1 at column j), so lambda ||A x||_1 = lambda (sum_E |x_i - x_j| + ||x||_1).
 
@@ -25,15 +25,15 @@ from scipy.sparse.csgraph import connected_components
 from ..solvers import NotConvergedError
 from . import logistic, regularizers
 
-ALPHA_GRID = (0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01)  # SPEC §6.6 [D]
-EDGE_TOL = 1e-8  # |Theta_ij| above this is an edge (SPEC §6.6 [D])
+ALPHA_GRID = (0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01)  # docs/choices.md#xu-graph [D]
+EDGE_TOL = 1e-8  # |Theta_ij| above this is an edge (docs/choices.md#xu-graph [D])
 
 
 ETA_RULES = ("paper", "conservative")
 
 
 def step_size(L_f: float, norm_AtA: float, rule: str, rho: float) -> float:
-    """XU's step size eta for a problem with Lipschitz constant `L_f` and ||A^T A||_2 = `norm_AtA` (SPEC §0.5(2)).
+    """XU's step size eta for a problem with Lipschitz constant `L_f` and ||A^T A||_2 = `norm_AtA` (docs/choices.md#xu-step-size).
 
     "paper": eta = 1/L_f, the largest step Lemma 5 allows (0 <= eta <= 1/L_f; Algorithm 1 asks eta < 1/L_F) with
     the paper's gamma = 1 (§V-B). "conservative": eta = 1/(L_f + rho ||A^T A||_2), the old default, which is what
@@ -50,7 +50,7 @@ SPARSE_BELOW = 0.25  # store X as CSR when its density is below this (a9a, a8a: 
 
 
 def normalise_rows(X: np.ndarray) -> np.ndarray:
-    """x <- x / max(1, ||x||): every sample has norm <= 1, so the per-sample gradient bound is c = 1 (SPEC §6.5 [D])."""
+    """x <- x / max(1, ||x||): every sample has norm <= 1, so the per-sample gradient bound is c = 1 (docs/choices.md#xu-gradient-bound [D])."""
     X = np.asarray(X, dtype=np.float64)
     return X / np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
 
@@ -115,7 +115,7 @@ def edge_bound(cov: np.ndarray, alpha: float) -> int:
 
 def estimate_graph(X: np.ndarray, alphas=ALPHA_GRID, min_edges: int | None = None,
                    max_edges: int | None = None, tol: float = 1e-4, max_iter: int = 200) -> Graph:
-    """Sparse inverse covariance selection over the features of `X` (SPEC §6.6 steps 1-3, [D]).
+    """Sparse inverse covariance selection over the features of `X` (docs/choices.md#xu-graph steps 1-3, [D]).
 
     Standardises the columns (zero-variance columns take no part in the graph), then runs
     `sklearn.covariance.graphical_lasso` on the correlation matrix for each alpha in `alphas` (largest first) and
@@ -188,7 +188,7 @@ def estimate_graph(X: np.ndarray, alphas=ALPHA_GRID, min_edges: int | None = Non
 
 
 def incidence(edges: np.ndarray, d: int) -> sp.csr_matrix:
-    """W in R^{|E| x d}: row e = (i, j) is +1 at column i and -1 at column j (SPEC §6.6 step 4)."""
+    """W in R^{|E| x d}: row e = (i, j) is +1 at column i and -1 at column j (docs/choices.md#xu-graph step 4)."""
     edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     if len(edges) == 0:
         raise ValueError("the feature graph has no edges: W would be empty and the problem a plain lasso; "
@@ -202,7 +202,7 @@ def incidence(edges: np.ndarray, d: int) -> sp.csr_matrix:
 
 
 def constraint_matrix(W: sp.spmatrix) -> sp.csr_matrix:
-    """A = [W; I] (SPEC §6.6 step 5)."""
+    """A = [W; I] (docs/choices.md#xu-graph step 5)."""
     return sp.vstack([W, sp.identity(W.shape[1], format="csr")], format="csr")
 
 
@@ -231,12 +231,12 @@ class FusedLasso(logistic.MeanLogisticTerm):
         return float(np.linalg.eigvalsh(self.AtA)[-1])
 
     def step_size(self, rule: str, rho: float) -> float:
-        """eta by `rule` (SPEC §0.5(2)): "paper" = 1/L_f, the bound of XU's Lemma 5 (0 <= eta <= 1/L_f) with its
+        """eta by `rule` (docs/choices.md#xu-step-size): "paper" = 1/L_f, the bound of XU's Lemma 5 (0 <= eta <= 1/L_f) with its
         gamma = 1; "conservative" = 1/(L_f + rho ||A^T A||_2), what G = gamma I - eta rho A^T A >= 0 needs."""
         return step_size(self.L_f, self.norm_AtA, rule, rho)
 
     def default_eta(self, rho: float) -> float:
-        """The default step, eta = 1/L_f (SPEC §0.5(2)); `rho` is unused by this rule."""
+        """The default step, eta = 1/L_f (docs/choices.md#xu-step-size); `rho` is unused by this rule."""
         return self.step_size("paper", rho)
 
     def prox_g(self, v: np.ndarray, rho: float) -> np.ndarray:
@@ -250,12 +250,12 @@ class FusedLasso(logistic.MeanLogisticTerm):
         return (self.lam * np.abs(Ax).sum(axis=1)).reshape(x.shape[:-1])
 
     def objective(self, x: np.ndarray, chunk: int = 64) -> np.ndarray:
-        """F(x) = f(x) + lambda ||A x||_1 (SPEC §6.7 [D]), for x of shape (..., d)."""
+        """F(x) = f(x) + lambda ||A x||_1 (docs/choices.md#xu-objective [D]), for x of shape (..., d)."""
         return self.loss(x, chunk) + self.penalty(x)
 
 
 def accuracy(X: np.ndarray, y: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Fraction of samples with sign(l_i^T x) = m_i (a tie counts as -1, SPEC §0.4), for x of shape (..., d)."""
+    """Fraction of samples with sign(l_i^T x) = m_i (a tie counts as -1, docs/choices.md#numerical-conventions), for x of shape (..., d)."""
     x = np.asarray(x)
     xs = x.reshape(-1, X.shape[1])
     pred = np.where(np.asarray(X @ xs.T) > 0, 1.0, -1.0)
@@ -277,7 +277,7 @@ def build(X_train: np.ndarray, y_train: np.ndarray, lam: float, graph: Graph | N
 
 def resolve_step_size(params: dict, name: str, problem) -> tuple[float, str]:
     """eta for one dataset and how it was set: `eta` is "auto" (the rule `eta_rule`: "paper" = 1/L_f, the default
-    of SPEC §0.5(2); "conservative" = 1/(L_f + rho ||A^T A||_2)), a positive number, or a mapping dataset -> either.
+    of docs/choices.md#xu-step-size; "conservative" = 1/(L_f + rho ||A^T A||_2)), a positive number, or a mapping dataset -> either.
     `problem` is any problem with `step_size(rule, rho)` (FusedLasso, L2Logistic)."""
     eta = params.get("eta", "auto")
     if isinstance(eta, dict):

@@ -45,11 +45,11 @@ class L2Logistic(MeanLogisticTerm):
         return 1.0
 
     def step_size(self, rule: str, rho: float) -> float:
-        """eta by `rule`: "paper" = 1/L_f (SPEC §0.5(2)), "conservative" = 1/(L_f + rho) (||A^T A|| = 1 here)."""
+        """eta by `rule`: "paper" = 1/L_f (docs/choices.md#xu-step-size), "conservative" = 1/(L_f + rho) (||A^T A|| = 1 here)."""
         return step_size(self.L_f, self.norm_AtA, rule, rho)
 
     def default_eta(self, rho: float) -> float:
-        """The default step, eta = 1/L_f (SPEC §0.5(2)); `rho` is unused by this rule."""
+        """The default step, eta = 1/L_f (docs/choices.md#xu-step-size); `rho` is unused by this rule."""
         return self.step_size("paper", rho)
 
     def prox_g(self, v: np.ndarray, rho: float) -> np.ndarray:

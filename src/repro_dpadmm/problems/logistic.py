@@ -1,4 +1,4 @@
-"""Binary logistic loss l(z) = ln(1 + e^{-z}) on margins z = b w^T a (SPEC §0.4), batched.
+"""Binary logistic loss l(z) = ln(1 + e^{-z}) on margins z = b w^T a (docs/choices.md#numerical-conventions), batched.
 
 Shapes: data `A` (..., m, d) and labels `b` (..., m) broadcast against weights `w` (..., d) on the leading axes, so
 one call evaluates every agent and every repeat at once (e.g. A: (n, m, d), w: (R, n, d) -> (R, n)).
@@ -46,7 +46,7 @@ def mean_hessian(A, b, w):
 
 
 def error_rate(A, b, w):
-    """Fraction misclassified by sign(w^T a), a tie counting as -1 (SPEC §0.4): (...)."""
+    """Fraction misclassified by sign(w^T a), a tie counting as -1 (docs/choices.md#numerical-conventions): (...)."""
     pred = np.where(np.einsum("...md,...d->...m", A, w) > 0, 1.0, -1.0)
     return (pred != b).mean(axis=-1)
 
@@ -76,7 +76,7 @@ class MeanLogisticTerm:
 
     @property
     def L_f(self) -> float:
-        """Lipschitz constant of grad f: 0.25 max_i ||l_i||^2 (SPEC §6.6)."""
+        """Lipschitz constant of grad f: 0.25 max_i ||l_i||^2 (docs/choices.md#xu-step-size)."""
         sq = self.X.multiply(self.X).sum(axis=1) if sp.issparse(self.X) else np.einsum("nd,nd->n", self.X, self.X)
         return 0.25 * float(np.max(sq))
 

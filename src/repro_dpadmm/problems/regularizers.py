@@ -1,6 +1,6 @@
-"""l1 and l2 regularisers of Huang et al. (SPEC §2.1), batched over any leading axes of w (..., d).
+"""l1 and l2 regularisers of Huang et al. (docs/choices.md#huang-objective), batched over any leading axes of w (..., d).
 
-* l1: R(w) = ||w||_1, subgradient R'(w) = sgn(w) with sgn(0) = 0 (MATLAB `sign`, SPEC §0.4), prox = soft threshold.
+* l1: R(w) = ||w||_1, subgradient R'(w) = sgn(w) with sgn(0) = 0 (MATLAB `sign`, docs/choices.md#numerical-conventions), prox = soft threshold.
 * l2: R(w) = ||w||^2 / 2 (eq. (39a) uses -(lambda/n) w-tilde, so the 1/2 is there), gradient w.
 """
 

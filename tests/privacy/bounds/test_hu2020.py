@@ -10,7 +10,7 @@ from repro_dpadmm.privacy.bounds import hu2020 as bounds
 from repro_dpadmm.privacy.spend import PAPER_BOUNDS
 
 
-# SPEC §3.3 [V] examples of Corollary 1 with delta' = 1e-5
+# docs/choices.md#hu-privacy [V] examples of Corollary 1 with delta' = 1e-5
 @pytest.mark.parametrize("eps, expected", [
     (0.01, [0.108, 0.153, 0.217, 0.344]), (0.1, [1.126, 1.623, 2.356, 3.919]), (1.0, [19.3, 32.4, 55.8, 119.8])])
 def test_advanced_composition_matches_spec(eps, expected):

@@ -1,4 +1,4 @@
-"""privacy.bounds.huang2019: the step sizes and noise of SPEC §2.2.3 (its check table), the paper's eps-bar of §2.4,
+"""privacy.bounds.huang2019: the step sizes and noise of docs/choices.md#huang-step-sizes (its check table), the paper's eps-bar of docs/choices.md#huang-total-privacy,
 the DVP calibration, and the totals of a recorded run (``spend_totals``) against the accountants run directly."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from repro_dpadmm.privacy import accounting
 from repro_dpadmm.privacy.bounds import huang2019 as hb
 from repro_dpadmm.privacy.spend import PAPER_BOUNDS, REPLACE_ONE
 
-# SPEC §2.2.3 check table: n = 100, m_i = 400, rho = 0.1; (eps, delta): eta/sigma at k = 1, 10, 100 (l1, l2), PVP sigma
+# docs/choices.md#huang-step-sizes check table: n = 100, m_i = 400, rho = 0.1; (eps, delta): eta/sigma at k = 1, 10, 100 (l1, l2), PVP sigma
 TABLE = [
     (0.01, 1e-3, [(0.8434, 1.4687), (0.2667, 0.4905), (0.0843, 0.1579)],
      [(1.7986, 2.8785), (0.8213, 1.4331), (0.3021, 0.5538)], 18.882),
@@ -60,7 +60,7 @@ def test_plugged_in_forms_of_the_paper():
     assert np.allclose(eta, l2, rtol=1e-12)
 
 
-EPS_BAR = {  # SPEC §2.4: delta -> eps -> (continuous lambda, integer lambda <= 32)
+EPS_BAR = {  # docs/choices.md#huang-total-privacy: delta -> eps -> (continuous lambda, integer lambda <= 32)
     1e-3: [(0.0988, 0.2274), (0.5009, 0.5009), (1.0193, 1.0193), (2.1087, 2.1087)],
     1e-4: [(0.0991, 0.2966), (0.5007, 0.5065), (1.0146, 1.0148), (2.0822, 2.0834)],
     1e-5: [(0.0993, 0.3668), (0.5005, 0.5355), (1.0117, 1.0118), (2.0661, 2.0671)],

@@ -10,8 +10,8 @@ from repro_dpadmm.privacy.bounds import xu2020
 from repro_dpadmm.privacy.spend import PAPER_BOUNDS, totals
 
 
-def test_sigma_matches_spec_table():
-    # SPEC §6.5 [V]: c = 1, T = 100, delta = 1e-3, mu = 0.5.
+def test_sigma_matches_theorem1_table():
+    # docs/choices.md#xu-gradient-bound [V]: c = 1, T = 100, delta = 1e-3, mu = 0.5.
     n = {"a9a": 32561, "a8a": 22696, "ijcnn1": 49990, "bio_train": 72876}
     table = {"a9a": [0.1142, 0.0571, 0.0229, 0.0115], "a8a": [0.1638, 0.0819, 0.0328, 0.0164],
              "ijcnn1": [0.0744, 0.0372, 0.0149, 0.0075], "bio_train": [0.0510, 0.0255, 0.0102, 0.0051]}

@@ -1,7 +1,7 @@
 """Privacy bounds of Hu et al., "Learning Privately over Distributed Features: An ADMM Sharing Approach".
 
 Lemma 1 (sensitivity bound C), Theorem 1 (Gaussian calibration per iteration) and Corollary 1 (advanced composition
-over T epochs), exactly as the paper states them (SPEC §3.3). A run records each party's release as a `Spend`
+over T epochs), exactly as the paper states them (docs/choices.md#hu-privacy). A run records each party's release as a `Spend`
 (`spend`: T Gaussian steps with multiplier sigma_m / C_m), naming Corollary 1 (`corollary1_total`, the paper bound
 "hu2020.corollary1") as the bound that claims it; `tight_totals` gives dp-accounting's tight composition of the same
 record, so the two can be shown side by side.
@@ -21,7 +21,7 @@ from ..spend import REPLACE_ONE, Spend, gaussian_steps, paper_bound, totals
 def sensitivity_bound(lam: float, c1: float, b1: float, M: int, rho: float, d_m) -> np.ndarray | float:
     """Lemma 1: C = 3 [lambda c_1 + (1 + M rho) b_1] / (d_m rho), per party (d_m may be an array).
 
-    [!] SPEC §3.11: the proof needs (D_m^T D_m)^{-1} to exist and uses ||D_m (D_m^T D_m)^{-1}|| <= 1/d_m without
+    [!] docs/choices.md#hu-paper-inconsistencies: the proof needs (D_m^T D_m)^{-1} to exist and uses ||D_m (D_m^T D_m)^{-1}|| <= 1/d_m without
     justification, so the bound shrinks as d_m grows; b_1 is a bound on ||x||, ||y||, ||z|| the paper leaves open.
     """
     if rho <= 0:
@@ -48,7 +48,7 @@ def theorem1_sigma(C, epsilon: float, delta: float, *, strict: bool = True):
 
 
 def epsilon_for_sigma(C, sigma, delta: float):
-    """Inverse of Theorem 1: the per-iteration epsilon a noise level sigma buys (SPEC §3.3; indicative only)."""
+    """Inverse of Theorem 1: the per-iteration epsilon a noise level sigma buys (docs/choices.md#hu-privacy; indicative only)."""
     sigma = np.asarray(sigma, dtype=float)
     if np.any(sigma <= 0):
         raise ValueError("sigma must be > 0 to attach an epsilon to it")

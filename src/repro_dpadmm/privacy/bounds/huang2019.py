@@ -7,9 +7,9 @@
 * §III-A: the PVP noise sigma_i = 2 c_1 sqrt(2 ln(1.25/delta)) / ((lambda/n + rho) m_i eps).
 * §IV-C / Theorem 2: the total eps-bar of t iterations by the moments accountant (full batch, sampling ratio 1),
   registered as the paper bound ``huang2019.eps_bar`` that the Spends of DP-ADMM, PVP and DPSGD name; DVP's basic
-  composition T eps (SPEC §2.4) as ``huang2019.dvp_total``.
+  composition T eps (docs/choices.md#huang-total-privacy) as ``huang2019.dvp_total``.
 * Theorems 3/4: the utility-bound constants M_1..M_4 (eqs. (30), (31), (35), (36)).
-* SPEC §2.2.4 [D]: the star-network DVP calibration (Chaudhuri et al. 2011, Alg. 2 with n -> m_i).
+* docs/choices.md#huang-dvp [D]: the star-network DVP calibration (Chaudhuri et al. 2011, Alg. 2 with n -> m_i).
 
 Every noise level depends on (eps, delta) only through the Gaussian noise multiplier z = sqrt(2 ln(1.25/delta)) / eps,
 and so do the eta schedules (ln(1.25/delta)/eps^2 = z^2/2). Each function therefore takes either `epsilon` and
@@ -39,12 +39,12 @@ from ..spend import REPLACE_ONE, Spend, gaussian_steps, paper_bound, pure_steps,
 C1 = 1.0           # ||l'|| <= c_1: rows normalised to ||a|| <= 1
 C3 = 0.25          # ||grad^2 l|| <= 1/4 ||a||^2 <= 1/4
 C4 = 1.0           # ||grad^2 R|| <= 1 for R = ||.||^2 / 2
-CW_L1 = 23.0       # "we obtain w* by pre-training and set c_w to be 23" [!] SPEC §2.10: ||w*_l1|| is ~104
+CW_L1 = 23.0       # "we obtain w* by pre-training and set c_w to be 23" [!] docs/choices.md#huang-paper-inconsistencies: ||w*_l1|| is ~104
 CW_L2 = 89.0       # "set c_w to be 89"
 
 
 def noise_multiplier(epsilon: float, delta: float) -> float:
-    """z = sqrt(2 ln(1.25/delta)) / epsilon: sigma_{i,k} / Delta_{i,k} of eq. (14), the same at every k (SPEC §2.2.3)."""
+    """z = sqrt(2 ln(1.25/delta)) / epsilon: sigma_{i,k} / Delta_{i,k} of eq. (14), the same at every k (docs/choices.md#huang-step-sizes)."""
     return gaussian_multiplier(epsilon, delta)
 
 
@@ -80,7 +80,7 @@ def eta_l1(k, m, epsilon=None, delta=None, *, z=None, lam_n=1e-6, d=104, p=1, c1
     With z: 8 dp c_1^2 ln(1.25/delta) / (m eps)^2 = 4 dp c_1^2 z^2 / m^2. `lam_n` is lambda/n; c_2 defaults to
     sqrt(dp) (||sgn(w)|| <= sqrt(dp), §VI-E: sqrt(104)).
     [!] The paper's plugged-in form (§VI-E) has 10^-6 sqrt(104)/n where (29) gives 10^-6 sqrt(104); we follow (29)
-    (the two differ by < 1e-5 relative, SPEC §2.10).
+    (the two differ by < 1e-5 relative, docs/choices.md#huang-paper-inconsistencies).
     """
     zz = _z(epsilon, delta, z)
     k, m = _k(k), _check_m(m)
@@ -142,7 +142,7 @@ def pvp_sigma(m, rho: float, lam_n: float, epsilon=None, delta=None, *, z=None, 
 
 
 def dvp_calibration(epsilon: float, m: int, lam_n: float, rho: float, c: float = 0.25) -> dict:
-    """SPEC §2.2.4 [D]: DVP on the star network at per-iteration pure epsilon (Chaudhuri et al. 2011, Alg. 2, n -> m_i).
+    """docs/choices.md#huang-dvp [D]: DVP on the star network at per-iteration pure epsilon (Chaudhuri et al. 2011, Alg. 2, n -> m_i).
 
     Lambda = lambda/n + rho (strong convexity of the non-data part), c = 1/4 (Hessian bound of the logistic loss):
     eps' = eps - 2 ln(1 + c/(m Lambda)); if eps' > 0 then Delta = 0, else Delta = c/(m (e^{eps/4} - 1)) - Lambda and
@@ -176,7 +176,7 @@ EPS_BAR = "huang2019.eps_bar"
 @paper_bound(EPS_BAR)
 def eps_bar(epsilon=None, delta=None, T: int = 100, *, z=None, total_delta=None, integer_orders: bool = False,
             max_order: float = 32) -> float:
-    """Total privacy loss of T full-batch Gaussian iterations by the moments accountant (§IV-C; SPEC §1.4, §2.4).
+    """Total privacy loss of T full-batch Gaussian iterations by the moments accountant (§IV-C; docs/choices.md#privacy-formulas, docs/choices.md#huang-total-privacy).
 
     alpha_T(lambda) = T lambda (lambda + 1) / (2 z^2), eps-bar = min_lambda [alpha_T(lambda) + ln(1/delta-bar)]/lambda.
     Default [D]: delta-bar = delta and continuous lambda (closed form T/(2z^2) + sqrt(2 T ln(1/delta-bar))/z);
@@ -198,7 +198,7 @@ PLD_GRID = 1e-4
 
 def gaussian_spend(z: float, T: int, delta: float | None) -> Spend:
     """The record of T full-batch Gaussian releases of noise multiplier z = sigma / Delta (replace-one sensitivity,
-    Lemma 1), claimed by the paper's moments-accountant eps-bar at delta-bar = delta [D] (SPEC §2.4); without the
+    Lemma 1), claimed by the paper's moments-accountant eps-bar at delta-bar = delta [D] (docs/choices.md#huang-total-privacy); without the
     run's delta (a run given z alone) no paper bound is named."""
     bound = None if delta is None else EPS_BAR
     args = {} if delta is None else {"z": float(z), "T": int(T), "total_delta": float(delta)}
@@ -210,7 +210,7 @@ DVP_TOTAL = "huang2019.dvp_total"
 
 @paper_bound(DVP_TOTAL)
 def dvp_total(epsilon: float, T: int) -> float:
-    """DVP's total over T pure epsilon-DP iterations as the paper composes them: basic composition, T eps (SPEC §2.4;
+    """DVP's total over T pure epsilon-DP iterations as the paper composes them: basic composition, T eps (docs/choices.md#huang-total-privacy;
     the paper states no DVP total)."""
     return T * epsilon
 

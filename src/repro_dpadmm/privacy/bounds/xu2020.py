@@ -1,4 +1,4 @@
-"""XU Theorem 1 (eq. (8) = (14)): the Gaussian noise level of DP-ADMM and DP-AccADMM (SPEC §6.5).
+"""XU Theorem 1 (eq. (8) = (14)): the Gaussian noise level of DP-ADMM and DP-AccADMM (docs/choices.md#xu-gradient-bound).
 
     sigma^2 = c^2 alpha T / (2 n^2 epsilon mu),    alpha = ln(1/delta) / ((1 - mu) epsilon) + 1.
 
@@ -7,7 +7,7 @@ Derivation (App. A): each noisy gradient is a Gaussian mechanism with l2-sensiti
 RDP-to-DP conversion term ln(1/delta)/(alpha - 1) = (1 - mu) epsilon brings the total to (epsilon, delta).
 
 [!] For replace-one neighbours (Definition 1: datasets "differing by one element") the mean gradient moves by up to
-2c/n, not c/n (SPEC §6.8): the proof's c/n is the add/remove-one sensitivity of the mean with n held fixed.
+2c/n, not c/n (docs/choices.md#xu-sensitivity): the proof's c/n is the add/remove-one sensitivity of the mean with n held fixed.
 `sensitivity_factor=2` gives the noise level the proof would need at 2c/n (the paper's is `sensitivity_factor=1`,
 the default). A run records what it spent as a `Spend` under replace-one (multiplier sigma / (2c/n), `spend`),
 naming Theorem 1 (`theorem1_epsilon`, registered as the paper bound "xu2020.theorem1") as the bound that claims it;
@@ -25,7 +25,7 @@ import numpy as np
 from .. import accounting
 from ..spend import ADD_OR_REMOVE_ONE, REPLACE_ONE, Spend, gaussian_steps, paper_bound
 
-# The paper's constants (§V-B): delta, mu, and the gradient bound c after unit-norm rows (SPEC §6.5 [D]).
+# The paper's constants (§V-B): delta, mu, and the gradient bound c after unit-norm rows (docs/choices.md#xu-gradient-bound [D]).
 DELTA = 1e-3
 MU = 0.5
 C = 1.0

@@ -4,10 +4,10 @@
   private M-ADMM (penalty perturbation) and DVP (eta = theta).
 * Allerton 2018, Theorem IV.1, eq. (30): P(t) = max_i sum_{k=1}^{ceil(t/2)} (2C/B_i) (1.4 c_1 / (rho/N + 2 eta V_i)
   + alpha_i(k)) for private R-ADMM; only odd iterations count (even ones are post-processing, Lemma IV.1). The
-  summation limit is unreadable in the OCR; ceil(t/2) is SPEC §5.4 [D].
+  summation limit is unreadable in the OCR; ceil(t/2) is docs/choices.md#zkl-radmm-bound [D].
 * `icml_per_iteration`, `allerton_per_release`: the summands, i.e. each node's pure-DP budget per (private)
   iteration, which an optimal composition theorem can compose more tightly than the sum (beyond/frontier).
-* `match_alpha`: the bisection of SPEC §5.4 that gives DVP and PP the same final bound as R-ADMM.
+* `match_alpha`: the bisection of docs/choices.md#zkl-radmm-bound that gives DVP and PP the same final bound as R-ADMM.
 * `icml_total`, `allerton_total`: P(T), registered as the paper bounds 'zhang2018.icml_P' and 'zhang2018.allerton_P'
   that a private run's recorded Spend names (privacy.spend.totals evaluates them from the record); `paper_total`
   and `P_curve`: P(T) and the whole curve P(t) of such a record.
@@ -95,7 +95,7 @@ def match_alpha(final_P: Callable[[float], float], target: float, *, rtol: float
     """The alpha with final_P(alpha) = target, by bisection (final_P increases with alpha).
 
     Returns {alpha, P, reached, floor, reason}. If even alpha -> 0 (infinite noise) gives a bound above the target,
-    no alpha can match: reached is False, alpha is None, and `reason` says why (SPEC §5.4).
+    no alpha can match: reached is False, alpha is None, and `reason` says why (docs/choices.md#zkl-radmm-bound).
     """
     if not target > 0:
         raise ValueError(f"the target privacy bound must be > 0, got {target}")
