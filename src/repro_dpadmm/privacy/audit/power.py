@@ -19,6 +19,7 @@ import math
 from scipy.optimize import brentq
 from scipy.stats import norm
 
+from .. import calibrate
 from . import fdp_one_run, one_run
 
 ANALYSES = ("steinke", "fdp", "gdp")
@@ -65,9 +66,25 @@ def canaries_needed(mu: float, target: float, delta: float, level: float, analys
     above what mu can show at all)."""
     if target >= fdp_one_run.gdp_epsilon(mu, delta):
         return math.inf      # no valid bound exceeds the canaries' own epsilon (the ceiling)
+    if analysis not in ANALYSES:
+        raise ValueError(f"analysis must be one of {ANALYSES}, got {analysis!r}")
+    # "the bound exceeds target" is "the analysis rejects target": one test per fraction instead of a bisection
+    mu_target = 1.0 / calibrate.gaussian_multiplier_exact(target, delta, 1).value if analysis == "gdp" else None
+    each = level / len(fractions)
+
+    def rejects(m, r, v):
+        if analysis == "steinke":
+            return one_run.p_value(m, r, v, target, delta) <= each
+        if analysis == "fdp":
+            return not fdp_one_run.consistent("eps_delta", target, m, r, v, each, delta)
+        return not fdp_one_run.consistent("gdp", mu_target, m, r, v, each)
 
     def ok(m):
-        return expected_bound(mu, m, delta, level, analysis, fractions=fractions, sds=sds) > target
+        for f in fractions:
+            r, ev, sd = expected_guesses(mu, m, f)
+            if rejects(m, r, int(min(r, max(0, math.floor(ev - sds * sd))))):
+                return True
+        return False
     lo, hi = 10, 10
     while not ok(hi):
         lo, hi = hi, hi * 4
