@@ -88,8 +88,10 @@ def test_white_box_rows_reach_the_bound_and_flag_the_control():
     assert m["xu_dpadmm_wb.runs"] == 40 and m["huang_dpadmm.runs"] == 2
     assert "white-box" in ex.table_audit_run(out, m)
     # the parts of the item are its methods, and combining them gives the whole run
-    assert ex.parts_audit_run(params) == ex.methods(params)
-    one = ex.combine([ex.run_method(k, params, 3, {"adult_huang2019": (X, y)}) for k in ("xu_dpadmm_wb",)], params)
+    assert ex.parts_audit_run(params)[:2] == ["huang_dpadmm.paper", "huang_dpadmm.frontier"]
+    assert len(ex.parts_audit_run(params)) == 12 and m["xu_dpadmm_wb.row_level"] == pytest.approx(0.05 / 2)
+    one = ex.combine([ex.run_method("xu_dpadmm_wb", params, 3, {"adult_huang2019": (X, y)}, src)
+                      for src in ("paper", "frontier")], params)
     assert ex.metrics(one, params)["xu_dpadmm_wb.level_eps3.control.correct"] == m["xu_dpadmm_wb.level_eps3.control.correct"]
 
 

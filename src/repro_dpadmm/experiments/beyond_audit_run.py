@@ -212,9 +212,18 @@ def settings(method: str, mech, params: dict, block: dict, paper_kw: dict | None
                   for lev in params["levels"]]
 
 
-def run_method(method: str, params: dict, seed: int, data: dict) -> dict:
-    """One method's rows (see `run`): {"settings": [Setting], "skipped": {method: reason}, "hu": HU's b_1 and C}."""
-    T, level = int(params["iterations"]), 1.0 - float(params["confidence"])
+def row_level(method: str, params: dict) -> float:
+    """The level of each row's bound: 1 - confidence split (Bonferroni) over the method's rows, so that every
+    reading of a method (a claim checks all its levels together) holds at the stated confidence. Within a row each
+    analysis splits it again over the guess fractions."""
+    block = params[BLOCK[BASE[method]]]
+    return (1.0 - float(params["confidence"])) / (len(block.get("paper_epsilons", [])) + len(params["levels"]))
+
+
+def run_method(method: str, params: dict, seed: int, data: dict, source: str | None = None) -> dict:
+    """One method's rows (see `run`): {"settings": [Setting], "skipped": {method: reason}, "hu": HU's b_1 and C}.
+    `source`: only the rows of the paper's grid ("paper") or of the frontier's levels ("frontier")."""
+    T, level = int(params["iterations"]), row_level(method, params)
     ld = float(params["level_delta"])
     factors = {"claimed": 1.0, "control": float(params["control_noise_factor"])}
     base, block = BASE[method], BLOCK[BASE[method]]
@@ -233,6 +242,7 @@ def run_method(method: str, params: dict, seed: int, data: dict) -> dict:
                                                         "delta": ld}, {"C": C1})
         else:
             grid = settings(method, mech, params, params[block])
+        grid = [st for st in grid if source in (None, st.source)]
         one = mech.one_run_white_box if threat(method) == "white-box" else mech.one_run
         for st in progress(grid, "audit", name=lambda st: f"{st.method} {st.level}"):
             for variant, f in factors.items():
@@ -280,14 +290,17 @@ def combine(parts: list[dict], params: dict) -> dict:
 
 
 def parts_audit_run(params: dict) -> list[str]:
-    """One job per audited method (each well under the 90 s of an item job at paper settings)."""
-    return methods(params)
+    """One job per audited method and source of its rows, `<method>.paper` (the paper's grid) and
+    `<method>.frontier` (the frontier's levels): each well under the 90 s of an item job at paper settings."""
+    return [f"{m}.{src}" for m in methods(params) for src in ("paper", "frontier")
+            if src == "frontier" or params[BLOCK[BASE[m]]].get("paper_epsilons")]
 
 
 def part_audit_run(params: dict, key: str) -> dict:
     check_params(params)
-    names = [n for n in (DATASET[BLOCK[BASE[key]]],) if n in params.get("datasets", ["adult_huang2019"])]
-    return run_method(key, params, int(params.get("seed", 0)), available_data(names))
+    method, source = key.split(".")
+    names = [n for n in (DATASET[BLOCK[BASE[method]]],) if n in params.get("datasets", ["adult_huang2019"])]
+    return run_method(method, params, int(params.get("seed", 0)), available_data(names), source)
 
 
 def run_audit_run(params: dict) -> dict:
@@ -343,6 +356,7 @@ def metrics(out: dict, params: dict) -> dict:
             m[f"{meth}.canaries"] = sts[0].audit["claimed"].canaries
             m[f"{meth}.seconds"] = float(sum(sum(st.seconds.values()) for st in sts))
             m[f"{meth}.runs"] = runs_of(meth, params)
+            m[f"{meth}.row_level"] = row_level(meth, params)
             for reading in ("contradicted", "supported", "untestable"):
                 m[f"{meth}.{reading}"] = sum(m[f"{meth}.{st.level}.reading"] == reading for st in sts)
             m[f"{meth}.not_testable"] = sum(not m[f"{meth}.{st.level}.control.testable"] for st in sts)
