@@ -1,15 +1,37 @@
-"""Beyond the papers, item `audit_run`: a one-run privacy audit of whole T-iteration runs (Steinke, Nasr and Jagielski
-2023; `privacy.audit.one_run`), against the papers' composed guarantees.
+"""Beyond the papers, item `audit_run`: a one-run privacy audit of whole T-iteration runs against the papers'
+composed guarantees, with the power to catch a 4x mis-calibration.
 
 The item `audit` tests one step of each Gaussian mechanism with two neighbouring datasets and 10^5 trials. The papers'
 totals are about the whole run: HUANG's moments accountant over t = 100 iterations, XU's Theorem 1 (an RDP bound
-over T iterations), HU's Corollary 1. Here every audited run is ONE run of the library's own algorithm on a dataset
-holding many canaries, each in one of two states S_i = +1 / -1 drawn with probability 1/2; the adversary sees the
-whole transcript, scores each canary by summing its effect over the transcript, and the one-run bound turns the
-correct guesses into a lower bound on the total epsilon (confidence 1 - alpha, Bonferroni over the guess fractions).
-The canaries and the white-box score of each algorithm are its mechanism's (`one_run_canaries`, `one_run` of
-mechanisms.huang2019 (DP-ADMM, DPSGD), mechanisms.xu2020 (DP-ADMM), mechanisms.hu2020 (ADMM sharing, noise on the
-shared values)).
+over T iterations), HU's Corollary 1. Here every audited run is ONE run of the library's own algorithm holding many
+canaries, each in one of two states S_i = +1 / -1 drawn with probability 1/2; the adversary sees the whole
+transcript, scores each canary by summing its effect over the transcript, and guesses the states it is surest of.
+
+Two threat models, one row each (`threat`):
+
+* black-box (`<method>`): the canaries are records (`one_run_canaries`, `one_run` of mechanisms.huang2019,
+  xu2020, hu2020). A violation means real records leak more than claimed. From states the adversary does not choose,
+  a unit-norm record moves the gradient by about half the replace-one bound (HUANG DP-ADMM, XU; DPSGD's clipping and
+  HU's feature-column canaries reach the bound or beyond).
+* white-box (`<method>_wb`, Nasr et al. 2023's gradient canaries): a gradient of the bound's norm inserted where the
+  sensitivity is taken (`white_box_canaries`, `one_run_white_box`), so each canary's two states are the full
+  sensitivity apart at every step and its ceiling is the tight total of the claimed noise itself. A violation means
+  the noise is too small for the sensitivity the proof claims (a calibration error), whether or not real records
+  reach the bound. HU has none: its record-level canaries already exceed Lemma 1's bound.
+
+Three analyses of the same guesses: the one-run bound of Steinke, Nasr and Jagielski (2023; `privacy.audit.one_run`),
+and the f-DP analysis of Mahloujifar, Melis and Chaudhuri (2024; `privacy.audit.fdp_one_run`) with the
+(epsilon, delta) trade-off and with the Gaussian one (an audited mu). What carries over from the f-DP paper: its
+setting is exactly the one-run setting here (independent canaries, one run, abstaining guesses); a T-step Gaussian
+mechanism with multiplier z is exactly sqrt(T)/z-GDP, so the Gaussian reading tests the claimed noise's exact
+trade-off, the tight total; and it does not pay Steinke et al.'s 2 m delta, which caps their bound at m ~ 1/delta
+canaries. Each claim is compared with the analysis chosen for it before any run: the paper's (epsilon, delta) total
+with the one-run bound, the tight total with the Gaussian reading. Confidence: 1 - confidence is split over a
+method's rows (a claim checks them together) and then over the guess fractions (Bonferroni).
+
+Power (`privacy.audit.power`): the canary counts are those at which the 4x control's expected bound (correct
+guesses expected at its true mu, less 2 standard deviations) exceeds the tight total; a level where it does not is
+reported "not testable at this power" with the canaries it would need.
 
 Neighbours: replace-one records for HUANG and XU (the relation of HUANG's 2c_1/m_i, XU's c/n as stated and 2c/n
 corrected); HU's feature-level relation (one feature column of a party, ||D_m - D'_m|| <= 1).
@@ -17,7 +39,7 @@ corrected); HU's feature-level relation (one feature column of a party, ||D_m - 
 Claims compared per mechanism and level (the mechanism's `paper_claim` / `level_claim`): the paper's own total
 (HUANG: moments accountant; XU: Theorem 1; HU: Theorem 1 per iteration and Corollary 1), the tight total of the same
 noise (for XU under replace-one 2c/n), the tight total at the canary's own gap (the ceiling of any audit with these
-canaries), the audited lower bound, and the same for a control whose noise is 4x too small (everything else
+canaries), the audited lower bounds, and the same for a control whose noise is 4x too small (everything else
 unchanged, the claim unchanged). [D] HU on N rows of a9a: a smaller N gives a smaller b_1, so a smaller C and less
 noise: the audit is stronger than at the paper's N, and "cannot test" carries over.
 """
