@@ -38,3 +38,5 @@ def test_canaries_needed_is_where_the_expected_bound_crosses_the_target():
     # more canaries never needed for a larger mu; a target above what any m shows is unreachable
     assert power.canaries_needed(2 * mu, target, 1e-5, 0.05, "gdp") <= m
     assert power.canaries_needed(0.01, 5.0, 1e-5, 0.05, "steinke") == math.inf
+    # a strong canary needs only a handful: the search ends on neighbouring integers
+    assert 10 <= power.canaries_needed(20.0, 3.0, 1e-5, 0.05 / 6) <= 40

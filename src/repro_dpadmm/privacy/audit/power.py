@@ -90,8 +90,8 @@ def canaries_needed(mu: float, target: float, delta: float, level: float, analys
         lo, hi = hi, hi * 4
         if hi > MAX_CANARIES:
             return math.inf
-    while hi > lo * (1 + rtol):
-        mid = int(math.sqrt(lo * hi))
+    while hi > lo * (1 + rtol) and hi - lo > 1:
+        mid = min(max(int(math.sqrt(lo * hi)), lo + 1), hi - 1)
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
     return float(hi)
 
