@@ -57,6 +57,44 @@ def test_item_functions_and_a_missing_dataset():
     assert ex.metrics_audit_run(nothing)["status"] == "not run" and ex.plot_audit_run(nothing) == {}
 
 
+WB = {**SMALL, "huang2019": {**HP, "white_box": {"canaries_per_agent": 10, "runs": 2}},
+      "xu2020": {**SMALL["xu2020"], "white_box": {"canaries": 10, "runs": 40}}}
+
+
+def test_white_box_rows_reach_the_bound_and_flag_the_control():
+    """White-box canaries sit at the sensitivity bound: their ceiling is the tight total itself (the record-level
+    DP-ADMM and XU canaries reach half the gap), and at a level as large as 3 a handful of them flags the 4x control
+    with the f-DP (GDP) analysis while the claimed noise stays unflagged. Every row carries both analyses and the
+    control's power."""
+    X, y = _rows()
+    params = WB
+    assert ex.methods(params) == ["huang_dpadmm", "huang_dpsgd", "xu_dpadmm", "huang_dpadmm_wb", "huang_dpsgd_wb",
+                                  "xu_dpadmm_wb"]
+    out = ex.run(params, 3, {"adult_huang2019": (X, y)})
+    m = ex.metrics(out, params)
+    for meth in ("huang_dpadmm_wb", "huang_dpsgd_wb", "xu_dpadmm_wb"):
+        q = f"{meth}.level_eps3."
+        assert m[q + "canary_eps"] == pytest.approx(m[q + "tight_eps"], rel=1e-6)
+        assert m[q + "control.flagged_tight"] and not m[q + "flagged_tight"] and not m[q + "flagged"]
+        assert m[q + "control.eps_lo_gdp"] > m[q + "control.eps_lo"] * 0.5
+        assert m[q + "reading"] == "supported"
+        # testable at this power iff the canaries the power calculation asks for are there (to its 5% grid)
+        need, have = m[q + "control.canaries_needed"], m[meth + ".canaries"]
+        if not 0.94 < need / have < 1.06:
+            assert m[q + "control.testable"] == (need < have)
+        assert m[q + "ratio"] == pytest.approx(m[q + "eps_lo_gdp"] / m[q + "tight_eps"])
+    assert m["huang_dpadmm.level_eps3.canary_eps"] < 0.6 * m["huang_dpadmm.level_eps3.tight_eps"]
+    assert m["huang_dpadmm_wb.canaries"] == 4 * 10 * 2 and m["xu_dpadmm_wb.canaries"] == 400
+    assert m["xu_dpadmm_wb.runs"] == 40 and m["huang_dpadmm.runs"] == 2
+    assert "white-box" in ex.table_audit_run(out, m)
+    # the parts of the item are its methods, and combining them gives the whole run
+    assert ex.parts_audit_run(params)[:2] == ["huang_dpadmm.paper", "huang_dpadmm.frontier"]
+    assert len(ex.parts_audit_run(params)) == 12 and m["xu_dpadmm_wb.row_level"] == pytest.approx(0.05 / 2)
+    one = ex.combine([ex.run_method("xu_dpadmm_wb", params, 3, {"adult_huang2019": (X, y)}, src)
+                      for src in ("paper", "frontier")], params)
+    assert ex.metrics(one, params)["xu_dpadmm_wb.level_eps3.control.correct"] == m["xu_dpadmm_wb.level_eps3.control.correct"]
+
+
 def test_bad_settings_fail_before_any_work():
     with pytest.raises(ValueError, match="paper_epsilons"):
         ex.check_params({**SMALL, "huang2019": {**HP, "paper_epsilons": [2.0]}})
@@ -64,3 +102,7 @@ def test_bad_settings_fail_before_any_work():
         ex.check_params({**SMALL, "control_noise_factor": 1.5})
     with pytest.raises(ValueError, match="canaries_per_agent"):
         ex.check_params({**SMALL, "huang2019": {**HP, "canaries_per_agent": 60}})
+    with pytest.raises(ValueError, match="white_box.canaries_per_agent"):
+        ex.check_params({**SMALL, "huang2019": {**HP, "white_box": {"canaries_per_agent": 60, "runs": 1}}})
+    with pytest.raises(ValueError, match="xu2020.white_box.runs"):
+        ex.check_params({**SMALL, "xu2020": {**SMALL["xu2020"], "white_box": {"canaries": 4, "runs": 0}}})

@@ -200,6 +200,37 @@ def test_without_noise_the_score_isolates_each_canary_exactly(mech, norm, multip
     assert out.multiplier == multiplier and out.extras == {}
 
 
+def _white_box(seed=0):
+    X, y = _rows()
+    return mh.white_box_canaries(X, y, agents=4, rows_per_agent=60, canaries=5, runs=2,
+                                 rows_rng=np.random.default_rng(seed), signs_rng=np.random.default_rng(seed + 100))
+
+
+@pytest.mark.parametrize("mech", [mh.DpAdmm(), mh.DpSgd(convention="average")])
+def test_white_box_canaries_move_the_release_by_the_full_bound(mech):
+    # Without noise the score is S exactly at every step (the two states 2 c_1 / m (rho + 1/eta) apart for DP-ADMM,
+    # 2C/m for DPSGD: the sensitivity), whatever the state; with noise of multiplier z its spread is 2 z per step.
+    st = _white_box(3)
+    assert np.all(st.data.row_norms.reshape(2, 4, 60)[:, :, -5:] == 0)        # the canary slots are empty records
+    quiet = mech.one_run_white_box(st, 8, 2.0, 1e-9, repeat_generators(0, 2, "x"))
+    np.testing.assert_allclose(quiet.scores, 8 * st.S, atol=1e-5)
+    assert quiet.multiplier == pytest.approx(2e-9)
+    noisy = mech.one_run_white_box(st, 8, 2.0, 1.0, repeat_generators(0, 2, "x"))
+    assert np.std(noisy.scores - 8 * st.S) == pytest.approx(2 * 2.0 * np.sqrt(8), rel=0.25)
+
+
+def test_white_box_dpadmm_loop_is_the_librarys_run_when_nothing_is_inserted():
+    # with every inserted gradient zero (S = 0) the white-box loop is consensus.dpadmm's, draw for draw: its score is
+    # minus the record-level score, which steps the library's own dpadmm (the empty canary slots change nothing)
+    st = _white_box()
+    st.S = np.zeros_like(st.S)
+    T_, z = 5, 3.0
+    wb = mh.DpAdmm().one_run_white_box(st, T_, z, 1.0, repeat_generators(1, 2, "x"))
+    lib = mh.DpAdmm().one_run(st, T_, z, 1.0, repeat_generators(1, 2, "x"))
+    np.testing.assert_allclose(wb.scores, -lib.scores, rtol=1e-9, atol=1e-9)
+    assert np.std(wb.scores) > 1
+
+
 def test_claims_are_the_papers_and_the_exact_totals():
     mech = mh.DpAdmm()
     c = mech.paper_claim(0.1, 1e-4, 10)

@@ -165,6 +165,24 @@ def test_xu_score_isolates_each_canary_without_noise():
     assert out.multiplier == 1e-12 * 300
 
 
+def test_xu_white_box_canaries_sit_at_the_replace_one_bound():
+    # the inserted S c e_j / n moves x_t by (eta / gamma) 2c/n between the states: score S per step without noise,
+    # multiplier sigma / (2c/n); every run is a column of one problem
+    X, y = _rows()
+    st = mx.white_box_canaries(X, y, rows=300, canaries=4, runs=3, lam=1e-5,
+                               graph={"alphas": [0.5, 0.3, 0.2, 0.1], "tol": 1e-3, "max_iter": 100},
+                               rows_rng=np.random.default_rng(0), signs_rng=np.random.default_rng(1))
+    assert st.problem.n == 300 and np.all(np.asarray(st.problem.X[-4:].todense() if hasattr(st.problem.X, "todense")
+                                                     else st.problem.X[-4:]) == 0)
+    mech = mx.GradientPerturbation(u0="zero", n=300)
+    out = mech.one_run_white_box(st, 6, 1e-12, 1.0, repeat_generators(0, 3, "x"))
+    np.testing.assert_allclose(out.scores, 6 * st.S, atol=1e-4)
+    assert out.multiplier == pytest.approx(1e-12 / (2.0 / 300))
+    with pytest.raises(ValueError, match="Algorithm 2"):
+        mx.GradientPerturbation(accelerated=True, n=300).one_run_white_box(st, 2, 1.0, 1.0,
+                                                                           repeat_generators(0, 3, "x"))
+
+
 def test_claims_theorem1_as_stated_and_at_a_level():
     mech = mx.GradientPerturbation(n=2000)
     c = mech.paper_claim(0.1, 1e-3, 10)

@@ -1,15 +1,37 @@
-"""Beyond the papers, item `audit_run`: a one-run privacy audit of whole T-iteration runs (Steinke, Nasr and Jagielski
-2023; `privacy.audit.one_run`), against the papers' composed guarantees.
+"""Beyond the papers, item `audit_run`: a one-run privacy audit of whole T-iteration runs against the papers'
+composed guarantees, with the power to catch a 4x mis-calibration.
 
 The item `audit` tests one step of each Gaussian mechanism with two neighbouring datasets and 10^5 trials. The papers'
 totals are about the whole run: HUANG's moments accountant over t = 100 iterations, XU's Theorem 1 (an RDP bound
-over T iterations), HU's Corollary 1. Here every audited run is ONE run of the library's own algorithm on a dataset
-holding many canaries, each in one of two states S_i = +1 / -1 drawn with probability 1/2; the adversary sees the
-whole transcript, scores each canary by summing its effect over the transcript, and the one-run bound turns the
-correct guesses into a lower bound on the total epsilon (confidence 1 - alpha, Bonferroni over the guess fractions).
-The canaries and the white-box score of each algorithm are its mechanism's (`one_run_canaries`, `one_run` of
-mechanisms.huang2019 (DP-ADMM, DPSGD), mechanisms.xu2020 (DP-ADMM), mechanisms.hu2020 (ADMM sharing, noise on the
-shared values)): every mechanism with the AUDIT_RUN capability whose config block (`audit_run_block`) is set.
+over T iterations), HU's Corollary 1. Here every audited run is ONE run of the library's own algorithm holding many
+canaries, each in one of two states S_i = +1 / -1 drawn with probability 1/2; the adversary sees the whole
+transcript, scores each canary by summing its effect over the transcript, and guesses the states it is surest of.
+
+Two threat models, one row each (`threat`):
+
+* black-box (`<method>`): the canaries are records (`one_run_canaries`, `one_run` of mechanisms.huang2019,
+  xu2020, hu2020). A violation means real records leak more than claimed. From states the adversary does not choose,
+  a unit-norm record moves the gradient by about half the replace-one bound (HUANG DP-ADMM, XU; DPSGD's clipping and
+  HU's feature-column canaries reach the bound or beyond).
+* white-box (`<method>_wb`, Nasr et al. 2023's gradient canaries): a gradient of the bound's norm inserted where the
+  sensitivity is taken (`white_box_canaries`, `one_run_white_box`), so each canary's two states are the full
+  sensitivity apart at every step and its ceiling is the tight total of the claimed noise itself. A violation means
+  the noise is too small for the sensitivity the proof claims (a calibration error), whether or not real records
+  reach the bound. HU has none: its record-level canaries already exceed Lemma 1's bound.
+
+Three analyses of the same guesses: the one-run bound of Steinke, Nasr and Jagielski (2023; `privacy.audit.one_run`),
+and the f-DP analysis of Mahloujifar, Melis and Chaudhuri (2024; `privacy.audit.fdp_one_run`) with the
+(epsilon, delta) trade-off and with the Gaussian one (an audited mu). What carries over from the f-DP paper: its
+setting is exactly the one-run setting here (independent canaries, one run, abstaining guesses); a T-step Gaussian
+mechanism with multiplier z is exactly sqrt(T)/z-GDP, so the Gaussian reading tests the claimed noise's exact
+trade-off, the tight total; and it does not pay Steinke et al.'s 2 m delta, which caps their bound at m ~ 1/delta
+canaries. Each claim is compared with the analysis chosen for it before any run: the paper's (epsilon, delta) total
+with the one-run bound, the tight total with the Gaussian reading. Confidence: 1 - confidence is split over a
+method's rows (a claim checks them together) and then over the guess fractions (Bonferroni).
+
+Power (`privacy.audit.power`): the canary counts are those at which the 4x control's expected bound (correct
+guesses expected at its true mu, less 2 standard deviations) exceeds the tight total; a level where it does not is
+reported "not testable at this power" with the canaries it would need.
 
 Neighbours: replace-one records for HUANG and XU (the relation of HUANG's 2c_1/m_i, XU's c/n as stated and 2c/n
 corrected); HU's feature-level relation (one feature column of a party, ||D_m - D'_m|| <= 1).
@@ -17,7 +39,7 @@ corrected); HU's feature-level relation (one feature column of a party, ||D_m - 
 Claims compared per mechanism and level (the mechanism's `paper_claim` / `level_claim`): the paper's own total
 (HUANG: moments accountant; XU: Theorem 1; HU: Theorem 1 per iteration and Corollary 1), the tight total of the same
 noise (for XU under replace-one 2c/n), the tight total at the canary's own gap (the ceiling of any audit with these
-canaries), the audited lower bound, and the same for a control whose noise is 4x too small (everything else
+canaries), the audited lower bounds, and the same for a control whose noise is 4x too small (everything else
 unchanged, the claim unchanged). [D] HU on N rows of a9a: a smaller N gives a smaller b_1, so a smaller C and less
 noise: the audit is stronger than at the paper's N, and "cannot test" carries over.
 """
@@ -32,15 +54,47 @@ from threadpoolctl import threadpool_limits
 
 from ..mechanisms import AUDIT_RUN, all_mechanisms, catalogue_view
 from ..privacy import accounting
-from ..privacy.audit import one_run
+from ..privacy.audit import fdp_one_run, one_run, power
 from ..rng import repeat_generators, seed_sequence
 from .beyond_audit import available_data
+from .parts import gather
 from .progress import progress
 
 PAPER, ITEM = "beyond", "audit_run"
 # {id: short label} of every mechanism with the AUDIT_RUN capability, read from the catalogue at each use
 METHODS = catalogue_view(AUDIT_RUN, lambda cls: cls.short_label or cls.label)
+WHITE_BOX = "_wb"   # suffix of a method's white-box row (its mechanism's `white_box_setup`, `one_run_white_box`)
+THREAT = {"black-box": "black-box: canaries are records any participant could contribute; a violation means real "
+                       "records leak more than claimed",
+          "white-box": "white-box: a gradient of the bound's norm inserted where the sensitivity is taken; a violation "
+                       "means the noise is too small for the sensitivity the proof claims (a calibration error)"}
 VARIANTS = ("claimed", "control")
+
+
+def threat(method: str) -> str:
+    return "white-box" if method.endswith(WHITE_BOX) else "black-box"
+
+
+def base(method: str) -> str:
+    """The mechanism (catalogue id) an audited row belongs to: its claims, config block and dataset."""
+    return method.removesuffix(WHITE_BOX)
+
+
+def _mech_class(method: str) -> type:
+    return all_mechanisms(AUDIT_RUN)[base(method)]
+
+
+def audited_rows(out: dict) -> list[str]:
+    """The audited rows' methods of a result, in table order (each row's first appearance)."""
+    return list(dict.fromkeys(st.method for st in out["settings"]))
+
+
+def methods(params: dict) -> list[str]:
+    """The audited rows' methods of these settings, in table order: each paper's record-level canaries, then the
+    white-box canaries of the blocks that configure them (`white_box`)."""
+    mechs = mechanisms(params)
+    return list(mechs) + [k + WHITE_BOX for k, mech in mechs.items()
+                          if hasattr(mech, "white_box_setup") and "white_box" in params[mech.audit_run_block]]
 # ------------------------------------------------------------------------------------------------- settings
 def check_params(params: dict) -> None:
     """Clear errors for the item's settings, before any work."""
@@ -86,6 +140,17 @@ def check_params(params: dict) -> None:
             raise ValueError("hu2020.rows must exceed twice the canaries (two dedicated rows each)")
     if not float(h.get("dpsgd_canary_norm", 1)) >= 1:
         raise ValueError("huang2019.dpsgd_canary_norm must be >= 1")
+    for name, block, keys in (("huang2019", h, ("canaries_per_agent", "runs")), ("xu2020", x, ("canaries", "runs"))):
+        wb = block.get("white_box")
+        if wb is None:
+            continue
+        for k in keys:
+            if int(wb.get(k, 0)) != wb.get(k, 0) or wb.get(k, 0) < 1:
+                raise ValueError(f"{name}.white_box.{k} must be an integer >= 1, got {wb.get(k)!r}")
+    if "white_box" in h and h["white_box"]["canaries_per_agent"] >= h["rows_per_agent"]:
+        raise ValueError("huang2019.white_box.canaries_per_agent must be smaller than rows_per_agent")
+    if "white_box" in x and x["white_box"]["canaries"] >= x["rows"]:
+        raise ValueError("xu2020.white_box.canaries must be smaller than rows")
 
 
 
@@ -105,7 +170,9 @@ class Setting:
     paper_delta: float | None = None   # delta of the paper's total (None: the same as delta)
     extras: dict = field(default_factory=dict)       # method-specific numbers, written as <method>.<level>.<key>
     canary_eps: dict = field(default_factory=dict)   # variant -> tight epsilon at the canary's own gap (ceiling)
-    audit: dict = field(default_factory=dict)        # variant -> OneRunResult
+    audit: dict = field(default_factory=dict)        # variant -> OneRunResult (Steinke, Nasr and Jagielski)
+    fdp: dict = field(default_factory=dict)          # variant -> fdp_one_run.FdpResult (Mahloujifar et al.)
+    power: dict = field(default_factory=dict)        # the control's expected bound at this power, canaries needed
     seconds: dict = field(default_factory=dict)
 
 
@@ -121,8 +188,11 @@ def _rng(seed: int, *labels: str) -> np.random.Generator:
 
 
 def canaries(method: str, X, y, params: dict, seed: int):
-    """The method's datasets with canaries (its mechanism's `one_run_setup`: its module's `one_run_canaries`)."""
-    return mechanisms(params)[method].one_run_setup(X, y, params, lambda *labels: _rng(seed, *labels))
+    """The method's datasets with canaries: its mechanism's `one_run_setup` (records), or `white_box_setup` for a
+    white-box row."""
+    mech = mechanisms(params)[base(method)]
+    setup = mech.white_box_setup if threat(method) == "white-box" else mech.one_run_setup
+    return setup(X, y, params, lambda *labels: _rng(seed, *labels))
 
 
 def settings(method: str, mech, params: dict, block: dict, paper_kw: dict | None = None,
@@ -138,49 +208,107 @@ def settings(method: str, mech, params: dict, block: dict, paper_kw: dict | None
                   for lev in params["levels"]]
 
 
-def run(params: dict, seed: int, data: dict) -> dict:
-    """Every (method, level, variant): {"settings": [Setting], "skipped": {method: reason}, "hu": HU's canaries}.
-    `data`: {name: (X, y)} with adult_huang2019 (HUANG, XU) and, if `hu2020` is configured, a9a (HU)."""
-    check_params(params)
-    T, level = int(params["iterations"]), 1.0 - float(params["confidence"])
+def row_level(method: str, params: dict) -> float:
+    """The level of each row's bound: 1 - confidence split (Bonferroni) over the method's rows, so that every
+    reading of a method (a claim checks all its levels together) holds at the stated confidence. Within a row each
+    analysis splits it again over the guess fractions."""
+    block = params[_mech_class(method).audit_run_block]
+    return (1.0 - float(params["confidence"])) / (len(block.get("paper_epsilons", [])) + len(params["levels"]))
+
+
+def run_method(method: str, params: dict, seed: int, data: dict, source: str | None = None) -> dict:
+    """One method's rows (see `run`): {"settings": [Setting], "skipped": {method: reason}, "hu": HU's b_1 and C}.
+    `source`: only the rows of the paper's grid ("paper") or of the frontier's levels ("frontier")."""
+    T, level = int(params["iterations"]), row_level(method, params)
     factors = {"claimed": 1.0, "control": float(params["control_noise_factor"])}
-    mechs = mechanisms(params)
-    setups, grid, skipped = {}, [], {}
+    name = _mech_class(method).audit_run_dataset
+    if name not in data:
+        return {"settings": [], "skipped": {method: f"dataset {name} unavailable"}, "hu": None}
+    mech = mechanisms(params)[base(method)]
     with threadpool_limits(int(params.get("blas_threads", 1))):
-        for m, mech in mechs.items():          # each mechanism's canaries and claims, in catalogue order
-            name = mech.audit_run_dataset
-            if name not in data:
-                skipped[m] = f"dataset {name} unavailable"
-                continue
-            setups[m] = mech.one_run_setup(*data[name], params, lambda *labels: _rng(seed, *labels))
-            grid += settings(m, mech, params, params[mech.audit_run_block], *mech.claim_kwargs(setups[m], params))
+        setup = canaries(method, *data[name], params, seed)
+        # HU's b_1 and Lemma 1's C of the noise-free run, reported beside its rows
+        hu = {"b1": float(setup.b1), "C": [float(c) for c in setup.C]} if method == "hu_sharing" else None
+        grid = settings(method, mech, params, params[mech.audit_run_block], *mech.claim_kwargs(setup, params))
+        grid = [st for st in grid if source in (None, st.source)]
+        one = mech.one_run_white_box if threat(method) == "white-box" else mech.one_run
         for st in progress(grid, "audit", name=lambda st: f"{st.method} {st.level}"):
-            setup, mech = setups[st.method], mechs[st.method]
             for variant, f in factors.items():
                 t0 = time.perf_counter()
-                rngs = repeat_generators(seed, len(setup.S), PAPER, ITEM, st.method, st.level, variant)
-                runs = mech.one_run(setup, T, st.noise, f, rngs)
+                # a white-box row draws its own noise (its runs are not the record-level rows' runs)
+                labels = (st.method if threat(method) == "white-box" else base(method), st.level, variant)
+                rngs = repeat_generators(seed, len(setup.S), PAPER, ITEM, *labels)
+                runs = one(setup, T, st.noise, f, rngs)
                 st.extras.update({("" if variant == "claimed" else "control.") + k: v for k, v in runs.extras.items()})
                 st.audit[variant] = one_run.audit(runs.scores, setup.S, st.delta, level)
+                st.fdp[variant] = fdp_one_run.audit(runs.scores, setup.S, st.delta, level)
                 st.canary_eps[variant] = accounting.analytic_gaussian_epsilon(runs.multiplier, st.delta, steps=T)
+                if variant == "control":
+                    st.power = control_power(runs.multiplier, T, st, setup.S.size, level)
                 st.seconds[variant] = time.perf_counter() - t0
-    return {"settings": grid, "skipped": skipped, "hu": setups.get("hu_sharing"), "params": params}
+    return {"settings": grid, "skipped": {}, "hu": hu}
+
+
+def control_power(multiplier: float, T: int, st: Setting, canaries: int, level: float) -> dict:
+    """What the audit can be expected to show of the 4x control (`privacy.audit.power`, GDP analysis, the expected
+    correct guesses less 2 standard deviations): its expected bound with these canaries, whether that exceeds the
+    tight total of the claimed noise (testable at this power) and the canaries it would need."""
+    mu = power.gdp_mu(multiplier, T)
+    expected = power.expected_bound(mu, canaries, st.delta, level, "gdp")
+    return {"expected_eps": expected, "testable": bool(expected > st.tight_eps),
+            "canaries_needed": power.canaries_needed(mu, st.tight_eps, st.delta, level, "gdp")}
+
+
+def run(params: dict, seed: int, data: dict, only: list[str] | None = None) -> dict:
+    """Every (method, level, variant): {"settings": [Setting], "skipped": {method: reason}, "hu": HU's b_1 and C,
+    "params"}. `data`: {name: (X, y)} with adult_huang2019 (HUANG, XU) and, if `hu2020` is configured, a9a (HU).
+    `only`: the methods to run (default all of `methods(params)`)."""
+    check_params(params)
+    parts = [run_method(m, params, seed, data) for m in (only or methods(params))]
+    return combine(parts, params)
+
+
+def combine(parts: list[dict], params: dict) -> dict:
+    """The methods' results as one item result."""
+    out = {"settings": [st for p in parts for st in p["settings"]], "skipped": {}, "hu": None, "params": params}
+    for p in parts:
+        out["skipped"].update(p["skipped"])
+        out["hu"] = out["hu"] or p["hu"]
+    return out
+
+
+def parts_audit_run(params: dict) -> list[str]:
+    """One job per audited method and source of its rows, `<method>.paper` (the paper's grid) and
+    `<method>.frontier` (the frontier's levels): each well under the 90 s of an item job at paper settings."""
+    return [f"{m}.{src}" for m in methods(params) for src in ("paper", "frontier")
+            if src == "frontier" or params[_mech_class(m).audit_run_block].get("paper_epsilons")]
+
+
+def part_audit_run(params: dict, key: str) -> dict:
+    check_params(params)
+    method, source = key.split(".")
+    names = [n for n in (_mech_class(method).audit_run_dataset,) if n in params.get("datasets", ["adult_huang2019"])]
+    return run_method(method, params, int(params.get("seed", 0)), available_data(names), source)
 
 
 def run_audit_run(params: dict) -> dict:
-    """The item: every method whose dataset is available, audited (seed: params["seed"])."""
+    """The item: every method whose dataset is available, audited (seed: params["seed"]), one part per method."""
     check_params(params)
-    return run(params, int(params.get("seed", 0)), available_data(params.get("datasets", ["adult_huang2019"])))
+    return combine(list(gather(PAPER, ITEM, params).values()), params)
 
 
 # ------------------------------------------------------------------------------------------------- outputs
 def metrics(out: dict, params: dict) -> dict:
     """Flat metrics, keys `<method>.<level>.<name>` (documented in config/claims/beyond.yaml).
 
-    Per method and level, the audit's reading of the claim: `contradicted` (the audited bound exceeds the paper's
-    total, or the tight total of the claimed noise), `supported` (not contradicted, and the 4x control exceeds the
-    tight total of the claimed noise at the same level: this audit would have caught a 4x under-noising there),
-    `untestable` (neither: no violation found, but the audit lacks the power to tell). Per method: the counts."""
+    Three readings of the same guesses: `eps_lo` (Steinke, Nasr and Jagielski 2023), `eps_lo_fdp` (Mahloujifar et
+    al. 2024, (epsilon, delta) trade-off) and `mu_lo` / `eps_lo_gdp` (the same, Gaussian trade-off). Each claim is
+    compared with the analysis designed for it, fixed before any run: the paper's (epsilon, delta) total with
+    `eps_lo` (`flagged`), the tight total of the claimed noise (exactly mu-GDP) with `eps_lo_gdp` (`flagged_tight`).
+    Per method and level, the audit's reading of the claim: `contradicted` (a flag with the claimed noise),
+    `supported` (not contradicted, and the 4x control is flagged against the tight total at the same level: this
+    audit caught a 4x under-noising there), `untestable` (neither). `control.testable`: the control's expected bound
+    at this power exceeds the tight total (`privacy.audit.power`); `control.canaries_needed`: the canaries it needs."""
     m = {"iterations": int(params["iterations"]), "confidence": float(params["confidence"]),
          "control_noise_factor": float(params["control_noise_factor"])}
     for st in out["settings"]:
@@ -190,12 +318,17 @@ def metrics(out: dict, params: dict) -> dict:
                   p + "tight_eps": st.tight_eps, p + "seconds": float(sum(st.seconds.values()))})
         for variant in VARIANTS:
             q = p + ("" if variant == "claimed" else "control.")
-            a = st.audit[variant]
-            m.update({q + "eps_lo": a.eps_lo, q + "canary_eps": st.canary_eps[variant], q + "guesses": a.guesses,
-                      q + "correct": a.correct,
+            a, f = st.audit[variant], st.fdp[variant]
+            m.update({q + "eps_lo": a.eps_lo, q + "eps_lo_fdp": f.eps_lo, q + "mu_lo": f.mu_lo,
+                      q + "eps_lo_gdp": f.eps_lo_gdp, q + "canary_eps": st.canary_eps[variant],
+                      q + "guesses": a.guesses, q + "correct": a.correct,
                       # (eps_lo, delta) refuted refutes (paper_eps, paper_delta) only if paper_delta <= delta
                       q + "flagged": bool(a.eps_lo > st.paper_eps and (st.paper_delta or st.delta) <= st.delta),
-                      q + "flagged_tight": bool(a.eps_lo > st.tight_eps)})
+                      q + "flagged_tight": bool(f.eps_lo_gdp > st.tight_eps)})
+        m.update({p + "ratio": m[p + "eps_lo_gdp"] / st.tight_eps, p + "ratio_steinke": m[p + "eps_lo"] / st.tight_eps,
+                  p + "control.expected_eps": st.power["expected_eps"],
+                  p + "control.testable": st.power["testable"],
+                  p + "control.canaries_needed": st.power["canaries_needed"]})
         m.update({p + key: v for key, v in st.extras.items()})
         m[p + "reading"] = ("contradicted" if m[p + "flagged"] or m[p + "flagged_tight"] else
                             "supported" if m[p + "control.flagged_tight"] else "untestable")
@@ -205,89 +338,122 @@ def metrics(out: dict, params: dict) -> dict:
             cap = st.audit["claimed"].cap
             m.update({p + "cap": cap, p + "paper_testable": bool(st.paper_eps < cap),
                       p + "tight_testable": bool(st.tight_eps < cap)})
-    for meth in METHODS:
+    for meth in audited_rows(out):
         sts = [st for st in out["settings"] if st.method == meth]
         if sts:
             m[f"{meth}.canaries"] = sts[0].audit["claimed"].canaries
+            m[f"{meth}.seconds"] = float(sum(sum(st.seconds.values()) for st in sts))
+            m[f"{meth}.runs"] = runs_of(meth, params)
+            m[f"{meth}.row_level"] = row_level(meth, params)
             for reading in ("contradicted", "supported", "untestable"):
                 m[f"{meth}.{reading}"] = sum(m[f"{meth}.{st.level}.reading"] == reading for st in sts)
+            m[f"{meth}.not_testable"] = sum(not m[f"{meth}.{st.level}.control.testable"] for st in sts)
+            m[f"{meth}.best_ratio"] = max(m[f"{meth}.{st.level}.ratio"] for st in sts)
+            m[f"{meth}.best_ratio_steinke"] = max(m[f"{meth}.{st.level}.ratio_steinke"] for st in sts)
     if out.get("hu") is not None:
-        m["hu_sharing.b1"] = out["hu"].b1
-        m["hu_sharing.lemma1_C"] = float(out["hu"].C[0])
+        m["hu_sharing.b1"] = out["hu"]["b1"]
+        m["hu_sharing.lemma1_C"] = float(out["hu"]["C"][0])
     m["seconds_total"] = float(sum(sum(st.seconds.values()) for st in out["settings"]))
     return m
 
 
+def runs_of(method: str, params: dict) -> int:
+    """Runs pooled in each bound (the cost beside the canaries and seconds)."""
+    block = params[_mech_class(method).audit_run_block]
+    return int((block["white_box"] if threat(method) == "white-box" else block)["runs"])
+
+
+def count(n: float) -> str:
+    """A canary count as the table writes it (inf: beyond the 10^7 `power.canaries_needed` looks at)."""
+    return f"{n:,.0f}" if np.isfinite(n) else f"more than {power.MAX_CANARIES:,}"
+
+
 def table_markdown(out: dict, m: dict) -> str:
-    lines = ["| method | level | delta | paper's total eps | tight eps | ceiling (canary gap) | audited eps >= | "
-             "correct / guesses (canaries) | 4x control: ceiling | 4x control: audited eps >= | reading |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| method | threat model | level | delta | paper's total eps | tight eps | audited eps >= (one-run / "
+             "f-DP / GDP) | audited / tight | correct / guesses (canaries) | 4x control: ceiling | 4x control: audited "
+             "eps >= (one-run / f-DP / GDP) | 4x control testable at this power (canaries needed) | reading |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for st in out["settings"]:
         p = f"{st.method}.{st.level}."
         flag = lambda q: (" **(exceeds the paper's claim)**" if m[q + "flagged"] else  # noqa: E731
                           " **(exceeds the tight total)**" if m[q + "flagged_tight"] else "")
-        lines.append(f"| {METHODS[st.method]} | {st.level} | {st.delta:g} | {st.paper_eps:.3g} | {st.tight_eps:.3g} | "
-                     f"{m[p + 'canary_eps']:.3g} | {m[p + 'eps_lo']:.3f}{flag(p)} | {m[p + 'correct']} / "
-                     f"{m[p + 'guesses']} ({m[st.method + '.canaries']}) | {m[p + 'control.canary_eps']:.3g} | "
-                     f"{m[p + 'control.eps_lo']:.3f}{flag(p + 'control.')} | {m[p + 'reading']} |")
+        trio = lambda q: f"{m[q + 'eps_lo']:.3f} / {m[q + 'eps_lo_fdp']:.3f} / {m[q + 'eps_lo_gdp']:.3f}"  # noqa: E731
+        need = m[p + "control.canaries_needed"]
+        lines.append(f"| {METHODS[base(st.method)]} | {threat(st.method)} | {st.level} | {st.delta:g} | "
+                     f"{st.paper_eps:.3g} | {st.tight_eps:.3g} | {trio(p)}{flag(p)} | {m[p + 'ratio']:.2f} | "
+                     f"{m[p + 'correct']} / {m[p + 'guesses']} ({m[st.method + '.canaries']:,}) | "
+                     f"{m[p + 'control.canary_eps']:.3g} | {trio(p + 'control.')}{flag(p + 'control.')} | "
+                     f"{'yes' if m[p + 'control.testable'] else 'no'} ({count(need)}) | {m[p + 'reading']} |")
     return "\n".join(lines)
 
 
 def plot(out: dict, m: dict):
-    """Claimed vs audited total epsilon, one panel per method: paper's total, tight total, the canary ceiling and the
-    audited bounds (noise as claimed and 4x control) per level."""
+    """Claimed vs audited total epsilon, one panel per method and threat model: paper's total, tight total, the
+    canary ceiling and the audited bounds (one-run, GDP) with the noise as claimed and for the 4x control."""
     import matplotlib.pyplot as plt
 
-    methods = [k for k in METHODS if any(s.method == k for s in out["settings"])]
-    fig, axes = plt.subplots(1, len(methods), figsize=(4.6 * len(methods), 5.2), squeeze=False)
-    for ax, meth in zip(axes[0], methods):
+    rows = audited_rows(out)
+    ncol = min(4, len(rows))
+    nrow = -(-len(rows) // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.4 * ncol, 4.4 * nrow), squeeze=False)
+    for ax in axes.ravel()[len(rows):]:
+        ax.axis("off")
+    for ax, meth in zip(axes.ravel(), rows):
         sts = [s for s in out["settings"] if s.method == meth]
         x = np.arange(len(sts))
+
         def get(name, ctl=False, meth=meth, sts=sts):
             return np.array([m[f"{meth}.{s.level}." + ("control." if ctl else "") + name] for s in sts])
 
-        ax.plot(x, get("paper_eps"), "k_", ms=18, mew=2.5, label="claimed: paper's total")
+        ax.plot(x, get("paper_eps"), "k_", ms=16, mew=2.5, label="claimed: paper's total")
         ax.plot(x, get("tight_eps"), "D", mfc="none", color="tab:blue", label="claimed noise, tight total")
-        ax.plot(x, get("canary_eps"), "s", mfc="none", color="tab:green",
-                label="ceiling: tight total at the canary gap")
-        ax.plot(x, np.maximum(get("eps_lo"), 1e-3), "o", color="tab:blue", label="audited lower bound")
-        ax.plot(x, np.maximum(get("eps_lo", True), 1e-3), "v", color="tab:red", label="audited, 4x control")
+        ax.plot(x, np.maximum(get("eps_lo"), 1e-3), "o", mfc="none", color="tab:blue",
+                label="audited: one-run bound (Steinke et al.)")
+        ax.plot(x, np.maximum(get("eps_lo_gdp"), 1e-3), "o", color="tab:blue", label="audited: f-DP, GDP")
         ax.plot(x, get("canary_eps", True), "s", mfc="none", color="tab:red", alpha=0.5,
-                label="4x control: ceiling")
+                label="4x control: ceiling (canary gap)")
+        ax.plot(x, np.maximum(get("eps_lo", True), 1e-3), "v", mfc="none", color="tab:red",
+                label="4x control: one-run bound")
+        ax.plot(x, np.maximum(get("eps_lo_gdp", True), 1e-3), "v", color="tab:red", label="4x control: f-DP, GDP")
         ax.set_xticks(x, [s.level.replace("_", "\n") for s in sts], fontsize=7)
         ax.set_yscale("log")
-        ax.set_title(METHODS[meth], fontsize=10)
-        ax.set_ylabel(f"total epsilon over T = {m['iterations']} (bounds at {m['confidence']:.0%})")
+        ax.set_title(f"{METHODS[base(meth)]} ({threat(meth)}, {m[meth + '.canaries']:,} canaries)", fontsize=9)
+        ax.set_ylabel(f"total epsilon over T = {m['iterations']}", fontsize=8)
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=3, bbox_to_anchor=(0.5, -0.02))
-    fig.suptitle("Whole-run one-run audit: claimed vs audited epsilon (audited 0 drawn at 1e-3)", fontsize=10)
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=4, bbox_to_anchor=(0.5, -0.01))
+    fig.suptitle(f"Whole-run one-run audit: claimed vs audited epsilon (bounds at {m['confidence']:.0%}; audited 0 "
+                 f"drawn at 1e-3)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
 
 
 def describe(out: dict, m: dict) -> str:
-    """The closing paragraphs, every number from the metrics: per method which claimed totals the whole-run audit
-    supports, which it cannot test at this power and which it contradicts."""
+    """The closing paragraphs, every number from the metrics: per method and threat model which claimed totals the
+    whole-run audit supports, which it cannot test at this power (and what power it would need) and which it
+    contradicts."""
     parts = []
-    for meth, label in METHODS.items():
+    for meth in audited_rows(out):
         sts = [s for s in out["settings"] if s.method == meth]
         if not sts:
             continue
         p = lambda s, n, c=False: m[f"{meth}.{s.level}." + ("control." if c else "") + n]  # noqa: E731
         groups = {r: [s for s in sts if p(s, "reading") == r] for r in ("supported", "untestable", "contradicted")}
         names = lambda ss: ", ".join(s.level for s in ss) or "no level"  # noqa: E731
-        txt = (f"**{label}** ({m[meth + '.canaries']:,} canaries per bound). Supported (no violation, and the 4x "
-               f"control is flagged at the same level): {names(groups['supported'])}. Not testable at this power "
-               f"(no violation, control missed): {names(groups['untestable'])}. Contradicted: "
+        txt = (f"**{METHODS[base(meth)]}**, {THREAT[threat(meth)]}. Cost: {m[meth + '.canaries']:,} canaries in "
+               f"{m[meth + '.runs']} run(s) per bound, {m[meth + '.seconds']:.1f} s for all its levels. Supported "
+               f"(no violation, and the 4x control is flagged at the same level): {names(groups['supported'])}. "
+               f"Untestable (no violation, control missed): {names(groups['untestable'])}. Contradicted: "
                f"{names(groups['contradicted'])}.")
+        weak = [s for s in sts if not p(s, "testable", True)]
+        if weak:
+            txt += (" Not testable at this power (the control's expected bound stays below the tight total): " +
+                    ", ".join(f"{s.level} (needs {count(p(s, 'canaries_needed', True))} canaries)" for s in weak) + ".")
         for s in groups["contradicted"]:
-            txt += (f" At {s.level} the audited total is >= {p(s, 'eps_lo'):.3f} against a tight total of "
-                    f"{s.tight_eps:.3g} and a paper's total of {s.paper_eps:.3g} (delta {s.delta:g}).")
-        reach = [p(s, "control.eps_lo") / p(s, "control.canary_eps") for s in sts if p(s, "control.canary_eps") > 0]
-        best = max(sts, key=lambda s: p(s, "eps_lo"))
-        txt += (f" Largest audited bound with the claimed noise: {p(best, 'eps_lo'):.3f} at {best.level} (tight "
-                f"total {best.tight_eps:.3g}; the canaries' own ceiling {p(best, 'canary_eps'):.3g}). The one-run "
-                f"bound recovers at most {max(reach):.0%} of the control's ceiling.")
+            txt += (f" At {s.level} the audited total is >= {max(p(s, 'eps_lo'), p(s, 'eps_lo_gdp')):.3f} against a "
+                    f"tight total of {s.tight_eps:.3g} and a paper's total of {s.paper_eps:.3g} (delta {s.delta:g}).")
+        best = max(sts, key=lambda s: p(s, "ratio"))
+        txt += (f" Best audited / tight with the claimed noise: {p(best, 'ratio'):.2f} at {best.level} (f-DP, GDP; "
+                f"one-run bound {p(best, 'ratio_steinke'):.2f}).")
         parts.append(txt)
     if out.get("hu") is not None and "hu_sharing.lemma1_C" in m:
         hs = [s for s in out["settings"] if s.method == "hu_sharing"]
@@ -298,7 +464,8 @@ def describe(out: dict, m: dict) -> str:
                      f"{min(nb) / m['hu_sharing.b1']:.0f}x to {max(nb) / m['hu_sharing.b1']:.0f}x that b_1: "
                      f"Assumption 1.1 does not hold for the noisy iterates. A party's next release is its data's "
                      f"ridge map applied to the pulled sum, which carries the noise, so the canaries' own ceiling "
-                     f"does not fall as the noise grows (ceiling column).")
+                     f"does not fall as the noise grows (ceiling column). Its record-level canaries already exceed "
+                     f"Lemma 1's bound, so it has no white-box row: a canary at the bound would be weaker.")
         over = [s.level for s in hs if not m[f"hu_sharing.{s.level}.paper_testable"]]
         if over:
             parts.append(f"HU: with {m['hu_sharing.canaries']:,} canaries this audit cannot show an epsilon above "
@@ -307,8 +474,9 @@ def describe(out: dict, m: dict) -> str:
                          f"untestable, not a pass.")
     parts.append("A bound below the claim says only that these canaries and this score found no violation. The "
                  "ceiling is the tight total at the canary pair's own gap, the most any audit with these canaries "
-                 "could show; the one-run bound recovers a fraction of it, and never more than its guess count "
-                 "allows.")
+                 "could show. The one-run bound (Steinke et al.) pays 2 m delta for m canaries; the f-DP analysis "
+                 "(Mahloujifar et al.) of the same guesses does not, and its GDP reading is the test of the claimed "
+                 "noise's exact trade-off.")
     if out["skipped"]:
         parts.append("Not run: " + "; ".join(f"{k} ({v})" for k, v in out["skipped"].items()) + ".")
     return "\n\n".join(parts)

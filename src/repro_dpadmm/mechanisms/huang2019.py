@@ -30,6 +30,16 @@ gap is the full bound 2C. The adversary knows the clean data, the algorithm and 
 each released iterate it subtracts the library's own noise-free update on the data with every canary labelled +1;
 the residual's coordinate e_j, summed over the T iterations, is canary j's score (the likelihood-ratio statistic of
 the composed Gaussian).
+
+White-box canaries (`white_box_canaries`, `*.one_run_white_box`; Nasr et al. 2023's gradient canaries, Dirac canaries:
+all of a canary's gradient on one coordinate). The record-level canaries above are a black-box threat model: any
+adversary who can contribute a record. From a state it does not choose, a unit-norm record's gradient changes by at
+most about 1 between label states, half the replace-one bound 2 c_1 of Lemma 1 (DPSGD's clipping trick aside). The
+white-box canary is inserted where the sensitivity is taken: a record's gradient S c_1 e_j in the agent's mean
+gradient, so the released w-tilde_i^k (DP-ADMM) or message g-tilde_i^k (DPSGD) of the two states differ by exactly
+the bound at every iteration. A violation under the black-box model would mean real records leak more than
+claimed; under the white-box model, that the noise is too small for the sensitivity the proof claims (a
+calibration error), even if no real record reaches the bound.
 """
 
 from __future__ import annotations
@@ -110,6 +120,14 @@ class _HuangAudited(RecordCanaryAudit):
         return one_run_canaries(X, y, agents=hp["agents"], rows_per_agent=hp["rows_per_agent"],
                                 canaries=hp["canaries_per_agent"], runs=hp["runs"], canary_norm=norm,
                                 rows_rng=rng_of("huang-rows"), signs_rng=rng_of(self.signs_label, "signs"))
+
+    def white_box_setup(self, X, y, params: dict, rng_of) -> OneRunCanaries:
+        """The whole-run audit's white-box canaries (`white_box_canaries`) from its block's `white_box` entry."""
+        hp = params[self.audit_run_block]
+        wb = hp["white_box"]
+        return white_box_canaries(X, y, agents=hp["agents"], rows_per_agent=hp["rows_per_agent"],
+                                  canaries=wb["canaries_per_agent"], runs=wb["runs"], rows_rng=rng_of("huang-rows"),
+                                  signs_rng=rng_of(self.id + "_wb", "signs"))
 
 
 @dataclass(frozen=True)
@@ -195,6 +213,32 @@ class DpAdmm(_HuangAudited, _HuangGaussian):
             score += (h.meta["w_tilde"] - pred)[..., st.coords] * (st.m * (self.rho + 1.0 / eta[t]))
             state = {"w_tilde": h.meta["w_tilde"], "w": h.meta["w"], "gamma": h.meta["gamma"]}
         return OneRun(score, 2.0 * z * factor, {})
+
+    def one_run_white_box(self, st: OneRunCanaries, T: int, z: float, factor: float, rngs) -> OneRun:
+        """White-box canaries (`white_box_canaries`): canary slot l of agent i contributes the gradient
+        S c_1 e_j (norm c_1, Lemma 1's bound on a record's gradient) to the agent's mean gradient in (12a), so the
+        two states move w_i^k by 2 c_1 / (m (rho + 1/eta)): Lemma 1's sensitivity (11) exactly, at every k. The
+        loop is `consensus.dpadmm`'s, from its public single-step parts (the same draws); the adversary predicts each
+        w_i^k from the public w-tilde, w, gamma with the canaries' gradients left out, and the residual on e_j,
+        scaled by m (rho + 1/eta_k) / c_1, is S + N(0, (2 z factor)^2): multiplier z x factor."""
+        eta = hb.eta_schedule(self.reg, T, st.m, z=z, lam_n=self.lam_n, d=st.data.d)
+        sig = hb.sigma(st.m, self.rho, eta, z=z * factor)
+        R, n, k = st.S.shape
+        d = st.data.d
+        insert = np.zeros((R, n, d))
+        insert[..., st.coords] = st.S * (hb.C1 / st.m)
+        w_tilde, w, gamma = np.zeros((R, n, d)), np.zeros((R, d)), np.zeros((R, n, d))
+        score = np.zeros((R, n, k))
+        for t in range(T):
+            g = cs.dpadmm_local_gradient(st.data, w_tilde, self.reg, self.lam_n)   # canary slots hold zero rows
+            pred = cs.dpadmm_primal(g, w_tilde, w, gamma, eta[t], self.rho)
+            w_local = cs.dpadmm_primal(g + insert, w_tilde, w, gamma, eta[t], self.rho)     # (10a)
+            w_tilde = w_local + stacked_normal(rngs, (n, d), sig[t])                          # (10b)
+            w_new = cs.aggregate(w_tilde, gamma, self.rho)                                    # (10c)
+            gamma = cs.dual_update(gamma, w_tilde, w_new, self.rho)                           # (10d)
+            w = w_new
+            score += (pred - w_tilde)[..., st.coords] * (st.m * (self.rho + 1.0 / eta[t]) / hb.C1)
+        return OneRun(score, z * factor, {})
 
 
 @dataclass(frozen=True)
@@ -293,6 +337,25 @@ class DpSgd(_HuangAudited, _HuangGaussian):
         # the clipped gap is -2 e_j / m for S = -1: higher score, more likely +1
         return OneRun(-score, z * factor, {})
 
+    def one_run_white_box(self, st: OneRunCanaries, T: int, z: float, factor: float, rngs) -> OneRun:
+        """White-box canaries (`white_box_canaries`): canary slot l of agent i adds its clipped gradient S C e_j
+        (norm C = c_1, whatever the state) to the agent's mean gradient, a gap of 2C/m between the states, the
+        sensitivity of the message; the adversary subtracts the message's noise-free part without the canaries.
+        Residual x m / C: S + N(0, (2 z factor)^2), multiplier z x factor."""
+        s = float(sgd.sigma(st.m, z=z)) * factor
+        R, n, k = st.S.shape
+        d = st.data.d
+        insert = np.zeros((R, n, d))
+        insert[..., st.coords] = st.S * (hb.C1 / st.m)
+        w = np.zeros((R, d))
+        score = np.zeros((R, n, k))
+        for _ in range(T):
+            g = sgd.local_gradients(st.data, w)
+            g_tilde = g + insert + stacked_normal(rngs, (n, d), s)
+            score += (g_tilde - g)[..., st.coords] * (st.m / hb.C1)
+            w = sgd.update(w, g_tilde, lr=self.lr, lam_n=self.lam_n, reg=self.reg, convention=self.convention)
+        return OneRun(score, z * factor, {})
+
 
 @dataclass(frozen=True)
 class Dvp(Mechanism):
@@ -381,3 +444,14 @@ def one_run_canaries(X, y, *, agents: int, rows_per_agent: int, canaries: int, r
     data = cs.star_from_rows(X_ext, np.concatenate([y, S.ravel()]), rows)
     plus = cs.star_from_rows(X_ext, np.concatenate([y, np.ones(S.size)]), rows)
     return OneRunCanaries(data, plus, S, coords, m, float(canary_norm))
+
+
+def white_box_canaries(X, y, *, agents: int, rows_per_agent: int, canaries: int, runs: int,
+                       rows_rng: np.random.Generator, signs_rng: np.random.Generator) -> OneRunCanaries:
+    """The canaries of `*.one_run_white_box`: the datasets of `one_run_canaries` with every canary slot an empty
+    record (its gradient is 0, so each agent still averages over m records), and the canary's gradient S c_1 e_j
+    inserted into the agent's gradient by the audit itself. Threat model: white-box, an adversary that can put any
+    gradient of norm <= c_1 into one record's place (what Lemma 1's sensitivity assumes of a record), not only
+    gradients of records with unit-norm features."""
+    return one_run_canaries(X, y, agents=agents, rows_per_agent=rows_per_agent, canaries=canaries, runs=runs,
+                            canary_norm=0.0, rows_rng=rows_rng, signs_rng=signs_rng)

@@ -17,6 +17,10 @@ Audits. `audit_case`: one iteration from a gradient canary's state on the fused 
 label S = +1 / -1: their gradients differ by exactly e_j / n at every state), x_t public for all t; the adversary
 rebuilds y_t, u_t from them (its u_0 from the all-+1 data: u_0's dependence on the canaries only costs the score
 power) and scores the residual of each x-step on e_j.
+`white_box_canaries` / `one_run_white_box`: the white-box threat model (Nasr et al. 2023's gradient canaries):
+the canary's gradient S c e_j is inserted into step 3's noisy gradient query, so the two states are 2c/n apart
+there, the replace-one bound (the label-flip records above reach c/n, half of it). A violation under it would mean
+the noise is too small for the sensitivity of the query, whether or not real records reach the bound.
 """
 
 from __future__ import annotations
@@ -250,6 +254,36 @@ class GradientPerturbation(GaussianMechanism):
             u = u + A @ X[t] - yv
         return OneRun(score, sigma * factor * self.n, {})
 
+    def one_run_white_box(self, st: WhiteBoxCanaries, T: int, sigma: float, factor: float, rngs) -> OneRun:
+        """White-box canaries (`white_box_canaries`): canary slot l adds S c e_j / n to the mean gradient of step 3,
+        the noisy query Theorem 1's sensitivity is taken at, so the two states are 2c/n apart there (replace-one's
+        bound; Theorem 1 takes c/n). Every run is a column of one problem (the clean rows and the empty canary
+        records are the same in every run; only the inserted gradients differ), each drawing P_t from its own
+        Generator; x_t for all t public, u_0 from the clean data's gradient (the insertion is at the noisy query
+        only). The adversary predicts x_t without the canaries; the residual x gamma n / (eta c) on e_j is
+        S + N(0, (n sigma factor / c)^2): multiplier sigma x factor / (2c/n)."""
+        if self.accelerated:
+            raise ValueError("the white-box one-run audit runs XU's DP-ADMM (Algorithm 2), not DP-AccADMM")
+        p, R, d = st.problem, len(rngs), st.problem.d
+        sig = sigma * factor
+        eta = 1.0 / p.L_f                              # docs/choices.md#xu-step-size
+        A, At = p.A, p.A.T.tocsr()
+        insert = np.zeros((d, R))
+        insert[st.coords] = st.S.T * (self.c / st.n)
+        X = np.zeros((d, R))
+        u = lin.initial_dual(p, X, self.rho) if self.u0 == "paper" else np.zeros((A.shape[0], R))
+        score = np.zeros((R, len(st.coords)))
+        for _ in range(T):
+            Ax = A @ X
+            yv = p.prox_g(Ax + u, self.rho)                                              # step 2
+            P = sig * np.stack([g.standard_normal(d) for g in rngs], axis=1)
+            g = p.grad(X.T).T
+            pred = lin.x_update(X, g, Ax - yv + u, At, eta, self.rho, self.gamma)
+            X = lin.x_update(X, g + insert + P, Ax - yv + u, At, eta, self.rho, self.gamma)  # step 3
+            score += ((pred - X)[st.coords] * (self.gamma * st.n / (eta * self.c))).T
+            u = u + A @ X - yv                                                           # step 4
+        return OneRun(score, sig / (2.0 * self.c / st.n), {})
+
 
 @dataclass(frozen=True)
 class XuDpAdmm(RecordCanaryAudit, GradientPerturbation):
@@ -288,6 +322,14 @@ class XuDpAdmm(RecordCanaryAudit, GradientPerturbation):
         return one_run_canaries(X, y, rows=xp["rows"], canaries=xp["canaries"], runs=xp["runs"],
                                 lam=float(xp["lam"]), graph=xp.get("graph", {}), rows_rng=rng_of("xu-rows"),
                                 signs_rng=rng_of("xu", "signs"))
+
+    def white_box_setup(self, X, y, params: dict, rng_of) -> WhiteBoxCanaries:
+        """The whole-run audit's white-box canaries (`white_box_canaries`) from its block's `white_box` entry."""
+        xp = params["xu2020"]
+        wb = xp["white_box"]
+        return white_box_canaries(X, y, rows=xp["rows"], canaries=wb["canaries"], runs=wb["runs"],
+                                  lam=float(xp["lam"]), graph=xp.get("graph", {}), rows_rng=rng_of("xu-rows"),
+                                  signs_rng=rng_of(self.id + "_wb", "signs"))
 
     def claim_kwargs(self, setup, params: dict) -> tuple[dict | None, dict | None]:
         return None, None
@@ -347,3 +389,29 @@ def one_run_canaries(X, y, *, rows: int, canaries: int, runs: int, lam: float, g
     problems = [fl.build(Xr, np.concatenate([yc, S[r]]), lam, graph=g)[0] for r in range(R)]
     plus = fl.build(Xr, np.concatenate([yc, np.ones(k)]), lam, graph=g)[0]
     return OneRunCanaries(problems, plus, S, coords, n)
+
+
+@dataclass
+class WhiteBoxCanaries:
+    problem: fl.FusedLasso     # the clean rows and `canaries` empty records (the same in every run)
+    S: np.ndarray              # (R, k)
+    coords: np.ndarray
+    n: int
+
+
+def white_box_canaries(X, y, *, rows: int, canaries: int, runs: int, lam: float, graph: dict,
+                       rows_rng: np.random.Generator, signs_rng: np.random.Generator) -> WhiteBoxCanaries:
+    """The canaries of `GradientPerturbation.one_run_white_box`: `rows - canaries` clean rows (drawn by `rows_rng`
+    as in `one_run_canaries`), `canaries` empty records whose gradients the audit inserts (S c e_j / n), states S of
+    `runs` runs drawn by `signs_rng`. Threat model: white-box, an adversary that can put any gradient of norm <= c
+    into one record's place (what the sensitivity 2c/n assumes), not only gradients of unit-norm records."""
+    n, k, R = int(rows), int(canaries), int(runs)
+    X = np.asarray(sp.csr_matrix(X).todense()) if sp.issparse(X) else np.asarray(X, float)
+    idx = rows_rng.choice(len(y), size=n - k, replace=False)
+    clean, yc = fl.normalise_rows(X[idx]), np.asarray(y, float)[idx]
+    coords = least_used(clean, k)
+    g = fl.estimate_graph(clean, **graph_options(graph, clean.shape[1]))
+    S = signs_rng.choice([-1.0, 1.0], size=(R, k))
+    problem = fl.build(np.vstack([clean, np.zeros((k, X.shape[1]))]), np.concatenate([yc, np.ones(k)]), lam,
+                       graph=g)[0]
+    return WhiteBoxCanaries(problem, S, coords, n)

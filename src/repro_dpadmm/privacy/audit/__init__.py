@@ -8,6 +8,10 @@
 * `canaries`: worst-case neighbouring records shared by several mechanisms (the gradient canary, the least-used
   coordinates of the one-run canaries).
 * `one_run`: the one-run audit of a whole training run with many canaries (Steinke, Nasr and Jagielski 2023).
+* `fdp_one_run`: the f-DP analysis of the same guesses (Mahloujifar, Melis and Chaudhuri 2024): the audited mu of a
+  Gaussian trade-off and an (epsilon, delta) bound that does not pay Steinke et al.'s 2 m delta.
+* `power`: what a one-run audit of a Gaussian mechanism can be expected to show with m canaries, and the canaries a
+  target needs (to choose settings before running them).
 
 This is the privacy layer: nothing here imports an algorithm or a mechanism. A mechanism (repro_dpadmm.mechanisms)
 hands the audit what its trials need: a release function of the dataset index, the noise factor and one generator
