@@ -82,5 +82,5 @@ def test_the_toy_is_in_the_whole_run_audit_when_its_block_is_set():
     m = bar.metrics_audit_run(result)["metrics"]
     assert {f"{TOY}.level_eps3.eps_lo", f"{TOY}.level_eps3.reading", f"{TOY}.canaries"} <= set(m)
     assert m[f"{TOY}.level_eps3.tight_eps"] == pytest.approx(3.0, rel=1e-6)
-    assert "| toy two-step DPSGD | level_eps3 |" in bar.table_audit_run(result, m)
+    assert "| toy two-step DPSGD | black-box | level_eps3 |" in bar.table_audit_run(result, m)
     assert len(bar.plot_audit_run(result)["audit_run"].axes) == 4
