@@ -306,9 +306,11 @@ def metrics(out: dict, params: dict) -> dict:
     compared with the analysis designed for it, fixed before any run: the paper's (epsilon, delta) total with
     `eps_lo` (`flagged`), the tight total of the claimed noise (exactly mu-GDP) with `eps_lo_gdp` (`flagged_tight`).
     Per method and level, the audit's reading of the claim: `contradicted` (a flag with the claimed noise),
-    `supported` (not contradicted, and the 4x control is flagged against the tight total at the same level: this
-    audit caught a 4x under-noising there), `untestable` (neither). `control.testable`: the control's expected bound
-    at this power exceeds the tight total (`privacy.audit.power`); `control.canaries_needed`: the canaries it needs."""
+    `supported` (not contradicted, and at the same level the 4x control is both testable at this power and flagged
+    against the tight total: this audit caught a 4x under-noising it was built to catch there), `untestable` (the
+    rest: a control flagged where the power calculation expects no flag is luck, not power). `control.testable`:
+    the control's expected bound at this power exceeds the tight total (`privacy.audit.power`);
+    `control.canaries_needed`: the canaries it needs."""
     m = {"iterations": int(params["iterations"]), "confidence": float(params["confidence"]),
          "control_noise_factor": float(params["control_noise_factor"])}
     for st in out["settings"]:
@@ -331,7 +333,8 @@ def metrics(out: dict, params: dict) -> dict:
                   p + "control.canaries_needed": st.power["canaries_needed"]})
         m.update({p + key: v for key, v in st.extras.items()})
         m[p + "reading"] = ("contradicted" if m[p + "flagged"] or m[p + "flagged_tight"] else
-                            "supported" if m[p + "control.flagged_tight"] else "untestable")
+                            "supported" if m[p + "control.flagged_tight"] and m[p + "control.testable"] else
+                            "untestable")
         if st.method == "hu_sharing":
             # HU: a claimed total at or above the cap (every guess correct) cannot be refuted by this audit: its
             # "no violation" is untestable, not a pass
@@ -441,8 +444,9 @@ def describe(out: dict, m: dict) -> str:
         names = lambda ss: ", ".join(s.level for s in ss) or "no level"  # noqa: E731
         txt = (f"**{METHODS[base(meth)]}**, {THREAT[threat(meth)]}. Cost: {m[meth + '.canaries']:,} canaries in "
                f"{m[meth + '.runs']} run(s) per bound, {m[meth + '.seconds']:.1f} s for all its levels. Supported "
-               f"(no violation, and the 4x control is flagged at the same level): {names(groups['supported'])}. "
-               f"Untestable (no violation, control missed): {names(groups['untestable'])}. Contradicted: "
+               f"(no violation, and the 4x control testable at this power and flagged at the same level): "
+               f"{names(groups['supported'])}. Untestable (no violation, control not testable or missed): "
+               f"{names(groups['untestable'])}. Contradicted: "
                f"{names(groups['contradicted'])}.")
         weak = [s for s in sts if not p(s, "testable", True)]
         if weak:
@@ -468,8 +472,8 @@ def describe(out: dict, m: dict) -> str:
                      f"Lemma 1's bound, so it has no white-box row: a canary at the bound would be weaker.")
         over = [s.level for s in hs if not m[f"hu_sharing.{s.level}.paper_testable"]]
         if over:
-            parts.append(f"HU: with {m['hu_sharing.canaries']:,} canaries this audit cannot show an epsilon above "
-                         f"{max(m[f'hu_sharing.{s.level}.cap'] for s in hs):.3g} (every guess correct): at "
+            parts.append(f"HU: with {m['hu_sharing.canaries']:,} canaries the one-run bound cannot show an epsilon "
+                         f"above {max(m[f'hu_sharing.{s.level}.cap'] for s in hs):.3g} (every guess correct): at "
                          f"{', '.join(over)} the paper's total lies at or above that cap, so no violation there is "
                          f"untestable, not a pass.")
     parts.append("A bound below the claim says only that these canaries and this score found no violation. The "
