@@ -77,7 +77,8 @@ def test_white_box_rows_reach_the_bound_and_flag_the_control():
         assert m[q + "canary_eps"] == pytest.approx(m[q + "tight_eps"], rel=1e-6)
         assert m[q + "control.flagged_tight"] and not m[q + "flagged_tight"] and not m[q + "flagged"]
         assert m[q + "control.eps_lo_gdp"] > m[q + "control.eps_lo"] * 0.5
-        assert m[q + "reading"] == "supported"
+        # "supported" only where the power calculation expects the control to be flagged (else a flag is luck)
+        assert m[q + "reading"] == ("supported" if m[q + "control.testable"] else "untestable")
         # testable at this power iff the canaries the power calculation asks for are there (to its 5% grid)
         need, have = m[q + "control.canaries_needed"], m[meth + ".canaries"]
         if not 0.94 < need / have < 1.06:
