@@ -42,7 +42,7 @@ import numpy as np
 from numba.extending import get_cython_function_address
 
 from .. import accounting
-from .one_run import FRACTIONS, guesses
+from .one_run import FRACTIONS, guess_counts
 
 _c_double_fn = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)
 _ndtri = _c_double_fn(get_cython_function_address("scipy.special.cython_special", "ndtri"))
@@ -146,19 +146,10 @@ def audit(scores: np.ndarray, S: np.ndarray, delta: float, level: float,
           fractions: tuple = FRACTIONS) -> FdpResult:
     """The f-DP one-run audit of canaries with signs S (+1 / -1) and scores (higher: more likely +1), on the guesses
     `one_run.audit` makes (k_+ = k_- = fraction m / 2), each fraction at level / len(fractions)."""
-    scores, S = np.asarray(scores, float).ravel(), np.asarray(S).ravel()
-    if scores.shape != S.shape or not np.all(np.isin(S, (-1, 1))):
-        raise ValueError("scores and S must have the same length and S must hold +1 / -1")
-    if not np.all(np.isfinite(scores)):
-        raise ValueError("every score must be finite")
-    m = scores.size
+    m, counts = guess_counts(scores, S, fractions)
     each = level / len(fractions)
     best_mu, best_eps = None, None
-    for f in fractions:
-        k = max(1, int(round(f * m / 2)))
-        g = guesses(scores, k, k)
-        r = int(np.count_nonzero(g))
-        v = int(np.count_nonzero(g * S == 1))
+    for f, r, v in counts:
         mu = gdp_lower_bound(m, r, v, each)
         eps = epsilon_lower_bound(m, r, v, delta, each)
         if best_mu is None or mu > best_mu[0]:

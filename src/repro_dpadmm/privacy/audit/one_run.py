@@ -106,23 +106,32 @@ class OneRunResult:
     cap: float             # the largest bound this m and the grid can give (every guess correct at every fraction)
 
 
-def audit(scores: np.ndarray, S: np.ndarray, delta: float, level: float,
-          fractions: tuple = FRACTIONS) -> OneRunResult:
-    """One-run audit of canaries with true signs S (+1 / -1) and scores (higher: more likely +1)."""
+def guess_counts(scores: np.ndarray, S: np.ndarray, fractions: tuple = FRACTIONS) -> tuple[int, list]:
+    """The guesses of canaries with true signs S (+1 / -1) and scores (higher: more likely +1) at each fraction f of
+    the m canaries (k_+ = k_- = f m / 2): (m, [(f, r guesses, v correct)]), after checking the inputs. Every one-run
+    analysis (this module's bound, `fdp_one_run`) reads these same guesses."""
     scores, S = np.asarray(scores, float).ravel(), np.asarray(S).ravel()
     if scores.shape != S.shape or not np.all(np.isin(S, (-1, 1))):
         raise ValueError("scores and S must have the same length and S must hold +1 / -1")
     if not np.all(np.isfinite(scores)):
         raise ValueError("every score must be finite")
     m = scores.size
-    each = level / len(fractions)
-    best = None
-    cap = 0.0
+    out = []
     for f in fractions:
         k = max(1, int(round(f * m / 2)))
         g = guesses(scores, k, k)
-        r = int(np.count_nonzero(g))
-        v = int(np.count_nonzero(g * S == 1))
+        out.append((f, int(np.count_nonzero(g)), int(np.count_nonzero(g * S == 1))))
+    return m, out
+
+
+def audit(scores: np.ndarray, S: np.ndarray, delta: float, level: float,
+          fractions: tuple = FRACTIONS) -> OneRunResult:
+    """One-run audit of canaries with true signs S (+1 / -1) and scores (higher: more likely +1)."""
+    m, counts = guess_counts(scores, S, fractions)
+    each = level / len(fractions)
+    best = None
+    cap = 0.0
+    for f, r, v in counts:
         eps = epsilon_lower_bound(m, r, v, delta, each)
         cap = max(cap, epsilon_lower_bound(m, r, r, delta, each))
         if best is None or eps > best[0]:
