@@ -97,25 +97,26 @@ def render(item: registry.Item, root: Path) -> str:
     return nbformat.writes(notebook(item, root), version=4) + "\n"
 
 
+def _differing(root: Path):
+    """(item, path, text) of every notebook that differs from what `render` writes, or is missing."""
+    for item in registry.items():
+        path, text = root / item.notebook, render(item, root)
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            yield item, path, text
+
+
 def stale(root: Path) -> list[str]:
     """The notebooks (relative paths) that differ from what `render` writes, or are missing."""
-    out = []
-    for item in registry.items():
-        path = root / item.notebook
-        if not path.is_file() or path.read_text(encoding="utf-8") != render(item, root):
-            out.append(item.notebook)
-    return out
+    return [item.notebook for item, _, _ in _differing(root)]
 
 
 def write_all(root: Path) -> list[str]:
     """Write every item's notebook that differs from what `render` gives; the paths written."""
     written = []
-    for item in registry.items():
-        path, text = root / item.notebook, render(item, root)
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-            written.append(item.notebook)
+    for item, path, text in _differing(root):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        written.append(item.notebook)
     return written
 
 
