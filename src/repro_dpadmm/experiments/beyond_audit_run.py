@@ -187,10 +187,9 @@ def _rng(seed: int, *labels: str) -> np.random.Generator:
     return np.random.default_rng(seed_sequence(seed, PAPER, ITEM, *labels))
 
 
-def canaries(method: str, X, y, params: dict, seed: int):
-    """The method's datasets with canaries: its mechanism's `one_run_setup` (records), or `white_box_setup` for a
+def canaries(method: str, mech, X, y, params: dict, seed: int):
+    """The row's datasets with canaries: its mechanism's `one_run_setup` (records), or `white_box_setup` for a
     white-box row."""
-    mech = mechanisms(params)[base(method)]
     setup = mech.white_box_setup if threat(method) == "white-box" else mech.one_run_setup
     return setup(X, y, params, lambda *labels: _rng(seed, *labels))
 
@@ -221,12 +220,13 @@ def run_method(method: str, params: dict, seed: int, data: dict, source: str | N
     `source`: only the rows of the paper's grid ("paper") or of the frontier's levels ("frontier")."""
     T, level = int(params["iterations"]), row_level(method, params)
     factors = {"claimed": 1.0, "control": float(params["control_noise_factor"])}
-    name = _mech_class(method).audit_run_dataset
+    cls = _mech_class(method)
+    name = cls.audit_run_dataset
     if name not in data:
         return {"settings": [], "skipped": {method: f"dataset {name} unavailable"}, "hu": None}
-    mech = mechanisms(params)[base(method)]
+    mech = cls.for_audit_run(params)
     with threadpool_limits(int(params.get("blas_threads", 1))):
-        setup = canaries(method, *data[name], params, seed)
+        setup = canaries(method, mech, *data[name], params, seed)
         # HU's b_1 and Lemma 1's C of the noise-free run, reported beside its rows
         hu = {"b1": float(setup.b1), "C": [float(c) for c in setup.C]} if method == "hu_sharing" else None
         grid = settings(method, mech, params, params[mech.audit_run_block], *mech.claim_kwargs(setup, params))
