@@ -16,6 +16,7 @@ from conftest import ROOT, fresh_copy, snakemake
 
 from repro_dpadmm import config
 from repro_dpadmm.experiments import beyond_frontier as bf
+from repro_dpadmm.mechanisms import layouts
 
 PARAMS = config.item_params("beyond", "frontier")
 
@@ -26,7 +27,7 @@ def test_huang_star_data_uses_the_shared_splits(processed_root):
     p = tiny_params()
     X, y, splits = bf.data(p, processed_root)
     rngs = bf._rngs(p, "huang_dpadmm", "eps1", "huang")
-    data = bf.star_from_splits(X, y, splits, p["huang"]["agents"], rngs["agents"])
+    data = layouts.star_from_splits(X, y, splits, p["huang"]["agents"], rngs["agents"])
     assert data.D == len(splits) and data.n == p["huang"]["agents"] and data.n * data.m == p["n_train"]
     for r, (tr, te) in enumerate(splits):
         np.testing.assert_array_equal(data.y_test[r], y[te])
@@ -370,7 +371,7 @@ def test_dpadmm_floor_keeps_the_levels_step_sizes(processed_root):
     cal = floor["calibration"]
     X, y, splits = bf.data(p, processed_root)
     rngs = bf._rngs(p, "huang_dpadmm", "eps1-noiseless", "huang")
-    data = bf.star_from_splits(X, y, splits, p["huang"]["agents"], rngs["agents"])
+    data = layouts.star_from_splits(X, y, splits, p["huang"]["agents"], rngs["agents"])
     w = consensus.dpadmm(data, reg="l2", T=p["iterations"], noise_multiplier=cal["z"], add_noise=False,
                          rho=p["huang"]["rho"], lam_n=p["lam"], record=False).meta["w_tilde"]
     ctx = bf.context(p)

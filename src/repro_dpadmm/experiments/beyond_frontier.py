@@ -65,7 +65,7 @@ from ..datasets.partition import train_test
 from ..datasets.processed import atomic_write
 from ..mechanisms import FRONTIER, catalogue_view
 from ..mechanisms.base import Mechanism
-from ..mechanisms.layouts import LAYOUTS, STAR, star_from_splits  # noqa: F401  (star_from_splits: part of this API)
+from ..mechanisms.layouts import LAYOUTS, STAR
 from ..problems import logistic
 from ..problems.l2_logistic import L2Logistic
 from ..paths import results_dir
