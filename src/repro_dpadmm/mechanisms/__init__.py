@@ -21,15 +21,14 @@ def all_mechanisms(capability: str | None = None) -> dict[str, type[Mechanism]]:
 
     if capability is not None and capability not in CAPABILITIES:
         raise ValueError(f"unknown capability {capability!r}; known: {CAPABILITIES}")
-    order = list(CATALOGUE)
-
-    def rank(k):  # the papers' modules in PAPER_MODULES order, each in definition order, then any other
-        mod = CATALOGUE[k].__module__
+    def rank(item):  # the papers' modules in PAPER_MODULES order, each in definition order, then any other
+        i, cls = item
+        mod = cls.__module__
         leaf = mod.rpartition(".")[2] if mod.startswith(__name__ + ".") else None
-        return (PAPER_MODULES.index(leaf) if leaf in PAPER_MODULES else len(PAPER_MODULES), order.index(k))
+        return (PAPER_MODULES.index(leaf) if leaf in PAPER_MODULES else len(PAPER_MODULES), i)
 
-    return {k: CATALOGUE[k] for k in sorted(order, key=rank)
-            if capability is None or capability in CATALOGUE[k].capabilities}
+    ranked = sorted(enumerate(CATALOGUE.values()), key=rank)
+    return {cls.id: cls for _, cls in ranked if capability is None or capability in cls.capabilities}
 
 
 def mechanism_class(method: str, capability: str | None = None) -> type[Mechanism]:
@@ -49,10 +48,9 @@ class catalogue_view(Mapping):
         self.capability, self.value = capability, value
 
     def __getitem__(self, key):
-        return self.value(mechanism_class(key, self.capability)) if key in self else self._missing(key)
-
-    def _missing(self, key):
-        raise KeyError(key)
+        if key not in self:
+            raise KeyError(key)
+        return self.value(mechanism_class(key, self.capability))
 
     def __contains__(self, key):
         return key in all_mechanisms(self.capability)
