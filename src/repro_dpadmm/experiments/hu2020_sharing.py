@@ -36,6 +36,7 @@ from ..privacy.bounds import hu2020 as bounds
 from ..rng import repeat_generators, seed_sequence
 from ..solvers import NotConvergedError
 from .common import dataset_status
+from .parts import gather
 from .plotting import metrics_table
 from .progress import progress
 
@@ -337,11 +338,9 @@ def convergence_metrics(res: dict, params: dict) -> tuple[dict, dict]:
     return m, reps
 
 
-def noise_panel(dataset: str, params: dict, *, root=None) -> dict:
-    """Fig. 3 panel: ADMM sharing for every noise level (and the variants: eq. (7) literally, the authors' z-step,
-    as the authors ran it), test log-loss read after `read_at` updates (and after each of `also_read_at`), the sklearn
-    lines (the authors' and sklearn's defaults), the per-iteration epsilon each level buys under Theorem 1, and the
-    authors' published values beside the variant `authors_as_run` (read after `published_read_at` updates)."""
+def _noise_reads(dataset: str, params: dict) -> tuple[list[int], list[int]]:
+    """(the updates Fig. 3 reads the default curves at, every update any curve is read at) of a panel; raises, naming
+    the key, on a read past the run or a published list of the wrong length (before any work)."""
     panel = params["panels"][dataset]
     variants = params.get("variants", [])
     main = list(dict.fromkeys([int(panel["read_at"])] + [int(t) for t in panel.get("also_read_at", [])]))
@@ -352,21 +351,47 @@ def noise_panel(dataset: str, params: dict, *, root=None) -> dict:
     if panel.get("published") and len(panel["published"]) != len(panel["sigmas"]):
         raise ValueError(f"{dataset}: published needs one value per sigma ({len(panel['sigmas'])}), got "
                          f"{len(panel['published'])}")
-    reads = list(dict.fromkeys(reads))
-    prob = load_problem(dataset, panel["boundaries"], bias=params["bias"], train_rows=params.get("train_rows"),
+    return main, list(dict.fromkeys(reads))
+
+
+def _panel_problem(dataset: str, params: dict, root=None) -> dict:
+    panel = params["panels"][dataset]
+    return load_problem(dataset, panel["boundaries"], bias=params["bias"], train_rows=params.get("train_rows"),
                         root=root)
-    S, seed, T = len(panel["sigmas"]), int(params["seed"]), int(params["iterations"])
-    noise_on = params.get("noise_on", "shared")
+
+
+def noise_variants(params: dict) -> list:
+    """The runs of a Fig. 3 panel: the default (None), then each configured variant with runs of its own."""
+    return [None] + [v for v in (EQ7, Z_CODE, AS_RUN) if v in params.get("variants", [])]
+
+
+def noise_run(prob: dict, dataset: str, params: dict, var) -> History:
+    """One run batch of a Fig. 3 panel: every noise level x repeat under the default (var None) or a variant."""
+    panel = params["panels"][dataset]
+    seed, T = int(params["seed"]), int(params["iterations"])
+    if var == AS_RUN:
+        return run_as_run(prob, params, panel["sigmas"], repeats=int(params.get("as_run_repeats", params["repeats"])),
+                          iterations=T, seed=seed, label=f"fig3-{dataset}", noise_on="shared")
+    return run_admm(prob, params, panel["sigmas"], repeats=int(params["repeats"]), iterations=T, seed=seed,
+                    label=f"fig3-{dataset}", noise_on="params" if var == EQ7 else params.get("noise_on", "shared"),
+                    z_penalty="code" if var == Z_CODE else None)
+
+
+def noise_panel(dataset: str, params: dict, *, root=None, histories: dict | None = None) -> dict:
+    """Fig. 3 panel: ADMM sharing for every noise level (and the variants: eq. (7) literally, the authors' z-step,
+    as the authors ran it), test log-loss read after `read_at` updates (and after each of `also_read_at`), the sklearn
+    lines (the authors' and sklearn's defaults), the per-iteration epsilon each level buys under Theorem 1, and the
+    authors' published values beside the variant `authors_as_run` (read after `published_read_at` updates).
+    `histories`: {variant: its `noise_run`} computed elsewhere (the item's parts); the ones missing run here."""
+    panel = params["panels"][dataset]
+    main, reads = _noise_reads(dataset, params)
+    prob = _panel_problem(dataset, params, root)
+    S = len(panel["sigmas"])
+    histories = histories or {}
     runs = {}
-    for var in progress([None] + [v for v in (EQ7, Z_CODE, AS_RUN) if v in variants], f"{dataset} noise levels",
-                        name=lambda v: v or "default"):
-        R = int(params.get("as_run_repeats", params["repeats"])) if var == AS_RUN else int(params["repeats"])
-        if var == AS_RUN:
-            h = run_as_run(prob, params, panel["sigmas"], repeats=R, iterations=T, seed=seed,
-                           label=f"fig3-{dataset}", noise_on="shared")
-        else:
-            h = run_admm(prob, params, panel["sigmas"], repeats=R, iterations=T, seed=seed, label=f"fig3-{dataset}",
-                         noise_on="params" if var == EQ7 else noise_on, z_penalty="code" if var == Z_CODE else None)
+    for var in progress(noise_variants(params), f"{dataset} noise levels", name=lambda v: v or "default"):
+        h = histories[var] if histories.get(var) is not None else noise_run(prob, dataset, params, var)
+        R = h.traces["test_logloss_clean"].shape[0] // S
         runs[var] = {"history": h, "repeats": R,
                      "clean": {t: h.traces["test_logloss_clean"][:, t].reshape(S, R) for t in reads},
                      "noisy": {t: h.traces["test_logloss"][:, t].reshape(S, R) for t in reads}}
@@ -440,56 +465,99 @@ def published_comparison(p: str, levels, published, runs: np.ndarray, key) -> di
 CALIBRATIONS = {None: "shared", AUTHORS: "authors", EQ7: "params"}
 
 
-def eps_panel(dataset: str, params: dict, *, root=None) -> dict:
+def _eps_calibration(prob: dict, params: dict, dataset: str) -> dict:
+    """The noise of the (epsilon, delta) runs: the noise-free reference run (its b_1), Lemma 1's C_m, Theorem 1's
+    sigma_m per epsilon (E, M) and the bare multiplier sqrt(2 ln(1.25/delta)) / epsilon (E, M)."""
+    panel = params["panels"][dataset]
+    T, seed, delta = int(panel["iterations"]), int(params["seed"]), float(params["delta"])
+    ref = run_admm(prob, params, [0.0], repeats=1, iterations=T, seed=seed, label=f"eps-{dataset}-ref")
+    b1 = sharing.observed_b1(ref)
+    d_m = np.diff(prob["boundaries"])                  # party 1 includes its bias column
+    M = len(d_m)
+    C = bounds.sensitivity_bound(lam_sum(params, prob["n_train"]), float(params["c1"]), b1, M, float(params["rho"]),
+                                 d_m)
+    eps = np.asarray(panel["epsilons"], dtype=float)
+    # The authors' runs use epsilon > 1, outside Theorem 1's proven range (0, 1]: applied as stated, flagged.
+    sig = np.stack([bounds.theorem1_sigma(C, e, delta, strict=False) for e in eps])    # (E, M)
+    mult = np.stack([bounds.theorem1_sigma(np.ones(M), e, delta, strict=False) for e in eps])   # (E, M)
+    return {"reference": ref, "b1": b1, "C": C, "sigma": sig, "multiplier": mult, "epsilons": eps}
+
+
+AS_RUN_NOISE_FREE = "as_run_noise_free"   # the eps sweep's noise-free run as the authors ran it
+
+
+def eps_variants(params: dict) -> list:
+    """The runs of an eps-sweep panel: the default (None), each configured variant, and with `authors_as_run` its
+    noise-free run."""
+    variants = params.get("variants", [])
+    return [None] + [v for v in (AUTHORS, AS_RUN, EQ7) if v in variants] + \
+        ([AS_RUN_NOISE_FREE] if AS_RUN in variants else [])
+
+
+def eps_run(prob: dict, dataset: str, params: dict, var, cal: dict | None = None) -> History:
+    """One run batch of an eps-sweep panel (every epsilon x repeat) under the default calibration (var None) or a
+    variant's; `cal`: `_eps_calibration` (computed here when None and the variant needs it)."""
+    panel = params["panels"][dataset]
+    T, R, seed = int(panel["iterations"]), int(params["repeats"]), int(params["seed"])
+    if var == AS_RUN_NOISE_FREE:
+        return run_as_run(prob, params, [0.0], repeats=1, iterations=T, seed=seed, label=f"eps-{dataset}-ref",
+                          noise_on="shared")
+    if var in (AUTHORS, AS_RUN):    # their multipliers do not depend on the data: no reference run needed
+        M = len(np.diff(prob["boundaries"]))
+        levels = np.stack([bounds.theorem1_sigma(np.ones(M), e, float(params["delta"]), strict=False)
+                           for e in np.asarray(panel["epsilons"], dtype=float)])
+    else:
+        cal = cal or _eps_calibration(prob, params, dataset)
+        levels = cal["sigma"]
+    if var == AS_RUN:
+        return run_as_run(prob, params, levels, repeats=int(params.get("as_run_repeats", R)), iterations=T,
+                          seed=seed, label=f"eps-{dataset}", noise_on="authors")
+    record = {"b1": cal["b1"], "bound_args": {"delta": float(params["delta"]),
+                                              "delta_prime": float(params["delta_prime"])}} if var is None else {}
+    return run_admm(prob, params, levels, repeats=R, iterations=T, seed=seed, label=f"eps-{dataset}",
+                    noise_on=CALIBRATIONS[var], **record)
+
+
+def eps_panel(dataset: str, params: dict, *, root=None, histories: dict | None = None) -> dict:
     """(epsilon, delta) runs under each calibration of `params["variants"]`:
     * default: Theorem 1 as stated, per-sample noise on D_m x_m with sigma_m = Theorem 1 (C_m of Lemma 1 with the
       observed b_1);
     * `authors_calibration`: the authors' data-dependent noise D_m xi, xi ~ N(0, sigma_t^2 (D_m^T D_m)^+), sigma_t
       recomputed every iteration (algorithms.sharing.authors_sigma) with the same multiplier sqrt(2 ln(1.25/delta))
       / epsilon; not covered by the paper's proof;
-    * `eq7_literal`: Theorem 1's sigma_m put on x_m (eq. (7) read literally)."""
+    * `eq7_literal`: Theorem 1's sigma_m put on x_m (eq. (7) read literally).
+    `histories`: {variant: its `eps_run`} computed elsewhere (the item's parts); the ones missing run here."""
     panel = params["panels"][dataset]
-    prob = load_problem(dataset, panel["boundaries"], bias=params["bias"], train_rows=params.get("train_rows"),
-                        root=root)
-    T, R, seed = int(panel["iterations"]), int(params["repeats"]), int(params["seed"])
-    delta, dprime = float(params["delta"]), float(params["delta_prime"])
-    lam = lam_sum(params, prob["n_train"])
-    ref = run_admm(prob, params, [0.0], repeats=1, iterations=T, seed=seed, label=f"eps-{dataset}-ref")
-    b1 = sharing.observed_b1(ref)
-    d_m = np.diff(prob["boundaries"])                  # party 1 includes its bias column
-    M = len(d_m)
-    C = bounds.sensitivity_bound(lam, float(params["c1"]), b1, M, float(params["rho"]), d_m)
-    eps = np.asarray(panel["epsilons"], dtype=float)
-    # The authors' runs use epsilon > 1, outside Theorem 1's proven range (0, 1]: applied as stated, flagged.
-    sig = np.stack([bounds.theorem1_sigma(C, e, delta, strict=False) for e in eps])    # (E, M)
-    mult = np.stack([bounds.theorem1_sigma(np.ones(M), e, delta, strict=False) for e in eps])   # (E, M)
+    prob = _panel_problem(dataset, params, root)
+    T, R = int(panel["iterations"]), int(params["repeats"])
+    cal = _eps_calibration(prob, params, dataset)
+    eps, M = cal["epsilons"], len(cal["C"])
     E = len(eps)
-    variants = params.get("variants", [])
     if panel.get("published") and len(panel["published"]) != E:
         raise ValueError(f"{dataset}: published needs one value per epsilon ({E}), got {len(panel['published'])}")
+    histories = histories or {}
+
+    def history(var):
+        return histories[var] if histories.get(var) is not None else eps_run(prob, dataset, params, var, cal)
+
     runs = {}
-    for var in progress([None] + [v for v in (AUTHORS, AS_RUN, EQ7) if v in variants], f"{dataset} epsilons",
+    for var in progress([v for v in eps_variants(params) if v != AS_RUN_NOISE_FREE], f"{dataset} epsilons",
                         name=lambda v: v or "default"):
-        levels = mult if var in (AUTHORS, AS_RUN) else sig
-        Rv = int(params.get("as_run_repeats", R)) if var == AS_RUN else R
-        if var == AS_RUN:
-            h = run_as_run(prob, params, levels, repeats=Rv, iterations=T, seed=seed, label=f"eps-{dataset}",
-                           noise_on="authors")
-        else:
-            record = {"b1": b1, "bound_args": {"delta": delta, "delta_prime": dprime}} if var is None else {}
-            h = run_admm(prob, params, levels, repeats=Rv, iterations=T, seed=seed, label=f"eps-{dataset}",
-                         noise_on=CALIBRATIONS[var], **record)
+        h = history(var)
+        Rv = h.traces["test_logloss_clean"].shape[0] // E
         runs[var] = {"history": h, "test_clean": h.traces["test_logloss_clean"][:, -1].reshape(E, Rv),
                      "test_noisy": h.traces["test_logloss"][:, -1].reshape(E, Rv),
                      "sigma_party1": h.meta["sigma_t"][:, :, 0].reshape(E, Rv, T)}
     # the noise-free run as the authors ran it, beside their published noise-free run
-    clean_as_run = (run_as_run(prob, params, [0.0], repeats=1, iterations=T, seed=seed, label=f"eps-{dataset}-ref",
-                               noise_on="shared") if AS_RUN in variants else None)
+    clean_as_run = history(AS_RUN_NOISE_FREE) if AS_RUN_NOISE_FREE in eps_variants(params) else None
     spends = runs[None]["history"].spends              # one per run and party, run-major
     acct = [release_totals(spends[k * R * M], float(params["accounting_delta"])) for k in range(E)]  # party 1
-    return {"problem": prob, "reference": ref, "runs": runs, "b1": b1, "C": C, "sigma": sig, "multiplier": mult,
-            "epsilons": eps, "T": T, "reference_test": float(ref.traces["test_logloss_clean"][0, -1]),
-            "accounting": acct, "sklearn": sklearn_lines(prob, params, lam), "clean_as_run": clean_as_run,
+    ref = cal["reference"]
+    return {"problem": prob, "reference": ref, "runs": runs, "b1": cal["b1"], "C": cal["C"], "sigma": cal["sigma"],
+            "multiplier": cal["multiplier"], "epsilons": eps, "T": T,
+            "reference_test": float(ref.traces["test_logloss_clean"][0, -1]),
+            "accounting": acct, "sklearn": sklearn_lines(prob, params, lam_sum(params, prob["n_train"])),
+            "clean_as_run": clean_as_run,
             "published": panel.get("published"), "published_noise_free": panel.get("published_noise_free")}
 
 
@@ -849,9 +917,48 @@ def _panel_metrics(panels: dict, metrics_of) -> dict:
     return {"metrics": metrics, "repeats": repeats}
 
 
+def _part_keys(params: dict, variants) -> list[str]:
+    return [f"{ds}.{var or 'default'}" for ds in params["datasets"] for var in variants]
+
+
+def _split_key(params: dict, key: str, variants) -> tuple[str, object]:
+    """(dataset, variant) of a part key '<dataset>.<variant or default>'."""
+    by_key = {f"{ds}.{var or 'default'}": (ds, var) for ds in params["datasets"] for var in variants}
+    if key not in by_key:
+        raise ValueError(f"{PAPER}: no part {key!r}; its parts: {', '.join(by_key)}")
+    return by_key[key]
+
+
+def _histories(params: dict, item: str, variants) -> dict[str, dict]:
+    """{dataset: {variant: its History from the item's part, None where the part ran without its dataset}}."""
+    out = {}
+    for key, h in gather(PAPER, item, params).items():
+        ds, var = _split_key(params, key, variants)
+        out.setdefault(ds, {})[var] = h
+    return out
+
+
+# Figs. 3 and the eps sweep run as one part per dataset and run batch (the default, each variant): each batch draws
+# from its own labelled streams, so a part computes exactly what the whole item computes, and the heaviest (the
+# variant authors_as_run: an L-BFGS-B call per run, party and update) no longer waits for the others.
+def parts_fig3(params: dict) -> list[str]:
+    """One part per dataset and run batch of `noise_variants`: '<dataset>.<variant or default>'."""
+    return _part_keys(params, noise_variants(params))
+
+
+def part_fig3(params: dict, key: str) -> History | None:
+    """One run batch of a Fig. 3 panel (`noise_run`); None when its dataset is unavailable."""
+    ds, var = _split_key(params, key, noise_variants(params))
+    if not dataset_status([ds])[ds][0]:
+        return None
+    _noise_reads(ds, params)
+    return noise_run(_panel_problem(ds, params), ds, params, var)
+
+
 def run_fig3(params: dict) -> dict:
-    """Fig. 3: one `noise_panel` per available dataset."""
-    panels, reasons = _panels(params, noise_panel)
+    """Fig. 3: one `noise_panel` per available dataset, from the item's parts."""
+    histories = _histories(params, "fig3", noise_variants(params))
+    panels, reasons = _panels(params, lambda ds, p: noise_panel(ds, p, histories=histories.get(ds)))
     return {"params": params, "panels": panels, "reasons": reasons}
 
 
@@ -872,8 +979,26 @@ def run_eps_sweep(params: dict) -> dict:
     ce = params["corollary_examples"]
     examples = corollary1_table(ce["epsilons"], ce["T"], params["delta_prime"])
     examples.update(composed_table(0.1, params["delta"], ce["T"], params["accounting_delta"]))
-    panels, reasons = _panels(params, eps_panel)
+    histories = _histories(params, "eps_sweep", eps_variants(params))
+    panels, reasons = _panels(params, lambda ds, p: eps_panel(ds, p, histories=histories.get(ds)))
     return {"params": params, "examples": examples, "panels": panels, "reasons": reasons}
+
+
+def parts_eps_sweep(params: dict) -> list[str]:
+    """One part per dataset and run batch of `eps_variants`: '<dataset>.<variant or default>'."""
+    return _part_keys(params, eps_variants(params))
+
+
+def part_eps_sweep(params: dict, key: str) -> History | None:
+    """One run batch of an eps-sweep panel (`eps_run`); None when its dataset is unavailable."""
+    ds, var = _split_key(params, key, eps_variants(params))
+    if not dataset_status([ds])[ds][0]:
+        return None
+    panel = params["panels"][ds]
+    if panel.get("published") and len(panel["published"]) != len(panel["epsilons"]):
+        raise ValueError(f"{ds}: published needs one value per epsilon ({len(panel['epsilons'])}), got "
+                         f"{len(panel['published'])}")
+    return eps_run(_panel_problem(ds, params), ds, params, var)
 
 
 def plot_eps_sweep(result: dict) -> dict:
