@@ -8,13 +8,16 @@ cores it was given, the peak memory of any job, and the ten most expensive jobs 
 
 Run it from the project root. The items, their parts and the frontier's jobs are forced to run again (`--forcerun
 item_notebook item_part frontier_job report`); the datasets are not (build them first: `snakemake --cores 2 datasets`).
-CPU time is the rusage of the finished child processes, so it includes everything the DAG ran.
+CPU time is the rusage of the finished child processes, so it includes everything the DAG ran. Per job, the CPU
+time is read from the last line of the job's log (`repro-dpadmm job cost: ... s CPU`, written by the job's own
+process for itself and its children); Snakemake's own job processes and the dataset jobs are not in that sum.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -35,6 +38,22 @@ def jobs(benchmarks: Path) -> list[tuple[str, float, float | None]]:
     return sorted(out, key=lambda r: -r[1])
 
 
+COST_LINE = re.compile(r"repro-dpadmm job cost: ([0-9.]+) s wall, ([0-9.]+) s CPU")
+
+
+def job_cpu(logs: Path) -> dict[str, float]:
+    """{job (its log's path under logs/, without .log): CPU seconds} from each job log's cost line."""
+    out = {}
+    for log in sorted(logs.rglob("*.log")):
+        try:
+            found = COST_LINE.findall(log.read_text(errors="replace")[-4000:])
+        except OSError:
+            continue
+        if found:
+            out[str(log.relative_to(logs).with_suffix(""))] = float(found[-1][1])
+    return out
+
+
 def job_table(rows, n: int = 10) -> str:
     lines = [f"{'job':58s} {'wall':>9s} {'peak RSS':>10s}"]
     for name, wall, rss in rows[:n]:
@@ -47,6 +66,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--read", action="store_true", help="do not run: print the job table of a finished run")
     ap.add_argument("--benchmarks", type=Path, default=Path("logs/benchmarks"))
+    ap.add_argument("--limit", type=float, default=90.0, help="list the jobs longer than this (seconds of wall)")
     ap.add_argument("snakemake_args", nargs="*", help="more Snakemake arguments (after --)")
     args = ap.parse_args(argv)
     if not args.read:
@@ -72,6 +92,11 @@ def main(argv=None) -> int:
     print(f"{len(rows)} jobs; sum of job wall times {sum(r[1] for r in rows) / 60:.1f} min; largest peak resident "
           f"memory {'unknown' if peak is None else f'{peak:.0f} MB'}\n")
     print(job_table(rows))
+    long = [r for r in rows if r[1] > args.limit]
+    print(f"\njobs over {args.limit:g} s: {len(long)}" + "".join(f"\n  {n} {w:.1f} s" for n, w, _ in long))
+    cpu = job_cpu(args.benchmarks.parent)
+    if cpu:
+        print(f"job CPU from the jobs' logs: {sum(cpu.values()):.0f} s over {len(cpu)} jobs")
     return 0
 
 

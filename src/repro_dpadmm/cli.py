@@ -379,13 +379,33 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# The commands a workflow job runs: each ends its log with its wall and CPU time (this process and the children it
+# waited for, e.g. the notebook's kernel), so a run's CPU can be read per job (benchmarks/dag.py): the CPU time of
+# Snakemake's benchmark files is sampled every few seconds and misses most of a short job.
+JOB_COMMANDS = ("cmd_run", "cmd_part", "cmd_frontier_job")
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def main(argv=None) -> int:
+    import time
+
+    t0 = time.perf_counter()
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        rc = args.func(args)
     except (ValueError, KeyError, FileNotFoundError) as exc:
         print(f"repro-dpadmm: error: {exc}", file=sys.stderr)
         return 2
+    if getattr(args.func, "__name__", "") in JOB_COMMANDS and argv is None:
+        print(f"repro-dpadmm job cost: {time.perf_counter() - t0:.2f} s wall, {_cpu_seconds():.2f} s CPU",
+              file=sys.stderr)
+    return rc
 
 
 if __name__ == "__main__":

@@ -1,0 +1,74 @@
+"""The kernel targets in one run: DP-ADMM against the streaming bandwidth measured in the same run, ADMM with exact
+local solves and private M-ADMM at N = 100 against their time bounds (bench_huang2019.py, bench_zhang2018.py), as one
+table of ratios (a ratio <= 1 meets its target):
+
+    python benchmarks/kernels.py                       # print the table
+    python benchmarks/kernels.py --update README.md    # and write it between the README's kernels markers
+
+Run it on a quiet machine: the bounds are absolute times (or, for DP-ADMM, the bandwidth measured here), and two
+processes sharing a core double the times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import bench_huang2019  # noqa: E402  (the benchmarks folder is not a package)
+import bench_zhang2018  # noqa: E402
+
+START, END = "<!-- kernels:start -->", "<!-- kernels:end -->"
+
+
+def table(huang: dict, zhang: dict) -> str:
+    def verdict(ratio):
+        return "met" if ratio <= 1 else "not met"
+
+    rows = [
+        ("DP-ADMM (HUANG Algorithm 3, l2)", huang["shape"],
+         f"{huang['dpadmm_s']:.2f} s = {100 * huang['bandwidth_fraction']:.0f}% of the streaming bandwidth "
+         f"({huang['bandwidth_Bps'] / 1e9:.1f} GB/s measured)",
+         f">= {100 * bench_huang2019.BANDWIDTH_TARGET:.0f}% (<= {huang['dpadmm_bound_s']:.2f} s here)",
+         huang["dpadmm_ratio"]),
+        ("ADMM, exact local solves (HUANG)", huang["shape"], f"{huang['admm_s']:.2f} s",
+         f"<= {bench_huang2019.ADMM_BOUND_S:g} s", huang["admm_ratio"]),
+        ("private M-ADMM (ZKL-ICML PP)", zhang["shape"], f"{zhang['run_s']:.2f} s",
+         f"<= {zhang['bound_s']:g} s", zhang["ratio"]),
+    ]
+    lines = ["| kernel | shape | measured | target | ratio |", "|---|---|---|---|---:|"]
+    lines += [f"| {k} | {s} | {m} | {t} | {r:.2f} ({verdict(r)}) |" for k, s, m, t, r in rows]
+    return "\n".join(lines)
+
+
+def update(readme: Path, text: str) -> None:
+    doc = readme.read_text()
+    if START not in doc or END not in doc:
+        raise ValueError(f"{readme} has no {START} ... {END} markers")
+    head, rest = doc.split(START, 1)
+    _, tail = rest.split(END, 1)
+    readme.write_text(f"{head}{START}\n{text}\n{END}{tail}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--update", type=Path, metavar="README.md", help="write the table between its kernels markers")
+    ap.add_argument("--note", default="", help="a line under the table (the machine, how quiet it was)")
+    args = ap.parse_args(argv)
+    huang = bench_huang2019.measure()
+    print()
+    zhang = bench_zhang2018.measure()
+    text = table(huang, zhang)
+    note = args.note or f"one run of `python benchmarks/kernels.py` on {platform.machine()}"
+    text += f"\n\n{note}"
+    print("\n" + text)
+    if args.update:
+        update(args.update, text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
