@@ -48,7 +48,9 @@ def best_of(f, repeats: int = 5, inner: int = 3) -> tuple[float, float]:
 
 def reference_grad(problem, x):
     """grad f as MeanLogisticTerm computed it before the kernels (scipy products, scipy's expit)."""
-    s = logistic_term.sigmoid_neg_reference(np.asarray(problem.Xm @ x.reshape(-1, problem.d).T))
+    from scipy.special import expit
+
+    s = expit(-np.asarray(problem.Xm @ x.reshape(-1, problem.d).T))
     return (-(s.T @ problem.Xm) / problem.n).reshape(x.shape)
 
 
@@ -56,12 +58,14 @@ def grad_section(name: str, problem) -> None:
     rng = np.random.default_rng(0)
     for runs in (1, 10, 100):
         x = rng.standard_normal((runs, problem.d)) * 0.3
-        assert np.array_equal(problem.grad(x), reference_grad(problem, x))
+        same = np.array_equal(problem.grad(x), reference_grad(problem, x))   # sparse: the compiled sweep
+        assert same or np.allclose(problem.grad(x), reference_grad(problem, x), rtol=1e-13, atol=1e-16)
         with threadpool_limits(1):
             w_new, c_new = best_of(lambda: problem.grad(x))
             w_ref, c_ref = best_of(lambda: reference_grad(problem, x))
         print(f"  grad f, R = {runs:3d}: compiled {1e3 * w_new:7.2f} ms wall {1e3 * c_new:7.2f} ms CPU; reference "
-              f"{1e3 * w_ref:7.2f} ms wall {1e3 * c_ref:7.2f} ms CPU; ratio {c_new / c_ref:.2f} (CPU), bit-identical")
+              f"{1e3 * w_ref:7.2f} ms wall {1e3 * c_ref:7.2f} ms CPU; ratio {c_new / c_ref:.2f} (CPU), "
+              f"{'bit-identical' if same else 'equal to round-off (numpy exp)'}")
 
 
 FIRST_CALL = """
@@ -70,7 +74,6 @@ t0 = time.perf_counter()
 from repro_dpadmm.kernels import logistic_term as k
 X = sp.random(2000, 50, density=0.1, format="csr", random_state=0)
 k.csr_grad_sum(X, np.ones((50, 1))); k.csr_grad_sum(X, np.ones((50, 20)))
-k.sigmoid_neg_inplace(np.ones(10)); k.logistic_loss_inplace(np.ones(10))
 print(time.perf_counter() - t0)
 """
 

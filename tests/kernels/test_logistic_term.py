@@ -1,5 +1,6 @@
-"""The compiled kernels of XU's logistic term equal their numpy references bit for bit (same formulas, same C library
-exp/log1p, same order of the sums), and MeanLogisticTerm's grad and loss equal the formulas they replaced."""
+"""The compiled gradient sweep of XU's logistic term equals scipy's products and expit bit for bit (same formula, same C
+library exp, same order of the sums), and MeanLogisticTerm's grad and loss equal the formulas they replaced: bit for
+bit on sparse rows, to round-off where numpy's vectorised exp and log1p take over (dense rows, the loss)."""
 
 from __future__ import annotations
 
@@ -18,25 +19,6 @@ SPECIAL = [0.0, -0.0, 1e-300, -1e-300, 1e-8, -1e-8, 36.0, -36.0, 700.0, -700.0, 
 def _values(rng, n=20000):
     z = np.concatenate([rng.standard_normal(n) * 30, rng.standard_normal(n) * 1e-3, SPECIAL])
     return z
-
-
-def test_sigmoid_neg_is_scipys_expit_bit_for_bit():
-    z = _values(np.random.default_rng(0))
-    got = k.sigmoid_neg_inplace(z.copy())
-    assert np.array_equal(got, expit(-z))
-    assert np.array_equal(got, k.sigmoid_neg_reference(z))
-    zz = z[:1000].reshape(10, 100).copy()            # in place on a 2-d array, same values
-    assert np.array_equal(k.sigmoid_neg_inplace(zz), expit(-z[:1000]).reshape(10, 100))
-
-
-def test_logistic_loss_is_numpys_logaddexp_bit_for_bit():
-    z = _values(np.random.default_rng(1))
-    with np.errstate(over="ignore", invalid="ignore"):
-        ref = np.logaddexp(0.0, -z)
-    got = k.logistic_loss_inplace(z.copy())
-    assert np.array_equal(got, ref, equal_nan=True)
-    assert got[np.flatnonzero(z == 0.0)[0]] == np.log(2.0)
-    assert np.isnan(k.logistic_loss_inplace(np.array([np.nan])))[0]
 
 
 def _csr(rng, n, d, density, unsorted=False):
@@ -90,36 +72,12 @@ def test_problem_grad_and_loss_equal_the_numpy_formulas(sparse):
     Xc = fl.as_compute_matrix(X)
     assert sp.issparse(Xc) == sparse
     p = L2Logistic(X=Xc, y=y, lam=1e-3)
+    # sparse rows: the compiled sweep, bit for bit; dense rows and the loss: numpy's vectorised exp and log1p, which
+    # differ from the C library's by an ulp in a few per cent of elements
+    same = np.array_equal if sparse else (lambda a, b: np.allclose(a, b, rtol=1e-14, atol=1e-17))
     for shape in [(12,), (1, 12), (3, 12), (2, 20, 12), (70, 12)]:
         x = rng.standard_normal(shape)
-        assert np.array_equal(p.grad(x), _old_grad(p, x))
-        assert np.array_equal(p.loss(x), _old_loss(p, x))
+        assert same(p.grad(x), _old_grad(p, x))
+        assert np.allclose(p.loss(x), _old_loss(p, x), rtol=1e-14, atol=0)
     x = rng.standard_normal((130, 12))
-    assert np.array_equal(p.loss(x, chunk=64), _old_loss(p, x, 64))   # a last chunk of one iterate: numpy's sum
-
-
-def test_in_place_kernels_keep_the_layout_and_refuse_what_they_cannot_write():
-    rng = np.random.default_rng(7)
-    z = np.asfortranarray(rng.standard_normal((50, 7)) * 5)
-    ref = np.logaddexp(0.0, -z)
-    got = k.logistic_loss_inplace(z)
-    assert got is z and got.flags.f_contiguous and np.array_equal(got, ref)
-    assert np.array_equal(got.mean(-1), ref.mean(-1))             # same layout: numpy's same summation order
-    with pytest.raises(ValueError, match="contiguous"):
-        k.sigmoid_neg_inplace(rng.standard_normal((6, 6))[:, ::2])
-    with pytest.raises(ValueError, match="float64"):
-        k.logistic_loss_inplace(np.zeros(3, dtype=np.float32))
-
-
-def test_logistic_loss_equals_numpy_logaddexp_at_the_edges():
-    """The loss HUANG's StarData.mean_loss also uses (it had its own copy): extreme, signed-zero, infinite, NaN."""
-    from repro_dpadmm.problems.logistic import loss
-
-    rng = np.random.default_rng(4)
-    z = np.concatenate([rng.standard_normal(20_000) * s for s in (1e-9, 0.1, 1, 10, 800)]
-                       + [np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 36.7, -745.2])])
-    out = k.logistic_loss_inplace(z.copy())
-    with np.errstate(invalid="ignore"):  # NaN in, NaN out
-        ref = k.logistic_loss_reference(z)
-        np.testing.assert_array_equal(out, loss(z))
-    np.testing.assert_array_equal(out, ref)
+    assert np.allclose(p.loss(x, chunk=64), _old_loss(p, x, 64), rtol=1e-14, atol=0)

@@ -54,25 +54,16 @@ import scipy.sparse as sp
 from ..datasets import partition
 from ..history import History
 from ..kernels import consensus as kc
-from ..kernels import logistic_term
+from ..kernels.logistic_math import loss_inplace
 from ..privacy.bounds import huang2019 as hb
 from ..privacy.mechanisms import check_epsilon_delta, stacked_gamma_norm
 from ..problems import regularizers
+from ..problems.logistic import sigmoid_neg
 from ..rng import stacked_normal
 from ..solvers import NotConvergedError, require_converged
 
 
 # --------------------------------------------------------------------------------------------------- data
-def sigmoid_neg(z: np.ndarray) -> np.ndarray:
-    """sigma(-z) = 1 / (1 + e^z), elementwise. numpy's vectorised exp makes this 4-5x faster than
-    scipy.special.expit(-z) (the same formula with the C library's exp); the two exps differ by at most an ulp, so
-    the results agree to ~3e-16 relative (e^z = inf gives 0, as expit does)."""
-    with np.errstate(over="ignore"):
-        s = np.exp(z)
-    s += 1.0
-    return np.reciprocal(s, out=s)
-
-
 @dataclass(frozen=True, eq=False)
 class StarData:
     """Training data of n agents with m samples each, for D data draws (repeats), plus test data.
@@ -169,7 +160,7 @@ class StarData:
     def mean_loss(self, w: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
         """(1/m) sum_j ln(1 + exp(-b_ij w_i^T a_ij)), eq. (2): (R, n). `z`: margins at w if already known."""
         z = self.margins(w) if z is None else np.array(z, dtype=float, order="C")  # a copy: overwritten below
-        return logistic_term.logistic_loss_inplace(z).mean(axis=-1)  # = problems.logistic.loss(z), bit for bit
+        return loss_inplace(z).mean(axis=-1)  # = problems.logistic.loss(z), bit for bit
 
     def mean_grad(self, w: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
         """(1/m) sum_j l'(a_ij, b_ij, w_i) = -(1/m) sum_j b_ij a_ij / (1 + exp(b_ij w_i^T a_ij)): (R, n, d)."""

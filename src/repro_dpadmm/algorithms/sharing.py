@@ -71,6 +71,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
+from scipy.special import expit
 
 from ..datasets.partition import vertical
 from ..history import History
@@ -210,7 +211,8 @@ def z_update(s, y, Y, rho: float, *, z0=None, max_steps: int = 100, tol: float =
                                 "the relative Newton step did not fall below the tolerance")
     dx_old = None if lo is None else hi - lo
     for _ in range(max_steps):
-        p = sigmoid_neg(Y * zeta)                      # sigma(-Y zeta)
+        # sigma(-Y zeta) with the C library's exp (scipy's expit), as the compiled kernel: this loop is its reference
+        p = expit(-(Y * zeta))
         step = (rho * zeta + c - Y * p) / (p * (1.0 - p) + rho)
         new = zeta - step
         if lo is not None:                             # step has the sign of g'(zeta)
@@ -419,7 +421,7 @@ def admm_sharing(D, Y, boundaries: Sequence[int], *, rho: float, lam: float, ite
         raise ValueError(f"noise_on must be one of {NOISE_TARGETS}, got {noise_on!r}")
     if int(iterations) < 1:
         raise ValueError(f"iterations must be >= 1, got {iterations}")
-    from ..kernels import logistic_term  # here, not above: importing this module needs no numba
+    from ..kernels.logistic_math import loss_inplace
 
     t0 = time.perf_counter()
     st = setup_ or setup(D, Y, boundaries, rho=rho, lam=lam, z_penalty=z_penalty, pinv_half=noise_on == "authors",
@@ -443,8 +445,8 @@ def admm_sharing(D, Y, boundaries: Sequence[int], *, rho: float, lam: float, ite
     names += ["test_logloss", "test_logloss_clean"] if test else []
     tr = {k: np.empty((R, iterations + 1)) for k in names}
 
-    def mean_loss(z):  # loss(z).mean(-1), compiled in place on the fresh product z (same values, same layout)
-        return logistic_term.logistic_loss_inplace(z).mean(-1)
+    def mean_loss(z):  # loss(z).mean(-1), in place on the fresh product z (same values, same layout)
+        return loss_inplace(z).mean(-1)
 
     def record(t, state):
         reg = st.lam / N
