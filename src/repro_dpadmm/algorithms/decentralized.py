@@ -43,7 +43,8 @@ from ..kernels import decentralized as kd
 from ..privacy.bounds import zhang2018 as bounds
 from ..privacy.mechanisms import stacked_gamma_norm
 from ..privacy.spend import REPLACE_ONE, Spend, pure_steps
-from ..problems.logistic import sigmoid_neg
+from ..kernels.logistic_math import sigmoid_neg_inplace
+from ..problems.logistic import loss, sigmoid_neg
 from ..rng import repeat_generators, seed_sequence, stacked_normal
 from ..solvers import require_converged
 
@@ -168,10 +169,11 @@ def _margins(data: NodeData, f):
 
 
 def _node_losses(data: NodeData, z):
-    """(1/B_i) sum_n L(z) for each repeat and node at the margins z (n, R): (R, N). Compiled
-    (kernels.decentralized.loss_sums), equal bit for bit to (data.P @ problems.logistic.loss(z)).T."""
+    """(1/B_i) sum_n L(z) for each repeat and node at the margins z (n, R): (R, N). The losses with numpy's vectorised
+    exp and log1p (problems.logistic.loss), their node sums compiled (kernels.decentralized.weighted_sums), equal bit
+    for bit to (data.P @ problems.logistic.loss(z)).T."""
     sums = np.empty((data.n_nodes, z.shape[1]))
-    kd.loss_sums(data.node, data.w, z, sums)
+    kd.weighted_sums(data.node, data.w, loss(z), sums)
     return sums.T
 
 
@@ -329,10 +331,13 @@ class _Layout:
         return a
 
     def grad(self, act, z, sg, C, kap, f, b, g):
-        """sigma(-z) into sg and grad phi into g, in place, for the problems marked in act (the rest stand)."""
+        """sigma(-z) into sg (every sample, with numpy's vectorised exp: a problem that has not moved gets the value it
+        had) and grad phi into g, in place, for the problems marked in act (the rest stand)."""
+        np.copyto(sg, z)
+        sigmoid_neg_inplace(sg)
         f2 = self.v2(f)
-        kd.grad(*self.csr, self.a2(act), self.yw1, self.s2(z), C, kap, self.d, f2, self.v2(b), self.s2(sg),
-                self.v2(g), self.work("ot", (f2.size,)))
+        kd.grad(*self.csr, self.a2(act), self.yw1, self.s2(sg), C, kap, self.d, f2, self.v2(b), self.v2(g),
+                self.work("ot", (f2.size,)))
 
     def hvp(self, act, sg, C, kap, v):
         """The Hessian of phi times v for the problems marked in act (kap * v for the rest)."""

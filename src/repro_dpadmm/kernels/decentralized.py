@@ -11,10 +11,11 @@ loss_sums gives the run's traces the node means of the loss; flat_rows builds th
 
 Every kernel sums in the order of the scipy/numpy code it replaces, so it equals its reference bit for bit:
 X @ v (scipy's csr_matvec(s)) sums a row's entries in their stored order starting from 0; X^T @ u (a CSR transpose
-from tocsr(), or a CSC view) sums every column over the rows in increasing order starting from 0; sigma(-z) is
-scipy's expit(-z) = 1 / (1 + exp(z)) and the logistic loss numpy's logaddexp(0, -z), both evaluated with the C
-library's exp and log1p as scipy and numpy do (numpy's SIMD paths do not cover logaddexp). The references `*_ref`
-are the numpy/scipy expressions the solver used before the kernels existed;
+from tocsr(), or a CSC view) sums every column over the rows in increasing order starting from 0; sigma(-z) and the
+loss L(z) come from the caller, computed with numpy's vectorised exp and log1p (kernels/logistic_math.py: numba has
+no vectorised exp to call inside a sweep), except the line search's rare direct differences (|s y x^T p| > 1),
+which evaluate numpy's logaddexp(0, -z) with the C library's exp and log1p. The references `*_ref` are the
+numpy/scipy expressions the solver used before the kernels existed;
 tests/kernels/test_decentralized_kernels.py runs both on the same inputs.
 """
 
@@ -27,7 +28,6 @@ import numba
 import numba.core.config
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit
 
 LOG2 = math.log(2.0)
 
@@ -285,14 +285,12 @@ def _row_sweeps(W, dot, axpy):
                 axpy(j0, j1, data, indices, ot, Ru, k, acc)
 
     @numba.njit(inline="always")
-    def grad_rows(indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc):
+    def grad_rows(indptr, indices, data, rowblk, on, h, k, Ru, yw, sg, ot, acc):
         for i in range(indptr.size - 1):
             if on[rowblk[i], h]:
                 nyw = -yw[i]
                 for q in range(k, k + Wu):
-                    s = 1.0 / (1.0 + math.exp(z[i, q]))
-                    sg[i, q] = s
-                    acc[q] = nyw * s
+                    acc[q] = nyw * sg[i, q]
                 axpy(indptr[i], indptr[i + 1], data, indices, ot, Ru, k, acc)
 
     return prod_rows, hvp_rows, grad_rows
@@ -364,10 +362,10 @@ def hvp(indptr, indices, data, rowblk, act, w, C, sg, kap, d, v, out, vt, ot):
 
 @_slp
 @numba.njit(cache=True)
-def grad(indptr, indices, data, rowblk, act, yw, z, C, kap, d, f, bvec, sg, g, ot):
-    """sigma(-z) into sg and the gradient of the local objectives C X^T (-yw sigma(-z)) + kap f + b into g, for the
-    chunks holding an active problem; elsewhere sg and g are left as they are (those problems have not moved).
-    ot (ncols R,): work space."""
+def grad(indptr, indices, data, rowblk, act, yw, sg, C, kap, d, f, bvec, g, ot):
+    """The gradient of the local objectives C X^T (-yw sg) + kap f + b into g, for the chunks holding an active
+    problem, from sg = sigma(-z) (the caller computes it with numpy's vectorised exp: numba has none to call inside
+    the sweep); elsewhere g is left as it is (those problems have not moved). ot (ncols R,): work space."""
     R, ncols = f.shape
     Ru = np.uint64(R)
     ot[:] = 0.0
@@ -376,15 +374,15 @@ def grad(indptr, indices, data, rowblk, act, yw, z, C, kap, d, f, bvec, sg, g, o
     for h in range(start.size):
         k = start[h]
         if width[h] == 10:
-            _grad_rows10(indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
+            _grad_rows10(indptr, indices, data, rowblk, on, h, k, Ru, yw, sg, ot, acc)
         elif width[h] == 8:
-            _grad_rows8(indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
+            _grad_rows8(indptr, indices, data, rowblk, on, h, k, Ru, yw, sg, ot, acc)
         elif width[h] == 4:
-            _grad_rows4(indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
+            _grad_rows4(indptr, indices, data, rowblk, on, h, k, Ru, yw, sg, ot, acc)
         elif width[h] == 2:
-            _grad_rows2(indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
+            _grad_rows2(indptr, indices, data, rowblk, on, h, k, Ru, yw, sg, ot, acc)
         else:
-            _grad_rows1(indptr, indices, data, rowblk, on, h, k, Ru, yw, z, sg, ot, acc)
+            _grad_rows1(indptr, indices, data, rowblk, on, h, k, Ru, yw, sg, ot, acc)
     for c in range(ncols):
         b = c // d
         for h in range(start.size):
@@ -438,13 +436,14 @@ def loss_change_sums(rowblk, w, z, u, dl, out):
 
 
 @numba.njit(cache=True)
-def loss_sums(rowblk, w, z, out):
-    """out[b, k] = sum_{i in b} w_i L(z[i, k]) (rows in order): the node means of the logistic loss (P @ L(z))."""
+def weighted_sums(rowblk, w, v, out):
+    """out[b, k] = sum_{i in b} w_i v[i, k] (rows in order): with v = L(z), the node means of the logistic loss
+    (P @ L(z))."""
     out[:] = 0.0
-    for i in range(z.shape[0]):
+    for i in range(v.shape[0]):
         b = rowblk[i]
-        for k in range(z.shape[1]):
-            out[b, k] += w[i] * _loss(z[i, k])
+        for k in range(v.shape[1]):
+            out[b, k] += w[i] * v[i, k]
 
 
 @_slp
@@ -503,10 +502,9 @@ def hvp_ref(X, w, C, sg, kap, d, v):
     return (X.T.tocsr() @ (c * (X @ v.T))).T + np.repeat(kap, d)[None, :] * v
 
 
-def grad_ref(X, yw, z, C, kap, d, f, bvec):
-    """(sigma(-z), lay.prod_T(-lay.yw * sigma(-z)) * C + kap * f + b)."""
-    sg = expit(np.negative(z))
-    return sg, (X.T.tocsr() @ (-yw[:, None] * sg)).T * C + np.repeat(kap, d)[None, :] * f + bvec
+def grad_ref(X, yw, sg, C, kap, d, f, bvec):
+    """lay.prod_T(-lay.yw * sg) * C + kap * f + b, with sg = sigma(-z)."""
+    return (X.T.tocsr() @ (-yw[:, None] * sg)).T * C + np.repeat(kap, d)[None, :] * f + bvec
 
 
 def spread_ref(rowblk, s):
@@ -527,9 +525,9 @@ def loss_change_sums_ref(P, z, u, dl):
     return P @ dl
 
 
-def loss_sums_ref(P, z):
-    """P @ L(z) (P[b, i] = w_i), L numpy's logaddexp(0, -z) (the run's traces before the kernels)."""
-    return P @ np.logaddexp(0.0, -z)
+def weighted_sums_ref(P, v):
+    """P @ v (P[b, i] = w_i; with v = L(z), the run's traces before the kernels)."""
+    return P @ v
 
 
 def take_step_ref(rowblk, s, zp, z):
