@@ -89,3 +89,17 @@ def test_radmm_fig2_parts_combine_to_the_whole_runs_numbers(monkeypatch):
         assert list(combined[a]["curves"]) == list(whole["curves"]) and combined[a]["target"] == whole["target"]
         for name, c in whole["curves"].items():
             assert np.array_equal(combined[a]["curves"][name]["L"], c["L"]), name
+
+
+def test_a_group_of_more_runs_than_a_part_holds_is_split_and_combines_to_the_same_numbers(small_adult, monkeypatch):
+    monkeypatch.setattr(em, "RUNS_PER_PART", 3)    # 4 paper runs: blue, black, blue_twin, blue_twin_fixed_eps
+    keys = parts.part_keys("zhang2018_madmm", "fig2", PARAMS)
+    assert keys == ["alpha3", "alpha3.2", "alpha5", "alpha5.2"]
+    chunks = [em._alpha_keys(PARAMS, "fig2")[k] for k in keys[:2]]
+    assert [len(c[2]) for c in chunks] == [2, 2] and [c[3] for c in chunks] == [True, False]  # references once
+    combined = em.run_fig2(PARAMS)["alphas"][3.0]
+    whole = em.private_comparison(*adult_like(), PARAMS, 0, 3.0, "fig2")
+    assert list(combined["curves"]) == list(whole["curves"])
+    for name, c in whole["curves"].items():
+        assert np.array_equal(combined["curves"][name]["L"], c["L"])
+    assert combined["L_star"] == whole["L_star"] and np.array_equal(combined["L_init"], whole["L_init"])

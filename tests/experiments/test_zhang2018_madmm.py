@@ -60,7 +60,7 @@ def test_node_varying_and_swept_settings():
     assert (s["group"], s["key"], s["variant"]) == ("sweep", "blue_nodes", "nodes_0.005_0.04")
     assert np.allclose(s["eta"][1] / 0.5 - 1.05, (specs["blue_nodes"]["eta"][1] / 0.5 - 1.05) / 2)
     assert np.allclose(s["alpha"][1] / 3.0 - 1.04, (specs["blue_nodes"]["alpha"][1] / 3.0 - 1.04) * 2)
-    assert "alpha3_sweep" in em._alpha_keys({**params, "alpha1": [3.0], "sweep": None})
+    assert "alpha3_sweep" in em._alpha_keys({**params, "alpha1": [3.0], "sweep": None}, "t")
 
 
 def test_range_se_is_the_papers_range_with_a_bootstrap_standard_error():

@@ -206,12 +206,13 @@ def curve_specs(params: dict, alpha1: float, T: int, N: int, seed: int, item: st
 
 
 def private_comparison(X, y, params: dict, seed: int, alpha1: float, item: str, only=None,
-                       network: str | None = None) -> dict:
+                       network: str | None = None, names=None, references: bool | None = None) -> dict:
     """PP vs DVP (Figs. 2-4) at noise level alpha(1): every run of `curve_specs` (or those of the groups in `only`,
-    e.g. {'paper'} or {'sweep'}, to spread them over processes; each run's numbers are those of a full run, its
-    noise stream being labelled by its stream name). Returns per run the traces L (repeats, T+1), L_mean, L_range,
-    P(t), and the graph facts; with group 'paper', L* of objective (1), L(0) per repeat and the noise-free L(T) of
-    each paper curve's penalty schedule (1 run), the reference of §6.3's "accuracy does not degrade".
+    e.g. {'paper'} or {'sweep'}, or those named in `names`, to spread them over processes; each run's numbers are
+    those of a full run, its noise stream being labelled by its stream name). Returns per run the traces L
+    (repeats, T+1), L_mean, L_range, P(t), and the graph facts; with `references` (default: when group 'paper' runs),
+    L* of objective (1), L(0) per repeat and the noise-free L(T) of each paper curve's penalty schedule (1 run), the
+    reference of §6.3's "accuracy does not degrade".
     network: the name of one of params['extra_networks'] (ICML §5.2's "networks with tens ... of nodes"): the four
     paper curves on that graph instead (its split drawn with its own label)."""
     if network is not None:
@@ -229,7 +230,7 @@ def private_comparison(X, y, params: dict, seed: int, alpha1: float, item: str, 
     V = A.sum(1)
     out = {"curves": {}, "B": data.B, "V": V, "N": N, "network": network}
     for name, s in curve_specs(params, alpha1, T, N, seed, item).items():
-        if only is not None and s["group"] not in only:
+        if (only is not None and s["group"] not in only) or (names is not None and name not in names):
             continue
         rngs = dz.noise_generators(seed, R, PAPER, *item_label, f"alpha={alpha1}", s["stream"])
         h = dz.m_admm(data, A, C=C, rho=rho, eta=s["eta"], theta=np.full(T, theta), f0=f0, alpha=s["alpha"],
@@ -239,7 +240,7 @@ def private_comparison(X, y, params: dict, seed: int, alpha1: float, item: str, 
                                **{k: s[k] for k in ("q1", "q2", "stream", "group", "key", "variant")},
                                "newton_steps_max": h.meta["newton_steps_max"],
                                "newton_steps_mean": h.meta["newton_steps_mean"]}
-    if only is None or "paper" in only:
+    if (only is None or "paper" in only) if references is None else references:
         fc = dz.centralized_optimum(data, C, rho)
         out["L_star"] = dz.optimum_loss(data, fc)
         out["L_init"] = dz.average_loss(data, f0)
@@ -396,36 +397,47 @@ def table_fig1(res: dict, metrics: dict) -> str:
                          or ".plateau." in k or ".dual_sum_rel." in k)
 
 
-def _alpha_keys(params: dict) -> dict[str, tuple[float, set, str | None]]:
-    """{part key: (alpha(1), groups, network)}: each private item runs as one part per alpha(1) for the paper's curves
-    (with the twins, node-varying runs and references), where `sweep` or a node-varying `spread_sweep` is set one
-    more for the swept settings, and one per extra network (the paper's four curves on it)."""
+RUNS_PER_PART = 5  # runs of one group in one part: a five-node run at paper settings takes about 9 s (jobs < 90 s)
+
+
+def _alpha_keys(params: dict, item: str) -> dict[str, tuple[float, str, tuple[str, ...], bool, str | None]]:
+    """{part key: (alpha(1), group, run names, with references, network)}: each private item runs, per alpha(1), the
+    runs of group 'paper' (the paper's curves, the twins, the node-varying runs) and, where `sweep` or a node-varying
+    `spread_sweep` is set, those of group 'sweep', in parts of at most RUNS_PER_PART runs ('alpha<a>', 'alpha<a>.2',
+    ...; 'alpha<a>_sweep', 'alpha<a>_sweep.2', ...; the first paper part also computes the references), and one part
+    per extra network (the paper's four curves on it). Every run draws from its own labelled noise stream, so the
+    way they are grouped changes no number."""
     keys = {}
-    swept = params.get("sweep") or (params.get("node_varying") or {}).get("spread_sweep")
     for a in params["alpha1"]:
-        keys[f"alpha{float(a):g}"] = (float(a), {"paper"}, None)
-        if swept:
-            keys[f"alpha{float(a):g}_sweep"] = (float(a), {"sweep"}, None)
+        a = float(a)
+        specs = curve_specs(params, a, 1, 2, 0, item)   # names and groups only: they depend on neither T nor N
+        for group, stem in (("paper", f"alpha{a:g}"), ("sweep", f"alpha{a:g}_sweep")):
+            names = [n for n, sp in specs.items() if sp["group"] == group]
+            chunks = np.array_split(np.array(names, dtype=object), -(-len(names) // RUNS_PER_PART)) if names else []
+            for j, chunk in enumerate(chunks):
+                keys[stem if j == 0 else f"{stem}.{j + 1}"] = (a, group, tuple(chunk), group == "paper" and j == 0,
+                                                               None)
         for net in params.get("extra_networks") or {}:
-            keys[f"alpha{float(a):g}_{net}"] = (float(a), {"paper"}, net)
+            keys[f"alpha{a:g}_{net}"] = (a, "paper", tuple(params["curves"]), True, net)
     return keys
 
 
 def _part(params: dict, key: str, item: str) -> dict:
     X, y = _adult()
-    alpha1, groups, net = _alpha_keys(params)[key]
-    return private_comparison(X, y, params, int(params["seed"]), alpha1, item, only=groups, network=net)
+    alpha1, _, names, references, net = _alpha_keys(params, item)[key]
+    return private_comparison(X, y, params, int(params["seed"]), alpha1, item, names=names, references=references,
+                              network=net)
 
 
 def _run_private(params: dict, item: str) -> dict:
     """Figs. 2-4: `private_comparison` at every alpha(1) of params['alpha1'], from the item's parts."""
     X, y = _adult()
     seed = int(params["seed"])
-    keys = _alpha_keys(params)
+    keys = _alpha_keys(params, item)
     parts = gather(PAPER, item, params, lambda k: _part(params, k, item))
     alphas = {}
     for k, r in parts.items():
-        a, _, net = keys[k]
+        a, *_, net = keys[k]
         merged = alphas.setdefault(a, {"curves": {}, "networks": {}})
         if net is not None:
             merged["networks"][net] = r
@@ -456,7 +468,7 @@ def run_fig4(params: dict) -> dict:
 
 
 def parts_fig2(params: dict) -> list[str]:
-    return list(_alpha_keys(params))
+    return list(_alpha_keys(params, "fig2"))
 
 
 def part_fig2(params: dict, key: str) -> dict:
@@ -465,7 +477,7 @@ def part_fig2(params: dict, key: str) -> dict:
 
 
 def parts_fig3(params: dict) -> list[str]:
-    return list(_alpha_keys(params))
+    return list(_alpha_keys(params, "fig3"))
 
 
 def part_fig3(params: dict, key: str) -> dict:
@@ -473,7 +485,7 @@ def part_fig3(params: dict, key: str) -> dict:
 
 
 def parts_fig4(params: dict) -> list[str]:
-    return list(_alpha_keys(params))
+    return list(_alpha_keys(params, "fig4"))
 
 
 def part_fig4(params: dict, key: str) -> dict:
