@@ -1153,12 +1153,16 @@ def run_fig6(params: dict, root=None) -> dict:
 
 
 def parts_fig6(params: dict) -> list[str]:
+    """Figs. 3 and 6 run as one part per method and setting (`_comparison_parts`)."""
     return list(_comparison_parts(params))
 
 
 def part_fig6(params: dict, key: str) -> dict:
     X, y, _ = adult(None)
     return comparison_part(X, y, params, int(params.get("seed", 0)), key)
+
+
+parts_fig3, part_fig3 = parts_fig6, part_fig6   # Fig. 3 (l1) is split the same way (one job was 114 s)
 
 
 def plot_fig3(res: dict) -> dict:
