@@ -235,9 +235,8 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
     line search cannot decrease phi), NotConvergedError names the problem, the step and the residual.
     `damped=False` is plain Newton (full steps), kept only to show why it is unsafe (it diverges from some starts).
 
-    Active set: a problem that met tol takes no further step, and each unconverged problem's CG stops once it meets
-    its own forcing target (min(0.1, sqrt(max |grad|)) of that problem), so that no problem's numbers depend on which
-    others share the batch. While most problems are unconverged they are solved in the column layout of
+    Active set: a problem that met tol takes no further step, and the CG iterations stop once every unconverged
+    problem meets its forcing target. While most problems are unconverged they are solved in the column layout of
     NodeData (one sparse product serves every repeat); once at most the fraction `flat_below` is left, the work moves
     to a layout of the unconverged problems alone (_Flat), so the last Newton steps cost in proportion to what is left.
     `flat_below` is a choice of speed only: both layouts compute every problem's numbers identically.
@@ -268,6 +267,7 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
         active_all = res > tol
         if not active_all.any() or it == max_steps:
             break
+        forcing = min(0.1, float(np.sqrt(np.abs(g).max())))
         n_active = int(active_all.sum())
         if n_active <= flat_below * R * N and (lay.size is None or n_active < lay.size):  # (re)build _Flat
             f[sel] = fb
@@ -278,11 +278,9 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
             sg = sigmoid_neg(zb)
         active = active_all[sel]
 
-        def hvp(v, live, lay=lay, sg=sg, kap=kap):
-            return lay.hvp(live, sg, C, kap, v)
+        def hvp(v, lay=lay, sg=sg, kap=kap, active=active):
+            return lay.hvp(active, sg, C, kap, v)
 
-        # each problem's own forcing term and CG stopping test: its numbers depend on it alone, never on the batch
-        forcing = np.minimum(0.1, np.sqrt(np.abs(gb).max(axis=-1, keepdims=True)))
         p = _pcg(hvp, lay.precond, gb, max_cg, forcing=forcing, active=active[..., None])
         p[~active] = 0.0
         zp = lay.prod(active, p)  # y x^T p for every sample, so that z(f - s p) = z - s zp
@@ -457,11 +455,9 @@ def _phi_change(lay, z, zp, sg, s, f, p, b, kap, C):
 
 
 def _pcg(hvp, precond, g, max_iter, forcing, active=None):
-    """Solve H p = g for every problem at once by preconditioned CG. Each active problem (mask `active`, shaped like
-    g with last axis 1; default all) stops on its own, once ||r|| <= forcing ||g|| (forcing: a scalar or one value
-    per problem): from then on its p stays as it is and hvp(v, live) skips it (`live`: the problems still
-    iterating). So a problem's p does not depend on which other problems share the batch."""
-    live = np.ones(g.shape[:-1] + (1,), dtype=bool) if active is None else active.copy()
+    """Solve H p = g for every problem at once by preconditioned CG; stop when every active problem (mask `active`,
+    shaped like g with last axis 1; default all) has ||r|| <= forcing ||g||."""
+    done = np.zeros(g.shape[:-1] + (1,), dtype=bool) if active is None else ~active
     p = np.zeros_like(g)
     r = g.copy()
     z = precond(r)
@@ -469,20 +465,19 @@ def _pcg(hvp, precond, g, max_iter, forcing, active=None):
     rz = (r * z).sum(-1, keepdims=True)
     target = (forcing * np.sqrt((g ** 2).sum(-1, keepdims=True))) ** 2
     for _ in range(max_iter):
-        Hq = hvp(q, live[..., 0])
+        Hq = hvp(q)
         qHq = (q * Hq).sum(-1, keepdims=True)
-        a = np.divide(rz, qHq, out=np.zeros_like(rz), where=live & (qHq > 0))
+        a = np.divide(rz, qHq, out=np.zeros_like(rz), where=qHq > 0)
         p += a * q
         r -= a * Hq
         rr = (r ** 2).sum(-1, keepdims=True)
-        live &= rr > target
-        if not live.any():
+        if np.all((rr <= target) | done):
             break
         z = precond(r)
         rz_new = (r * z).sum(-1, keepdims=True)
         beta = np.divide(rz_new, rz, out=np.zeros_like(rz), where=rz > 0)
-        q = np.where(live, z + beta * q, q)
-        rz = np.where(live, rz_new, rz)
+        q = z + beta * q
+        rz = rz_new
     return p
 
 
