@@ -20,6 +20,7 @@ PARAMS = {"graph": {"kind": "five_node"}, "split": "even", "C": 20.0, "rho": 1.0
 @pytest.fixture
 def small_adult(monkeypatch):
     monkeypatch.setattr(em, "_adult", lambda: adult_like())
+    monkeypatch.setattr(em, "RUNS_PER_PART", 10)    # one part per alpha(1), unless a test sets it lower
 
 
 def test_split_item_combines_to_the_whole_runs_numbers(small_adult, tmp_path):
@@ -92,7 +93,7 @@ def test_radmm_fig2_parts_combine_to_the_whole_runs_numbers(monkeypatch):
 
 
 def test_a_group_of_more_runs_than_a_part_holds_is_split_and_combines_to_the_same_numbers(small_adult, monkeypatch):
-    monkeypatch.setattr(em, "RUNS_PER_PART", 3)    # 4 paper runs: blue, black, blue_twin, blue_twin_fixed_eps
+    monkeypatch.setattr(em, "RUNS_PER_PART", 3)    # 4 paper runs: blue, black, blue_twin, blue_twin_fixed_eps 
     keys = parts.part_keys("zhang2018_madmm", "fig2", PARAMS)
     assert keys == ["alpha3", "alpha3.2", "alpha5", "alpha5.2"]
     chunks = [em._alpha_keys(PARAMS, "fig2")[k] for k in keys[:2]]

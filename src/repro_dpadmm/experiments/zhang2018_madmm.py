@@ -397,7 +397,7 @@ def table_fig1(res: dict, metrics: dict) -> str:
                          or ".plateau." in k or ".dual_sum_rel." in k)
 
 
-RUNS_PER_PART = 5  # runs of one group in one part: a five-node run at paper settings takes about 9 s (jobs < 90 s)
+RUNS_PER_PART = 3  # runs of one group in one part: a 100-node run (Figs. 3-4) takes about 23 s at paper settings (jobs < 90 s)
 
 
 def _alpha_keys(params: dict, item: str) -> dict[str, tuple[float, str, tuple[str, ...], bool, str | None]]:
