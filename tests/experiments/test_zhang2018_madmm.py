@@ -87,7 +87,10 @@ def test_private_items_run_plot_and_report(small_adult):
     params = {**PRIVATE, "alpha1": [3.0, 5.0], "twins": ["blue"], "sweep": {"pp": [[1.1, 1.0]], "dvp_q2": [1.02]},
               "node_varying": {"spread": [0.01, 0.01], "spread_sweep": [[0.02, 0.02]], "curves": ["blue"]},
               "extra_networks": {"n6": {"kind": "erdos_renyi", "nodes": 6, "p": 0.6, "seed": 1}}}
-    assert em.parts_fig2(params) == ["alpha3", "alpha3_sweep", "alpha3_n6", "alpha5", "alpha5_sweep", "alpha5_n6"]
+    # paper runs: blue, black, blue's two twins, blue_nodes (5: two parts of at most 3); swept: pp_1.10_1.00,
+    # black_1.02, blue_nodes_0.02_0.02 (one part)
+    assert em.parts_fig2(params) == ["alpha3", "alpha3.2", "alpha3_sweep", "alpha3_n6", "alpha5", "alpha5.2",
+                                     "alpha5_sweep", "alpha5_n6"]
     res = em.run_fig2(params)
     figs = em.plot_fig2(res)
     assert list(figs) == ["fig2", "fig2_ours"] and len(figs["fig2"].axes) == 4
