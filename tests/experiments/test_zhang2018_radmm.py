@@ -77,6 +77,18 @@ def test_fig2_matches_every_comparator_to_radmm_and_reports_the_recorded_totals(
         er.comparators({**params, "pp_default": "nothing"})
 
 
+def test_fig2_sweep_split_into_smaller_parts_gives_the_same_numbers(small_adult, monkeypatch):
+    params = {**COMMON, "eta": 1.0, "gamma": 0.2, "alphas": [1.0], "dvp": {"eta": 1.0, "eta_sweep": [2.0]},
+              "pp": {"pp_icml_blue": {"theta": 1.0, "eta1": 1.0, "q1": 1.05, "q2": 1.04}},
+              "pp_grid": {"theta": 1.0, "eta1": 1.0, "q1": [1.01, 1.05], "q2": [1.0, 1.04]},
+              "pp_default": "pp_icml_blue"}
+    whole = er.metrics_fig2(er.run_fig2(params))["metrics"]
+    monkeypatch.setattr(er, "SWEEP_RUNS_PER_PART", 2)        # 3 swept comparators: parts of 2 and 1
+    assert er.parts_fig2(params) == ["alpha1", "alpha1_sweep", "alpha1_sweep.2"]
+    split = er.metrics_fig2(er.run_fig2(params))["metrics"]
+    assert split == whole
+
+
 def test_fig3_keeps_the_recorded_privacy_identical_at_every_t_and_every_alpha(small_adult):
     params = {**COMMON, "eta": 1.0, "gamma": 0.2, "q": 1.01, "theta": 1.0, "alpha": 1.0, "alpha_sweep": [3.0, 1.0]}
     assert er.parts_fig3(params) == ["alpha1", "alpha3"]

@@ -206,13 +206,14 @@ def comparators(params: dict) -> dict:
     return out
 
 
-def fig2(X, y, params: dict, seed: int, alpha: float, only=None) -> dict:
+def fig2(X, y, params: dict, seed: int, alpha: float, only=None, names=None) -> dict:
     """Fig. 2 for one noise level: private R-ADMM (gamma, eta, alpha_i(k) = alpha) vs DVP (conventional ADMM, eta = theta
     = its eta, constant alpha) and PP (dual step theta, eta(t) = eta1 q1^(t-1), alpha(t) = alpha_pp q2^(t-1)), one run
     per comparator setting (`comparators`); every comparator's alpha is matched by bisection so that its P(T) equals
     R-ADMM's. `only` (a set of groups: 'main' = R-ADMM and the headline comparators, 'sweep' = the other settings)
-    runs a subset, to spread the runs over processes; every run's numbers are the same as in a full run (its noise
-    stream is labelled by its method). With group 'main': L* of objective (1) and L(0) per repeat (references)."""
+    runs a subset (and `names`, of the comparators, a smaller one), to spread the runs over processes; every run's
+    numbers are the same as in a full run (its noise stream is labelled by its method). With group 'main': L* of
+    objective (1) and L(0) per repeat (references)."""
     data, A = _network(X, y, params, params["graph"], seed, "fig2")
     N, d, T, R = data.n_nodes, data.dim, int(params["iterations"]), int(params["repeats"])
     K = T // 2
@@ -238,7 +239,7 @@ def fig2(X, y, params: dict, seed: int, alpha: float, only=None) -> dict:
         out["L_star"] = dz.optimum_loss(data, fc)
         out["L_init"] = dz.average_loss(data, f0)
     for name, cmp in comparators(params).items():
-        if not run(cmp["group"]):
+        if not run(cmp["group"]) or (names is not None and name not in names):
             continue
         mech = comparator_mechanism(cmp, A, data.B)
         mt = matched(f"{cmp['method'].upper()} ({name})", mech)
@@ -406,15 +407,21 @@ def metrics_fig1(res: dict) -> dict:
     return {"metrics": fig1_metrics(res["networks"], res["T"], res["gamma_default"])}
 
 
-def _fig2_parts(params: dict) -> dict[str, tuple[float, str]]:
+SWEEP_RUNS_PER_PART = 6  # comparator settings of the sweep in one part: about 7.5 s a run at paper settings (< 90 s)
+
+
+def _fig2_parts(params: dict) -> dict[str, tuple[float, str, tuple[str, ...] | None]]:
     """Fig. 2 runs as parts (experiments.parts): per R-ADMM noise level, the headline runs and, where other
-    comparator settings are given, those: {key: (alpha, group)}."""
-    sweep = any(c["group"] == "sweep" for c in comparators(params).values())
+    comparator settings are given, those, at most SWEEP_RUNS_PER_PART per part ('alpha<a>_sweep',
+    'alpha<a>_sweep.2', ...): {key: (alpha, group, the sweep's comparator names or None)}."""
+    swept = [name for name, c in comparators(params).items() if c["group"] == "sweep"]
+    chunks = [tuple(c) for c in np.array_split(np.array(swept, dtype=object), -(-len(swept) // SWEEP_RUNS_PER_PART))
+              ] if swept else []
     keys = {}
     for a in params["alphas"]:
-        keys[f"alpha{float(a):g}"] = (float(a), "main")
-        if sweep:
-            keys[f"alpha{float(a):g}_sweep"] = (float(a), "sweep")
+        keys[f"alpha{float(a):g}"] = (float(a), "main", None)
+        for j, names in enumerate(chunks):
+            keys[f"alpha{float(a):g}_sweep" + (f".{j + 1}" if j else "")] = (float(a), "sweep", names)
     return keys
 
 
@@ -425,8 +432,8 @@ def parts_fig2(params: dict) -> list[str]:
 def part_fig2(params: dict, key: str) -> dict:
     """`fig2` at one noise level for one group of runs (its numbers are those of the whole run)."""
     X, y = _adult()
-    alpha, group = _fig2_parts(params)[key]
-    return fig2(X, y, params, int(params["seed"]), alpha, only={group})
+    alpha, group, names = _fig2_parts(params)[key]
+    return fig2(X, y, params, int(params["seed"]), alpha, only={group}, names=names)
 
 
 def run_fig2(params: dict) -> dict:
