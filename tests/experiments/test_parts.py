@@ -24,7 +24,7 @@ def small_adult(monkeypatch):
 
 
 def test_split_item_combines_to_the_whole_runs_numbers(small_adult, tmp_path):
-    assert parts.is_split("zhang2018_madmm", "fig2") and not parts.is_split("zhang2018_madmm", "fig1")
+    assert parts.is_split("zhang2018_madmm", "fig2") and not parts.is_split("zhang2018_radmm", "fig1")
     assert not parts.is_split("demo", "item") and parts.part_keys("demo", "item", {}) == []  # no experiment module
     assert parts.part_keys("zhang2018_madmm", "fig2", PARAMS) == ["alpha3", "alpha5"]
     combined = em.run_fig2(PARAMS)["alphas"]

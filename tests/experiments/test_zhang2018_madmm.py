@@ -136,3 +136,7 @@ def test_fig1_runs_plots_and_reports(small_adult):
     assert res["capped"]["fixed"]["dist"][0] == res["a"]["fixed"]["dist"][0]
     assert m["L_init"] > m["L_star"] and m["inv_eta_sum_min"] > 0
     assert "a.plateau.fixed" in em.table_fig1(res, m)
+    # one part per group of runs; combined, they are the whole run's numbers
+    assert em.parts_fig1(params) == ["a", "const_eta", "capped", "b"]
+    whole = em.metrics_fig1(em.fig1(*adult_like(), params, 0))["metrics"]
+    assert m == whole

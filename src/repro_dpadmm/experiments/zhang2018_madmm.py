@@ -42,14 +42,18 @@ def _solver(params):
 
 
 # ------------------------------------------------------------------------------------------------- Fig. 1
-def fig1(X, y, params: dict, seed: int) -> dict:
+FIG1_GROUPS = ("a", "const_eta", "capped", "b")  # panel (a)'s runs, its constant and capped penalties, panel (b)
+
+
+def fig1(X, y, params: dict, seed: int, groups=FIG1_GROUPS) -> dict:
     """Fig. 1: non-private M-ADMM convergence. (a) private penalties eta_i(1) q_i^{t-1} with a fixed, time-varying or
     per-node dual step theta; (b) a common eta(t) = eta(1) q1^{t-1} for increasing q1. Every run goes on to
     T_long = freeze_iterations (>= T; the paper's panels are its first T iterations) so that a stall shows. Beside
     panel (a)'s runs, the same dual steps with (i) a constant penalty eta_i(1) and (ii) the paper's penalty capped at
     eta_cap: they separate what the growing penalty does (the freeze) from what a per-node theta does (it breaks the
     invariant sum_i lambda_i = 0, so the iterates settle away from f_c*). Traces L(t), the distance
-    ||f-hat(t) - 1 f_c*^T||_F and ||sum_i lambda_i(t)||."""
+    ||f-hat(t) - 1 f_c*^T||_F and ||sum_i lambda_i(t)||. `groups`: the runs to make (FIG1_GROUPS; the item runs
+    one part per group, each with the references)."""
     data, A = _network(X, y, params, seed, "fig1")
     N, d, T = data.n_nodes, data.dim, int(params["iterations"])
     T_long = max(T, int(params.get("freeze_iterations", T)))
@@ -72,10 +76,11 @@ def fig1(X, y, params: dict, seed: int) -> dict:
            "T": T, "T_long": T_long,
            "theta_time_varying": thetas["time_varying"][:T], "theta_per_node": thetas["per_node"][0],
            "inv_eta_sum": (1.0 / eta_a).sum(axis=0), "eta_cap": cap, "b": {}}
-    for group, eta in progress(penalties.items(), "(a) penalties", name=lambda kv: kv[0]):
+    for group, eta in progress([(g, e) for g, e in penalties.items() if g in groups], "(a) penalties",
+                               name=lambda kv: kv[0]):
         out[group] = {name: _trace(dz.m_admm(data, A, C=C, rho=rho, eta=eta, theta=th, f0=f0, fc=fc,
                                              **_solver(params))) for name, th in thetas.items()}
-    for q1 in progress(params["q1_list"], "(b) common penalty", name=lambda q: f"q1 = {q}"):
+    for q1 in progress(params["q1_list"] if "b" in groups else [], "(b) common penalty", name=lambda q: f"q1 = {q}"):
         eta = dz.geometric(float(params["eta_b"]), float(q1), T_long)
         theta_b = np.full(T_long, float(params["theta_b"]))
         out["b"][float(q1)] = _trace(dz.m_admm(data, A, C=C, rho=rho, eta=eta, theta=theta_b, f0=f0, fc=fc,
@@ -332,10 +337,23 @@ def P_final_for_split(X, y, params: dict, seed: int, item: str, split: str, alph
 
 
 # ------------------------------------------------------------------------------------------------- items
-def run_fig1(params: dict) -> dict:
-    """Fig. 1 on Adult (`fig1`)."""
+def parts_fig1(params: dict) -> list[str]:
+    """Fig. 1 runs as one part per group of runs (FIG1_GROUPS): nine runs of 300 iterations were one job of 106 s."""
+    return list(FIG1_GROUPS)
+
+
+def part_fig1(params: dict, key: str) -> dict:
     X, y = _adult()
-    return fig1(X, y, params, int(params["seed"]))
+    return fig1(X, y, params, int(params["seed"]), groups=(key,))
+
+
+def run_fig1(params: dict) -> dict:
+    """Fig. 1 on Adult (`fig1`), combined from its parts (every run is deterministic: no noise): each part holds
+    the references and its own group of runs."""
+    parts = gather(PAPER, "fig1", params)
+    out = dict(parts[FIG1_GROUPS[0]])
+    out.update({g: parts[g][g] for g in FIG1_GROUPS})
+    return out
 
 
 _A_STYLE = {"fixed": ("tab:blue", "theta = 0.5 fixed"), "time_varying": ("black", "theta(t) non-fixed"),
