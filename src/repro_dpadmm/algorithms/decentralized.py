@@ -40,10 +40,10 @@ from .. import graphs
 from ..graphs import check_graph
 from ..history import History
 from ..kernels import decentralized as kd
+from ..kernels.logistic_math import sigmoid_neg_inplace
 from ..privacy.bounds import zhang2018 as bounds
 from ..privacy.mechanisms import stacked_gamma_norm
 from ..privacy.spend import REPLACE_ONE, Spend, pure_steps
-from ..kernels.logistic_math import sigmoid_neg_inplace
 from ..problems.logistic import loss, sigmoid_neg
 from ..rng import repeat_generators, seed_sequence, stacked_normal
 from ..solvers import require_converged

@@ -7,7 +7,7 @@ features of block b; a per-problem vector is v (R, ncols) (one row per repeat; R
 per-sample array is (rows, R). `act` (R, nblocks) marks the problems worked on: a kernel computes the repeats of a
 block in chunks and skips a chunk without an active problem (what it leaves there is stated per kernel). Every
 problem's entries depend on its own entries alone, so the active problems' numbers do not depend on the mask.
-loss_sums gives the run's traces the node means of the loss; flat_rows builds the layout of the unconverged problems.
+weighted_sums gives the run's traces the node means of the loss; flat_rows builds the layout of the unconverged problems.
 
 Every kernel sums in the order of the scipy/numpy code it replaces, so it equals its reference bit for bit:
 X @ v (scipy's csr_matvec(s)) sums a row's entries in their stored order starting from 0; X^T @ u (a CSR transpose
