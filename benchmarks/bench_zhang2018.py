@@ -39,6 +39,10 @@ def measure(nodes: int = 100, iterations: int = 100, repeats: int = 10, tol: flo
     setup = time.perf_counter() - t0
     T, R = iterations, repeats
     f0 = dz.initial_points(0, R, nodes, X.shape[1], 1.0, "bench")
+    t0 = time.perf_counter()   # one iteration first: loads (or, after a change to the kernels, compiles) them
+    dz.m_admm(nd, A, C=C, rho=1.0, eta=dz.geometric(0.5, 1.05, 1), theta=np.full(1, 0.5), f0=f0,
+              alpha=dz.geometric(3.0, 1.04, 1), rngs=dz.noise_generators(1, R, "warm"), tol=tol)
+    log(f"  warm-up (kernels loaded or compiled, one iteration): {time.perf_counter() - t0:.2f} s")
     t0, c0 = time.perf_counter(), time.process_time()
     h = dz.m_admm(nd, A, C=C, rho=1.0, eta=dz.geometric(0.5, 1.05, T), theta=np.full(T, 0.5), f0=f0,
                   alpha=dz.geometric(3.0, 1.04, T), rngs=dz.noise_generators(0, R, "bench"), tol=tol)
