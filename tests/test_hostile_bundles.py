@@ -230,7 +230,8 @@ def test_a_part_file_from_elsewhere_is_recomputed_never_unpickled(tmp_path):
 
     from repro_dpadmm.experiments import parts
 
-    params = {"graph": {"kind": "five_node"}, "iterations": 4, "repeats": 1, "alpha1": [3.0, 5.0]}
+    params = {"graph": {"kind": "five_node"}, "iterations": 4, "repeats": 1, "alpha1": [3.0, 5.0], "theta": 0.5,
+              "curves": {"blue": {"q1": 1.05, "q2": 1.04}}}
     keys = parts.part_keys("zhang2018_madmm", "fig2", params)
     marker = tmp_path / "unpickled"
     hostile = parts.part_path("zhang2018_madmm", "fig2", keys[0], tmp_path)
