@@ -21,6 +21,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 import bench_huang2019  # noqa: E402  (the benchmarks folder is not a package)
 import bench_zhang2018  # noqa: E402
 
+from repro_dpadmm import costs  # noqa: E402
+
 START, END = "<!-- kernels:start -->", "<!-- kernels:end -->"
 
 
@@ -44,15 +46,6 @@ def table(huang: dict, zhang: dict) -> str:
     return "\n".join(lines)
 
 
-def update(readme: Path, text: str) -> None:
-    doc = readme.read_text()
-    if START not in doc or END not in doc:
-        raise ValueError(f"{readme} has no {START} ... {END} markers")
-    head, rest = doc.split(START, 1)
-    _, tail = rest.split(END, 1)
-    readme.write_text(f"{head}{START}\n{text}\n{END}{tail}")
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--update", type=Path, metavar="README.md", help="write the table between its kernels markers")
@@ -66,7 +59,7 @@ def main(argv=None) -> int:
     text += f"\n\n{note}"
     print("\n" + text)
     if args.update:
-        update(args.update, text)
+        costs.update(args.update, text, START, END)
     return 0
 
 

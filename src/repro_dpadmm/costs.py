@@ -113,13 +113,14 @@ def expected_seconds(paper: str, item: str, readme: Path) -> float | None:
     return None
 
 
-def update(readme: Path, text: str) -> None:
+def update(readme: Path, text: str, start: str = START, end: str = END) -> None:
+    """Replace what stands between the file's `start` and `end` markers (the cost table's by default) with `text`."""
     doc = readme.read_text()
-    if START not in doc or END not in doc:
-        raise ValueError(f"{readme} has no {START} ... {END} markers")
-    head, rest = doc.split(START, 1)
-    _, tail = rest.split(END, 1)
-    readme.write_text(f"{head}{START}\n{text}\n{END}{tail}")
+    if start not in doc or end not in doc:
+        raise ValueError(f"{readme} has no {start} ... {end} markers")
+    head, rest = doc.split(start, 1)
+    _, tail = rest.split(end, 1)
+    readme.write_text(f"{head}{start}\n{text}\n{end}{tail}")
 
 
 def main(argv=None) -> int:
