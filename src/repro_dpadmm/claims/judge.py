@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field
 
 from .kinds import CHECKS, _measure, describe_check, looser_threshold
-from .model import DECIDED_FAILING, FAILING, JUDGED, PAPER_CAUSES, Claim
-from .noise import DEFAULT_NOISE_Z, DEGENERATE, FAIL, INCONCLUSIVE, MISSING, PASS, _Metrics, _Missing
+from .model import DECIDED_FAILING, FAILING, JUDGED, PASSING, Claim
+from .noise import DEFAULT_NOISE_Z, DEGENERATE, FAIL, INCONCLUSIVE, MISSING, PASS, REPEATS_KEY, _Metrics, _Missing, fmt
+
+# `{<metric key>}` or `{<metric key>:<format spec>}` in a finding's text; `{{` and `}}` are literal braces.
+PLACEHOLDER = re.compile(r"(?<!\{)\{((?:[A-Za-z0-9_]+/[A-Za-z0-9_]+:)?[A-Za-z0-9_][A-Za-z0-9_.@\-]*)"
+                         r"(?::([^{}]*))?\}(?!\})")
+# a literal decimal in prose ("0.79", "-1.5"), not part of a word, key or placeholder
+LITERAL_DECIMAL = re.compile(r"(?<![\w.{@])-?\d+\.\d+(?![\w.}])")
 
 
 @dataclass
@@ -30,11 +38,13 @@ class CheckResult:
 
     source: str = ""      # the check's `from:` (where its threshold comes from)
     looser: str = ""      # how its threshold is looser than the paper's own value, else ""
+    repeats_needed: int | None = None   # an inconclusive check: repeats at which its difference would be decided
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "check": self.check, "expected": self.expected, "measured": self.measured,
                 "passed": self.passed, "outcome": self.outcome, "se": self.se, "z": self.z, "paired": self.paired,
-                "reason": self.reason, "label": self.label, "from": self.source, "looser": self.looser}
+                "reason": self.reason, "label": self.label, "from": self.source, "looser": self.looser,
+                "repeats_needed": self.repeats_needed}
 
 
 
@@ -56,21 +66,36 @@ def evaluate_check(check: dict, metrics: dict, *, z: float | None = None, varian
         return CheckResult(check["kind"], what, expected, "—", None, reason=exc.reason, outcome=MISSING, **extra)
     passed = True if r.outcome == PASS else False if r.outcome == FAIL else None
     return CheckResult(check["kind"], what, expected, r.measured, passed, reason=r.reason, observed=r.observed,
-                       outcome=r.outcome, se=r.se, z=zz if r.se else None, paired=r.paired, **extra)
+                       outcome=r.outcome, se=r.se, z=zz if r.se else None, paired=r.paired,
+                       repeats_needed=_repeats_needed(r, zz), **extra)
+
+
+def _repeats_needed(r, z: float) -> int | None:
+    """Repeats at which an inconclusive difference of the same size would be decided at z standard errors (the SE
+    falls as 1 / sqrt(n)); None where the noise model does not give it (no per-repeat values, a zero difference)."""
+    if r.outcome != INCONCLUSIVE or not r.se or not r.n or not r.gap:
+        return None
+    return max(r.n + 1, math.ceil(r.n * (z * r.se / r.gap) ** 2))
 
 
 @dataclass
 class VariantVerdict:
+    """The verdict under one reading other than the default: a declared variant (`kind` "variant") or one end of a
+    rule threshold's plausible range (`kind` "threshold", `choice` "threshold <check>.<field>")."""
     name: str
     choice: str
     label: str
     verdict: str
     reason: str
     checks: list[CheckResult] = field(default_factory=list)
+    kind: str = "variant"
 
     def record(self) -> dict:
         return {"name": self.name, "choice": self.choice, "label": self.label, "verdict": self.verdict,
-                "reason": self.reason, "checks": [r.as_dict() for r in self.checks]}
+                "reason": self.reason, "kind": self.kind, "checks": [r.as_dict() for r in self.checks]}
+
+
+Reading = VariantVerdict
 
 
 @dataclass
@@ -80,6 +105,8 @@ class Verdict:
     reason: str
     checks: list[CheckResult] = field(default_factory=list)
     variants: list[VariantVerdict] = field(default_factory=list)
+    thresholds: list[VariantVerdict] = field(default_factory=list)   # both ends of every rule's range
+    metrics: dict | None = field(default=None, repr=False)            # what it was judged on (fills placeholders)
 
     @property
     def expected(self) -> str:
@@ -118,9 +145,63 @@ class Verdict:
                                   if v.verdict in JUDGED and v.verdict != self.verdict))
 
     @property
+    def depends_on_threshold(self) -> list[str]:
+        """The rule thresholds whose plausible range changes the verdict: an end of the range judges otherwise than
+        the headline."""
+        if self.verdict not in JUDGED:
+            return []
+        return list(dict.fromkeys(t.choice for t in self.thresholds
+                                  if t.verdict in JUDGED and t.verdict != self.verdict))
+
+    @property
+    def readings(self) -> list[VariantVerdict]:
+        """Every reading other than the default that was judged: the variants, then the thresholds' range ends."""
+        return [r for r in self.variants + self.thresholds if r.verdict in JUDGED]
+
+    @property
+    def cause(self) -> str | None:
+        """The cause class of the verdict, from the verdicts under every reading (the default, each variant, both
+        ends of each rule's range); None for a claim not judged and for setup checks.
+
+        robust: the same passing verdict under every reading. choice: some reading passes and some does not (the
+        readings decide it; `deciding` names them). paper (paper-inconsistency for an analytic claim): it fails
+        beyond the noise under every reading. power: no reading passes, and some are inside the noise (more repeats
+        decide it; `repeats_needed`). degenerate: no reading passes, and every undecided one compares a model no
+        better than its trivial reference (our runs decide nothing)."""
+        if self.verdict not in JUDGED or self.claim_class == "setup":
+            return None
+        verdicts = [self.verdict] + [r.verdict for r in self.readings]
+        passing = [v in PASSING for v in verdicts]
+        if all(passing):
+            return "robust"
+        if any(passing):
+            return "choice"
+        if all(v in DECIDED_FAILING for v in verdicts):
+            return "paper-inconsistency" if self.claim_class == "analytic" else "paper"
+        return "power" if "inconclusive" in verdicts else "degenerate"
+
+    @property
+    def deciding(self) -> list[str]:
+        """For cause `choice`: the readings whose verdict differs from the headline, as "<label>: <verdict>"."""
+        if self.cause != "choice":
+            return []
+        return [f"{r.label}: {r.verdict}" for r in self.readings if (r.verdict in PASSING) != (
+            self.verdict in PASSING)]
+
+    @property
+    def repeats_needed(self) -> int | None:
+        """For cause `power`: the most repeats any inconclusive check of the default reading needs to be decided."""
+        if self.cause != "power":
+            return None
+        return max((c.repeats_needed for c in self.checks if c.repeats_needed), default=None)
+
+    @property
     def finding(self) -> dict | None:
-        """The first finding whose `when` matches the headline verdict."""
-        return next((f for f in self.claim.findings if self.verdict in f["when"]), None)
+        """The first finding whose `when` matches the headline verdict, its placeholders filled from the metrics."""
+        f = next((f for f in self.claim.findings if self.verdict in f["when"]), None)
+        if f is None:
+            return None
+        return {**f, "text": fill_placeholders(f["text"], self.metrics or {}), "cause": self.cause}
 
     @property
     def unexplained(self) -> bool:
@@ -130,28 +211,24 @@ class Verdict:
 
     @property
     def contradicted(self) -> str:
-        """Why the evidence contradicts the matching finding's cause, else "": a paper cause on a failing verdict that
-        a variant turns into a passing one (the cause is a choice), or a choice cause on a claim that fails beyond
-        the noise (partly, not reproduced) under the default and under every variant that was judged (the choice does
-        not decide it). A variant that only turns one failing verdict into another (partly into inconclusive, say)
-        leaves a paper cause standing: no choice we tried makes the claim hold; and a setting where the claim is
-        inconclusive or degenerate leaves a choice cause standing (more runs, a longer run or another step may decide
-        it). The two rules never both flag one finding's cause: between them, both causes stay open."""
-        f = self.finding
-        if f is None:
-            return ""
-        if f["cause"] in PAPER_CAUSES and self.depends_on_choice:
-            changed = [f"{v.label}: {v.verdict}" for v in self.variants
-                       if v.verdict in JUDGED and v.verdict not in FAILING and v.verdict != self.verdict]
-            if changed:
-                return (f"cause {f['cause']!r}, but the verdict changes under a variant ({'; '.join(changed)}): the "
-                        "cause is a choice")
-        judged = [v for v in self.variants if v.verdict in JUDGED]
-        if f["cause"] == "choice" and judged and self.verdict in DECIDED_FAILING \
-                and all(v.verdict in DECIDED_FAILING for v in judged):
-            return (f"cause 'choice', but the claim fails beyond the noise under the default and under every variant "
-                    f"({', '.join(v.label for v in judged)}): no choice we tried decides it")
+        """Kept for old readers of claims.json: causes are computed, so no finding can claim another ("")."""
         return ""
+
+    @property
+    def typed_numbers(self) -> list[str]:
+        """Literal decimals in the claim's findings or note that a metric of the claim holds (to the digits typed):
+        numbers typed from a run, which go stale; a placeholder fills them from the run instead."""
+        if not self.metrics:
+            return []
+        values = _claim_values(self.claim, self.metrics)
+        out = []
+        for text in [f["text"] for f in self.claim.findings] + [self.claim.note]:
+            for lit in LITERAL_DECIMAL.findall(PLACEHOLDER.sub("", text or "")):
+                digits = len(lit.split(".")[1])
+                hit = next((k for k, v in values if round(v, digits) == float(lit)), None)
+                if hit:
+                    out.append(f"{lit} (= {hit})")
+        return list(dict.fromkeys(out))
 
     @property
     def stale(self) -> list[dict]:
@@ -168,17 +245,62 @@ class Verdict:
                 "measured": self.measured, "verdict": self.verdict, "reason": self.reason,
                 "checks": [r.as_dict() for r in self.checks], "depends_on": c.depends_on, "note": c.note,
                 "setup": self.setup, "variants": [v.record() for v in self.variants],
-                "depends_on_choice": self.depends_on_choice, "finding": self.finding,
-                "unexplained": self.unexplained, "contradicted": self.contradicted, "stale": self.stale,
+                "thresholds": [t.record() for t in self.thresholds],
+                "depends_on_choice": self.depends_on_choice, "depends_on_threshold": self.depends_on_threshold,
+                "cause": self.cause, "deciding": self.deciding, "repeats_needed": self.repeats_needed,
+                "finding": self.finding, "unexplained": self.unexplained, "stale": self.stale,
+                "typed_numbers": self.typed_numbers, "group": c.group, "case": c.case,
                 "class": self.claim_class, "looser": self.looser, "noise_z": c.noise_z,
                 "source": c.source or f"results/{c.paper}/{c.item}/metrics.json", "file": c.file, "line": c.line}
 
 
-def _judge(claim: Claim, metrics: dict, status: str, unavailable: dict, variant: str | None
-           ) -> tuple[str, str, list[CheckResult]]:
-    """(verdict, reason, check results) of a claim's checks on usable metrics, under `variant` if given."""
-    results = [evaluate_check(c, metrics, z=claim.noise_z, variant=variant, references=claim.references)
-               for c in claim.checks]
+def _claim_values(claim: Claim, metrics: dict) -> list[tuple[str, float]]:
+    """(key, value) of every number the claim's checks read, under the default and every variant."""
+    out = []
+    for key in dict.fromkeys(claim.metric_keys()):
+        for k in [key] + [f"{key}@{v}" for v in claim.variants]:
+            v = metrics.get(k)
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+                out.append((k, float(v)))
+    return out
+
+
+def placeholder_keys(text: str) -> list[str]:
+    """The metric keys a finding's text cites as placeholders."""
+    return [m.group(1) for m in PLACEHOLDER.finditer(text or "")]
+
+
+def fill_placeholders(text: str, metrics: dict) -> str:
+    """A finding's text with each `{key}` / `{key:spec}` replaced by the metric's value (`<key>.se` is the standard
+    error of the key's repeats where it has no `.se` of its own); a missing value reads "[no <key>]"."""
+    def value(m):
+        key, spec = m.group(1), m.group(2)
+        v = metrics.get(key)
+        if v is None and key.endswith(".se"):
+            try:
+                v = _Metrics(metrics).operand(key[:-3]).se
+            except _Missing:
+                v = None
+        if v is None or isinstance(v, (dict, list)):
+            return f"[no {key}]"
+        if spec and isinstance(v, (int, float)) and not isinstance(v, bool):
+            try:
+                return format(v, spec)
+            except ValueError:
+                return fmt(v)
+        return fmt(v)
+
+    return PLACEHOLDER.sub(value, text or "").replace("{{", "{").replace("}}", "}")
+
+
+def _judge(claim: Claim, metrics: dict, status: str, unavailable: dict, variant: str | None,
+           overrides: dict[int, dict] | None = None) -> tuple[str, str, list[CheckResult]]:
+    """(verdict, reason, check results) of a claim's checks on usable metrics, under `variant` if given, with
+    `overrides` ({check index: {field: value}}) replacing thresholds (a rule's range end)."""
+    overrides = overrides or {}
+    results = [evaluate_check({**c, **overrides.get(i, {})}, metrics, z=claim.noise_z, variant=variant,
+                              references=claim.references)
+               for i, c in enumerate(claim.checks)]
     undecided = [r for r in results if r.outcome == MISSING]
     if undecided:
         reason = "; ".join(dict.fromkeys(r.reason for r in undecided))
@@ -246,8 +368,9 @@ def evaluate_claim(claim: Claim, metrics: dict | None, *, missing_reason: str = 
 
     klass = claim.claim_class
 
-    def done(verdict, reason, checks=None, variants=None):
-        return Verdict(claim, _class_verdict(klass, verdict), reason, checks or [], variants or [])
+    def done(verdict, reason, checks=None, variants=None, thresholds=None):
+        return Verdict(claim, _class_verdict(klass, verdict), reason, checks or [], variants or [],
+                       thresholds or [], metrics)
 
     if claim.invalid:
         return done("not checkable", f"malformed claim: {claim.invalid}")
@@ -274,7 +397,16 @@ def evaluate_claim(claim: Claim, metrics: dict | None, *, missing_reason: str = 
             continue
         v, r, res = _judge(claim, metrics, status, unavailable, name)
         variants.append(VariantVerdict(name, choice, label, _class_verdict(klass, v), r, res))
-    return done(verdict, reason, results, variants)
+    thresholds = []
+    for i, check in enumerate(claim.checks):
+        for fld, (lo, hi) in (check.get("range") or {}).items():
+            what = check.get("label") or f"checks[{i}]"
+            for end, value in (("low", lo), ("high", hi)):
+                v, r, res = _judge(claim, metrics, status, unavailable, None, {i: {fld: value}})
+                thresholds.append(VariantVerdict(f"{fld}[{i}]={fmt(value)}", f"threshold {fld} of {what}",
+                                                 f"{what}: {fld} = {fmt(value)} ({end} end of [{fmt(lo)}, {fmt(hi)}])",
+                                                 _class_verdict(klass, v), r, res, kind="threshold"))
+    return done(verdict, reason, results, variants, thresholds)
 
 
 def _first_line(text: str) -> str:
@@ -293,4 +425,29 @@ def flatten(obj, prefix: str = "") -> dict:
             out.update(flatten(v, f"{prefix}{i}."))
     else:
         out[prefix[:-1]] = obj
+    return out
+
+
+def with_cited(metrics: dict | None, claim: Claim, produced: dict[tuple[str, str], dict]) -> dict | None:
+    """The item's metrics plus the other items' metrics the claim cites as `<paper>/<item>:<key>` (with their
+    repeats and standard errors), read from `produced` ({(paper, item): metrics}); a cited item that did not run
+    leaves its keys missing, and the claim says which."""
+    cited = [k for k in dict.fromkeys(claim.metric_keys()) if ":" in k and "/" in k.split(":", 1)[0]]
+    if metrics is None or not cited:
+        return metrics
+    out = dict(metrics)
+    repeats = dict(out.get(REPEATS_KEY) or {})
+    for key in cited:
+        where, inner = key.split(":", 1)
+        other = produced.get(tuple(where.split("/", 1)))
+        if not other:
+            continue
+        for suffix in ("", ".se"):
+            if inner + suffix in other:
+                out[key + suffix] = other[inner + suffix]
+        reps = (other.get(REPEATS_KEY) or {}).get(inner)
+        if reps is not None:
+            repeats[key] = reps
+    if repeats:
+        out[REPEATS_KEY] = repeats
     return out

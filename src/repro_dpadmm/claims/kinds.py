@@ -23,6 +23,7 @@ from .noise import (
     _decide,
     _decide_interval,
     _diff_se,
+    _interval_gap,
     _is_number,
     _Measured,
     _Metrics,
@@ -123,15 +124,26 @@ class _Bounded(CheckKind):
         return found
 
 
+def _size(op) -> int | None:
+    return op.reps.size if op.reps is not None else None
+
+
 class _TwoSided(CheckKind):
     """A comparison of `left` with `right` (a key or a number): degenerate when a side with a trivial reference that
-    is not the other side is no better than it."""
+    is not the other side, and that the check claims is the better one, is no better than it. The side a claimed
+    ordering calls worse may be as bad as it likes (a method worse than F(x0) at small eps supports "worse at small
+    eps"); a check with no ordering (ratio_range) requires it of both sides."""
+
+    def claimed_better(self, side: str, check: dict, better: str) -> bool:
+        return True
 
     def degenerate(self, check, m, z, references):
         left, right = check["left"], check["right"]
         whys = []
         for side, other in ((left, right), (right, left)):
             if not isinstance(side, str) or side not in references or references[side][0] == other:
+                continue
+            if not self.claimed_better("left" if side == left else "right", check, references[side][1]):
                 continue
             ok, why = _beats_reference(side, m, check, z, references)
             if not ok:
@@ -160,7 +172,8 @@ class Approx(CheckKind):
         out = _decide_interval(op.value, op.se, z, lo, hi)
         reason = (f"{op.key} = {fmt(op.value)} ± {fmt(z)}·{fmt(op.se)} straddles the bound"
                   if out == INCONCLUSIVE else "")
-        return _Measured(out, short, f"{op.key} = {fmt(op.value)}", op.se, False, reason)
+        return _Measured(out, short, f"{op.key} = {fmt(op.value)}", op.se, False, reason,
+                         _interval_gap(op.value, lo, hi), _size(op))
 
     def looser(self, check, p, lo_p, hi_p):
         tol = _tolerance(check)
@@ -205,7 +218,7 @@ class _Compare(_TwoSided):
                                                                                   f"{b.value:.10g}")
         short = f"{fa} vs {fb}" + (f" (difference {fmt(a.value - b.value)}{_noise_text(se, paired, n)})" if se else "")
         reason = _within("the difference", a.value - b.value, se, z) if out == INCONCLUSIVE else ""
-        return _Measured(out, short, observed, se, paired, reason)
+        return _Measured(out, short, observed, se, paired, reason, abs(d), n)
 
     def looser(self, check, p, lo_p, hi_p):
         kind = self.name
@@ -217,6 +230,13 @@ class _Compare(_TwoSided):
         elif margin < lo_p:
             return [f"the margin {fmt(margin)} is smaller than the paper's {fmt(lo_p)}"]
         return []
+
+
+    def claimed_better(self, side, check, better):
+        """less (left < right) claims left the better side of a lower-is-better metric, right of a higher-is-better
+        one; greater the reverse."""
+        low_side = "left" if self.name == "less" else "right"
+        return (side == low_side) == (better == "lower")
 
 
 class Less(_Compare):
@@ -245,11 +265,13 @@ class Monotone(CheckKind):
         strict, tol = bool(check.get("strict", False)), float(check.get("tol", 0.0))
         ops = [m.operand(k) for k in keys]
         sign = 1.0 if check["direction"] == "increasing" else -1.0
-        outs, steps, ses, paired_any = [], [], [], False
+        outs, steps, ses, paired_any, undecided = [], [], [], False, []
         for a, b in zip(ops, ops[1:], strict=False):
             d = sign * (b.value - a.value) + tol        # each step as a greater/less with margin -tol
-            se, paired, _ = _diff_se(b, a, check)
+            se, paired, n = _diff_se(b, a, check)
             outs.append(_decide(d, se, z, strict=strict))
+            if outs[-1] == INCONCLUSIVE:
+                undecided.append((abs(d) / se, abs(d), n))
             steps.append(f"{fmt(b.value - a.value)}" + (f" ± {fmt(se)}" if se else ""))
             ses.append(se)
             paired_any |= paired
@@ -261,7 +283,9 @@ class Monotone(CheckKind):
             bad = [f"{keys[i]} → {keys[i + 1]}" for i, o in enumerate(outs) if o == INCONCLUSIVE]
             reason = f"step(s) {'; '.join(bad)} within {fmt(z)} SE of the noise"
         big = max((s for s in ses if s), default=None)
-        return _Measured(out, short, ", ".join(f"{o.key} = {fmt(o.value)}" for o in ops), big, paired_any, reason)
+        _, gap, n = min(undecided, default=(None, None, None))   # the step furthest inside the noise decides
+        return _Measured(out, short, ", ".join(f"{o.key} = {fmt(o.value)}" for o in ops), big, paired_any, reason,
+                         gap, n)
 
     def degenerate(self, check, m, z, references):
         """Fewer than two of its values (those with a reference judged, the others counted as informative) beat
@@ -294,7 +318,8 @@ class Range(_Bounded):
         out = _decide_interval(op.value, op.se, z, lo, hi)
         reason = (f"{op.key} = {fmt(op.value)} ± {fmt(z)}·{fmt(op.se)} straddles the bound"
                   if out == INCONCLUSIVE else "")
-        return _Measured(out, short, f"{op.key} = {fmt(op.value)}", op.se, False, reason)
+        return _Measured(out, short, f"{op.key} = {fmt(op.value)}", op.se, False, reason,
+                         _interval_gap(op.value, lo, hi), _size(op))
 
 
 class _Bool(CheckKind):
@@ -346,7 +371,9 @@ class RatioRange(_TwoSided, _Bounded):
         noise = _noise_text(se, paired, a.reps.size if paired else None)
         reason = f"the ratio {fmt(r)} ± {fmt(z)}·{fmt(se)} straddles the bound" if out == INCONCLUSIVE else ""
         return _Measured(out, f"{fmt(r)}{noise} (= {fmt(a.value)} / {fmt(b.value)})",
-                         f"{_name(a.key or left)} / {_name(b.key or right)} = {fmt(r)}", se, paired, reason)
+                         f"{_name(a.key or left)} / {_name(b.key or right)} = {fmt(r)}", se, paired, reason,
+                         _interval_gap(r, check.get("min"), check.get("max")),
+                         a.reps.size if paired else _size(a) or _size(b))
 
 
 CHECK_KINDS = tuple(CHECKS)

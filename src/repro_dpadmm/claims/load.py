@@ -13,8 +13,10 @@ import jsonschema
 import yaml
 
 from .. import safeload
+from .expand import expand
+from .judge import placeholder_keys
 from .kinds import CHECKS, check_keys
-from .model import Claim, ClaimsError, ClaimsFile, EvidenceRule
+from .model import RANGE_FIELDS, Claim, ClaimsError, ClaimsFile, EvidenceRule
 from .noise import DEFAULT_NOISE_Z, _is_number
 
 # The schema of a claims file (JSON Schema 2020-12): the one structural definition of the format.
@@ -70,6 +72,18 @@ class _Lines:
         while path not in self.lines and path:
             path = path[:-1]
         return self.lines.get(path)
+
+
+class _ExpandedLines:
+    """Line numbers of an expanded document's nodes: each expanded claim's path is read in the raw claim it came
+    from."""
+
+    def __init__(self, lines: _Lines, expanded):
+        self.base, self.expanded = lines, expanded
+        self.duplicates = lines.duplicates
+
+    def line(self, path) -> int | None:
+        return self.base.line(self.expanded.raw_path(path))
 
 
 def _at(fname: str, lines: _Lines | None, path) -> str:
@@ -184,9 +198,14 @@ def parse_claims(data, path: Path | str = "<claims>", lines: _Lines | None = Non
     fname = path.name
     if data is None:
         data = {}
-    cf.problems = schema_problems(data, fname, lines, schema)
+    ex = expand(data)     # claims over their cases, shared sets and defaults, metric-doc patterns
+    raw_data, raw_lines = data, lines
+    lines = _ExpandedLines(lines, ex) if lines is not None else None
+    cf.problems = [f"{_at(fname, raw_lines, p)}: {_path_text(raw_data, p)}: {msg}" for p, msg in ex.problems]
+    data = ex.data
+    cf.problems += schema_problems(data, fname, lines, schema)
     if lines:
-        cf.problems += [f"{fname}:{ln}: {_path_text(data, p) if p else 'top level'}: key {k!r} is given more "
+        cf.problems += [f"{fname}:{ln}: {_path_text(raw_data, p) if p else 'top level'}: key {k!r} is given more "
                         "than once (YAML keeps only the last)" for p, k, ln in lines.duplicates]
     if cf.problems:
         return cf
@@ -208,6 +227,7 @@ def parse_claims(data, path: Path | str = "<claims>", lines: _Lines | None = Non
     cf.problems += _evidence_problems(cf, data, lines)
     for n, raw in enumerate(data.get("claims") or []):
         claim, probs, warns = _parse_claim(raw, cf, lines.line(("claims", n)) if lines else None)
+        claim.case, claim.group = ex.cases[n], ex.groups[n]
         cf.problems += probs
         cf.warnings += warns
         cf.claims.append(claim)
@@ -265,6 +285,31 @@ def _finding_problems(where: str, findings: list[dict], claim_keys: set[str], sc
 
 
 
+def is_cited(key: str) -> bool:
+    """A key of another item's metrics, `<paper>/<item>:<key>` (evidence across items)."""
+    return ":" in key and "/" in key.split(":", 1)[0]
+
+
+def _placeholder_problems(where: str, findings: list[dict], claim_keys: set[str], scope: str,
+                          cf: ClaimsFile) -> list[str]:
+    """Every `{key}` a finding's text cites is a metric of the claim's item (documented, read by the claim, with
+    `.se` or `@<variant>` allowed), or of another item (`<paper>/<item>:<key>`)."""
+    documented = cf.metrics.get(scope)
+    out = []
+    for f in findings:
+        for key in placeholder_keys(f["text"]):
+            base = key.split("@", 1)[0]
+            base = base[:-3] if base.endswith(".se") and base not in (documented or {}) else base
+            ok = (key in claim_keys or base in claim_keys or is_cited(key)
+                  or (documented is not None and base in documented)
+                  or (documented is None and cf.kind_of(scope, base)))
+            if not ok:
+                out.append(f"{where}: finding text cites {{{key}}}, which is no metric of "
+                           f"{'item ' + scope if documented is not None else scope} (a placeholder names a "
+                           "documented metric key; write a literal brace as {{ or }})")
+    return out
+
+
 def _parse_claim(raw: dict, cf: ClaimsFile, line: int | None) -> tuple[Claim, list[str], list[str]]:
     """A schema-valid claim (starting at `line` of its file) and the problems of the rules that span its fields."""
     cid, item, source = raw["id"], raw.get("item"), raw.get("source")
@@ -293,8 +338,7 @@ def _parse_claim(raw: dict, cf: ClaimsFile, line: int | None) -> tuple[Claim, li
                 and check.get("min") is not None and check.get("max") is not None:
             errors.append(f"{where} checks[{k}]: paper_threshold must be [lo, hi] for a check with min and max")
     finding = raw.get("finding")
-    findings = [{"when": _str_list(f["when"]), "cause": f["cause"], "text": f["text"],
-                 "evidence": _str_list(f.get("evidence"))}
+    findings = [{"when": _str_list(f["when"]), "text": f["text"], "evidence": _str_list(f.get("evidence"))}
                 for f in ([finding] if isinstance(finding, dict) else finding or [])]
     scope = item if source is None else source
     check_keys_ = list(dict.fromkeys(k for c in raw.get("checks") or [] for k in check_keys(c)))
@@ -311,6 +355,19 @@ def _parse_claim(raw: dict, cf: ClaimsFile, line: int | None) -> tuple[Claim, li
             references[key] = ref
     claims_root = cf.path.resolve().parents[2] if len(cf.path.resolve().parents) > 2 else cf.path.parent
     errors += _finding_problems(where, findings, set(check_keys_), scope, cf, claims_root)
+    errors += _placeholder_problems(where, findings, set(check_keys_), scope, cf)
+    unranged = []
+    for k, check in enumerate(raw.get("checks") or []):
+        ranged = check.get("range") or {}
+        for fld, (lo, hi) in ranged.items():
+            value = check.get(fld)
+            if not _is_number(value):
+                errors.append(f"{where} checks[{k}]: range gives {fld!r}, which the check has no number for")
+            elif not lo <= value <= hi:
+                errors.append(f"{where} checks[{k}]: {fld} = {value} lies outside its range [{lo}, {hi}]")
+        if str(check.get("from") or "").lstrip().lower().startswith("rule"):
+            unranged += [f"checks[{k}].{f}" for f in RANGE_FIELDS
+                         if _is_number(check.get(f)) and f not in ranged]
     claim = Claim(
         id=cid, paper=paper, item=item if source is None else None, source=source, quote=raw["quote"],
         where=str(raw.get("where") or ""), paper_value=raw.get("paper_value"), checks=list(raw.get("checks") or []),
@@ -318,7 +375,7 @@ def _parse_claim(raw: dict, cf: ClaimsFile, line: int | None) -> tuple[Claim, li
         not_checkable=str(raw.get("not_checkable") or ""), datasets=_str_list(raw.get("datasets")),
         setup=raw.get("setup") is True, variants=variants,
         variant_specs={v: cf.variants[v] for v in variants if v in cf.variants}, findings=findings,
-        noise_z=cf.noise_z, kinds=kinds, references=references, file=cf.path.name, line=line,
+        noise_z=cf.noise_z, kinds=kinds, references=references, unranged=unranged, file=cf.path.name, line=line,
         invalid="; ".join(e.split(": ", 2)[-1] for e in errors),
     )
     # Documentation check: every key a claim reads should be documented under metrics.<item>.
@@ -328,7 +385,7 @@ def _parse_claim(raw: dict, cf: ClaimsFile, line: int | None) -> tuple[Claim, li
             warnings.append(f"{where}: metrics.{claim.item} does not exist; document the item's metric keys")
         else:
             for key in claim.metric_keys():
-                if key not in documented:
+                if key not in documented and not is_cited(key):
                     warnings.append(f"{where}: metric {key!r} is not documented under metrics.{claim.item}")
     return claim, errors, warnings
 

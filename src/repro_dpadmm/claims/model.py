@@ -26,14 +26,18 @@ DECIDED_FAILING = ("partly", "not reproduced", "fails", "setup failed")
 # Verdicts that judged the numbers (a finding can only be stale against one of these).
 JUDGED = ("reproduced", "partly", "inconclusive", "degenerate", "not reproduced", "holds", "fails", "setup ok",
           "setup failed")
-CAUSES = ("paper", "paper-inconsistency", "choice", "bug-fixed-since")
+# The cause of a verdict, computed from the verdicts under every reading (claims.readings), never typed by hand.
+CAUSES = ("robust", "choice", "paper", "paper-inconsistency", "power", "degenerate")
 PAPER_CAUSES = ("paper", "paper-inconsistency")
+PASSING = ("reproduced", "holds", "setup ok")
 # Evidence kinds of a metric key, and the class of claim a claim's most informative kind makes it.
 KINDS = ("measured", "derived", "given")
 CLASS_OF_KIND = {"measured": "measured", "derived": "analytic", "given": "setup"}
 CLASSES = ("measured", "analytic", "setup")
 # Check fields that hold numeric thresholds (each needs `from:`; see the schema).
 THRESHOLD_FIELDS = ("margin", "tol", "min", "max", "rel_tol", "abs_tol")
+# The fields a check's `range:` may give a plausible interval for (a number as `right` is a threshold too).
+RANGE_FIELDS = THRESHOLD_FIELDS + ("right",)
 
 
 class ClaimsError(ValueError):
@@ -57,10 +61,13 @@ class Claim:
     setup: bool = False         # checks our own construction: shown with the item, never counted as reproduced
     variants: list[str] = field(default_factory=list)            # names declared under the file's `variants:`
     variant_specs: dict[str, dict] = field(default_factory=dict)  # name -> {choice, label, item?, note?}
-    findings: list[dict] = field(default_factory=list)           # [{when: [verdicts], cause, text, evidence}]
+    findings: list[dict] = field(default_factory=list)           # [{when: [verdicts], text, evidence}]
     noise_z: float = DEFAULT_NOISE_Z                              # the file's `settings.noise_z`
     kinds: dict[str, str] = field(default_factory=dict)          # metric key -> measured | derived | given
     references: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (reference key, lower|higher)
+    unranged: list[str] = field(default_factory=list)    # rule thresholds with no plausible range ("checks[0].max")
+    case: dict[str, str] = field(default_factory=dict)   # {axis: value} of a claim declared over cases, else {}
+    group: str | None = None    # the declared id (with its {axis} placeholders) of a claim over cases, else None
     file: str = ""
     line: int | None = None     # where the claim starts in its file
     invalid: str = ""           # why the claim cannot be evaluated (malformed), empty when valid

@@ -172,6 +172,13 @@ class _Measured:
     se: float | None = None
     paired: bool = False
     reason: str = ""
+    gap: float | None = None      # distance of the measured value from the decision boundary (for an undecided check)
+    n: int | None = None          # repeats behind the SE (None: no per-repeat values)
+
+
+def _interval_gap(v: float, lo: float | None, hi: float | None) -> float:
+    """Distance of v from the nearer bound of [lo, hi] (the boundary a noisy value straddles)."""
+    return min(abs(v - b) for b in (lo, hi) if b is not None)
 
 
 def _within(what: str, d: float, se: float, z: float) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import config as config_mod
-from .. import staging
+from .. import safeload, staging
 from ..datasets import is_available
 from ..paths import project_root, results_dir
 
@@ -203,6 +203,19 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _cited_items(claim) -> dict:
+    """The metrics of the other items a claim cites (`<paper>/<item>:<key>`), as far as they have run."""
+    out = {}
+    for key in claim.metric_keys():
+        where = key.split(":", 1)[0]
+        if ":" in key and "/" in where:
+            paper, item = where.split("/", 1)
+            path = project_root() / "results" / paper / item / "metrics.json"
+            if path.is_file():
+                out[(paper, item)] = safeload.load_json(path, expect=dict)
+    return out
+
+
 def claims_table(paper: str, item: str, metrics: dict, *, repeats: dict | None = None, status: str = "ok",
                  reason: str = "", note: str = "") -> str:
     """Markdown table of the item's claims in config/claims/<paper>.yaml, judged on `metrics` (and the per-repeat
@@ -210,7 +223,7 @@ def claims_table(paper: str, item: str, metrics: dict, *, repeats: dict | None =
     "what we see" and the reproduction report never disagree. Takes the same arguments as `write_metrics` (so both
     can be called with one `**ex.metrics_<item>(result)`); `status`/`reason` mark an item that did not run. A
     malformed claims file raises ClaimsError."""
-    from ..claims import evaluate_claim, validate_claims_file
+    from ..claims import evaluate_claim, validate_claims_file, with_cited
 
     cf = validate_claims_file(project_root() / "config" / "claims" / f"{paper}.yaml", warnings=False)
     reps = dict(metrics.get("repeats") or {}) if isinstance(metrics.get("repeats"), dict) else {}
@@ -219,7 +232,7 @@ def claims_table(paper: str, item: str, metrics: dict, *, repeats: dict | None =
             **{k: _clean(v) for k, v in metrics.items() if k != "repeats"}}
     if reps:
         flat["repeats"] = _repeats(reps, flat)
-    verdicts = [evaluate_claim(c, flat) for c in cf.claims if c.item == item]
+    verdicts = [evaluate_claim(c, with_cited(flat, c, _cited_items(c))) for c in cf.claims if c.item == item]
     lines = ["| claim | verdict | measured | cause |", "|---|---|---|---|"]
     for v in verdicts:
         verdict = f"**{v.verdict}**"
@@ -227,10 +240,13 @@ def claims_table(paper: str, item: str, metrics: dict, *, repeats: dict | None =
             verdict += "<br>" + "<br>".join(f"{_cell(x.label)}: {x.verdict}" for x in v.variants)
         if v.depends_on_choice:
             verdict += f"<br>depends on {', '.join(v.depends_on_choice)}"
+        if v.depends_on_threshold:
+            verdict += f"<br>depends on {', '.join(v.depends_on_threshold)}"
         f = v.finding
-        cause = f"{f['cause']}: {_cell(f['text'])}" if f else ("**unexplained**" if v.unexplained else "")
-        if v.contradicted:
-            cause += f" (**contradicted**: {_cell(v.contradicted)})"
+        cause = f"**{v.cause}**" if v.cause else ""
+        if v.deciding:
+            cause += f" ({_cell('; '.join(v.deciding))})"
+        cause += f": {_cell(f['text'])}" if f else (" **unexplained**" if v.unexplained else "")
         if v.stale:
             cause += " (**stale** finding: " + "; ".join(f"when {'/'.join(s['when'])}" for s in v.stale) + ")"
         klass = "" if v.claim_class == "measured" else f" [{v.claim_class}]"

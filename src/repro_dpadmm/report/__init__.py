@@ -32,7 +32,18 @@ from pathlib import Path
 from .. import claims as claims_mod
 from .. import provenance as prov_mod
 from .. import registry, safeload
-from ..claims import CLASS_VERDICTS, CLASSES, VERDICTS, Claim, ClaimsFile, Verdict, evaluate_claim, flatten
+from ..claims import (
+    CLASS_VERDICTS,
+    CLASSES,
+    VERDICTS,
+    Claim,
+    ClaimsFile,
+    Verdict,
+    evaluate_claim,
+    flatten,
+    folded_counts,
+    with_cited,
+)
 from ..config_doc import parameter_descriptions
 from ..paths import project_root
 from ..staging import read_settings
@@ -165,9 +176,11 @@ def verdict_marks(verdicts: list[Verdict]) -> dict[str, int]:
     included: a failed setup check is a defect of ours), carry a finding the evidence contradicts or a stale one,
     or have a threshold looser than the paper's own; and the setup checks by verdict."""
     return {"depend_on_choice": sum(1 for v in verdicts if v.depends_on_choice and not v.setup),
+            "depend_on_threshold": sum(1 for v in verdicts if v.depends_on_threshold and not v.setup),
             "unexplained": sum(1 for v in verdicts if v.unexplained),
-            "contradicted": sum(1 for v in verdicts if v.contradicted),
             "stale": sum(1 for v in verdicts if v.stale),
+            "typed_numbers": sum(1 for v in verdicts if v.typed_numbers),
+            "rule_without_range": sum(1 for v in verdicts if v.claim.unranged),
             "looser_threshold": sum(1 for v in verdicts if v.looser),
             **{s: sum(1 for v in verdicts if v.verdict == s) for s in CLASS_VERDICTS["setup"][:2]}}
 
@@ -343,11 +356,17 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
             if it.params:
                 docs = parameter_descriptions(pid, name, root)
                 it.param_docs = {k: docs[k] for k in it.params if docs.get(k)}
-            item_claims = [c for c in (cf.claims if cf else []) if c.item == name]
-            it.verdicts = [evaluate_claim(c, it.metrics, missing_reason=_missing_reason(it),
-                                          unavailable=it.unavailable) for c in item_claims]
             pr.items.append(it)
         papers.append(pr)
+
+    # Judged once every item is read: a claim may cite another item's metrics (`<paper>/<item>:<key>`).
+    produced = {(p.id, it.item): it.metrics for p in papers for it in p.items if it.metrics is not None}
+    for pr in papers:
+        cf = by_paper.get(pr.id)
+        for it in pr.items:
+            item_claims = [c for c in (cf.claims if cf else []) if c.item == it.item]
+            it.verdicts = [evaluate_claim(c, with_cited(it.metrics, c, produced), missing_reason=_missing_reason(it),
+                                          unavailable=it.unavailable) for c in item_claims]
 
     # Claims checked on dataset sidecars (source: dataset:<name>), from any claims file.
     by_id = {p.id: p for p in papers}
@@ -457,10 +476,12 @@ def summary(report: Report) -> dict:
     classes = report.class_counts()
     return {
         "claims": classes["measured"],          # measured claims by verdict (the only ones that can reproduce)
+        "folded": folded_counts(report.verdicts),   # claims folded over their cases, by class: verdicts and causes
         "analytic": classes["analytic"],
         "setup": classes["setup"],
         "marks": report.marks(),
-        "papers": {p.id: {"items": p.item_counts(), "claims": p.counts(), "analytic": p.class_counts()["analytic"],
+        "papers": {p.id: {"items": p.item_counts(), "claims": p.counts(), "folded": folded_counts(p.verdicts),
+                          "analytic": p.class_counts()["analytic"],
                           "setup": p.class_counts()["setup"], "marks": p.marks(),
                           "item_states": {it.item: {"state": it.state, "reason": it.reason,
                                                     "wall_time_s": it.wall_time_s,
@@ -485,12 +506,20 @@ def headline(report: Report) -> str:
     def part(counts):
         return ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "none"
 
-    return (f"{sum(classes['measured'].values())} measured claims ({part(classes['measured'])}); "
-            f"{sum(classes['analytic'].values())} analytic ({part(classes['analytic'])}); "
+    folded = folded_counts(report.verdicts)
+
+    def claims(cls):
+        f = folded.get(cls) or {"claims": 0, "verdicts": {}, "causes": {}}
+        return (f"{f['claims']} {'measured claims' if cls == 'measured' else cls} ({part(f['verdicts'])}; "
+                f"causes: {part(f['causes'])})")
+
+    return (f"{claims('measured')}; {claims('analytic')}; "
             f"{sum(classes['setup'].values())} setup checks ({part(classes['setup'])}); "
-            f"findings: {marks['unexplained']} unexplained, {marks['contradicted']} contradicted, "
-            f"{marks['stale']} stale; {marks['depend_on_choice']} verdicts depend on a choice; "
-            f"{marks['looser_threshold']} with a threshold looser than the paper's")
+            f"as judged per case: {sum(classes['measured'].values())} measured ({part(classes['measured'])}); "
+            f"findings: {marks['unexplained']} unexplained, {marks['stale']} stale, "
+            f"{marks['typed_numbers']} with typed numbers; {marks['depend_on_choice']} verdicts depend on a choice, "
+            f"{marks['depend_on_threshold']} on a threshold; {marks['rule_without_range']} with a rule threshold "
+            f"without a range; {marks['looser_threshold']} with a threshold looser than the paper's")
 
 
 def build_report(out_dir: str | Path = "results/report", *, root: Path | None = None,

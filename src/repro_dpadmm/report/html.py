@@ -45,13 +45,16 @@ VERDICT_HELP = {
     "setup failed": "a check of our own construction failed: a defect of ours until a finding explains it",
 }
 MARK_TEXT = {"depend_on_choice": "depend on a choice the paper leaves open", "unexplained": "unexplained failures",
-             "contradicted": "findings whose cause the evidence contradicts", "stale": "stale findings",
+             "depend_on_threshold": "depend on where a rule threshold sits in its plausible range",
+             "typed_numbers": "with numbers typed into a finding or note that the run holds",
+             "rule_without_range": "with a rule threshold that has no plausible range", "stale": "stale findings",
              "looser_threshold": "thresholds looser than the paper's own number", "setup ok": "setup checks ok",
              "setup failed": "setup checks failed"}
 # claims.json keys whose true (or non-empty) value marks a claim, with the words shown; any other boolean flag that
 # summary.json counts as a mark is shown under its own name
-RECORD_MARKS = {"unexplained": "unexplained", "contradicted": "cause contradicted", "stale": "stale finding",
-                "looser": "looser than the paper", "depends_on_choice": "depends on a choice"}
+RECORD_MARKS = {"unexplained": "unexplained", "stale": "stale finding", "typed_numbers": "typed numbers",
+                "looser": "looser than the paper", "depends_on_choice": "depends on a choice",
+                "depends_on_threshold": "depends on a threshold"}
 
 
 # ------------------------------------------------------------------------------------------------ formatting
@@ -220,7 +223,9 @@ def claim_row(record: dict, claim, metrics: dict | None, item_title: str, previo
         "ours": clip("; ".join(measured), 160) + more if measured else "—",
         "difference": "; ".join(d for d in diffs if d),
         "reason": clip(record.get("reason") or "", 260),
-        "cause": clip(f"{finding.get('cause')}: {finding.get('text')}", 260) if finding else "",
+        "cause": clip(f"{record.get('cause')}" + (f" ({'; '.join(record.get('deciding') or [])})"
+                                                 if record.get("deciding") else "")
+                      + (f": {finding.get('text')}" if finding else ""), 260) if record.get("cause") else "",
         "was": was if was is not None and was != verdict else None,
         "claims_link": f"claims/{record.get('file')}.html#L{record.get('line')}" if record.get("file") else "",
         "claims_where": f"{record.get('file')}:{record.get('line')}" if record.get("file") else "",
