@@ -550,19 +550,19 @@ FINDING_CLAIM = {"id": "huang2019_dpadmm.fig1.f", "item": "fig1", "quote": "q",
 
 
 def test_finding_matching_the_verdict_is_shown_others_are_stale():
-    f_partly = {"when": "not reproduced", "cause": "choice", "text": "under the average convention ..."}
-    f_old = {"when": ["reproduced"], "cause": "bug-fixed-since", "text": "was a bug"}
+    f_partly = {"when": "not reproduced", "text": "under the average convention ..."}
+    f_old = {"when": ["reproduced"], "text": "was a bug"}
     c = claims_of({"claims": [{**FINDING_CLAIM, "finding": [f_partly, f_old]}]})["f"]
     v = evaluate_claim(c, {"a": 2.0, "b": 1.0})
     assert v.verdict == "not reproduced"
-    assert v.finding == {"when": ["not reproduced"], "cause": "choice", "text": "under the average convention ...",
+    assert v.finding == {"when": ["not reproduced"], "cause": "paper", "text": "under the average convention ...",
                          "evidence": []}
-    assert not v.unexplained and [s["cause"] for s in v.stale] == ["bug-fixed-since"]
+    assert not v.unexplained and [s["text"] for s in v.stale] == ["was a bug"]
     v = evaluate_claim(c, {"a": 1.0, "b": 2.0})
-    assert v.verdict == "reproduced" and v.finding["cause"] == "bug-fixed-since"
-    assert [s["cause"] for s in v.stale] == ["choice"]
+    assert v.verdict == "reproduced" and v.finding["text"] == "was a bug" and v.finding["cause"] == "robust"
+    assert [s["text"] for s in v.stale] == ["under the average convention ..."]
     rec = v.record()
-    assert rec["finding"]["cause"] == "bug-fixed-since" and rec["stale"][0]["when"] == ["not reproduced"]
+    assert rec["finding"]["cause"] == "robust" and rec["stale"][0]["when"] == ["not reproduced"]
     # not run: the numbers were not judged, so nothing is stale or unexplained
     v = evaluate_claim(c, None, missing_reason="no results")
     assert v.stale == [] and not v.unexplained
@@ -581,10 +581,9 @@ def test_failing_claim_without_a_matching_finding_is_unexplained(metrics, unexpl
 
 
 def test_one_finding_mapping_and_bad_findings():
-    c = claims_of({"claims": [{**FINDING_CLAIM, "finding": {"when": "partly", "cause": "paper", "text": "t",
-                                                             "evidence": ["a"]}}]})["f"]
-    assert c.findings == [{"when": ["partly"], "cause": "paper", "text": "t", "evidence": ["a"]}]
-    cf = parse_claims(measured({"claims": [{**FINDING_CLAIM, "finding": {"when": "failed", "cause": "luck", "text": ""}}]}),
+    c = claims_of({"claims": [{**FINDING_CLAIM, "finding": {"when": "partly", "text": "t", "evidence": ["a"]}}]})["f"]
+    assert c.findings == [{"when": ["partly"], "text": "t", "evidence": ["a"]}]
+    cf = parse_claims(measured({"claims": [{**FINDING_CLAIM, "finding": {"when": "failed", "text": ""}}]}),
                       "huang2019_dpadmm.yaml")
     assert not cf.claims and cf.problems and "finding" in cf.problems[0]
 
@@ -623,7 +622,7 @@ def test_claims_table_judges_noise_setup_variants_and_findings(tmp_path, monkeyp
     (tmp_path / "Snakefile").write_text("")
     (tmp_path / "config" / "claims").mkdir(parents=True)
     data = {**VARIANT_FILE, "evidence": MEASURED, "claims": [
-        {**VARIANT_FILE["claims"][0], "finding": {"when": "inconclusive", "cause": "paper", "text": "tie",
+        {**VARIANT_FILE["claims"][0], "finding": {"when": "inconclusive", "text": "tie",
                                                   "evidence": ["el.dpadmm"]}},
         {"id": "huang2019_dpadmm.fig1.target", "item": "fig1", "quote": "bisection hit its target", "setup": True,
          "checks": [{"kind": "approx", "metric": "eps", "expected": 1.0, "rel_tol": 1e-6, "from": "rule"}]}]}
@@ -634,7 +633,7 @@ def test_claims_table_judges_noise_setup_variants_and_findings(tmp_path, monkeyp
     table = claims_table("huang2019_dpadmm", "fig1", metrics, repeats=repeats)
     assert table.startswith("0 of 1 measured claims reproduced") and "1 setup check(s)" in table
     assert "**inconclusive**" in table and "DPSGD sum convention (lr x n): reproduced" in table
-    assert "depends on dpsgd_convention" in table and "paper: tie" in table
+    assert "depends on dpsgd_convention" in table and "**choice** (DPSGD sum convention (lr x n): reproduced): tie" in table
     assert "**setup ok**" in table
 
 

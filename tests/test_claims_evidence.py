@@ -86,22 +86,38 @@ def test_patterns_first_match_wins_and_star_is_the_fallback():
 
 # ------------------------------------------------------------------------------------------------ degenerate
 
-def test_comparison_with_a_side_at_its_trivial_reference_is_degenerate():
+def test_the_side_claimed_better_at_its_trivial_reference_is_degenerate():
     c = one([{"kind": "less", "left": "err.a", "right": "err.b"}])
-    # b is the constant classifier's error: "a beats b" decides nothing
-    v = evaluate_claim(c, {"err.a": 0.20, "err.b": 0.25, "err.const": 0.25})
+    # "a beats b" with a the constant classifier's error: it decides nothing
+    v = evaluate_claim(c, {"err.a": 0.25, "err.b": 0.3, "err.const": 0.25})
     assert v.verdict == "degenerate" and v.checks[0].outcome == "degenerate"
-    assert "err.b = 0.25 is no better than err.const = 0.25" in v.reason
+    assert "err.a = 0.25 is no better than err.const = 0.25" in v.reason
     # both beat the reference: an honest comparison
     assert evaluate_claim(c, {"err.a": 0.15, "err.b": 0.2, "err.const": 0.25}).verdict == "reproduced"
 
 
-def test_degenerate_is_judged_beyond_the_noise_and_paired():
+def test_the_worse_side_of_an_ordering_may_sit_at_its_reference():
+    """"a is better than b" is supported, not emptied, by a b no better than the constant classifier (the paper's
+    'DP-AccADMM is worse at small eps' by a DP-AccADMM above F(x0)); only the side claimed better must learn."""
     c = one([{"kind": "less", "left": "err.a", "right": "err.b"}])
+    assert evaluate_claim(c, {"err.a": 0.2, "err.b": 0.25, "err.const": 0.25}).verdict == "reproduced"
+    assert evaluate_claim(c, {"err.a": 0.2, "err.b": 0.4, "err.const": 0.25}).verdict == "reproduced"
+    g = one([{"kind": "greater", "left": "loss.b", "right": "loss.a"}])      # the same ordering written the other way
+    assert evaluate_claim(g, {"loss.a": 0.5, "loss.b": 0.9, "loss.x0": 0.69}).verdict == "reproduced"
+    assert evaluate_claim(g, {"loss.a": 0.7, "loss.b": 0.9, "loss.x0": 0.69}).verdict == "degenerate"
+
+
+def test_a_ratio_claims_no_ordering_so_both_sides_must_learn():
+    c = one([{"kind": "ratio_range", "left": "err.a", "right": "err.b", "min": 0.5, "from": "rule: r"}])
+    assert evaluate_claim(c, {"err.a": 0.2, "err.b": 0.3, "err.const": 0.25}).verdict == "degenerate"
+
+
+def test_degenerate_is_judged_beyond_the_noise_and_paired():
+    c = one([{"kind": "less", "left": "err.b", "right": "err.a"}])
     const = reps(0.25, 0.01, seed=1)
     # b below the constant by 0.002 but with repeats whose paired SE is larger: not better beyond the noise
     b = [x - 0.002 + 0.01 * e for x, e in zip(const, reps(0.0, 1.0, seed=2), strict=True)]
-    m = {"err.a": 0.1, "err.b": float(np.mean(b)), "err.const": float(np.mean(const)),
+    m = {"err.a": 0.4, "err.b": float(np.mean(b)), "err.const": float(np.mean(const)),
          "repeats": {"err.b": b, "err.const": const}}
     assert evaluate_claim(c, m).verdict == "degenerate"
     b_far = [x - 0.05 for x in const]        # 0.05 better in every repeat: beyond the noise
@@ -117,7 +133,7 @@ def test_a_check_against_the_reference_itself_is_never_degenerate():
 
 def test_a_failing_check_beside_a_degenerate_one_still_fails_the_claim():
     c = one([{"kind": "less", "left": "err.a", "right": "err.b"}, {"kind": "less", "left": "loss.a", "right": "loss.b"}])
-    m = {"err.a": 0.2, "err.b": 0.3, "err.const": 0.25, "loss.a": 0.6, "loss.b": 0.5, "loss.x0": 0.69}
+    m = {"err.a": 0.25, "err.b": 0.3, "err.const": 0.25, "loss.a": 0.6, "loss.b": 0.5, "loss.x0": 0.69}
     v = evaluate_claim(c, m)
     assert v.verdict == "not reproduced" and [r.outcome for r in v.checks] == ["degenerate", "fail"]
 
@@ -141,7 +157,8 @@ def test_higher_is_better_references():
                                  {"keys": "acc.*", "kind": "measured", "reference": "acc.major", "better": "higher"}]},
               metrics={"fig1": {"acc.major": "d", "acc.a": "d", "acc.b": "d"}})
     c = cf.claims[0]
-    assert evaluate_claim(c, {"acc.a": 0.9, "acc.b": 0.76, "acc.major": 0.76}).verdict == "degenerate"
+    assert evaluate_claim(c, {"acc.a": 0.76, "acc.b": 0.7, "acc.major": 0.76}).verdict == "degenerate"
+    assert evaluate_claim(c, {"acc.a": 0.9, "acc.b": 0.76, "acc.major": 0.76}).verdict == "reproduced"  # b is worse
     assert evaluate_claim(c, {"acc.a": 0.9, "acc.b": 0.8, "acc.major": 0.76}).verdict == "reproduced"
 
 
@@ -150,85 +167,138 @@ def test_the_reference_is_read_under_the_variant():
     cf = load([{"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q", "variants": ["v"],
                 "checks": [{"kind": "less", "left": "err.a", "right": "err.b"}]}], variants=variants)
     c = cf.claims[0]
-    m = {"err.a": 0.1, "err.b": 0.2, "err.const": 0.25, "err.b@v": 0.2, "err.const@v": 0.19}
+    m = {"err.a": 0.1, "err.b": 0.2, "err.const": 0.25, "err.a@v": 0.1, "err.const@v": 0.09}
     v = evaluate_claim(c, m)
     assert v.verdict == "reproduced" and v.variants[0].verdict == "degenerate"
 
 
-# ------------------------------------------------------------------------------------------------ contradicted
+# ------------------------------------------------------------------------------------------------ computed causes
 
-def _with_variant(finding):
+def _with_variant(finding=None, **extra):
     variants = {"v": {"choice": "lr", "label": "lr 3"}}
-    cf = load([{"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q", "variants": ["v"],
-                "checks": [{"kind": "less", "left": "err.a", "right": "err.b"}], "finding": finding}],
-              variants=variants)
+    claim = {"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q", "variants": ["v"],
+             "checks": [{"kind": "less", "left": "err.a", "right": "err.b"}], **extra}
+    if finding:
+        claim["finding"] = finding
+    cf = load([claim], variants=variants)
     assert not cf.problems, cf.problems
     return cf.claims[0]
 
 
-def test_a_paper_cause_on_a_verdict_that_changes_under_a_variant_is_contradicted():
-    c = _with_variant({"when": "not reproduced", "cause": "paper", "text": "t", "evidence": ["err.a"]})
-    m = {"err.a": 0.2, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.1}
-    v = evaluate_claim(c, m)
-    assert v.verdict == "not reproduced" and v.depends_on_choice == ["lr"]
-    assert "the cause is a choice" in v.contradicted and not v.unexplained
-    assert v.record()["contradicted"]
+NOISY_V = {"err.a@v": 0.1501, "repeats": {"err.a@v": [0.16, 0.14, 0.17, 0.13], "err.b": [0.15, 0.15, 0.15, 0.15]}}
 
 
-def test_a_choice_cause_on_a_claim_that_fails_under_every_variant_is_contradicted():
-    c = _with_variant({"when": "not reproduced", "cause": "choice", "text": "t"})
-    m = {"err.a": 0.2, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.19}
-    v = evaluate_claim(c, m)
-    assert v.verdict == "not reproduced" and v.variants[0].verdict == "not reproduced"
-    assert "fails beyond the noise under the default and under every variant" in v.contradicted
+def test_failing_at_the_default_and_passing_under_a_variant_is_a_choice_naming_it():
+    v = evaluate_claim(_with_variant(), {"err.a": 0.2, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.1})
+    assert v.verdict == "not reproduced" and v.cause == "choice" and v.depends_on_choice == ["lr"]
+    assert v.deciding == ["lr 3: reproduced"] and v.record()["cause"] == "choice"
 
 
-def test_a_choice_cause_stands_where_a_variant_leaves_the_claim_inside_the_noise():
-    """Failing under the default, inconclusive under a variant: more runs may decide it, so the choice (of runs, of
-    the variant's setting) is a cause the evidence allows; flagged only when every setting fails beyond the noise."""
-    c = _with_variant({"when": "not reproduced", "cause": "choice", "text": "t"})
-    m = {"err.a": 0.2, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.1501,
-         "repeats": {"err.a@v": [0.16, 0.14, 0.17, 0.13], "err.b": [0.15, 0.15, 0.15, 0.15]}}
-    v = evaluate_claim(c, m)
-    assert v.verdict == "not reproduced" and v.variants[0].verdict == "inconclusive"
-    assert v.contradicted == ""
+def test_passing_at_the_default_and_failing_under_a_variant_is_a_choice_too():
+    v = evaluate_claim(_with_variant(), {"err.a": 0.1, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.2})
+    assert v.verdict == "reproduced" and v.cause == "choice" and v.deciding == ["lr 3: not reproduced"]
 
 
-def test_a_paper_cause_stands_when_every_variant_fails_in_another_way():
-    """A variant that turns 'not reproduced' into 'inconclusive' does not make the claim hold: the paper cause stands
-    (the verdict still depends on the choice, but no choice we tried reproduces the claim)."""
-    c = _with_variant({"when": "not reproduced", "cause": "paper", "text": "t", "evidence": ["variant:v"]})
-    m = {"err.a": 0.2, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.1501,
-         "repeats": {"err.a@v": [0.16, 0.14, 0.17, 0.13], "err.b": [0.15, 0.15, 0.15, 0.15]}}
-    v = evaluate_claim(c, m)
-    assert v.verdict == "not reproduced" and v.variants[0].verdict == "inconclusive"
-    assert v.depends_on_choice == ["lr"] and v.contradicted == ""
+def test_failing_beyond_the_noise_under_every_reading_is_the_papers():
+    v = evaluate_claim(_with_variant(), {"err.a": 0.2, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.19})
+    assert v.verdict == "not reproduced" and v.variants[0].verdict == "not reproduced" and v.cause == "paper"
 
 
-def test_causes_that_the_evidence_supports_are_not_contradicted():
-    paper = _with_variant({"when": "not reproduced", "cause": "paper", "text": "t", "evidence": ["variant:v"]})
-    m = {"err.a": 0.2, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.19}
-    assert evaluate_claim(paper, m).contradicted == ""
-    choice = _with_variant({"when": "not reproduced", "cause": "choice", "text": "t"})
-    assert evaluate_claim(choice, {**m, "err.a@v": 0.1}).contradicted == ""
+def test_an_analytic_claim_failing_under_every_reading_is_a_paper_inconsistency():
+    c = one([{"kind": "less", "left": "eps.tight", "right": "eps.paper"}])
+    assert evaluate_claim(c, {"eps.tight": 3.0, "eps.paper": 2.0}).cause == "paper-inconsistency"
+    assert evaluate_claim(c, {"eps.tight": 1.0, "eps.paper": 2.0}).cause == "robust"
 
 
-def test_a_paper_finding_without_evidence_fails_validation_with_file_and_line(tmp_path):
+def test_undecided_under_every_reading_is_power_with_the_repeats_that_would_decide_it():
+    reps_a, reps_b = reps(0.20, 0.02, n=10, seed=3), reps(0.21, 0.02, n=10, seed=4)
+    m = {"err.a": float(np.mean(reps_a)), "err.b": float(np.mean(reps_b)), "err.const": 0.5,
+         "repeats": {"err.a": reps_a, "err.b": reps_b}}
+    v = evaluate_claim(_with_variant(), {**m, "err.a@v": m["err.a"] + 0.001})
+    assert v.verdict == "inconclusive" and v.variants[0].verdict == "inconclusive" and v.cause == "power"
+    check = v.checks[0]
+    gap = m["err.b"] - m["err.a"]
+    assert v.repeats_needed == check.repeats_needed == int(np.ceil(10 * (2 * check.se / gap) ** 2))
+    assert v.repeats_needed > 10
+
+
+def test_a_failure_beside_an_undecided_reading_is_power_not_the_papers():
+    c = _with_variant()
+    v = evaluate_claim(c, {"err.a": 0.2, "err.b": 0.15, "err.const": 0.25, **NOISY_V})
+    assert v.verdict == "not reproduced" and v.variants[0].verdict == "inconclusive" and v.cause == "power"
+
+
+def test_undecided_readings_that_compare_a_model_that_does_not_learn_are_degenerate():
+    c = _with_variant()
+    v = evaluate_claim(c, {"err.a": 0.26, "err.b": 0.3, "err.const": 0.25, "err.a@v": 0.25})
+    assert v.verdict == "degenerate" and v.cause == "degenerate"
+
+
+def test_setup_checks_and_claims_not_judged_have_no_cause():
+    assert evaluate_claim(one([{"kind": "equal", "metric": "n_train", "expected": 4}]), {"n_train": 4}).cause is None
+    assert evaluate_claim(_with_variant(), None).cause is None
+
+
+def test_a_rule_threshold_is_judged_at_both_ends_of_its_range():
+    c = one([{"kind": "less", "left": "err.a", "right": "err.b", "margin": 0.05,
+              "from": "rule: a clear gap", "range": {"margin": [0.01, 0.1]}}])
+    v = evaluate_claim(c, {"err.a": 0.1, "err.b": 0.18, "err.const": 0.25})
+    assert v.verdict == "reproduced" and [t.verdict for t in v.thresholds] == ["reproduced", "not reproduced"]
+    assert v.depends_on_threshold == ["threshold margin of checks[0]"] and v.cause == "choice"
+    assert "margin = 0.1 (high end of [0.01, 0.1])" in v.deciding[0]
+    wide = evaluate_claim(c, {"err.a": 0.05, "err.b": 0.18, "err.const": 0.25})
+    assert wide.depends_on_threshold == [] and wide.cause == "robust"
+    assert c.unranged == []
+
+
+def test_a_rule_threshold_without_a_range_is_counted_and_a_range_must_hold_its_value():
+    c = one([{"kind": "range", "metric": "err.a", "max": 0.3, "from": "rule: below 0.3"}])
+    assert c.unranged == ["checks[0].max"]
+    paper = one([{"kind": "range", "metric": "err.a", "max": 0.3, "from": "§VI: 0.3"}])
+    assert paper.unranged == []
+    bad = load([{"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q",
+                 "checks": [{"kind": "range", "metric": "err.a", "max": 0.3, "from": "rule: r",
+                             "range": {"max": [0.4, 0.5], "min": [0, 1]}}]}])
+    text = "\n".join(bad.problems)
+    assert "max = 0.3 lies outside its range [0.4, 0.5]" in text and "'min', which the check has no number" in text
+
+
+# ------------------------------------------------------------------------------------------------ findings
+
+def test_a_placeholder_is_filled_from_the_run_and_a_missing_metric_fails_validation(tmp_path):
     from repro_dpadmm.claims import load_claims_file
 
     import yaml
+    c = _with_variant({"when": "not reproduced", "text": "a ends at {err.a:.3f} ({err.a@v}); {{literal}}"})
+    v = evaluate_claim(c, {"err.a": 0.2, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.19})
+    assert v.finding["text"] == "a ends at 0.200 (0.19); {literal}" and v.finding["cause"] == "paper"
     data = {"metrics": METRICS_DOC, "evidence": EVIDENCE, "claims": [
         {"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q",
          "checks": [{"kind": "less", "left": "err.a", "right": "err.b"}],
-         "finding": {"when": "not reproduced", "cause": "paper", "text": "t"}}]}
+         "finding": {"when": "not reproduced", "text": "b is at {err.nope:.2f}"}}]}
     path = tmp_path / "huang2019_dpadmm.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
-    cf = load_claims_file(path)
-    assert any("huang2019_dpadmm.yaml:" in p and "evidence" in p for p in cf.problems), cf.problems
+    problems = load_claims_file(path).problems
+    assert any(p.startswith("huang2019_dpadmm.yaml:31:") and "{err.nope}" in p for p in problems), problems
+
+
+def test_a_typed_cause_is_a_validation_error():
+    cf = load([{"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q",
+                "checks": [{"kind": "less", "left": "err.a", "right": "err.b"}],
+                "finding": {"when": "partly", "cause": "paper", "text": "t"}}])
+    assert any("'cause' was unexpected" in p for p in cf.problems), cf.problems
+
+
+def test_a_literal_decimal_that_a_metric_of_the_claim_holds_is_marked_typed():
+    c = _with_variant({"when": "not reproduced", "text": "a ends at 0.20 against b's 0.15; the paper says 0.33"})
+    v = evaluate_claim(c, {"err.a": 0.2013, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.19})
+    assert v.typed_numbers == ["0.20 (= err.a)", "0.15 (= err.b)"]
+    filled = _with_variant({"when": "not reproduced", "text": "a ends at {err.a:.2f}; the paper says 0.33"})
+    assert evaluate_claim(filled, {"err.a": 0.2013, "err.b": 0.15, "err.const": 0.25}).typed_numbers == []
 
 
 def test_finding_evidence_must_name_keys_variants_or_tests(tmp_path):
-    finding = {"when": "not reproduced", "cause": "paper", "text": "t",
+    finding = {"when": "not reproduced", "text": "t",
                "evidence": ["nope.key", "variant:undeclared", "test:tests/no_such_file.py::t", "test:tests/real.py"]}
     data = {"metrics": METRICS_DOC, "evidence": EVIDENCE, "claims": [
         {"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q",
@@ -243,6 +313,26 @@ def test_finding_evidence_must_name_keys_variants_or_tests(tmp_path):
     (tmp_path / "tests" / "real.py").unlink()
     (tmp_path / "tests").rmdir()
     assert "no_such_file.py" not in "\n".join(parse_claims(data, claims_file).problems)
+
+
+# ------------------------------------------------------------------------------------------------ across items
+
+def test_a_claim_may_cite_another_items_metric():
+    from repro_dpadmm.claims import with_cited
+
+    cf = load([{"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q",
+                "checks": [{"kind": "true", "metric": "beyond/audit:hu.flagged"},
+                           {"kind": "less", "left": "err.a", "right": "beyond/audit_run:x.err"}]}],
+              evidence={**EVIDENCE, "fig1": EVIDENCE["fig1"] + [{"keys": "beyond/*", "kind": "measured"}]})
+    assert not cf.problems, cf.problems
+    c = cf.claims[0]
+    produced = {("beyond", "audit"): {"hu.flagged": True},
+                ("beyond", "audit_run"): {"x.err": 0.3, "repeats": {"x.err": [0.29, 0.31]}}}
+    m = with_cited({"err.a": 0.1, "err.const": 0.25}, c, produced)
+    assert m["beyond/audit:hu.flagged"] is True and m["repeats"]["beyond/audit_run:x.err"] == [0.29, 0.31]
+    assert evaluate_claim(c, m).verdict == "reproduced"
+    v = evaluate_claim(c, with_cited({"err.a": 0.1, "err.const": 0.25}, c, {}))
+    assert v.verdict == "not checkable" and "beyond/audit:hu.flagged" in v.reason
 
 
 # ------------------------------------------------------------------------------------------------ thresholds
@@ -295,8 +385,8 @@ def test_a_threshold_looser_than_the_papers_own_is_flagged(check, looser):
     assert bool(evaluate_check({**check, "from": "paper"}, {"err.a": 1, "err.b": 1}).looser) is looser
 
 
-def test_record_carries_class_contradicted_and_sources():
+def test_record_carries_class_cause_and_sources():
     c = one([{"kind": "range", "metric": "eps.tight", "max": 1.0, "from": "Theorem 1: eps = 1"}])
     rec = evaluate_claim(c, {"eps.tight": 0.9}).record()
-    assert rec["class"] == "analytic" and rec["verdict"] == "holds" and rec["contradicted"] == ""
-    assert rec["checks"][0]["from"] == "Theorem 1: eps = 1"
+    assert rec["class"] == "analytic" and rec["verdict"] == "holds" and rec["cause"] == "robust"
+    assert rec["checks"][0]["from"] == "Theorem 1: eps = 1" and rec["thresholds"] == [] and rec["case"] == {}

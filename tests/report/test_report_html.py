@@ -170,8 +170,8 @@ def test_claims_json_one_record_per_claim_with_the_expected_verdicts(built):
     assert got["huang2019_dpadmm.fig1.accountant_is_loose"] == "holds"
     assert records["huang2019_dpadmm.fig1.accountant_is_loose"]["class"] == "analytic"
     assert got["xu2020_dpaccadmm.table1.a9a_size"] == "setup ok"
-    assert got["huang2019_dpadmm.fig1.dvp_worse_than_dpadmm"] == "degenerate"
-    assert "err.dvp = 0.31 is no better than err.const = 0.3" in records["huang2019_dpadmm.fig1.dvp_worse_than_dpadmm"]["reason"]
+    assert got["huang2019_dpadmm.fig1.dvp_better_than_dpadmm"] == "degenerate"
+    assert "err.dvp = 0.31 is no better than err.const = 0.3" in records["huang2019_dpadmm.fig1.dvp_better_than_dpadmm"]["reason"]
     assert got["hu2020_sharing.data.gisette_size"] == "not run"
 
 
@@ -312,20 +312,25 @@ def test_claims_json_and_summary_carry_noise_variants_findings_and_setup(built):
     assert noisy["checks"][0]["paired"] and noisy["checks"][0]["se"] > 0 and noisy["noise_z"] == 2.0
     assert [(v["name"], v["verdict"]) for v in noisy["variants"]] == [("dpsgd_sum", "reproduced")]
     assert noisy["depends_on_choice"] == ["dpsgd_convention"]
+    assert noisy["cause"] == "choice" and noisy["deciding"] == ["DPSGD sum convention: reproduced"]
     assert noisy["finding"]["cause"] == "choice" and not noisy["unexplained"] and noisy["stale"] == []
     assert records["huang2019_dpadmm.fig1.error_tiny"]["unexplained"] is True
-    assert records["huang2019_dpadmm.fig1.error_near_centralised"]["stale"][0]["cause"] == "bug-fixed-since"
+    assert records["huang2019_dpadmm.fig1.error_tiny"]["cause"] == "paper"          # no reading makes it pass
+    assert records["huang2019_dpadmm.fig1.error_near_centralised"]["stale"][0]["when"] == ["not reproduced"]
+    assert records["huang2019_dpadmm.fig1.error_near_centralised"]["cause"] == "robust"
     setup = records["huang2019_dpadmm.fig1.bisection_hit_target"]
     assert setup["setup"] is True and setup["verdict"] == "setup ok"
     summary = json.loads((out / "summary.json").read_text())
     huang = summary["papers"]["huang2019_dpadmm"]
-    assert huang["marks"] == {"depend_on_choice": 2, "unexplained": 1, "contradicted": 1, "stale": 1,
-                              "looser_threshold": 1, "setup ok": 3, "setup failed": 0}
+    assert huang["marks"] == {"depend_on_choice": 2, "depend_on_threshold": 0, "unexplained": 1, "stale": 1,
+                              "typed_numbers": 0, "rule_without_range": 3, "looser_threshold": 1, "setup ok": 3,
+                              "setup failed": 0}
+    assert huang["folded"]["measured"]["causes"] == {"robust": 2, "choice": 2, "degenerate": 1, "paper": 1}
     assert huang["claims"]["inconclusive"] == 2 and huang["claims"]["degenerate"] == 1
     assert huang["analytic"] == {"holds": 1, "fails": 0, "not run": 0, "not checkable": 0}
     assert summary["setup"]["setup failed"] == 2        # the two ZKL papers' row count
-    blamed = records["huang2019_dpadmm.fig1.dpsgd_beats_dpadmm_sum"]
-    assert "the cause is a choice" in blamed["contradicted"] and blamed["depends_on_choice"] == ["dpsgd_convention"]
+    blamed = records["huang2019_dpadmm.fig1.dpsgd_beats_dpadmm_sum"]     # its finding says "paper"; the engine
+    assert blamed["cause"] == "choice" and blamed["depends_on_choice"] == ["dpsgd_convention"]   # computes choice
     near = records["huang2019_dpadmm.fig1.error_near_centralised"]
     assert near["looser"] and near["checks"][1]["looser"] == "the bound 0.2 is looser than the paper's 0.16"
     assert near["checks"][0]["from"].startswith("§VI-E")
@@ -350,10 +355,10 @@ def test_page_shows_variants_causes_and_marks(built):
     assert index.index('id="marks"') < top                               # the counts come first
     assert f"<b>{m['unexplained']}</b> unexplained failures" in index[:top]
     assert f"<b>{m['depend_on_choice']}</b> depend on a choice" in index[:top]
-    assert f"<b>{m['contradicted']}</b> findings whose cause the evidence contradicts" in index[:top]
+    assert f"<b>{m['typed_numbers']}</b> with numbers typed into a finding" in index[:top]
     page = page_of(out, "huang2019_dpadmm")
     blamed = page[page.index('id="huang2019_dpadmm.fig1.dpsgd_beats_dpadmm_sum"'):][:6000]
-    assert "mark-contradicted" in blamed and "the cause is a choice" in blamed
+    assert "<b>Cause: choice</b> (decided by DPSGD sum convention: reproduced)" in blamed
     analytic = page.index("Analytic claims (formulas of config values")
     assert page.index('id="huang2019_dpadmm.fig1.accountant_is_loose"') > analytic
     assert "threshold from: rule: an error below 0.2" in page and "mark-looser" in page
@@ -361,7 +366,7 @@ def test_page_shows_variants_causes_and_marks(built):
     card = card[:card.index("</blockquote>")]
     assert "depends on dpsgd_convention" in card and 'v-inconclusive' in card
     after = page[page.index('id="huang2019_dpadmm.fig1.beats_dpsgd_noisy"'):]
-    assert "DPSGD sum convention" in after[:3000] and "Cause: choice." in after[:6000]
+    assert "DPSGD sum convention" in after[:3000] and "<b>Cause: choice</b>" in after[:6000]
     tiny = page[page.index('id="huang2019_dpadmm.fig1.error_tiny"'):][:600]
     assert "mark-unexplained" in tiny
     near = page[page.index('id="huang2019_dpadmm.fig1.error_near_centralised"'):][:4000]
@@ -433,19 +438,19 @@ def test_new_verdicts_and_marks_render_without_template_changes(built):
     v.verdict = "degenerate"
     try:
         summ = summary(report)
-        summ["marks"]["contradicted"] = 1
+        summ["marks"]["typed_numbers"] = 1
         summ["marks"]["brand_new_mark"] = 2                    # a mark the engine may add later
         records = [x.record() for x in report.verdicts]
-        next(r for r in records if r["id"] == v.claim.id)["contradicted"] = True
+        next(r for r in records if r["id"] == v.claim.id)["typed_numbers"] = ["0.31 (= err.dvp)"]
         pages = render_site(report, summ, records, {})
     finally:
         v.verdict = old
     index = pages["index.html"]
     assert f'<span class="hv v-degenerate"><b>{before + 1}</b> degenerate</span>' in index
-    assert '<b>1</b> findings whose cause the evidence contradicts' in index
+    assert '<b>1</b> with numbers typed into a finding or note that the run holds' in index
     link = index.index(f'#{v.claim.id}"')                 # the claim's row in the compact table carries the mark
     row = index[index.rindex("<tr", 0, link):index.index("</tr>", link)]
-    assert "mark-cause-contradicted" in row
+    assert "mark-typed-numbers" in row
     assert '<b>2</b> brand new mark' in index
     assert 'data-verdict-filter="degenerate"' in index
     assert 'class="badge v-degenerate"' in pages["huang2019_dpadmm.html"]

@@ -1,6 +1,6 @@
 """A claim over its cases: the verdicts of its instances (one per case of `over:`) summarised as one claim.
 
-The instances are judged separately (`judge.evaluate_claim`); `fold` groups them back under the declared claim and
+The instances are judged separately (`judge.evaluate_claim`); `fold_verdicts` groups them back under the declared claim and
 says whether it holds on every case that ran, on some (naming them) or on none, with one cause class for the claim.
 A claim without cases is its own group of one.
 """
@@ -71,7 +71,7 @@ class Folded:
                                                     "cause": v.cause} for v in self.verdicts]}
 
 
-def fold(verdicts: list[Verdict]) -> list[Folded]:
+def fold_verdicts(verdicts: list[Verdict]) -> list[Folded]:
     """The verdicts grouped by declared claim, in the order of their first instance."""
     groups: dict[tuple, list[Verdict]] = {}
     for v in verdicts:
@@ -83,7 +83,7 @@ def fold(verdicts: list[Verdict]) -> list[Folded]:
 def folded_counts(verdicts: list[Verdict]) -> dict:
     """Claims folded over their cases, by class: their verdicts and cause classes (setup checks have no cause)."""
     out: dict = {}
-    for f in fold(verdicts):
+    for f in fold_verdicts(verdicts):
         cls = out.setdefault(f.claim_class, {"claims": 0, "verdicts": {}, "causes": {}})
         cls["claims"] += 1
         cls["verdicts"][f.verdict] = cls["verdicts"].get(f.verdict, 0) + 1

@@ -1,9 +1,9 @@
 """Fold claims that repeat one another over a case into one claim declared `over:` its cases, and lists that repeat
 across claims into named `sets:` (the inverse of `claims.expand`, for authors of claims files).
 
-    python -m repro_dpadmm.claims.fold config/claims/<paper>.yaml --axis dataset --values a8a,a9a,ijcnn1
-    python -m repro_dpadmm.claims.fold config/claims/<paper>.yaml --axis alpha --values 3,5 --form 'a{v}' --form 'alpha{v}'
-    python -m repro_dpadmm.claims.fold config/claims/<paper>.yaml --sets
+    python -m repro_dpadmm.claims.folding config/claims/<paper>.yaml --axis dataset --values a8a,a9a,ijcnn1
+    python -m repro_dpadmm.claims.folding config/claims/<paper>.yaml --axis alpha --values 3,5 --form 'a{v}' --form 'alpha{v}'
+    python -m repro_dpadmm.claims.folding config/claims/<paper>.yaml --sets
 
 Claims whose ids differ only in a case's token (`--form`, default the value itself, matched as a whole word) become
 one claim with `{axis}` in place of the token in every string; what still differs between them becomes a per-case
