@@ -63,7 +63,7 @@ def test_rejudged_bundle_gives_the_same_claims_json(run, tmp_path):
     before = json.loads((run / "results/report/claims.json").read_text())
     after = json.loads((tmp_path / "again/claims.json").read_text())
     assert after == before and len(after) > 5
-    assert result.changes == [] and result.claims_differ == []
+    assert result.changes == [] and result.claims_differ == [] and result.rules == "v3"
     assert (tmp_path / "again/rejudged.json").is_file()
     # the page and summary.json say where the numbers come from; the run's own report does not
     page = (tmp_path / "again/index.html").read_text()
@@ -205,3 +205,23 @@ def test_a_budgeted_stream_read_to_its_end_passes_within_the_budget_and_refuses_
     assert _Budget(io.BytesIO(b"abc"), 100, "b.tar.gz", "cap").read() == b"abc"
     with pytest.raises(BundleError, match="more than 2 bytes"):
         _Budget(io.BytesIO(b"abc"), 2, "b.tar.gz", "cap").read()
+
+
+def test_a_bundle_judged_before_claims_v3_still_rejudges_and_says_by_which_rules(run, tmp_path):
+    """A bundle whose claims.json came from the rules before v3 (typed causes, no readings) is re-judged by the
+    current rules, and the summary says which rules each judgement used."""
+    import hashlib
+
+    folder = unpack(make_bundle(tmp_path / "old.tar.gz", root=run), tmp_path / "x")
+    claims = folder / "results/report/claims.json"
+    old = [{k: v for k, v in r.items() if k not in ("thresholds", "cause", "deciding")}
+           for r in json.loads(claims.read_text())]
+    claims.write_text(json.dumps(old))
+    digest = hashlib.sha256(claims.read_bytes()).hexdigest()
+    manifest = folder / MANIFEST
+    manifest.write_text("".join(f"{digest}  {rel}\n" if rel == "results/report/claims.json" else f"{line}\n"
+                                for line in manifest.read_text().splitlines() for rel in [line.split("  ", 1)[1]]))
+    result = rejudge(folder, tmp_path / "again", root=run)
+    assert result.rules == "before v3" and result.changes == []
+    assert "judged by the claims rules before v3" in result.summary()
+    assert json.loads((tmp_path / "again/rejudged.json").read_text())["bundle_judged_by_rules"] == "before v3"

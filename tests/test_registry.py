@@ -7,6 +7,8 @@ import yaml
 from conftest import ROOT
 
 from repro_dpadmm import config, registry
+from repro_dpadmm.claims.expand import expand
+from repro_dpadmm.safeload import load_yaml
 
 
 def _yaml(rel: str):
@@ -46,7 +48,7 @@ def mismatches() -> list[str]:
         per_item[paper] = list(node.get("properties", {}))
     compare("workflow/schemas/config.schema.yaml (papers.<paper>.<item>)", per_item)
 
-    claims_files = {f.stem: yaml.safe_load(f.read_text()) for f in (ROOT / "config/claims").glob("*.yaml")
+    claims_files = {f.stem: expand(load_yaml(f)).data for f in (ROOT / "config/claims").glob("*.yaml")
                     if f.stem not in ("claims.schema", "datasets")}
     for section in ("items", "metrics"):
         compare(f"config/claims/<paper>.yaml `{section}:`",
@@ -56,7 +58,7 @@ def mismatches() -> list[str]:
             if claim.get("item") is not None and not registry.listed(paper, claim["item"]):
                 out.append(f"config/claims/{paper}.yaml: claim {claim.get('id')} names item {claim['item']}, "
                            "not in the registry")
-    for claim in _yaml("config/claims/datasets.yaml")["claims"]:
+    for claim in expand(load_yaml(ROOT / "config/claims/datasets.yaml")).data["claims"]:
         if claim["id"].split(".")[0] not in reg:
             out.append(f"config/claims/datasets.yaml: claim {claim['id']} belongs to no registry paper")
     return out

@@ -569,6 +569,15 @@ def read_verdicts(path: Path, name: str) -> dict[str, str]:
             if isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(r.get("verdict"), str)}
 
 
+def judged_by(path: Path, name: str) -> str:
+    """Which claims rules a bundle's claims.json was judged by: records with a computed `cause` come from the rules
+    of Claims v3 (causes computed over every reading); older ones typed their causes in findings."""
+    records = _bundle_json(path, name, list) or []
+    if not records:
+        return "no judgement"
+    return "v3" if any(isinstance(r, dict) and "thresholds" in r for r in records) else "before v3"
+
+
 def verdict_changes(old: dict[str, str], new: dict[str, str]) -> list[dict]:
     """Claims whose verdict differs between two judgements (new and removed claims included)."""
     return [{"id": cid, "before": old.get(cid), "after": new.get(cid)}
@@ -596,6 +605,7 @@ class Rejudged:
     changes: list[dict] = field(default_factory=list)
     report: object = None
     claims_differ: list[str] = field(default_factory=list)   # checkout claims files that differ from the bundle's
+    rules: str = ""             # the claims rules the bundle was judged by ("v3", "before v3", "no judgement")
 
     def record(self) -> dict:
         prov = self.provenance
@@ -603,13 +613,17 @@ class Rejudged:
                 "bundle_made": prov.get("created"), "bundle_git": (prov.get("git") or {}).get("describe"),
                 "bundle_repro_dpadmm": prov.get("repro_dpadmm"),
                 "verdict_changes": self.changes, "params_differ_from_current_config": self.params_differ,
-                "claims_files_differ_from_bundle": self.claims_differ}
+                "claims_files_differ_from_bundle": self.claims_differ, "bundle_judged_by_rules": self.rules}
 
     def summary(self) -> str:
         prov = self.provenance
         lines = [f"bundle {self.source}: manifest ok ({self.files} files); made {prov.get('created')} at "
                  f"{(prov.get('git') or {}).get('describe', 'unknown commit')}, repro-dpadmm "
                  f"{prov.get('repro_dpadmm')}, Python {prov.get('python')}"]
+        if self.rules == "before v3":
+            lines.append("the bundle was judged by the claims rules before v3 (causes typed in findings, the "
+                         "degenerate rule on both sides of a comparison); this judgement uses v3 (causes computed "
+                         "from the verdicts under every reading, the degenerate rule on the side claimed better)")
         if self.claims_differ:
             lines.append("judged with this checkout's claims files and rules, not the bundle's; these differ from the "
                          f"bundle's copy ({len(self.claims_differ)}): {', '.join(self.claims_differ)} (the bundle's "
@@ -653,6 +667,7 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
         files = sum(1 for _ in (folder / MANIFEST).read_text().splitlines())
         result = Rejudged(str(source), out_dir, prov, files, param_differences(folder / "results", root),
                           verdict_changes(judged, {v.claim.id: v.verdict for v in report.verdicts}), report,
-                          claims_differences(folder, root))
+                          claims_differences(folder, root),
+                          judged_by(folder / REPORT_DIR / "claims.json", f"{REPORT_DIR}/claims.json"))
     (out_dir / "rejudged.json").write_text(json.dumps(result.record(), indent=2) + "\n")
     return result

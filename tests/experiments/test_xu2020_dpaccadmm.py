@@ -42,7 +42,11 @@ CLAIMS = project_root(Path(__file__).parent) / "config/claims/xu2020_dpaccadmm.y
 
 
 def load_claims() -> dict:
-    return yaml.safe_load(CLAIMS.read_text())
+    """The claims file as the engine reads it: claims over their cases and metric-doc patterns expanded."""
+    from repro_dpadmm.claims.expand import expand
+    from repro_dpadmm.safeload import load_yaml
+
+    return expand(load_yaml(CLAIMS)).data
 
 
 def base(key: str) -> str:

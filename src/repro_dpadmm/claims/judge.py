@@ -210,11 +210,6 @@ class Verdict:
         return self.verdict in FAILING and self.finding is None
 
     @property
-    def contradicted(self) -> str:
-        """Kept for old readers of claims.json: causes are computed, so no finding can claim another ("")."""
-        return ""
-
-    @property
     def typed_numbers(self) -> list[str]:
         """Literal decimals in the claim's findings or note that a metric of the claim holds (to the digits typed):
         numbers typed from a run, which go stale; a placeholder fills them from the run instead."""
