@@ -122,3 +122,15 @@ def test_the_repositorys_claims_files_are_folded_as_far_as_the_tool_folds_them(n
     again = fold_tool.extract_sets(dict(raw))
     before, after = expand(raw).data, expand(safeload.loads_yaml(fold_tool.dump(again), "again")).data
     assert after["claims"] == before["claims"] and after.get("metrics") == before.get("metrics")
+
+
+def test_every_case_carries_its_claims_summary():
+    from repro_dpadmm.claims import summarise
+
+    cf = parse_claims(doc([OVER]), "huang2019_dpadmm.yaml")
+    m = {"base.x": 0.5, "err.a8a": 0.1, "err.a8a_sgd": 0.2, "err.a9a": 0.3, "err.a9a_sgd": 0.2,
+         "err.ijcnn1": 0.1, "err.ijcnn1_sgd": 0.2}
+    verdicts = [evaluate_claim(c, m) for c in cf.claims]
+    summarise(verdicts)
+    assert all(v.over_cases["verdict"] == SOME_CASES for v in verdicts)
+    assert verdicts[0].record()["over_cases"]["summary"] == "reproduced on a8a, ijcnn1; not reproduced on a9a"

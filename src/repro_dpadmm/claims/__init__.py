@@ -37,7 +37,7 @@ holds), `kinds` (one small class per check kind, found by name in `CHECKS`: a ne
 numbers a check reads and how a noisy comparison is decided) and `judge` (a check's outcome, a claim's verdict).
 """
 
-from .cases import SOME_CASES, Folded, fold_verdicts, folded_counts
+from .cases import SOME_CASES, Folded, fold_verdicts, folded_counts, summarise
 from .judge import (
     CheckResult,
     Reading,
@@ -92,7 +92,7 @@ __all__ = [
     "CLASS_VERDICTS", "DECIDED_FAILING", "DEFAULT_NOISE_Z", "DEGENERATE", "FAIL", "FAILING", "INCONCLUSIVE", "JUDGED",
     "KINDS", "MISSING", "PAPER_CAUSES", "PASS", "REPEATS_KEY", "SCHEMA_NAME", "SETUP_VERDICTS", "SOURCE_SCHEMA",
     "THRESHOLD_FIELDS", "VERDICTS", "CheckKind", "CheckResult", "Claim", "ClaimsError", "ClaimsFile", "EvidenceRule",
-    "VariantVerdict", "Verdict", "Reading", "Folded", "SOME_CASES", "PASSING", "RANGE_FIELDS", "fold_verdicts", "folded_counts",
+    "VariantVerdict", "Verdict", "Reading", "Folded", "SOME_CASES", "PASSING", "RANGE_FIELDS", "fold_verdicts", "folded_counts", "summarise",
     "fill_placeholders", "placeholder_keys", "with_cited", "check_keys", "claims_paths", "describe_check", "evaluate_check", "evaluate_claim",
     "flatten", "fmt", "load_all", "load_all_strict", "load_claims_file", "looser_threshold", "parse_claims",
     "schema_path", "schema_problems", "validate_claims_file",

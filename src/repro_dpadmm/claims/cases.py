@@ -80,6 +80,18 @@ def fold_verdicts(verdicts: list[Verdict]) -> list[Folded]:
     return [Folded(key[1], vs) for key, vs in groups.items()]
 
 
+def summarise(verdicts: list[Verdict]) -> list[Folded]:
+    """`fold_verdicts`, and each verdict of a claim over cases told its claim's summary (`Verdict.over_cases`:
+    verdict, cause and the words), so that every case's card and record says how the claim fared on the others."""
+    folded = fold_verdicts(verdicts)
+    for f in folded:
+        if f.cases:
+            summary = {k: v for k, v in f.record().items() if k != "cases"}
+            for v in f.verdicts:
+                v.over_cases = summary
+    return folded
+
+
 def folded_counts(verdicts: list[Verdict]) -> dict:
     """Claims folded over their cases, by class: their verdicts and cause classes (setup checks have no cause)."""
     out: dict = {}

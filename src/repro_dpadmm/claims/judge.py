@@ -107,6 +107,7 @@ class Verdict:
     variants: list[VariantVerdict] = field(default_factory=list)
     thresholds: list[VariantVerdict] = field(default_factory=list)   # both ends of every rule's range
     metrics: dict | None = field(default=None, repr=False)            # what it was judged on (fills placeholders)
+    over_cases: dict | None = None    # a claim over cases: its summary over every case (claims.cases.summarise)
 
     @property
     def expected(self) -> str:
@@ -245,6 +246,7 @@ class Verdict:
                 "cause": self.cause, "deciding": self.deciding, "repeats_needed": self.repeats_needed,
                 "finding": self.finding, "unexplained": self.unexplained, "stale": self.stale,
                 "typed_numbers": self.typed_numbers, "group": c.group, "case": c.case,
+                "over_cases": self.over_cases,
                 "class": self.claim_class, "looser": self.looser, "noise_z": c.noise_z,
                 "source": c.source or f"results/{c.paper}/{c.item}/metrics.json", "file": c.file, "line": c.line}
 

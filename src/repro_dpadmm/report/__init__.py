@@ -42,6 +42,7 @@ from ..claims import (
     evaluate_claim,
     flatten,
     folded_counts,
+    summarise,
     with_cited,
 )
 from ..config_doc import parameter_descriptions
@@ -382,6 +383,7 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
                 papers.append(target)
             target.data_verdicts.append(v)
 
+    summarise([v for p in papers for v in p.verdicts])     # a claim over its cases: one summary, on every case
     item_rows = [{"wall_time_s": it.wall_time_s, "job_time_s": it.job_time_s, "mtime": it.mtime}
                  for p in papers for it in p.items if it.metrics is not None]
     times = prov_mod.run_times(item_rows)
