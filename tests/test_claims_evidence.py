@@ -178,6 +178,7 @@ def _with_variant(finding=None, **extra):
     variants = {"v": {"choice": "lr", "label": "lr 3"}}
     claim = {"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q", "variants": ["v"],
              "checks": [{"kind": "less", "left": "err.a", "right": "err.b"}], **extra}
+    claim["quote"] = extra.get("quote", "q")
     if finding:
         claim["finding"] = finding
     cf = load([claim], variants=variants)
@@ -272,6 +273,8 @@ def test_a_placeholder_is_filled_from_the_run_and_a_missing_metric_fails_validat
     c = _with_variant({"when": "not reproduced", "text": "a ends at {err.a:.3f} ({err.a@v}); {{literal}}"})
     v = evaluate_claim(c, {"err.a": 0.2, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.19})
     assert v.finding["text"] == "a ends at 0.200 (0.19); {literal}" and v.finding["cause"] == "paper"
+    noted = _with_variant(note="b at {err.b:.2f}")
+    assert evaluate_claim(noted, {"err.a": 0.2, "err.b": 0.15, "err.const": 0.25}).record()["note"] == "b at 0.15"
     data = {"metrics": METRICS_DOC, "evidence": EVIDENCE, "claims": [
         {"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q",
          "checks": [{"kind": "less", "left": "err.a", "right": "err.b"}],
@@ -290,9 +293,11 @@ def test_a_typed_cause_is_a_validation_error():
 
 
 def test_a_literal_decimal_that_a_metric_of_the_claim_holds_is_marked_typed():
-    c = _with_variant({"when": "not reproduced", "text": "a ends at 0.20 against b's 0.15; the paper says 0.33"})
-    v = evaluate_claim(c, {"err.a": 0.2013, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.19})
-    assert v.typed_numbers == ["0.20 (= err.a)", "0.15 (= err.b)"]
+    c = _with_variant({"when": "not reproduced", "text": "a ends at 0.20 against b's 0.15; the paper says 0.33"},
+                      note="b's 0.151 at eps = 0.1", quote="the paper's 0.15")
+    v = evaluate_claim(c, {"err.a": 0.2013, "err.b": 0.1512, "err.const": 0.25, "err.a@v": 0.1})
+    # 0.15 is the quote's (the paper's number), 0.1 a setting of one significant digit: neither counts
+    assert v.typed_numbers == ["0.20 (= err.a)", "0.151 (= err.b)"]
     filled = _with_variant({"when": "not reproduced", "text": "a ends at {err.a:.2f}; the paper says 0.33"})
     assert evaluate_claim(filled, {"err.a": 0.2013, "err.b": 0.15, "err.const": 0.25}).typed_numbers == []
 

@@ -211,15 +211,25 @@ class Verdict:
         return self.verdict in FAILING and self.finding is None
 
     @property
+    def note(self) -> str:
+        """The claim's note, its placeholders filled from the metrics."""
+        return fill_placeholders(self.claim.note, self.metrics or {}) if self.claim.note else ""
+
+    @property
     def typed_numbers(self) -> list[str]:
         """Literal decimals in the claim's findings or note that a metric of the claim holds (to the digits typed):
-        numbers typed from a run, which go stale; a placeholder fills them from the run instead."""
+        numbers typed from a run, which go stale; a placeholder fills them from the run instead. Only literals of
+        two or more significant digits count, and none that the claim's own declared text holds (the quote, the
+        paper value, the thresholds, the settings it depends on): those are the paper's numbers or the config's."""
         if not self.metrics:
             return []
         values = _claim_values(self.claim, self.metrics)
+        declared = set(LITERAL_DECIMAL.findall(_declared_text(self.claim)))
         out = []
         for text in [f["text"] for f in self.claim.findings] + [self.claim.note]:
             for lit in LITERAL_DECIMAL.findall(PLACEHOLDER.sub("", text or "")):
+                if lit in declared or len(lit.lstrip("-0.").replace(".", "")) < 2:
+                    continue
                 digits = len(lit.split(".")[1])
                 hit = next((k for k, v in values if round(v, digits) == float(lit)), None)
                 if hit:
@@ -239,7 +249,7 @@ class Verdict:
         return {"id": c.id, "paper": c.paper, "item": c.item if c.item else c.source, "quote": c.quote,
                 "where": c.where, "paper_value": c.paper_value, "expected": self.expected,
                 "measured": self.measured, "verdict": self.verdict, "reason": self.reason,
-                "checks": [r.as_dict() for r in self.checks], "depends_on": c.depends_on, "note": c.note,
+                "checks": [r.as_dict() for r in self.checks], "depends_on": c.depends_on, "note": self.note,
                 "setup": self.setup, "variants": [v.record() for v in self.variants],
                 "thresholds": [t.record() for t in self.thresholds],
                 "depends_on_choice": self.depends_on_choice, "depends_on_threshold": self.depends_on_threshold,
@@ -249,6 +259,14 @@ class Verdict:
                 "over_cases": self.over_cases,
                 "class": self.claim_class, "looser": self.looser, "noise_z": c.noise_z,
                 "source": c.source or f"results/{c.paper}/{c.item}/metrics.json", "file": c.file, "line": c.line}
+
+
+def _declared_text(claim: Claim) -> str:
+    """Everything the claim declares besides its findings and note: where its numbers are the paper's or ours."""
+    parts = [claim.quote, claim.where, str(claim.paper_value), " ".join(claim.depends_on),
+             " ".join(str(v) for c in claim.checks for k, v in c.items() if k not in ("metric", "metrics", "left")),
+             " ".join(str(s.get("label", "")) for s in claim.variant_specs.values())]
+    return " ".join(parts)
 
 
 def _claim_values(claim: Claim, metrics: dict) -> list[tuple[str, float]]:

@@ -304,7 +304,7 @@ def _placeholder_problems(where: str, findings: list[dict], claim_keys: set[str]
                   or (documented is not None and base in documented)
                   or (documented is None and cf.kind_of(scope, base)))
             if not ok:
-                out.append(f"{where}: finding text cites {{{key}}}, which is no metric of "
+                out.append(f"{where}: {'finding text' if 'when' in f else 'note'} cites {{{key}}}, which is no metric of "
                            f"{'item ' + scope if documented is not None else scope} (a placeholder names a "
                            "documented metric key; write a literal brace as {{ or }})")
     return out
@@ -355,7 +355,8 @@ def _parse_claim(raw: dict, cf: ClaimsFile, line: int | None) -> tuple[Claim, li
             references[key] = ref
     claims_root = cf.path.resolve().parents[2] if len(cf.path.resolve().parents) > 2 else cf.path.parent
     errors += _finding_problems(where, findings, set(check_keys_), scope, cf, claims_root)
-    errors += _placeholder_problems(where, findings, set(check_keys_), scope, cf)
+    errors += _placeholder_problems(where, findings + [{"text": str(raw.get("note") or "")}], set(check_keys_),
+                                    scope, cf)
     unranged = []
     for k, check in enumerate(raw.get("checks") or []):
         ranged = check.get("range") or {}
