@@ -107,6 +107,12 @@ def test_the_worse_side_of_an_ordering_may_sit_at_its_reference():
     assert evaluate_claim(g, {"loss.a": 0.7, "loss.b": 0.9, "loss.x0": 0.69}).verdict == "degenerate"
 
 
+def test_both_sides_asks_the_worse_side_to_learn_too():
+    c = one([{"kind": "less", "left": "err.a", "right": "err.b", "both_sides": True}])
+    v = evaluate_claim(c, {"err.a": 0.2, "err.b": 0.4, "err.const": 0.25})
+    assert v.verdict == "degenerate" and "err.b = 0.4 is no better than err.const" in v.reason
+
+
 def test_a_ratio_claims_no_ordering_so_both_sides_must_learn():
     c = one([{"kind": "ratio_range", "left": "err.a", "right": "err.b", "min": 0.5, "from": "rule: r"}])
     assert evaluate_claim(c, {"err.a": 0.2, "err.b": 0.3, "err.const": 0.25}).verdict == "degenerate"

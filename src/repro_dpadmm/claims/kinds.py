@@ -132,7 +132,8 @@ class _TwoSided(CheckKind):
     """A comparison of `left` with `right` (a key or a number): degenerate when a side with a trivial reference that
     is not the other side, and that the check claims is the better one, is no better than it. The side a claimed
     ordering calls worse may be as bad as it likes (a method worse than F(x0) at small eps supports "worse at small
-    eps"); a check with no ordering (ratio_range) requires it of both sides."""
+    eps"), unless the check says `both_sides: true` (a claim about what two methods that should both learn buy); a
+    check with no ordering (ratio_range) requires it of both sides."""
 
     def claimed_better(self, side: str, check: dict, better: str) -> bool:
         return True
@@ -143,7 +144,8 @@ class _TwoSided(CheckKind):
         for side, other in ((left, right), (right, left)):
             if not isinstance(side, str) or side not in references or references[side][0] == other:
                 continue
-            if not self.claimed_better("left" if side == left else "right", check, references[side][1]):
+            if not check.get("both_sides") and not self.claimed_better("left" if side == left else "right", check,
+                                                                         references[side][1]):
                 continue
             ok, why = _beats_reference(side, m, check, z, references)
             if not ok:
