@@ -258,6 +258,16 @@ def test_a_rule_threshold_is_judged_at_both_ends_of_its_range():
     assert c.unranged == []
 
 
+def test_checks_that_apply_one_rule_are_judged_at_its_ends_together():
+    rule = {"from": "rule: much cheaper", "kind": "greater", "right": "err.b"}
+    c = one([{**rule, "left": "loss.a", "margin": 0.3, "range": {"margin": [0.1, 0.5]}},
+             {**rule, "left": "loss.b", "margin": 0.3, "range": {"margin": [0.2, 0.6]}}])
+    v = evaluate_claim(c, {"loss.a": 0.5, "loss.b": 0.3, "err.b": 0.05, "loss.x0": 0.69, "err.const": 0.25})
+    assert v.verdict == "partly" and [t.verdict for t in v.thresholds] == ["reproduced", "not reproduced"]
+    assert v.thresholds[0].label == "2 checks (rule: much cheaper): margin = 0.1, 0.2 (low end of [0.1, 0.5], [0.2, 0.6])"
+    assert v.cause == "choice"
+
+
 def test_a_rule_threshold_without_a_range_is_counted_and_a_range_must_hold_its_value():
     c = one([{"kind": "range", "metric": "err.a", "max": 0.3, "from": "rule: below 0.3"}])
     assert c.unranged == ["checks[0].max"]

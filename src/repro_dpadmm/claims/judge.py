@@ -413,15 +413,29 @@ def evaluate_claim(claim: Claim, metrics: dict | None, *, missing_reason: str = 
         v, r, res = _judge(claim, metrics, status, unavailable, name)
         variants.append(VariantVerdict(name, choice, label, _class_verdict(klass, v), r, res))
     thresholds = []
-    for i, check in enumerate(claim.checks):
-        for fld, (lo, hi) in (check.get("range") or {}).items():
-            what = check.get("label") or f"checks[{i}]"
-            for end, value in (("low", lo), ("high", hi)):
-                v, r, res = _judge(claim, metrics, status, unavailable, None, {i: {fld: value}})
-                thresholds.append(VariantVerdict(f"{fld}[{i}]={fmt(value)}", f"threshold {fld} of {what}",
-                                                 f"{what}: {fld} = {fmt(value)} ({end} end of [{fmt(lo)}, {fmt(hi)}])",
-                                                 _class_verdict(klass, v), r, res, kind="threshold"))
+    for (rule, fld), members in _rules(claim).items():
+        for end, pick in (("low", 0), ("high", 1)):
+            overrides = {i: {fld: rng[pick]} for i, rng in members}
+            v, r, res = _judge(claim, metrics, status, unavailable, None, overrides)
+            first = claim.checks[members[0][0]]
+            what = (first.get("label") or f"checks[{members[0][0]}]") if len(members) == 1 else \
+                f"{len(members)} checks ({rule})"
+            values = ", ".join(dict.fromkeys(fmt(rng[pick]) for _, rng in members))
+            spans = ", ".join(dict.fromkeys(f"[{fmt(rng[0])}, {fmt(rng[1])}]" for _, rng in members))
+            thresholds.append(VariantVerdict(f"{fld}@{end}:{members[0][0]}", f"threshold {fld} of {what}",
+                                             f"{what}: {fld} = {values} ({end} end of {spans})",
+                                             _class_verdict(klass, v), r, res, kind="threshold"))
     return done(verdict, reason, results, variants, thresholds)
+
+
+def _rules(claim: Claim) -> dict[tuple[str, str], list[tuple[int, list]]]:
+    """The claim's ranged thresholds by rule: checks that give a range to the same field under the same `from:`
+    apply one rule, so its ends are judged together (each check at its own end)."""
+    out: dict[tuple[str, str], list[tuple[int, list]]] = {}
+    for i, check in enumerate(claim.checks):
+        for fld, rng in (check.get("range") or {}).items():
+            out.setdefault((str(check.get("from") or f"checks[{i}]"), fld), []).append((i, rng))
+    return out
 
 
 def _first_line(text: str) -> str:
