@@ -268,6 +268,20 @@ def test_checks_that_apply_one_rule_are_judged_at_its_ends_together():
     assert v.cause == "choice"
 
 
+def test_every_rule_at_its_lenient_and_at_its_strict_end_together():
+    c = one([{"kind": "greater", "left": "loss.a", "right": "err.b", "margin": 0.3, "from": "rule: one",
+              "range": {"margin": [0.1, 0.5]}},
+             {"kind": "range", "metric": "loss.b", "max": 0.2, "from": "rule: two", "range": {"max": [0.1, 0.4]}}])
+    v = evaluate_claim(c, {"loss.a": 0.3, "loss.b": 0.3, "err.b": 0.05, "loss.x0": 0.69, "err.const": 0.25})
+    # each rule alone at its lenient end leaves the other failing; together they pass
+    assert v.verdict == "not reproduced" and [t.verdict for t in v.thresholds[:4]] == [
+        "partly", "not reproduced", "not reproduced", "partly"]
+    assert [(t.label, t.verdict) for t in v.thresholds[4:]] == [
+        ("every rule threshold at the lenient end of its range", "reproduced"),
+        ("every rule threshold at the strict end of its range", "not reproduced")]
+    assert v.cause == "choice"
+
+
 def test_a_rule_threshold_without_a_range_is_counted_and_a_range_must_hold_its_value():
     c = one([{"kind": "range", "metric": "err.a", "max": 0.3, "from": "rule: below 0.3"}])
     assert c.unranged == ["checks[0].max"]

@@ -425,7 +425,28 @@ def evaluate_claim(claim: Claim, metrics: dict | None, *, missing_reason: str = 
             thresholds.append(VariantVerdict(f"{fld}@{end}:{members[0][0]}", f"threshold {fld} of {what}",
                                              f"{what}: {fld} = {values} ({end} end of {spans})",
                                              _class_verdict(klass, v), r, res, kind="threshold"))
+    if len(_rules(claim)) > 1:      # every rule at once at its lenient end, and at its strict end
+        for side in ("lenient", "strict"):
+            overrides: dict[int, dict] = {}
+            for i, check in enumerate(claim.checks):
+                for fld, (lo, hi) in (check.get("range") or {}).items():
+                    lenient_hi = _lenient_is_high(check, fld)
+                    overrides.setdefault(i, {})[fld] = hi if lenient_hi == (side == "lenient") else lo
+            v, r, res = _judge(claim, metrics, status, unavailable, None, overrides)
+            thresholds.append(VariantVerdict(f"all@{side}", "thresholds together",
+                                             f"every rule threshold at the {side} end of its range",
+                                             _class_verdict(klass, v), r, res, kind="threshold"))
     return done(verdict, reason, results, variants, thresholds)
+
+
+def _lenient_is_high(check: dict, fld: str) -> bool:
+    """Whether the high end of a threshold's range is the lenient one: a larger max, tolerance or (for less) right
+    admits more; a larger min, margin or (for greater) right admits less."""
+    if fld in ("max", "tol", "rel_tol", "abs_tol"):
+        return True
+    if fld == "right":
+        return check.get("kind") == "less"
+    return False
 
 
 def _rules(claim: Claim) -> dict[tuple[str, str], list[tuple[int, list]]]:
