@@ -134,3 +134,14 @@ def test_every_case_carries_its_claims_summary():
     summarise(verdicts)
     assert all(v.over_cases["verdict"] == SOME_CASES for v in verdicts)
     assert verdicts[0].record()["over_cases"]["summary"] == "reproduced on a8a, ijcnn1; not reproduced on a9a"
+
+
+def test_cases_may_name_their_axis_where_the_values_of_two_axes_overlap():
+    two = {**OVER, "id": "huang2019_dpadmm.fig1.b.{ds}.{n}", "over": {"ds": ["a8a", "a9a"], "n": [1, 2]},
+           "finding": [{"when": "partly", "cases": {"n": [1]}, "text": "n 1"},
+                       {"when": "partly", "cases": {"ds": ["a9a"], "n": [2]}, "text": "a9a, n 2"}]}
+    cf = parse_claims(doc([two]), "huang2019_dpadmm.yaml")
+    assert not cf.problems, cf.problems
+    assert [[f["text"] for f in c.findings] for c in cf.claims] == [["n 1"], [], ["n 1"], ["a9a, n 2"]]
+    bad = {**two, "finding": [{"when": "partly", "cases": {"q": [1]}, "text": "t"}]}
+    assert any("'q', which is no axis" in p for p in parse_claims(doc([bad]), "huang2019_dpadmm.yaml").problems)

@@ -425,3 +425,8 @@ def test_record_carries_class_cause_and_sources():
     rec = evaluate_claim(c, {"eps.tight": 0.9}).record()
     assert rec["class"] == "analytic" and rec["verdict"] == "holds" and rec["cause"] == "robust"
     assert rec["checks"][0]["from"] == "Theorem 1: eps = 1" and rec["thresholds"] == [] and rec["case"] == {}
+
+
+def test_a_section_number_is_no_typed_number():
+    c = _with_variant({"when": "not reproduced", "text": "Theorem 4.1 and §6.2 say otherwise"})
+    assert evaluate_claim(c, {"err.a": 4.1, "err.b": 6.2, "err.const": 9.0}).typed_numbers == []

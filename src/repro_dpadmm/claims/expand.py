@@ -102,13 +102,7 @@ def _substitute(node, case: dict[str, str], axes: dict[str, list[str]], path: tu
         out = []
         for i, v in enumerate(node):
             if isinstance(v, dict) and "cases" in v:
-                wanted = v["cases"] if isinstance(v["cases"], list) else [v["cases"]]
-                wanted = {_value_text(w) for w in wanted}
-                unknown = wanted - {x for vals in axes.values() for x in vals}
-                if unknown:
-                    problems.append((path + (i, "cases"), f"cases {sorted(unknown)} are not values of the claim's "
-                                                          f"axes ({', '.join(axes)})"))
-                if not wanted & set(case.values()):
+                if not _wanted(v["cases"], case, axes, path + (i, "cases"), problems):
                     continue
                 v = {k: x for k, x in v.items() if k != "cases"}
             sub = _substitute(v, case, axes, path + (i,), problems)
@@ -119,6 +113,24 @@ def _substitute(node, case: dict[str, str], axes: dict[str, list[str]], path: tu
 
 
 _DROP = object()
+
+
+def _wanted(cases, case: dict[str, str], axes: dict[str, list[str]], path: tuple, problems: list) -> bool:
+    """Whether a `cases:` entry keeps its list entry for `case`: a list of values (of any axis: kept when the case
+    has one of them), or a mapping {axis: [values]} (kept when the case's value of every axis named is listed)."""
+    by_axis = cases if isinstance(cases, dict) else {None: cases}
+    keep = True
+    for axis, wanted in by_axis.items():
+        wanted = {_value_text(w) for w in (wanted if isinstance(wanted, list) else [wanted])}
+        known = set(axes.get(axis, ())) if axis is not None else {x for vals in axes.values() for x in vals}
+        if axis is not None and axis not in axes:
+            problems.append((path, f"cases names {axis!r}, which is no axis of the claim ({', '.join(axes)})"))
+        elif wanted - known:
+            problems.append((path, f"cases {sorted(wanted - known)} are not values of the claim's axes "
+                                   f"({', '.join(axes)})"))
+        values = {case.get(axis)} if axis is not None else set(case.values())
+        keep &= bool(wanted & values)
+    return keep
 
 
 def _per_case_axis(node: dict, axes: dict[str, list[str]]) -> str | None:

@@ -15,6 +15,9 @@ PLACEHOLDER = re.compile(r"(?<!\{)\{((?:[A-Za-z0-9_]+/[A-Za-z0-9_]+:)?[A-Za-z0-9
                          r"(?::([^{}]*))?\}(?!\})")
 # a literal decimal in prose ("0.79", "-1.5"), not part of a word, key or placeholder
 LITERAL_DECIMAL = re.compile(r"(?<![\w.{@])-?\d+\.\d+(?![\w.}])")
+# a decimal that names a part of a paper ("Theorem 4.1", "§6.2", "Fig. 1.3"): never a measured number
+SECTION_REF = re.compile(r"(?:Theorem|Lemma|Corollary|Proposition|Assumption|Algorithm|Remark|Definition|Section|"
+                         r"Table|Fig\.|Figure|eq\.|Eq\.|§)\s*\(?\d+\.\d+\)?")
 
 
 @dataclass
@@ -227,7 +230,7 @@ class Verdict:
         declared = set(LITERAL_DECIMAL.findall(_declared_text(self.claim)))
         out = []
         for text in [f["text"] for f in self.claim.findings] + [self.claim.note]:
-            for lit in LITERAL_DECIMAL.findall(PLACEHOLDER.sub("", text or "")):
+            for lit in LITERAL_DECIMAL.findall(SECTION_REF.sub("", PLACEHOLDER.sub("", text or ""))):
                 if lit in declared or len(lit.lstrip("-0.").replace(".", "")) < 2:
                     continue
                 digits = len(lit.split(".")[1])
