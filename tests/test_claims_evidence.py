@@ -430,3 +430,20 @@ def test_record_carries_class_cause_and_sources():
 def test_a_section_number_is_no_typed_number():
     c = _with_variant({"when": "not reproduced", "text": "Theorem 4.1 and §6.2 say otherwise"})
     assert evaluate_claim(c, {"err.a": 4.1, "err.b": 6.2, "err.const": 9.0}).typed_numbers == []
+
+
+def test_a_reading_may_swap_a_setting_written_in_the_keys():
+    cf = load([{"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q", "variants": ["tol"],
+                "checks": [{"kind": "range", "metric": "eps.tol0.005", "max": 20, "from": "§V: 20 updates"}]}],
+              variants={"tol": {"choice": "settle tolerance", "label": "within 0.01", "replace": {"tol0.005": "tol0.01"}}},
+              metrics={"fig1": {"eps.tol0.005": "d", "eps.tol0.01": "d"}})
+    assert not cf.problems, cf.problems
+    v = evaluate_claim(cf.claims[0], {"eps.tol0.005": 30, "eps.tol0.01": 16})
+    assert v.verdict == "fails" and v.variants[0].verdict == "holds" and v.cause == "choice"
+    assert evaluate_claim(cf.claims[0], {"eps.tol0.005": 30}).variants[0].verdict == "not run"
+
+
+def test_a_degenerate_reading_decides_nothing_beside_decided_failures():
+    v = evaluate_claim(_with_variant(), {"err.a": 0.2, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.3,
+                                         "err.b@v": 0.4})
+    assert v.verdict == "not reproduced" and v.variants[0].verdict == "degenerate" and v.cause == "paper"

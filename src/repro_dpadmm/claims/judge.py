@@ -8,7 +8,19 @@ from dataclasses import dataclass, field
 
 from .kinds import CHECKS, _measure, describe_check, looser_threshold
 from .model import DECIDED_FAILING, FAILING, JUDGED, PASSING, Claim
-from .noise import DEFAULT_NOISE_Z, DEGENERATE, FAIL, INCONCLUSIVE, MISSING, PASS, REPEATS_KEY, _Metrics, _Missing, fmt
+from .noise import (
+    DEFAULT_NOISE_Z,
+    DEGENERATE,
+    FAIL,
+    INCONCLUSIVE,
+    MISSING,
+    PASS,
+    REPEATS_KEY,
+    _Metrics,
+    _Missing,
+    fmt,
+    swap,
+)
 
 # `{<metric key>}` or `{<metric key>:<format spec>}` in a finding's text; `{{` and `}}` are literal braces.
 PLACEHOLDER = re.compile(r"(?<!\{)\{((?:[A-Za-z0-9_]+/[A-Za-z0-9_]+:)?[A-Za-z0-9_][A-Za-z0-9_.@\-]*)"
@@ -52,7 +64,8 @@ class CheckResult:
 
 
 def evaluate_check(check: dict, metrics: dict, *, z: float | None = None, variant: str | None = None,
-                   references: dict[str, tuple[str, str]] | None = None) -> CheckResult:
+                   references: dict[str, tuple[str, str]] | None = None,
+                   replace: dict[str, str] | None = None) -> CheckResult:
     """Evaluate one well-formed check on flat metrics (with their optional `repeats` and `.se` keys).
 
     `z`: noise factor (the check's own `z:` wins; default DEFAULT_NOISE_Z); `variant`: read `<key>@<variant>` where
@@ -64,7 +77,7 @@ def evaluate_check(check: dict, metrics: dict, *, z: float | None = None, varian
     zz = float(check.get("z", z if z is not None else DEFAULT_NOISE_Z))
     extra = {"label": label, "source": str(check.get("from") or ""), "looser": looser_threshold(check)}
     try:
-        r = _measure(check, _Metrics(metrics, variant), zz, references)
+        r = _measure(check, _Metrics(metrics, variant, replace), zz, references)
     except _Missing as exc:
         return CheckResult(check["kind"], what, expected, "—", None, reason=exc.reason, outcome=MISSING, **extra)
     passed = True if r.outcome == PASS else False if r.outcome == FAIL else None
@@ -169,9 +182,10 @@ class Verdict:
 
         robust: the same passing verdict under every reading. choice: some reading passes and some does not (the
         readings decide it; `deciding` names them). paper (paper-inconsistency for an analytic claim): it fails
-        beyond the noise under every reading. power: no reading passes, and some are inside the noise (more repeats
-        decide it; `repeats_needed`). degenerate: no reading passes, and every undecided one compares a model no
-        better than its trivial reference (our runs decide nothing)."""
+        beyond the noise under every reading that decides anything (a degenerate reading, whose model learns
+        nothing, decides nothing either way). power: no reading passes, and some are inside the noise (more repeats
+        decide it; `repeats_needed`). degenerate: no reading passes or fails beyond the noise, and every undecided
+        one compares a model no better than its trivial reference (our runs decide nothing)."""
         if self.verdict not in JUDGED or self.claim_class == "setup":
             return None
         verdicts = [self.verdict] + [r.verdict for r in self.readings]
@@ -180,7 +194,8 @@ class Verdict:
             return "robust"
         if any(passing):
             return "choice"
-        if all(v in DECIDED_FAILING for v in verdicts):
+        informative = [v for v in verdicts if v != "degenerate"]   # a reading whose model learns nothing decides nothing
+        if informative and all(v in DECIDED_FAILING for v in informative):
             return "paper-inconsistency" if self.claim_class == "analytic" else "paper"
         return "power" if "inconclusive" in verdicts else "degenerate"
 
@@ -316,8 +331,9 @@ def _judge(claim: Claim, metrics: dict, status: str, unavailable: dict, variant:
     """(verdict, reason, check results) of a claim's checks on usable metrics, under `variant` if given, with
     `overrides` ({check index: {field: value}}) replacing thresholds (a rule's range end)."""
     overrides = overrides or {}
+    replace = (claim.variant_specs.get(variant) or {}).get("replace") if variant else None
     results = [evaluate_check({**c, **overrides.get(i, {})}, metrics, z=claim.noise_z, variant=variant,
-                              references=claim.references)
+                              references=claim.references, replace=replace)
                for i, c in enumerate(claim.checks)]
     undecided = [r for r in results if r.outcome == MISSING]
     if undecided:
@@ -369,7 +385,9 @@ def _class_verdict(claim_class: str, verdict: str) -> str:
 
 
 def _variant_has_metrics(claim: Claim, metrics: dict, variant: str) -> bool:
-    return any(f"{k}@{variant}" in metrics for k in claim.metric_keys())
+    replace = (claim.variant_specs.get(variant) or {}).get("replace") or {}
+    return any(f"{k}@{variant}" in metrics or (swap(k, replace) != k and swap(k, replace) in metrics)
+               for k in claim.metric_keys())
 
 
 def evaluate_claim(claim: Claim, metrics: dict | None, *, missing_reason: str = "",
@@ -485,7 +503,9 @@ def with_cited(metrics: dict | None, claim: Claim, produced: dict[tuple[str, str
     """The item's metrics plus the other items' metrics the claim cites as `<paper>/<item>:<key>` (with their
     repeats and standard errors), read from `produced` ({(paper, item): metrics}); a cited item that did not run
     leaves its keys missing, and the claim says which."""
-    cited = [k for k in dict.fromkeys(claim.metric_keys()) if ":" in k and "/" in k.split(":", 1)[0]]
+    texts = [f["text"] for f in claim.findings] + [claim.note]
+    cited = [k for k in dict.fromkeys(claim.metric_keys() + [k for t in texts for k in placeholder_keys(t)])
+             if ":" in k and "/" in k.split(":", 1)[0]]
     if metrics is None or not cited:
         return metrics
     out = dict(metrics)

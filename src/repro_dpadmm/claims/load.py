@@ -218,7 +218,8 @@ def parse_claims(data, path: Path | str = "<claims>", lines: _Lines | None = Non
     cf.privacy = {str(m): {k: str(v) for k, v in spec.items() if v is not None}
                   for m, spec in (data.get("privacy") or {}).items()}
     cf.noise_z = float((data.get("settings") or {}).get("noise_z", DEFAULT_NOISE_Z))
-    cf.variants = {str(n): {k: str(v) for k, v in spec.items()} for n, spec in (data.get("variants") or {}).items()}
+    cf.variants = {str(n): {k: ({str(a): str(b) for a, b in v.items()} if isinstance(v, dict) else str(v))
+                            for k, v in spec.items()} for n, spec in (data.get("variants") or {}).items()}
     cf.evidence = {str(scope): [EvidenceRule(str(r["keys"]), r["kind"], str(r.get("reference") or ""),
                                              str(r.get("better") or ""),
                                              lines.line(("evidence", scope, i)) if lines else None)

@@ -68,15 +68,19 @@ class _Operand:
 class _Metrics:
     """Flat metrics read under a variant: `<key>@<variant>` where it exists, else `<key>`; plus their noise."""
 
-    def __init__(self, metrics: dict, variant: str | None = None):
+    def __init__(self, metrics: dict, variant: str | None = None, replace: dict[str, str] | None = None):
         self.metrics = metrics
         self.variant = variant
+        self.replace = replace or {}
         reps = metrics.get(REPEATS_KEY)
         self.repeats = reps if isinstance(reps, dict) else {}
 
     def key(self, key: str) -> str:
         if self.variant and f"{key}@{self.variant}" in self.metrics:
             return f"{key}@{self.variant}"
+        swapped = swap(key, self.replace)
+        if swapped != key and swapped in self.metrics:
+            return swapped
         return key
 
     def raw(self, key: str):
@@ -113,6 +117,13 @@ class _Metrics:
             if _is_number(se) and math.isfinite(se) and se >= 0:
                 return _Operand(k, value, None, float(se))
         return _Operand(k, value)
+
+
+def swap(key: str, replace: dict[str, str]) -> str:
+    """A key read under a reading that swaps part of it (`tol0.005` -> `tol0.01`): a setting written in the key."""
+    for old, new in replace.items():
+        key = key.replace(old, new)
+    return key
 
 
 def _pair(a: _Operand, b: _Operand, check: dict) -> bool:
