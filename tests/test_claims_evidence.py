@@ -447,3 +447,15 @@ def test_a_degenerate_reading_decides_nothing_beside_decided_failures():
     v = evaluate_claim(_with_variant(), {"err.a": 0.2, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.3,
                                          "err.b@v": 0.4})
     assert v.verdict == "not reproduced" and v.variants[0].verdict == "degenerate" and v.cause == "paper"
+
+
+def test_a_reading_in_the_keys_combines_with_a_variant_of_another_choice():
+    cf = load([{"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q", "variants": ["code", "tol"],
+                "checks": [{"kind": "range", "metric": "eps.tol0.005", "max": 20, "from": "§V: 20 updates"}]}],
+              variants={"tol": {"choice": "settle tolerance", "label": "within 0.01", "replace": {"tol0.005": "tol0.01"}},
+                        "code": {"choice": "z-step", "label": "the code's z-step"}},
+              metrics={"fig1": {"eps.tol0.005": "d", "eps.tol0.01": "d"}})
+    m = {"eps.tol0.005": 30, "eps.tol0.01": 21, "eps.tol0.005@code": 25, "eps.tol0.01@code": 16}
+    v = evaluate_claim(cf.claims[0], m)
+    assert [(x.name, x.verdict) for x in v.variants] == [("code", "fails"), ("tol", "fails"), ("code+tol", "holds")]
+    assert v.cause == "choice" and v.variants[2].choice == "z-step + settle tolerance"

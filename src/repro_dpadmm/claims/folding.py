@@ -210,7 +210,7 @@ def extract_sets(doc: dict, min_uses: int = 3, min_len: int = 2) -> dict:
     for (field, values), n in uses.most_common():
         if n < min_uses:
             break
-        items = {c.get("item") for c in doc.get("claims") or [] if c.get(field) == list(values)}
+        items = {str(c.get("item")) for c in doc.get("claims") or [] if c.get(field) == list(values)}
         stem = f"{items.pop()}_{field}" if len(items) == 1 and None not in items else field
         name, k = stem, 2
         while name in sets:
@@ -222,7 +222,7 @@ def extract_sets(doc: dict, min_uses: int = 3, min_len: int = 2) -> dict:
     for c in doc.get("claims") or []:
         for field in ("depends_on", "variants"):
             v = c.get(field)
-            if isinstance(v, list) and (field, tuple(v)) in names:
+            if isinstance(v, list) and all(isinstance(x, str) for x in v) and (field, tuple(v)) in names:
                 c[field] = [{"set": names[(field, tuple(v))]}]
     return {**{k: v for k, v in doc.items() if k != "claims"}, "sets": sets, "claims": doc.get("claims")}
 

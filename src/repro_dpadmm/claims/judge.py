@@ -327,11 +327,13 @@ def fill_placeholders(text: str, metrics: dict) -> str:
 
 
 def _judge(claim: Claim, metrics: dict, status: str, unavailable: dict, variant: str | None,
-           overrides: dict[int, dict] | None = None) -> tuple[str, str, list[CheckResult]]:
+           overrides: dict[int, dict] | None = None, replace: dict | None = None) -> tuple[str, str, list[CheckResult]]:
     """(verdict, reason, check results) of a claim's checks on usable metrics, under `variant` if given, with
-    `overrides` ({check index: {field: value}}) replacing thresholds (a rule's range end)."""
+    `overrides` ({check index: {field: value}}) replacing thresholds (a rule's range end) and `replace` swapping
+    parts of the keys (default: the variant's own `replace:`)."""
     overrides = overrides or {}
-    replace = (claim.variant_specs.get(variant) or {}).get("replace") if variant else None
+    if replace is None and variant:
+        replace = (claim.variant_specs.get(variant) or {}).get("replace")
     results = [evaluate_check({**c, **overrides.get(i, {})}, metrics, z=claim.noise_z, variant=variant,
                               references=claim.references, replace=replace)
                for i, c in enumerate(claim.checks)]
@@ -384,10 +386,10 @@ def _class_verdict(claim_class: str, verdict: str) -> str:
     return "setup ok" if ok else "setup failed"
 
 
-def _variant_has_metrics(claim: Claim, metrics: dict, variant: str) -> bool:
-    replace = (claim.variant_specs.get(variant) or {}).get("replace") or {}
-    return any(f"{k}@{variant}" in metrics or (swap(k, replace) != k and swap(k, replace) in metrics)
-               for k in claim.metric_keys())
+def _variant_has_metrics(claim: Claim, metrics: dict, variant: str, replace: dict | None = None) -> bool:
+    replace = replace or (claim.variant_specs.get(variant) or {}).get("replace") or {}
+    return any(f"{k}@{variant}" in metrics or f"{swap(k, replace)}@{variant}" in metrics
+               or (swap(k, replace) != k and swap(k, replace) in metrics) for k in claim.metric_keys())
 
 
 def evaluate_claim(claim: Claim, metrics: dict | None, *, missing_reason: str = "",
@@ -433,6 +435,19 @@ def evaluate_claim(claim: Claim, metrics: dict | None, *, missing_reason: str = 
             continue
         v, r, res = _judge(claim, metrics, status, unavailable, name)
         variants.append(VariantVerdict(name, choice, label, _class_verdict(klass, v), r, res))
+    # a reading written in the keys (replace:) combines with each variant of another choice: both open at once
+    specs = {n: claim.variant_specs.get(n, {}) for n in claim.variants}
+    for r_name, r_spec in specs.items():
+        for v_name, v_spec in specs.items():
+            if not r_spec.get("replace") or v_spec.get("replace") or v_spec.get("choice") == r_spec.get("choice"):
+                continue
+            if not _variant_has_metrics(claim, metrics, v_name, r_spec["replace"]):
+                continue
+            v, r, res = _judge(claim, metrics, status, unavailable, v_name, replace=r_spec["replace"])
+            variants.append(VariantVerdict(f"{v_name}+{r_name}", f"{v_spec.get('choice', v_name)} + "
+                                           f"{r_spec.get('choice', r_name)}",
+                                           f"{v_spec.get('label', v_name)}; {r_spec.get('label', r_name)}",
+                                           _class_verdict(klass, v), r, res))
     thresholds = []
     for (rule, fld), members in _rules(claim).items():
         for end, pick in (("low", 0), ("high", 1)):

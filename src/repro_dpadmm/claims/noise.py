@@ -76,11 +76,11 @@ class _Metrics:
         self.repeats = reps if isinstance(reps, dict) else {}
 
     def key(self, key: str) -> str:
+        swapped = swap(key, self.replace)
+        if swapped != key and (swapped in self.metrics or f"{swapped}@{self.variant}" in self.metrics):
+            key = swapped       # a reading whose setting is written in the key
         if self.variant and f"{key}@{self.variant}" in self.metrics:
             return f"{key}@{self.variant}"
-        swapped = swap(key, self.replace)
-        if swapped != key and swapped in self.metrics:
-            return swapped
         return key
 
     def raw(self, key: str):
