@@ -14,6 +14,7 @@ fold never changes what is judged. The rewritten file keeps its leading comment 
 from __future__ import annotations
 
 import argparse
+import copy
 import re
 import sys
 from collections import Counter
@@ -198,7 +199,9 @@ def discover_axes(metrics: dict, min_values: int = 2) -> list[tuple[str, list[st
 
 
 def extract_sets(doc: dict, min_uses: int = 3, min_len: int = 2) -> dict:
-    """Lists of `depends_on` and `variants` that recur in at least `min_uses` claims as named sets."""
+    """Lists of `depends_on` and `variants` that recur in at least `min_uses` claims as named sets (a new
+    document; `doc` is left as it was)."""
+    doc = copy.deepcopy(doc)
     uses: Counter = Counter()
     for c in doc.get("claims") or []:
         for field in ("depends_on", "variants"):
