@@ -380,6 +380,9 @@ def _parse_claim(raw: dict, cf: ClaimsFile, line: int | None) -> tuple[Claim, li
         noise_z=cf.noise_z, kinds=kinds, references=references, unranged=unranged, file=cf.path.name, line=line,
         invalid="; ".join(e.split(": ", 2)[-1] for e in errors),
     )
+    # A rule of ours says how far a careful reader could place it (the paper's own numbers need no range).
+    warnings += [f"{where} {u}: the threshold is a rule of ours ('from: rule: ...') with no plausible range "
+                 f"(range: {{{u.rsplit('.', 1)[1]}: [lo, hi]}})" for u in unranged] if not errors else []
     # Documentation check: every key a claim reads should be documented under metrics.<item>.
     if not errors and claim.item is not None and cf.metrics:
         documented = cf.metrics.get(claim.item)
