@@ -201,7 +201,11 @@ class Verdict:
 
     @property
     def deciding(self) -> list[str]:
-        """For cause `choice`: the readings whose verdict differs from the headline, as "<label>: <verdict>"."""
+        """For cause `choice`: the readings whose verdict differs from the headline, as "<label>: <verdict>"; for
+        cause `power`: the readings left inside the noise (where more repeats would decide it)."""
+        if self.cause == "power":
+            return [f"{r.label}: {r.verdict}" for r in self.readings if r.verdict == "inconclusive"] + (
+                ["the default: inconclusive"] if self.verdict == "inconclusive" else [])
         if self.cause != "choice":
             return []
         return [f"{r.label}: {r.verdict}" for r in self.readings if (r.verdict in PASSING) != (
@@ -209,10 +213,14 @@ class Verdict:
 
     @property
     def repeats_needed(self) -> int | None:
-        """For cause `power`: the most repeats any inconclusive check of the default reading needs to be decided."""
+        """For cause `power`: the repeats at which the cheapest undecided reading would be decided (the most that
+        any of its inconclusive checks needs), where the noise model gives it."""
         if self.cause != "power":
             return None
-        return max((c.repeats_needed for c in self.checks if c.repeats_needed), default=None)
+        undecided = [self.checks] if self.verdict == "inconclusive" else []
+        undecided += [r.checks for r in self.readings if r.verdict == "inconclusive"]
+        needs = [max(n) for checks in undecided if (n := [c.repeats_needed for c in checks if c.repeats_needed])]
+        return min(needs, default=None)
 
     @property
     def finding(self) -> dict | None:
