@@ -461,3 +461,16 @@ def test_a_reading_in_the_keys_combines_with_a_variant_of_another_choice():
     v = evaluate_claim(cf.claims[0], m)
     assert [(x.name, x.verdict) for x in v.variants] == [("code", "fails"), ("tol", "fails"), ("code+tol", "holds")]
     assert v.cause == "choice" and v.variants[2].choice == "z-step + settle tolerance"
+
+
+def test_a_degenerate_reading_with_passing_checks_is_undecided_not_blank():
+    """Default: one comparison passes, the other's better side does not learn (degenerate, nothing fails); the
+    variant fails beyond the noise. The default still supports the claim in part, so the failure is not the paper's."""
+    cf = load([{"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q", "variants": ["v"],
+                "checks": [{"kind": "less", "left": "err.a", "right": "err.b"},
+                           {"kind": "less", "left": "loss.a", "right": "loss.b"}]}],
+              variants={"v": {"choice": "lr", "label": "lr 3"}})
+    m = {"err.a": 0.1, "err.b": 0.2, "err.const": 0.25, "loss.a": 0.7, "loss.b": 0.8, "loss.x0": 0.69,
+         "err.a@v": 0.22, "loss.a@v": 0.6}
+    v = evaluate_claim(cf.claims[0], m)
+    assert v.verdict == "degenerate" and v.variants[0].verdict == "partly" and v.cause == "degenerate"

@@ -182,8 +182,8 @@ class Verdict:
 
         robust: the same passing verdict under every reading. choice: some reading passes and some does not (the
         readings decide it; `deciding` names them). paper (paper-inconsistency for an analytic claim): it fails
-        beyond the noise under every reading that decides anything (a degenerate reading, whose model learns
-        nothing, decides nothing either way). power: no reading passes, and some are inside the noise (more repeats
+        beyond the noise under every reading that decides anything (a degenerate reading none of whose checks
+        passes, whose model learns nothing, decides nothing either way). power: no reading passes, and some are inside the noise (more repeats
         decide it; `repeats_needed`). degenerate: no reading passes or fails beyond the noise, and every undecided
         one compares a model no better than its trivial reference (our runs decide nothing)."""
         if self.verdict not in JUDGED or self.claim_class == "setup":
@@ -194,7 +194,11 @@ class Verdict:
             return "robust"
         if any(passing):
             return "choice"
-        informative = [v for v in verdicts if v != "degenerate"]   # a reading whose model learns nothing decides nothing
+        # a degenerate reading none of whose checks passes decides nothing (its model learns nothing); one whose other
+        # checks pass is undecided, like an inconclusive one
+        blank = [v == "degenerate" and not any(c.outcome == PASS for c in checks)
+                 for v, checks in [(self.verdict, self.checks)] + [(r.verdict, r.checks) for r in self.readings]]
+        informative = [v for v, b in zip(verdicts, blank, strict=True) if not b]
         if informative and all(v in DECIDED_FAILING for v in informative):
             return "paper-inconsistency" if self.claim_class == "analytic" else "paper"
         return "power" if "inconclusive" in verdicts else "degenerate"
