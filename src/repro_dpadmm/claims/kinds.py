@@ -106,8 +106,9 @@ def _beats_reference(key: str, m: _Metrics, check: dict, z: float, references: d
     se, paired, n = _diff_se(side, base, check)
     if _decide(d, se, z) == PASS:
         return True, ""
-    return False, (f"{side.key} = {fmt(side.value)} is no better than {base.key} = {fmt(base.value)}"
-                   f"{_noise_text(se, paired, n)} ({better} is better)")
+    noise = f" (difference {fmt(side.value - base.value)}{_noise_text(se, paired, n)})" if se else ""
+    return False, (f"{side.key} = {fmt(side.value)} is no better than {base.key} = {fmt(base.value)}{noise} "
+                   f"({better} is better)")
 
 
 class _Bounded(CheckKind):
