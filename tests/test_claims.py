@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 import numpy as np
@@ -625,13 +627,21 @@ def test_claims_table_judges_noise_setup_variants_and_findings(tmp_path, monkeyp
         {**VARIANT_FILE["claims"][0], "finding": {"when": "inconclusive", "text": "tie",
                                                   "evidence": ["el.dpadmm"]}},
         {"id": "huang2019_dpadmm.fig1.target", "item": "fig1", "quote": "bisection hit its target", "setup": True,
-         "checks": [{"kind": "approx", "metric": "eps", "expected": 1.0, "rel_tol": 1e-6, "from": "rule"}]}]}
+         "checks": [{"kind": "approx", "metric": "eps", "expected": 1.0, "rel_tol": 1e-6, "from": "rule",
+                     "range": {"rel_tol": [1e-7, 1e-5]}}]},
+        {"id": "huang2019_dpadmm.fig1.norm", "item": "fig1", "quote": "||w|| | a pipe",
+         "checks": [{"kind": "range", "metric": "el.dpsgd@dpsgd_sum", "max": 1.0, "label": "||w|| within",
+                     "from": "rule: r", "range": {"max": [0.5, 1.5]}}]}]}
     (tmp_path / "config" / "claims" / "huang2019_dpadmm.yaml").write_text(yaml.safe_dump(data))
     monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tmp_path))
     metrics = {"el.dpadmm": 0.4, "el.dpsgd": 0.405, "el.dpsgd@dpsgd_sum": 0.9, "eps": 1.0}
     repeats = {"el.dpadmm": reps(0.4, 0.01), "el.dpsgd": reps(0.405, 0.01, shift=3)}
     table = claims_table("huang2019_dpadmm", "fig1", metrics, repeats=repeats)
-    assert table.startswith("0 of 1 measured claims reproduced") and "1 setup check(s)" in table
+    assert table.startswith("1 of 2 measured claims reproduced") and "1 setup check(s)" in table
+    # every row keeps its four cells, whatever pipes a quote, label or threshold reading holds
+    rows = [r for r in table.splitlines() if r.startswith("|")]
+    assert {len(re.split(r"(?<!\\)\|", r)) for r in rows} == {6}, rows
+    assert "depends on threshold max of \\|\\|w\\|\\| within" in table
     assert "**inconclusive**" in table and "DPSGD sum convention (lr x n): reproduced" in table
     assert "depends on dpsgd_convention" in table and "**choice** (DPSGD sum convention (lr x n): reproduced): tie" in table
     assert "**setup ok**" in table

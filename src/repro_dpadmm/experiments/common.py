@@ -239,9 +239,9 @@ def claims_table(paper: str, item: str, metrics: dict, *, repeats: dict | None =
         if v.variants:
             verdict += "<br>" + "<br>".join(f"{_cell(x.label)}: {x.verdict}" for x in v.variants)
         if v.depends_on_choice:
-            verdict += f"<br>depends on {', '.join(v.depends_on_choice)}"
+            verdict += f"<br>depends on {_cell(', '.join(v.depends_on_choice))}"
         if v.depends_on_threshold:
-            verdict += f"<br>depends on {', '.join(v.depends_on_threshold)}"
+            verdict += f"<br>depends on {_cell(', '.join(v.depends_on_threshold))}"
         f = v.finding
         cause = f"**{v.cause}**" if v.cause else ""
         if v.deciding:
