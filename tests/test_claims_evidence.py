@@ -474,3 +474,19 @@ def test_a_degenerate_reading_with_passing_checks_is_undecided_not_blank():
          "err.a@v": 0.22, "loss.a@v": 0.6}
     v = evaluate_claim(cf.claims[0], m)
     assert v.verdict == "degenerate" and v.variants[0].verdict == "partly" and v.cause == "degenerate"
+
+
+def test_a_reading_under_which_a_setup_check_of_the_item_fails_is_no_plausible_reading():
+    from repro_dpadmm.claims import discount_implausible
+
+    cf = load([{"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q", "variants": ["v"],
+                "checks": [{"kind": "less", "left": "err.a", "right": "err.b"}]},
+               {"id": "huang2019_dpadmm.fig1.baseline", "item": "fig1", "quote": "the baseline learns", "setup": True,
+                "variants": ["v"], "checks": [{"kind": "less", "left": "err.b", "right": "err.const"}]}],
+              variants={"v": {"choice": "convention", "label": "the other convention"}})
+    m = {"err.a": 0.2, "err.b": 0.15, "err.const": 0.25, "err.a@v": 0.2, "err.b@v": 0.3}
+    claim, setup = [evaluate_claim(c, m) for c in cf.claims]
+    assert claim.cause == "choice" and setup.variants[0].verdict == "setup failed"
+    discount_implausible([claim, setup])
+    assert claim.variants[0].implausible == "the setup check huang2019_dpadmm.fig1.baseline fails under it"
+    assert claim.cause == "paper" and claim.depends_on_choice == [] and claim.record()["variants"][0]["implausible"]

@@ -105,10 +105,12 @@ class VariantVerdict:
     reason: str
     checks: list[CheckResult] = field(default_factory=list)
     kind: str = "variant"
+    implausible: str = ""     # why the reading is no plausible reading (a setup check of its item fails under it)
 
     def record(self) -> dict:
         return {"name": self.name, "choice": self.choice, "label": self.label, "verdict": self.verdict,
-                "reason": self.reason, "kind": self.kind, "checks": [r.as_dict() for r in self.checks]}
+                "reason": self.reason, "kind": self.kind, "implausible": self.implausible,
+                "checks": [r.as_dict() for r in self.checks]}
 
 
 Reading = VariantVerdict
@@ -159,7 +161,7 @@ class Verdict:
         if self.verdict not in JUDGED:
             return []
         return list(dict.fromkeys(v.choice for v in self.variants
-                                  if v.verdict in JUDGED and v.verdict != self.verdict))
+                                  if v.verdict in JUDGED and v.verdict != self.verdict and not v.implausible))
 
     @property
     def depends_on_threshold(self) -> list[str]:
@@ -172,8 +174,9 @@ class Verdict:
 
     @property
     def readings(self) -> list[VariantVerdict]:
-        """Every reading other than the default that was judged: the variants, then the thresholds' range ends."""
-        return [r for r in self.variants + self.thresholds if r.verdict in JUDGED]
+        """Every plausible reading other than the default that was judged: the variants, then the thresholds' range
+        ends (a variant under which a setup check of the item fails is no plausible reading: `implausible`)."""
+        return [r for r in self.variants + self.thresholds if r.verdict in JUDGED and not r.implausible]
 
     @property
     def cause(self) -> str | None:
@@ -289,6 +292,25 @@ class Verdict:
                 "over_cases": self.over_cases,
                 "class": self.claim_class, "looser": self.looser, "noise_z": c.noise_z,
                 "source": c.source or f"results/{c.paper}/{c.item}/metrics.json", "file": c.file, "line": c.line}
+
+
+def discount_implausible(verdicts: list[Verdict]) -> None:
+    """Mark the variant readings under which a setup check of the same item fails (our own construction breaks
+    there: a baseline that no longer beats the constant classifier, a calibration that misses its target) as no
+    plausible reading of any claim of that item; they stay on show but decide no cause."""
+    failing: dict[tuple, dict[str, str]] = {}
+    for v in verdicts:
+        if v.claim_class != "setup" or v.claim.item is None:
+            continue
+        for r in v.variants:
+            if r.verdict == "setup failed":
+                failing.setdefault((v.claim.file, v.claim.item), {}).setdefault(
+                    r.name, f"the setup check {v.claim.id} fails under it")
+    for v in verdicts:
+        bad = failing.get((v.claim.file, v.claim.item), {})
+        for r in v.variants:
+            why = [bad[n] for n in r.name.split("+") if n in bad]
+            r.implausible = "; ".join(why)
 
 
 def _declared_text(claim: Claim) -> str:

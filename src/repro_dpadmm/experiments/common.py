@@ -223,7 +223,7 @@ def claims_table(paper: str, item: str, metrics: dict, *, repeats: dict | None =
     "what we see" and the reproduction report never disagree. Takes the same arguments as `write_metrics` (so both
     can be called with one `**ex.metrics_<item>(result)`); `status`/`reason` mark an item that did not run. A
     malformed claims file raises ClaimsError."""
-    from ..claims import evaluate_claim, validate_claims_file, with_cited
+    from ..claims import discount_implausible, evaluate_claim, validate_claims_file, with_cited
 
     cf = validate_claims_file(project_root() / "config" / "claims" / f"{paper}.yaml", warnings=False)
     reps = dict(metrics.get("repeats") or {}) if isinstance(metrics.get("repeats"), dict) else {}
@@ -233,11 +233,13 @@ def claims_table(paper: str, item: str, metrics: dict, *, repeats: dict | None =
     if reps:
         flat["repeats"] = _repeats(reps, flat)
     verdicts = [evaluate_claim(c, with_cited(flat, c, _cited_items(c))) for c in cf.claims if c.item == item]
+    discount_implausible(verdicts)
     lines = ["| claim | verdict | measured | cause |", "|---|---|---|---|"]
     for v in verdicts:
         verdict = f"**{v.verdict}**"
         if v.variants:
-            verdict += "<br>" + "<br>".join(f"{_cell(x.label)}: {x.verdict}" for x in v.variants)
+            verdict += "<br>" + "<br>".join(f"{_cell(x.label)}: {x.verdict}" + (" (implausible)" if x.implausible else "")
+                                            for x in v.variants)
         if v.depends_on_choice:
             verdict += f"<br>depends on {_cell(', '.join(v.depends_on_choice))}"
         if v.depends_on_threshold:

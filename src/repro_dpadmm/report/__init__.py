@@ -39,6 +39,7 @@ from ..claims import (
     Claim,
     ClaimsFile,
     Verdict,
+    discount_implausible,
     evaluate_claim,
     flatten,
     folded_counts,
@@ -383,6 +384,7 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
                 papers.append(target)
             target.data_verdicts.append(v)
 
+    discount_implausible([v for p in papers for v in p.verdicts])   # readings that break our own setup checks
     summarise([v for p in papers for v in p.verdicts])     # a claim over its cases: one summary, on every case
     item_rows = [{"wall_time_s": it.wall_time_s, "job_time_s": it.job_time_s, "mtime": it.mtime}
                  for p in papers for it in p.items if it.metrics is not None]
