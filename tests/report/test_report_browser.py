@@ -87,9 +87,17 @@ def _requests(driver) -> list[str]:
     return urls
 
 
+SHOT_MAX_HEIGHT = 16_000   # px: Chromium refuses to capture a page much taller than 2^17 px ("Page is too large")
+
+
 def _screenshot(driver, name: str) -> Path:
+    """A PNG of the page from its top, at most SHOT_MAX_HEIGHT tall (an artefact to look at, not a check)."""
     ARTIFACTS.mkdir(exist_ok=True)
-    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})
+    width, height = driver.execute_script(
+        "return [document.documentElement.scrollWidth, document.documentElement.scrollHeight];")
+    clip = {"x": 0, "y": 0, "width": width, "height": min(height, SHOT_MAX_HEIGHT), "scale": 1}
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
+                                                             "clip": clip})
     path = ARTIFACTS / name
     path.write_bytes(base64.b64decode(shot["data"]))
     return path

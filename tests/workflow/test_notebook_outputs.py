@@ -14,6 +14,12 @@ pytestmark = pytest.mark.workflow
 
 NOISE = ("Warning", "TCP without encryption", "<IPython.core.display", " object at 0x", "PosixPath(",
          "Traceback (most recent call last)")
+# ipykernel's control channel may fail to publish its last "idle" status while the kernel shuts down, after the item
+# has finished and written its outputs (pyzmq: "Socket operation on non-socket"). It is raised in the kernel's own
+# threads and says nothing about the item; a traceback with any frame of the project's code is never this.
+KERNEL_SHUTDOWN = re.compile(r"Traceback \(most recent call last\):\n(?:(?:  File \"[^\"]*(?:zmq|ipykernel|jupyter_client|"
+                             r"tornado|asyncio)[^\"]*\".*\n|  File \"zmq/.*\n|    .*\n))+"
+                             r"zmq\.error\.ZMQError: Socket operation on non-socket\n")
 
 
 def _cells(row: str) -> int:
@@ -87,5 +93,5 @@ def test_item_logs_carry_no_warnings_or_reprs(smoke_project):
     logs = sorted((proj / "logs").glob("*/*.log"))
     assert logs
     problems = [f"{p.relative_to(proj)}: {w!r}" for p in logs if p.parent.name != "datasets"
-                for w in NOISE if w in p.read_text()]
+                for w in NOISE if w in KERNEL_SHUTDOWN.sub("", p.read_text())]
     assert problems == [], "\n".join(problems)
