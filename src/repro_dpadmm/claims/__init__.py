@@ -44,6 +44,8 @@ from .judge import (
     Verdict,
     VariantVerdict,
     evaluate_check,
+    cited,
+    cited_keys,
     discount_implausible,
     evaluate_claim,
     fill_placeholders,
@@ -94,7 +96,7 @@ __all__ = [
     "KINDS", "MISSING", "PAPER_CAUSES", "PASS", "REPEATS_KEY", "SCHEMA_NAME", "SETUP_VERDICTS", "SOURCE_SCHEMA",
     "THRESHOLD_FIELDS", "VERDICTS", "CheckKind", "CheckResult", "Claim", "ClaimsError", "ClaimsFile", "EvidenceRule",
     "VariantVerdict", "Verdict", "Reading", "Folded", "SOME_CASES", "PASSING", "RANGE_FIELDS", "fold_verdicts", "folded_counts", "summarise",
-    "fill_placeholders", "discount_implausible", "placeholder_keys", "with_cited", "check_keys", "claims_paths", "describe_check", "evaluate_check", "evaluate_claim",
+    "fill_placeholders", "cited", "cited_keys", "discount_implausible", "placeholder_keys", "with_cited", "check_keys", "claims_paths", "describe_check", "evaluate_check", "evaluate_claim",
     "flatten", "fmt", "load_all", "load_all_strict", "load_claims_file", "looser_threshold", "parse_claims",
     "schema_path", "schema_problems", "validate_claims_file",
 ]

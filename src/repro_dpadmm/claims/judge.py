@@ -548,20 +548,33 @@ def flatten(obj, prefix: str = "") -> dict:
     return out
 
 
+def cited(key: str) -> tuple[str, str, str] | None:
+    """(paper, item, key) of a key of another item's metrics, written `<paper>/<item>:<key>`; None for the item's
+    own keys."""
+    where, sep, inner = key.partition(":")
+    paper, slash, item = where.partition("/")
+    return (paper, item, inner) if sep and slash and paper and item and inner else None
+
+
+def cited_keys(claim: Claim) -> list[str]:
+    """The keys of other items a claim reads or cites in a finding or note."""
+    texts = [f["text"] for f in claim.findings] + [claim.note]
+    return [k for k in dict.fromkeys(claim.metric_keys() + [k for t in texts for k in placeholder_keys(t)])
+            if cited(k)]
+
+
 def with_cited(metrics: dict | None, claim: Claim, produced: dict[tuple[str, str], dict]) -> dict | None:
     """The item's metrics plus the other items' metrics the claim cites as `<paper>/<item>:<key>` (with their
     repeats and standard errors), read from `produced` ({(paper, item): metrics}); a cited item that did not run
     leaves its keys missing, and the claim says which."""
-    texts = [f["text"] for f in claim.findings] + [claim.note]
-    cited = [k for k in dict.fromkeys(claim.metric_keys() + [k for t in texts for k in placeholder_keys(t)])
-             if ":" in k and "/" in k.split(":", 1)[0]]
-    if metrics is None or not cited:
+    keys = cited_keys(claim)
+    if metrics is None or not keys:
         return metrics
     out = dict(metrics)
     repeats = dict(out.get(REPEATS_KEY) or {})
-    for key in cited:
-        where, inner = key.split(":", 1)
-        other = produced.get(tuple(where.split("/", 1)))
+    for key in keys:
+        paper, item, inner = cited(key)
+        other = produced.get((paper, item))
         if not other:
             continue
         for suffix in ("", ".se"):

@@ -14,7 +14,7 @@ import yaml
 
 from .. import safeload
 from .expand import expand
-from .judge import placeholder_keys
+from .judge import cited, placeholder_keys
 from .kinds import CHECKS, check_keys
 from .model import RANGE_FIELDS, Claim, ClaimsError, ClaimsFile, EvidenceRule
 from .noise import DEFAULT_NOISE_Z, _is_number
@@ -286,11 +286,6 @@ def _finding_problems(where: str, findings: list[dict], claim_keys: set[str], sc
 
 
 
-def is_cited(key: str) -> bool:
-    """A key of another item's metrics, `<paper>/<item>:<key>` (evidence across items)."""
-    return ":" in key and "/" in key.split(":", 1)[0]
-
-
 def _placeholder_problems(where: str, findings: list[dict], claim_keys: set[str], scope: str,
                           cf: ClaimsFile) -> list[str]:
     """Every `{key}` a finding's text cites is a metric of the claim's item (documented, read by the claim, with
@@ -301,7 +296,7 @@ def _placeholder_problems(where: str, findings: list[dict], claim_keys: set[str]
         for key in placeholder_keys(f["text"]):
             base = key.split("@", 1)[0]
             base = base[:-3] if base.endswith(".se") and base not in (documented or {}) else base
-            ok = (key in claim_keys or base in claim_keys or is_cited(key)
+            ok = (key in claim_keys or base in claim_keys or cited(key)
                   or (documented is not None and base in documented)
                   or (documented is None and cf.kind_of(scope, base)))
             if not ok:
@@ -390,7 +385,7 @@ def _parse_claim(raw: dict, cf: ClaimsFile, line: int | None) -> tuple[Claim, li
             warnings.append(f"{where}: metrics.{claim.item} does not exist; document the item's metric keys")
         else:
             for key in claim.metric_keys():
-                if key not in documented and not is_cited(key):
+                if key not in documented and not cited(key):
                     warnings.append(f"{where}: metric {key!r} is not documented under metrics.{claim.item}")
     return claim, errors, warnings
 

@@ -205,14 +205,13 @@ def _cell(text: str) -> str:
 
 def _cited_items(claim) -> dict:
     """The metrics of the other items a claim cites (`<paper>/<item>:<key>`), as far as they have run."""
+    from ..claims import cited, cited_keys
+
     out = {}
-    for key in claim.metric_keys():
-        where = key.split(":", 1)[0]
-        if ":" in key and "/" in where:
-            paper, item = where.split("/", 1)
-            path = project_root() / "results" / paper / item / "metrics.json"
-            if path.is_file():
-                out[(paper, item)] = safeload.load_json(path, expect=dict)
+    for paper, item, _ in {cited(k)[:2] + ("",) for k in cited_keys(claim)}:
+        path = project_root() / "results" / paper / item / "metrics.json"
+        if path.is_file():
+            out[(paper, item)] = safeload.load_json(path, expect=dict)
     return out
 
 

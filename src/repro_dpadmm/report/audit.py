@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import safeload
-from ..claims import flatten, load_all
+from ..claims import cited, flatten, load_all
 from ..registry import listed
 
 ALWAYS_PRESENT = frozenset({"status", "reason", "note", "wall_time_s", "repeats"})
@@ -43,11 +43,11 @@ def _available(name: str, processed: str | Path | None) -> bool:
 
 def _cited_present(key: str, results: Path) -> bool:
     """A key of another item (`<paper>/<item>:<key>`) that the cited item's metrics.json holds."""
-    where, _, inner = key.partition(":")
-    if not inner or "/" not in where:
+    where = cited(key)
+    if where is None:
         return False
-    path = results / where / "metrics.json"
-    return path.is_file() and inner in safeload.load_json(path, expect=dict)
+    path = results / where[0] / where[1] / "metrics.json"
+    return path.is_file() and where[2] in safeload.load_json(path, expect=dict)
 
 
 def audit(claims_dir: str | Path, results: str | Path, processed: str | Path | None = None) -> Audit:
