@@ -368,7 +368,7 @@ def _parse_claim(raw: dict, cf: ClaimsFile, line: int | None) -> tuple[Claim, li
     claim = Claim(
         id=cid, paper=paper, item=item if source is None else None, source=source, quote=raw["quote"],
         where=str(raw.get("where") or ""), paper_value=raw.get("paper_value"), checks=list(raw.get("checks") or []),
-        depends_on=_str_list(raw.get("depends_on")), note=str(raw.get("note") or ""),
+        depends_on=_str_list(raw.get("depends_on")), note=str(raw.get("note") or ""), main=str(raw.get("main") or ""),
         not_checkable=str(raw.get("not_checkable") or ""), datasets=_str_list(raw.get("datasets")),
         setup=raw.get("setup") is True, variants=variants,
         variant_specs={v: cf.variants[v] for v in variants if v in cf.variants}, findings=findings,

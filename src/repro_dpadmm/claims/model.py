@@ -56,6 +56,7 @@ class Claim:
     checks: list[dict] = field(default_factory=list)
     depends_on: list[str] = field(default_factory=list)
     note: str = ""
+    main: str = ""              # the abstract's or contribution list's sentence of a main claim, else ""
     not_checkable: str = ""
     datasets: list[str] = field(default_factory=list)
     setup: bool = False         # checks our own construction: shown with the item, never counted as reproduced
