@@ -52,6 +52,7 @@ class Paper:
     citation: str
     item_ids: tuple[str, ...]   # in the order the report shows them
     beyond: bool = False  # this project's own experiments, shown under "Beyond the papers"
+    links: tuple[tuple[str, str], ...] = ()   # (label, url): the paper's DOI and preprint, where they exist
 
     @property
     def items(self) -> tuple[Item, ...]:
@@ -62,19 +63,25 @@ PAPERS: tuple[Paper, ...] = (
     Paper("huang2019_dpadmm", "Huang et al. 2019 (DP-ADMM)",
           "DP-ADMM: ADMM-Based Distributed Learning With Differential Privacy",
           "Z. Huang, R. Hu, Y. Guo, E. Chan-Tin, Y. Gong. IEEE Trans. Inf. Forensics Security 15:1002-1012, 2019.",
-          ("fig1", "fig2", "fig3", "fig4", "fig5", "fig6", "table2")),
+          ("fig1", "fig2", "fig3", "fig4", "fig5", "fig6", "table2"),
+          links=(("doi:10.1109/TIFS.2019.2931068", "https://doi.org/10.1109/TIFS.2019.2931068"),
+                 ("arXiv:1808.10101", "https://arxiv.org/abs/1808.10101"))),
     Paper("hu2020_sharing", "Hu et al. 2020 (ADMM sharing)",
           "Learning Privately over Distributed Features: An ADMM Sharing Approach",
           "Y. Hu, P. Liu, K. Ge, L. Kong, B. Jiang, D. Niu. 2020.",
-          ("fig1", "fig2", "fig3", "eps_sweep")),
+          ("fig1", "fig2", "fig3", "eps_sweep"),
+          links=(("arXiv:1907.07735", "https://arxiv.org/abs/1907.07735"),)),
     Paper("zhang2018_madmm", "Zhang, Khalili, Liu 2018 (M-ADMM)",
           "Improving the Privacy and Accuracy of ADMM-Based Distributed Algorithms",
           "X. Zhang, M. M. Khalili, M. Liu. ICML 2018.",
-          ("fig1", "fig2", "fig3", "fig4")),
+          ("fig1", "fig2", "fig3", "fig4"),
+          links=(("arXiv:1806.02246", "https://arxiv.org/abs/1806.02246"),)),
     Paper("zhang2018_radmm", "Zhang, Khalili, Liu 2018 (R-ADMM)",
           "Recycled ADMM: Improve Privacy and Accuracy with Less Computation in Distributed Algorithms",
           "X. Zhang, M. M. Khalili, M. Liu. Allerton 2018, pp. 959-965.",
-          ("fig1", "fig2", "fig3")),
+          ("fig1", "fig2", "fig3"),
+          links=(("doi:10.1109/ALLERTON.2018.8635916", "https://doi.org/10.1109/ALLERTON.2018.8635916"),
+                 ("arXiv:1810.03197", "https://arxiv.org/abs/1810.03197"))),
     Paper("xu2020_dpaccadmm", "Xu et al. 2020 (DP-AccADMM)",
           "Differentially Private ADMM Algorithms for Machine Learning",
           "T. Xu, F. Shang, Y. Liu, H. Liu, L. Shen, M. Gong. Manuscript, 2020.",

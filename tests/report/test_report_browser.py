@@ -182,6 +182,31 @@ for (const [id, selector] of arguments[0]) {
 return out;"""
 
 
+FIRST_SCREEN = """
+const out = [], s = document.getElementById('summary'), h = document.getElementById('headline');
+if (!s) return ['no #summary block'];
+if (s.getBoundingClientRect().top > window.innerHeight) out.push('the summary starts below the first screen');
+if (h && (s.compareDocumentPosition(h) & Node.DOCUMENT_POSITION_FOLLOWING) === 0) out.push('summary after headline');
+for (const a of document.querySelectorAll('a[href^="#"]'))
+  if (a.getAttribute('href').length > 1 && !document.getElementById(decodeURIComponent(a.getAttribute('href').slice(1))))
+    out.push(`link ${a.getAttribute('href')} has no target`);
+return out;"""
+
+LANDS_VISIBLE = """
+const el = document.getElementById(arguments[0]);
+if (!el) return `no element ${arguments[0]}`;
+let covered = 0;
+for (const e of document.querySelectorAll('body *')) {
+  const s = getComputedStyle(e);
+  if (s.position === 'sticky' || s.position === 'fixed') {
+    const r = e.getBoundingClientRect();
+    if (r.top <= 1 && r.bottom > covered) covered = r.bottom;
+  }
+}
+const top = el.getBoundingClientRect().top;
+return top >= covered - 1 && top < window.innerHeight ? '' : `${arguments[0]} lands at ${top}px, under a bar ending at ${covered}px`;"""
+
+
 @pytest.mark.workflow
 @pytest.mark.parametrize("width", [1400, 390])
 def test_smoke_report_fits_the_screen_and_shows_every_failure_cause(smoke_project, driver, width):
@@ -207,8 +232,16 @@ def test_smoke_report_fits_the_screen_and_shows_every_failure_cause(smoke_projec
         rows = [(r["id"], f'tr:has(a[href="{r["paper"]}.html#{r["id"]}"]) .why') for r in failing
                 if not r["setup"]] if page == "index.html" else []
         assert driver.execute_script(CAUSES, cards + rows) == [], f"{page} at {width}px"
+        if page == "index.html":
+            assert driver.execute_script(FIRST_SCREEN) == [], f"index at {width}px"
         if page in ("index.html", "huang2019_dpadmm.html"):
             _screenshot(driver, f"smoke-{width}-{page.replace('.html', '')}.png")
+    # a link into a page lands with its target below the sticky filter bar, not hidden under it
+    target = next(r for r in failing if not r["setup"])
+    for page, anchor in (("index.html", target["paper"]), (f"{target['paper']}.html", target["id"])):
+        driver.get((out / page).as_uri() + "#" + anchor)
+        driver.execute_script("window.scrollBy(0, 1); window.scrollBy(0, -1);")   # let the sticky bar settle
+        assert driver.execute_script(LANDS_VISIBLE, anchor) == "", f"{page}#{anchor} at {width}px"
     requested = _requests(driver)
     assert any(u.startswith("file:") for u in requested)
     assert all(u.startswith(LOCAL) for u in requested), [u for u in requested if not u.startswith(LOCAL)]

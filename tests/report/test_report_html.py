@@ -27,6 +27,9 @@ def built(tmp_path_factory):
     return root, report, root / "results" / "report"
 
 
+CITATION_HOSTS = ("https://doi.org/", "https://arxiv.org/abs/")
+
+
 class Links(HTMLParser):
     def __init__(self):
         super().__init__()
@@ -52,6 +55,8 @@ def broken_links(html_path: Path) -> list[str]:
             if "base64," not in ref or len(ref) < 100:
                 broken.append(f"<{tag} {name}> empty data URI")
             continue
+        if tag == "a" and name == "href" and any(ref.startswith(h) for h in CITATION_HOSTS):
+            continue   # a paper's DOI or preprint: a link the reader may follow, never loaded by the page
         if url.scheme or ref.startswith("//"):
             broken.append(f"<{tag} {name}={ref!r}> is not a relative link (the page must work offline)")
             continue
@@ -394,16 +399,20 @@ def test_an_item_that_did_not_run_shows_no_leftover_figure_or_parameters(tmp_pat
 
 
 def test_headline_counts_are_summary_json_s(built):
-    """The headline's total is the claims of summary.json (setup checks apart), not every record of claims.json."""
+    """The headline's total is the measured claims of summary.json folded over their cases (setup checks apart),
+    not every record of claims.json; each count links to the word's definition, and the per-case count is given."""
     _, report, out = built
     summary = json.loads((out / "summary.json").read_text())
     index = (out / "index.html").read_text()
-    total = sum(summary["claims"].values())
+    folded = summary["folded"]["measured"]
+    total = folded["claims"]
     assert total < len(json.loads((out / "claims.json").read_text()))  # the setup check is not a claim
     assert f"<b>{total}</b> measured claims judged" in index
-    for verdict, n in summary["claims"].items():
-        if n:
-            assert f'<span class="hv v-{verdict.replace(" ", "-")}"><b>{n}</b> {verdict}</span>' in index
+    for verdict, n in folded["verdicts"].items():
+        slug = verdict.replace(" ", "-")
+        assert f'<a class="hv v-{slug}" href="#term-{slug}"><b>{n}</b> {verdict}</a>' in index
+        assert f'id="term-{slug}"' in index
+    assert f"judged per case: {sum(summary['claims'].values())} (" in index
 
 
 def test_compact_table_paper_value_ours_difference_verdict_failures_first(built):
@@ -447,7 +456,10 @@ def test_new_verdicts_and_marks_render_without_template_changes(built):
     finally:
         v.verdict = old
     index = pages["index.html"]
-    assert f'<span class="hv v-degenerate"><b>{before + 1}</b> degenerate</span>' in index
+    folded = summ["folded"]["measured"]["verdicts"].get("degenerate", 0)
+    assert folded >= 1
+    assert f'<a class="hv v-degenerate" href="#term-degenerate"><b>{folded}</b> degenerate</a>' in index
+    assert f"{before + 1} degenerate" in index               # judged per case
     assert '<b>1</b> with numbers typed into a finding or note that the run holds' in index
     link = index.index(f'#{v.claim.id}"')                 # the claim's row in the compact table carries the mark
     row = index[index.rindex("<tr", 0, link):index.index("</tr>", link)]

@@ -54,12 +54,13 @@ class CheckResult:
     source: str = ""      # the check's `from:` (where its threshold comes from)
     looser: str = ""      # how its threshold is looser than the paper's own value, else ""
     repeats_needed: int | None = None   # an inconclusive check: repeats at which its difference would be decided
+    effect: float | None = None   # signed distance from its boundary in standard errors (> 0: the claim's side)
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "check": self.check, "expected": self.expected, "measured": self.measured,
                 "passed": self.passed, "outcome": self.outcome, "se": self.se, "z": self.z, "paired": self.paired,
                 "reason": self.reason, "label": self.label, "from": self.source, "looser": self.looser,
-                "repeats_needed": self.repeats_needed}
+                "repeats_needed": self.repeats_needed, "effect": self.effect}
 
 
 
@@ -83,7 +84,7 @@ def evaluate_check(check: dict, metrics: dict, *, z: float | None = None, varian
     passed = True if r.outcome == PASS else False if r.outcome == FAIL else None
     return CheckResult(check["kind"], what, expected, r.measured, passed, reason=r.reason, observed=r.observed,
                        outcome=r.outcome, se=r.se, z=zz if r.se else None, paired=r.paired,
-                       repeats_needed=_repeats_needed(r, zz), **extra)
+                       repeats_needed=_repeats_needed(r, zz), effect=r.effect, **extra)
 
 
 def _repeats_needed(r, z: float) -> int | None:

@@ -23,6 +23,8 @@ from .noise import (
     _decide,
     _decide_interval,
     _diff_se,
+    _effect,
+    _interval_effect,
     _interval_gap,
     _is_number,
     _Measured,
@@ -176,7 +178,7 @@ class Approx(CheckKind):
         reason = (f"{op.key} = {fmt(op.value)} ± {fmt(z)}·{fmt(op.se)} straddles the bound"
                   if out == INCONCLUSIVE else "")
         return _Measured(out, short, f"{op.key} = {fmt(op.value)}", op.se, False, reason,
-                         _interval_gap(op.value, lo, hi), _size(op))
+                         _interval_gap(op.value, lo, hi), _size(op), _interval_effect(op.value, op.se, lo, hi))
 
     def looser(self, check, p, lo_p, hi_p):
         tol = _tolerance(check)
@@ -221,7 +223,7 @@ class _Compare(_TwoSided):
                                                                                   f"{b.value:.10g}")
         short = f"{fa} vs {fb}" + (f" (difference {fmt(a.value - b.value)}{_noise_text(se, paired, n)})" if se else "")
         reason = _within("the difference", a.value - b.value, se, z) if out == INCONCLUSIVE else ""
-        return _Measured(out, short, observed, se, paired, reason, abs(d), n)
+        return _Measured(out, short, observed, se, paired, reason, abs(d), n, _effect(d, se))
 
     def looser(self, check, p, lo_p, hi_p):
         kind = self.name
@@ -268,13 +270,15 @@ class Monotone(CheckKind):
         strict, tol = bool(check.get("strict", False)), float(check.get("tol", 0.0))
         ops = [m.operand(k) for k in keys]
         sign = 1.0 if check["direction"] == "increasing" else -1.0
-        outs, steps, ses, paired_any, undecided = [], [], [], False, []
+        outs, steps, ses, paired_any, undecided, effects = [], [], [], False, [], []
         for a, b in zip(ops, ops[1:], strict=False):
             d = sign * (b.value - a.value) + tol        # each step as a greater/less with margin -tol
             se, paired, n = _diff_se(b, a, check)
             outs.append(_decide(d, se, z, strict=strict))
             if outs[-1] == INCONCLUSIVE:
                 undecided.append((abs(d) / se, abs(d), n))
+            if se:
+                effects.append(d / se)
             steps.append(f"{fmt(b.value - a.value)}" + (f" ± {fmt(se)}" if se else ""))
             ses.append(se)
             paired_any |= paired
@@ -288,7 +292,7 @@ class Monotone(CheckKind):
         big = max((s for s in ses if s), default=None)
         _, gap, n = min(undecided, default=(None, None, None))   # the step furthest inside the noise decides
         return _Measured(out, short, ", ".join(f"{o.key} = {fmt(o.value)}" for o in ops), big, paired_any, reason,
-                         gap, n)
+                         gap, n, min(effects, default=None))   # the weakest noisy step
 
     def degenerate(self, check, m, z, references):
         """Fewer than two of its values (those with a reference judged, the others counted as informative) beat
@@ -322,7 +326,7 @@ class Range(_Bounded):
         reason = (f"{op.key} = {fmt(op.value)} ± {fmt(z)}·{fmt(op.se)} straddles the bound"
                   if out == INCONCLUSIVE else "")
         return _Measured(out, short, f"{op.key} = {fmt(op.value)}", op.se, False, reason,
-                         _interval_gap(op.value, lo, hi), _size(op))
+                         _interval_gap(op.value, lo, hi), _size(op), _interval_effect(op.value, op.se, lo, hi))
 
 
 class _Bool(CheckKind):
@@ -376,7 +380,8 @@ class RatioRange(_TwoSided, _Bounded):
         return _Measured(out, f"{fmt(r)}{noise} (= {fmt(a.value)} / {fmt(b.value)})",
                          f"{_name(a.key or left)} / {_name(b.key or right)} = {fmt(r)}", se, paired, reason,
                          _interval_gap(r, check.get("min"), check.get("max")),
-                         a.reps.size if paired else _size(a) or _size(b))
+                         a.reps.size if paired else _size(a) or _size(b),
+                         _interval_effect(r, se, check.get("min"), check.get("max")))
 
 
 CHECK_KINDS = tuple(CHECKS)
@@ -420,5 +425,5 @@ def _measure(check: dict, m: _Metrics, z: float, references: dict | None = None)
     r = kind.measure(check, m, z)
     why = kind.degenerate(check, m, z, references) if references else ""
     if why:
-        return _Measured(DEGENERATE, r.measured, r.observed, r.se, r.paired, why)
+        return _Measured(DEGENERATE, r.measured, r.observed, r.se, r.paired, why, effect=r.effect)
     return r

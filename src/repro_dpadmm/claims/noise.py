@@ -185,6 +185,19 @@ class _Measured:
     reason: str = ""
     gap: float | None = None      # distance of the measured value from the decision boundary (for an undecided check)
     n: int | None = None          # repeats behind the SE (None: no per-repeat values)
+    effect: float | None = None   # signed distance from the boundary in standard errors (> 0: the claim's side;
+                                  # None for an exact check)
+
+
+def _effect(d: float, se: float | None) -> float | None:
+    """A signed margin d (> 0: the claim's side) in standard errors; None for an exact number (no SE)."""
+    return d / se if se else None
+
+
+def _interval_effect(v: float, se: float | None, lo: float | None, hi: float | None) -> float | None:
+    """How far v is inside [lo, hi] (> 0) or outside it (< 0), in standard errors; None when exact."""
+    inside = (lo is None or v >= lo) and (hi is None or v <= hi)
+    return _effect((1.0 if inside else -1.0) * _interval_gap(v, lo, hi), se)
 
 
 def _interval_gap(v: float, lo: float | None, hi: float | None) -> float:

@@ -49,6 +49,7 @@ from ..claims import (
 from ..config_doc import parameter_descriptions
 from ..paths import project_root
 from ..staging import read_settings
+from .main_claims import deciding_counts, summarise_main
 
 __all__ = ["build_report", "collect", "Report", "ItemResult", "VERDICTS"]
 
@@ -112,6 +113,7 @@ class PaperResult:
     items: list[ItemResult] = field(default_factory=list)
     data_verdicts: list[Verdict] = field(default_factory=list)   # dataset-fact claims of this paper
     claims_file: ClaimsFile | None = None
+    links: tuple = ()            # (label, url) of the paper's DOI and preprint (registry)
 
     @property
     def verdicts(self) -> list[Verdict]:
@@ -352,7 +354,7 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
         if results.is_dir() and (results / pid).is_dir():
             others |= {d.name for d in (results / pid).iterdir() if d.is_dir() and d.name[0] not in "._"}
         names += sorted(others - set(names))
-        pr = PaperResult(pid, rec.short, rec.title, rec.citation, rec.beyond, claims_file=cf)
+        pr = PaperResult(pid, rec.short, rec.title, rec.citation, rec.beyond, claims_file=cf, links=rec.links)
         for name in names:
             it = _item_result(pid, name, results, cf, config, sidecars)
             if it.params:
@@ -484,7 +486,8 @@ def summary(report: Report) -> dict:
         "analytic": classes["analytic"],
         "setup": classes["setup"],
         "marks": report.marks(),
-        "papers": {p.id: {"items": p.item_counts(), "claims": p.counts(), "folded": folded_counts(p.verdicts),
+        "papers": {p.id: {"main_claims": summarise_main(p.verdicts), "deciding": deciding_counts(p.verdicts),
+                          "items": p.item_counts(), "claims": p.counts(), "folded": folded_counts(p.verdicts),
                           "analytic": p.class_counts()["analytic"],
                           "setup": p.class_counts()["setup"], "marks": p.marks(),
                           "item_states": {it.item: {"state": it.state, "reason": it.reason,

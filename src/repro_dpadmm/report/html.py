@@ -25,6 +25,8 @@ from pathlib import Path
 import jinja2
 
 from ..claims import ALL_VERDICTS, DEFAULT_NOISE_Z, FAILING, fmt
+from ..claims.cases import SOME_CASES
+from .main_claims import STATUS, STATUS_CLASS, curve_svg, status_counts
 from ..provenance import canonical_hash
 from ..staging import changes_text
 
@@ -36,6 +38,8 @@ VERDICT_HELP = {
     "degenerate": "no check fails, but a comparison has a side no better than its trivial reference (the "
                   "majority-class rate, the loss of the starting point or of the zero model): it decides nothing",
     "not reproduced": "the measured numbers contradict the claim beyond the noise (checks fail, none passes)",
+    SOME_CASES: "a claim declared over several cases (datasets, settings) that passes on some and not on others "
+                "(each case is named)",
     "not run": "the item or dataset the claim needs was not run (the reason is given)",
     "not checkable": "the paper gives nothing measurable (e.g. a theorem's rate), or a needed number is missing",
     "holds": "an analytic claim (formulas of config values and paper bounds, true or false whatever the "
@@ -43,6 +47,31 @@ VERDICT_HELP = {
     "fails": "an analytic claim whose arithmetic does not hold",
     "setup ok": "a check of our own construction passed (never counted as a claim)",
     "setup failed": "a check of our own construction failed: a defect of ours until a finding explains it",
+}
+# The words of the headline and the tables, defined once; the legend on top links each to its entry (`#term-<slug>`).
+TERM_HELP = {
+    **{s: h for s, h in (
+        ("holds under every reading", "a main claim that passes on every case under every reading (the default, "
+                                      "each declared variant, both ends of each rule threshold's range)"),
+        ("holds under some readings", "a main claim that passes on every case under some reading and fails under "
+                                      "another: the readings named beside it decide it"),
+        ("holds on some cases", "a main claim that fails under every reading on some case and passes on another"),
+        ("fails under every reading", "a main claim that passes on no case under any reading, failing beyond the "
+                                      "noise"),
+        ("undecided", "a main claim no reading decides: inside the run-to-run noise, or comparing a model no better "
+                      "than its trivial reference"))},
+    "analytic": "a claim whose checks read only formulas of config values and paper bounds: it holds or fails by "
+                "arithmetic, never counts as a reproduction",
+    "setup": "a check of our own construction or of what the build and the config fix: shown with its item, never "
+             "counted as a claim",
+    "depends on a choice": "the verdict differs under a declared variant (a setting the paper leaves open)",
+    "depends on a threshold": "the verdict differs at an end of a rule threshold's plausible range",
+    "stale": "a finding written for a verdict the claim no longer gets",
+    "unexplained": "a failing verdict without a finding that explains it",
+    "cause": "computed from the verdicts under every reading: robust (passes under all), choice (some pass, some "
+             "do not), paper (fails beyond the noise under every reading; paper-inconsistency for an analytic "
+             "claim), power (no reading passes, some are inside the noise), degenerate (the undecided readings "
+             "compare a model no better than its trivial reference)",
 }
 MARK_TEXT = {"depend_on_choice": "depend on a choice the paper leaves open", "unexplained": "unexplained failures",
              "depend_on_threshold": "depend on where a rule threshold sits in its plausible range",
@@ -129,13 +158,20 @@ def mark_text(key: str) -> str:
     return MARK_TEXT.get(key, key.replace("_", " "))
 
 
+# Failures in the order a reader wants them: decided failures (the claim contradicted beyond the noise), then a
+# claim that holds on some cases only, then the undecided ones (inside the noise, or comparing a model that learns
+# nothing); any failing verdict the engine adds later comes after these.
+FAILURE_ORDER = ("not reproduced", "fails", "setup failed", "partly", SOME_CASES, "inconclusive", "degenerate")
+
+
 def rank(verdict: str, unexplained: bool = False) -> int:
-    """Sort order of a verdict, failures first: unexplained failures, then the other failures (in the engine's
-    FAILING order), then every other verdict (in the engine's order; one it adds later, after those)."""
-    if verdict in FAILING:
-        return FAILING.index(verdict) + (0 if unexplained else len(FAILING))
-    known = [v for v in ALL_VERDICTS if v not in FAILING]
-    return 2 * len(FAILING) + (known.index(verdict) if verdict in known else len(known))
+    """Sort order of a verdict, failures first: unexplained failures, then the other failures (decided ones first:
+    FAILURE_ORDER), then every other verdict (in the engine's order; one it adds later, after those)."""
+    failing = FAILURE_ORDER + tuple(v for v in FAILING if v not in FAILURE_ORDER)
+    if verdict in failing:
+        return failing.index(verdict) + (0 if unexplained else len(failing))
+    known = [v for v in ALL_VERDICTS if v not in failing]
+    return 2 * len(failing) + (known.index(verdict) if verdict in known else len(known))
 
 
 # ------------------------------------------------------------------------------------------------ claim rows
@@ -229,7 +265,34 @@ def claim_row(record: dict, claim, metrics: dict | None, item_title: str, previo
         "was": was if was is not None and was != verdict else None,
         "claims_link": f"claims/{record.get('file')}.html#L{record.get('line')}" if record.get("file") else "",
         "claims_where": f"{record.get('file')}:{record.get('line')}" if record.get("file") else "",
+        "group": record.get("group") or record.get("id"), "case": ", ".join((record.get("case") or {}).values()),
+        "over_cases": record.get("over_cases"), "cases": [],
     }
+
+
+def fold_rows(rows: list[dict]) -> list[dict]:
+    """One row per declared claim: a claim over cases shows its weakest case's numbers under the claim's folded
+    verdict and cause, with every case listed in `cases` (shown folded in the table)."""
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(r["group"], []).append(r)
+    out = []
+    for members in groups.values():
+        if len(members) == 1 or not members[0]["over_cases"]:
+            out.extend(members)
+            continue
+        worst = min(members, key=lambda r: (r["rank"], r["order"]))
+        over = worst["over_cases"]
+        verdict = str(over.get("verdict"))
+        folded = dict(worst, verdict=verdict, slug=slug(verdict), failing=verdict in FAILING,
+                      rank=rank(verdict, any(m["rank"] < len(FAILURE_ORDER) for m in members)),
+                      order=min(m["order"] for m in members), cases=sorted(members, key=lambda r: r["order"]),
+                      summary=str(over.get("summary") or ""),
+                      cause=clip(f"{over.get('cause')}: {worst['cause']}" if over.get("cause") else worst["cause"],
+                                 260))
+        folded["marks"] = list(dict.fromkeys(m for r in members for m in r["marks"]))
+        out.append(folded)
+    return sorted(out, key=lambda r: (r["rank"], r["order"]))
 
 
 def paper_rows(p, records: dict, previous: dict | None, mark_keys) -> list[dict]:
@@ -244,7 +307,7 @@ def paper_rows(p, records: dict, previous: dict | None, mark_keys) -> list[dict]
                 rows.append(claim_row(records[v.claim.id], v.claim, it.metrics, it.title, previous, mark_keys))
     for n, r in enumerate(rows):
         r["order"] = n
-    return sorted(rows, key=lambda r: (r["rank"], r["order"]))
+    return fold_rows(rows)
 
 
 def item_index(p) -> list[dict]:
@@ -316,7 +379,8 @@ def environment() -> jinja2.Environment:
                        options_text=options_text, basename=lambda rel: Path(rel).name, item_choices=item_choices,
                        item_index=item_index, mark_text=mark_text, ordered_counts=ordered_counts,
                        changes_text=changes_text, nonzero=lambda c: {k: n for k, n in c.items() if n}, tally=lambda xs: dict(Counter(xs)))
-    env.globals.update(VERDICT_HELP=VERDICT_HELP, item_time=item_time, total_time=total_time,
+    env.globals.update(VERDICT_HELP=VERDICT_HELP, item_time=item_time, total_time=total_time, curve_svg=curve_svg,
+                       STATUS=STATUS, STATUS_CLASS=STATUS_CLASS, status_counts=status_counts, TERM_HELP=TERM_HELP,
                        canonical_hash=canonical_hash, figure_entry=figure_entry, rank=rank)
     return env
 
@@ -350,6 +414,9 @@ def render_site(report, summ: dict, records: list[dict], links: dict, *, previou
         **common, page="index", rows=rows, verdicts_present=verdicts_present, n_changed=n_changed,
         any_differ=any(it.params_differ for p in report.papers for it in p.items),
         n_items=sum(len(p.items) for p in report.papers),
+        not_produced=[f"{p.id}/{it.item}: {it.state}" + (f" ({clip(it.reason, 120)})" if it.reason else "")
+                      for p in report.papers for it in p.items if it.state != "produced"],
+        failed_setup=[v.claim.id for v in report.verdicts if v.verdict == "setup failed"],
         produced=sum(1 for p in report.papers for it in p.items if it.state == "produced"))}
     paper_tpl = env.get_template("paper.html.j2")
     for p in report.papers:

@@ -1,0 +1,85 @@
+"""The reproducibility summary: a paper's main claims over their cases and readings, computed from the verdicts
+(never typed), and a specification curve per main claim."""
+
+from __future__ import annotations
+
+import json
+import re
+from types import SimpleNamespace
+
+import yaml
+from _report_synth import make_project
+
+from repro_dpadmm.report import build_report
+from repro_dpadmm.report.main_claims import curve_svg, reading_effect, status
+
+
+def _verdict(verdict, readings=(), cause=None, case=None):
+    return SimpleNamespace(verdict=verdict, cause=cause, claim=SimpleNamespace(case=case or {}),
+                           readings=[SimpleNamespace(verdict=r) for r in readings])
+
+
+def test_status_over_cases_and_readings():
+    assert status([_verdict("reproduced", ["reproduced"])]) == "holds under every reading"
+    assert status([_verdict("partly", ["reproduced"], "choice"),
+                   _verdict("reproduced", ["not reproduced"], "choice")]) == "holds under some readings"
+    assert status([_verdict("reproduced", ["reproduced"]),
+                   _verdict("not reproduced", ["partly"], "paper")]) == "holds on some cases"
+    assert status([_verdict("not reproduced", ["partly"], "paper")]) == "fails under every reading"
+    assert status([_verdict("inconclusive", ["degenerate"], "power")]) == "undecided"
+    assert status([_verdict("not run")]) == "not run"
+
+
+def test_reading_effect_is_the_weakest_check_and_exact_checks_sit_at_the_ends():
+    checks = [SimpleNamespace(effect=4.0), SimpleNamespace(effect=-1.5), SimpleNamespace(effect=None)]
+    assert reading_effect("partly", checks) == -1.5
+    assert reading_effect("reproduced", [SimpleNamespace(effect=None)]) == float("inf")
+    assert reading_effect("not reproduced", [SimpleNamespace(effect=None)]) == float("-inf")
+    assert reading_effect("not run", []) is None
+
+
+def test_curve_is_sorted_marks_the_default_and_escapes_labels():
+    points = [{"case": "a9a", "reading": "<b>rho = 2</b>", "kind": "variant", "verdict": "partly", "effect": 3.0},
+              {"case": "a9a", "reading": "default", "kind": "default", "verdict": "reproduced", "effect": 9.0},
+              {"case": "a8a", "reading": "default", "kind": "default", "verdict": "not reproduced", "effect": -4.0}]
+    svg = curve_svg(points, 2.0)
+    assert "<b>" not in svg and "&lt;b&gt;rho = 2&lt;/b&gt;" in svg
+    ys = [float(y) for y in re.findall(r'<circle cx="[\d.]+" cy="([\d.]+)"', svg)]
+    assert ys == sorted(ys, reverse=True)                      # sorted by effect: the y axis points down
+    assert svg.count('stroke="#1f2328"') == 2                    # the two default readings are ringed
+    assert curve_svg([], 2.0) == ""
+    exact = curve_svg([{"case": "", "reading": "default", "kind": "default", "verdict": "reproduced", "effect": None,
+                        "exact": True}], 2.0)
+    assert "(exact)" in exact
+
+
+def test_summary_comes_from_the_metrics_and_opens_the_report(tmp_path):
+    root = make_project(tmp_path / "project")
+    path = root / "config" / "claims" / "huang2019_dpadmm.yaml"
+    doc = yaml.safe_load(path.read_text())
+    claim = next(c for c in doc["claims"] if c["id"] == "huang2019_dpadmm.fig1.error_tiny")
+    claim["main"] = "DP-ADMM comes within a hair of the centralised error."
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+
+    def main_record():
+        build_report("results/report", root=root)
+        out = root / "results" / "report"
+        records = json.loads((out / "summary.json").read_text())["papers"]["huang2019_dpadmm"]["main_claims"]
+        assert [r["id"] for r in records] == ["huang2019_dpadmm.fig1.error_tiny"]
+        return records[0], out
+
+    first, out = main_record()
+    assert "Infinity" not in (out / "summary.json").read_text()             # strict JSON
+    index = (out / "index.html").read_text()
+    assert index.index('id="summary"') < index.index('id="headline"')      # the first question answered first
+    assert "within a hair of the centralised error" in (out / "huang2019_dpadmm.html").read_text()
+    assert 'class="speccurve"' in (out / "huang2019_dpadmm.html").read_text()
+
+    assert first["status"] == "fails under every reading" and first["cases_passing"] == 0
+    metrics_path = root / "results" / "huang2019_dpadmm" / "fig1" / "metrics.json"
+    metrics = json.loads(metrics_path.read_text())
+    metrics["err_final.n100"] = metrics["centralised_err"] - 0.01
+    metrics_path.write_text(json.dumps(metrics))
+    second, _ = main_record()
+    assert second["status"] == "holds under every reading" and second["cases_passing"] == 1
+    assert first["ours"] != second["ours"] and "0.14" in second["ours"]
