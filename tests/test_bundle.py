@@ -57,6 +57,16 @@ def test_bundle_holds_the_run_and_a_manifest_of_every_file(run, tmp_path):
     assert prov["datasets"]["bio_train"]["available"] is False
 
 
+def test_what_if_runs_are_left_out_unless_asked(run, tmp_path):
+    whatif = run / "results/whatif/q103/huang2019_dpadmm/fig1"
+    whatif.mkdir(parents=True)
+    (whatif / "metrics.json").write_text('{"status": "ok"}')
+    plain = unpack(make_bundle(tmp_path / "plain.tar.gz", root=run), tmp_path / "p")
+    assert not (plain / "results/whatif").exists() and verify(plain) == []
+    asked = unpack(make_bundle(tmp_path / "asked.tar.gz", root=run, with_whatif=True), tmp_path / "a")
+    assert (asked / "results/whatif/q103/huang2019_dpadmm/fig1/metrics.json").is_file()
+
+
 def test_rejudged_bundle_gives_the_same_claims_json(run, tmp_path):
     archive = make_bundle(tmp_path / "b.tar.gz", root=run)
     result = rejudge(archive, tmp_path / "again", root=run)

@@ -1,5 +1,6 @@
 """The `repro-dpadmm` command."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -123,16 +124,34 @@ def test_a_misspelt_key_gets_did_you_mean_in_one_line(monkeypatch, capsys):
     assert "did you mean 'fig3'?" in capsys.readouterr().err
 
 
-def test_what_if_run_goes_to_its_own_folder_and_builds_its_report(monkeypatch, tmp_path):
+def test_what_if_run_goes_to_its_own_folder_and_builds_its_report(monkeypatch, tmp_path, capsys):
+    from repro_dpadmm import cli
+
     seen = _fake_run(monkeypatch)
     built = {}
     import repro_dpadmm.report as report
 
-    monkeypatch.setattr(report, "build_report", lambda out, **kw: built.update(out=out, **kw))
+    def fake_report(out, **kw):   # what build_report writes for a what-if run, with a hostile claim id
+        built.update(out=out, **kw)
+        Path(out).mkdir(parents=True)
+        differ = [{"id": f"zhang2018_radmm.fig3.c{i}\x1b[2J", "paper": "reproduced", "whatif": "partly"}
+                  for i in range(8)]
+        metrics = [{"key": "zhang2018_radmm/fig3:loss", "paper": 0.5, "whatif": 0.6, "relative": 0.2}]
+        (Path(out) / "summary.json").write_text(json.dumps({"whatif": {"compared": True, "verdicts": differ,
+                                                                       "metrics": metrics}}))
+
+    monkeypatch.setattr(report, "build_report", fake_report)
+    monkeypatch.setattr(cli, "WHATIF", str(tmp_path / "results" / "whatif"))   # not the checkout's own results/
     assert main(["run", "zhang2018_radmm", "fig3", "--params", '{"q": 1.03}', "--run-name", "q103"]) == 0
     assert seen["run_name"] == "q103" and seen["params"]["q"] == 1.03
     assert Path(seen["out"]).parts[-5:] == ("results", "whatif", "q103", "zhang2018_radmm", "fig3")
     assert built["run_name"] == "q103" and Path(built["out"]).parts[-4:] == ("results", "whatif", "q103", "report")
+    assert built["quiet"] is True
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) <= 11                                  # the item's line and at most 10 of summary
+    assert "8 verdicts differ from the paper run's:" in out and "  ... and 3 more (in the report)" in out
+    assert not any("\x1b" in line for line in out) and any("\\x1b[2J" in line for line in out)
+    assert (tmp_path / "results/whatif/q103/logs/zhang2018_radmm_fig3.log").is_file()
     seen.clear()
     assert main(["run", "zhang2018_radmm", "fig3", "--run-name", "../up"]) == 2
     assert main(["run", "zhang2018_radmm", "fig3", "--run-name", "x", "--out-dir", str(tmp_path)]) == 2

@@ -4,7 +4,8 @@
 
 * `results/<paper>/<item>/`: every item's metrics.json, executed notebook, rendered HTML, figures (and job files);
 * `results/report/`: the report as judged at run time (its pages, claims.json, summary.json; not its `items/`
-  copies, which duplicate the item folders); not `results/rejudged/` (other bundles' re-judged reports);
+  copies, which duplicate the item folders); not `results/rejudged/` (other bundles' re-judged reports), nor the
+  what-if runs of `results/whatif/` unless asked (`with_whatif`, `repro-dpadmm bundle --with-whatif`);
 * `resources/processed/*.json`: the dataset sidecars (availability, shapes, the raw files' sha256), never the data;
 * `logs/`: each job's log and its Snakemake benchmark TSV (time and memory);
 * `config/`: the configuration and claims files as they were when the bundle was made;
@@ -68,6 +69,7 @@ FORMAT = 1
 MANIFEST = "MANIFEST.sha256"
 PROVENANCE = "provenance.json"
 REPORT_DIR = "results/report"
+WHATIF_DIR = "results/whatif"   # what-if runs: bundled only with --with-whatif (they are not the paper run)
 # The packages whose versions the re-judged report shows for the bundle's run (provenance.json has them all).
 KEY_PACKAGES = ("numpy", "scipy", "scikit-learn", "dp-accounting", "privacy-estimates", "snakemake", "papermill")
 # Paths (relative to the project root) a bundle takes, as (folder, glob); results/report/items/ is left out.
@@ -99,14 +101,15 @@ def sha256_file(path: Path) -> str:
     return pooch.file_hash(str(path), alg="sha256")
 
 
-def _member_files(root: Path) -> list[str]:
-    """The project files a bundle holds, as sorted POSIX paths relative to `root`."""
+def _member_files(root: Path, with_whatif: bool = False) -> list[str]:
+    """The project files a bundle holds, as sorted POSIX paths relative to `root` (what-if runs only when asked)."""
     out = set()
+    left_out = (f"{REPORT_DIR}/items/", "results/rejudged/") + (() if with_whatif else (f"{WHATIF_DIR}/",))
     for folder, pattern in CONTENT:
         base = root / folder
         for path in base.glob(pattern) if base.is_dir() else []:
             rel = path.relative_to(root).as_posix()
-            if path.is_file() and not rel.startswith((f"{REPORT_DIR}/items/", "results/rejudged/")) \
+            if path.is_file() and not rel.startswith(left_out) \
                     and "/." not in f"/{rel}" and not rel.endswith(PICKLE_SUFFIXES):
                 out.add(rel)
     return sorted(out)
@@ -295,8 +298,9 @@ def default_name(prov: dict) -> str:
     return f"repro-dpadmm-results-{stamp}" + (f"-{commit[:8]}" if commit else "")
 
 
-def make_bundle(out: str | Path | None = None, *, root: Path | None = None) -> Path:
+def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with_whatif: bool = False) -> Path:
     """Pack the finished run under `root` into `out` (default `bundles/<name>.tar.gz`); return the archive path.
+    What-if runs (results/whatif/) are left out unless `with_whatif`.
 
     The run must be finished: the report (`results/report/claims.json`) exists and is newer than every item's
     metrics.json, so that the bundled verdicts are the ones of the bundled numbers.
@@ -319,7 +323,7 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None) -> P
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".bundle-") as tmp:
         stage = Path(tmp) / top
-        for rel in _member_files(root):
+        for rel in _member_files(root, with_whatif):
             (stage / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(root / rel, stage / rel)
         (stage / PROVENANCE).write_text(json.dumps(prov, indent=2, sort_keys=True) + "\n")

@@ -6,6 +6,7 @@ import argparse
 import platform
 import re
 import sys
+from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -154,8 +155,13 @@ def cmd_run(args) -> int:
         out_dir = root / WHATIF / args.run_name / args.paper / args.item
     else:
         out_dir = root / "results" / args.paper / args.item
+    # A what-if run is started by hand: its notebook's cell output goes to a log file and the terminal shows progress
+    # and a short summary (under Snakemake, a job's stderr is its log already).
+    log = root / WHATIF / args.run_name / "logs" / f"{args.paper}_{args.item}.log" if args.run_name else None
     try:
-        metrics = run_item(args.paper, args.item, params, out_dir, run_name=args.run_name, wait=not args.no_wait)
+        with cell_output_to(log, f"{args.paper}/{args.item}"):
+            metrics = run_item(args.paper, args.item, params, out_dir, run_name=args.run_name,
+                               wait=not args.no_wait)
     except Busy as exc:
         print(f"repro-dpadmm: {exc}", file=sys.stderr)
         return 3
@@ -165,8 +171,97 @@ def cmd_run(args) -> int:
         from .report import build_report
 
         run_dir = root / WHATIF / args.run_name
-        build_report(run_dir / "report", root=root, results=run_dir, run_name=args.run_name)
+        report_dir = run_dir / "report"
+        build_report(report_dir, root=root, results=run_dir, run_name=args.run_name, quiet=True)
+        print("\n".join(whatif_summary(report_dir, root, log)))
     return 0
+
+
+WHATIF_SHOWN = 5   # differing verdicts the terminal lists (the what-if report has them all)
+
+
+def whatif_summary(report_dir: Path, root: Path, log: Path | None) -> list[str]:
+    """At most 10 lines on a what-if run: where its report and log are, how many verdicts differ from the paper
+    run's (the first few named, every string escaped for the terminal) and the metric that moved most."""
+    from . import safeload
+
+    wi = safeload.load_json(report_dir / "summary.json", expect=dict).get("whatif") or {}
+
+    def rel(p: Path) -> str:
+        return str(p.relative_to(root)) if p.is_relative_to(root) else str(p)
+
+    lines = [f"what-if report: {rel(report_dir / 'index.html')}"]
+    if log is not None:
+        lines.append(f"notebook output: {rel(log)}")
+    differ = wi.get("verdicts") or []
+    if not wi.get("compared"):
+        lines.append("no paper run to compare with (no results/report/claims.json)")
+    else:
+        lines.append(f"{len(differ)} verdict{'s' if len(differ) != 1 else ''} differ from the paper run's"
+                     + (":" if differ else ""))
+        lines += [f"  {_printable(d['id'])}: {_printable(d['paper'])} -> {_printable(d['whatif'])}"
+                  for d in differ[:WHATIF_SHOWN]]
+        if len(differ) > WHATIF_SHOWN:
+            lines.append(f"  ... and {len(differ) - WHATIF_SHOWN} more (in the report)")
+    top = (wi.get("metrics") or [None])[0]
+    if top:
+        lines.append(f"moved most: {_printable(top['key'])} {top['paper']:.4g} -> {top['whatif']:.4g}")
+    return lines[:10]
+
+
+def _printable(text) -> str:
+    """A string from a results file, safe to print: control and bidi characters shown as escapes."""
+    return "".join(c if c.isprintable() and not 0x202A <= ord(c) <= 0x202E and not 0x2066 <= ord(c) <= 0x2069
+                   else repr(c)[1:-1] for c in str(text))
+
+
+class _CellLog:
+    """A stand-in for stderr while a notebook runs: everything goes to the log file; on a terminal, each cell's
+    start (papermill's "Executing Cell N") is shown as one progress line rewritten in place."""
+
+    def __init__(self, fh, terminal, label: str):
+        self.fh, self.terminal, self.label, self.shown = fh, terminal, label, False
+
+    def write(self, text: str) -> int:
+        self.fh.write(text)
+        if self.terminal.isatty():
+            for line in text.splitlines():
+                m = re.match(r"Executing Cell (\d+)", line.strip())
+                if m:
+                    self.terminal.write(f"\r{self.label}: cell {m.group(1)} ...")
+                    self.terminal.flush()
+                    self.shown = True
+        return len(text)
+
+    def flush(self) -> None:
+        self.fh.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
+@contextmanager
+def cell_output_to(log: Path | None, label: str):
+    """Send what the notebook prints to stderr into `log` (None: leave stderr alone)."""
+    if log is None:
+        yield
+        return
+    log.parent.mkdir(parents=True, exist_ok=True)
+    terminal = sys.stderr
+    with open(log, "w", encoding="utf-8") as fh:
+        cells = _CellLog(fh, terminal, label)
+        sys.stderr = cells
+        try:
+            yield
+        except BaseException:
+            sys.stderr = terminal
+            terminal.write(("\n" if cells.shown else "") + f"{label}: the notebook's output is in {log}\n")
+            cells.shown = False
+            raise
+        finally:
+            sys.stderr = terminal
+            if cells.shown:
+                terminal.write("\n")
 
 
 def cmd_part(args) -> int:
@@ -257,7 +352,7 @@ def cmd_bundle(args) -> int:
     from .bundle import BundleError, make_bundle
 
     try:
-        path = make_bundle(args.out)
+        path = make_bundle(args.out, with_whatif=args.with_whatif)
     except BundleError as exc:
         print(f"repro-dpadmm: error: {exc}", file=sys.stderr)
         return 2
@@ -375,6 +470,8 @@ def build_parser() -> argparse.ArgumentParser:
                                         "into one .tar.gz with a sha256 manifest")
     bun.add_argument("--out", default=None, metavar="FILE.tar.gz",
                      help="archive to write (default bundles/repro-dpadmm-results-<time>-<commit>.tar.gz)")
+    bun.add_argument("--with-whatif", action="store_true",
+                     help="include the what-if runs (results/whatif/); left out by default: they are not the paper run")
     bun.set_defaults(func=cmd_bundle)
     return p
 

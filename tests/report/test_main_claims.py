@@ -83,3 +83,20 @@ def test_summary_comes_from_the_metrics_and_opens_the_report(tmp_path):
     second, _ = main_record()
     assert second["status"] == "holds under every reading" and second["cases_passing"] == 1
     assert first["ours"] != second["ours"] and "0.14" in second["ours"]
+
+
+def test_a_what_if_report_names_its_change_and_lists_what_differs_from_the_paper_run(tmp_path):
+    root = make_project(tmp_path / "project")
+    build_report("results/report", root=root)                      # the paper run's judgement
+    paper = json.loads((root / "results/huang2019_dpadmm/fig1/metrics.json").read_text())
+    run = root / "results/whatif/tight/huang2019_dpadmm/fig1"
+    run.mkdir(parents=True)
+    (run / "metrics.json").write_text(json.dumps({**paper, "err_final.n100": paper["centralised_err"] - 0.01}))
+    (run / "settings.json").write_text(json.dumps({"run": "tight"}))
+    build_report(run.parents[1] / "report", root=root, results=run.parents[1], run_name="tight", quiet=True)
+    wi = json.loads((run.parents[1] / "report/summary.json").read_text())["whatif"]
+    assert wi["compared"] and {"id": "huang2019_dpadmm.fig1.error_tiny", "paper": "not reproduced",
+                               "whatif": "reproduced"} in wi["verdicts"]
+    assert wi["metrics"][0]["key"] == "huang2019_dpadmm/fig1:err_final.n100"
+    index = (run.parents[1] / "report/index.html").read_text()
+    assert "huang2019_dpadmm.fig1.error_tiny</span>: not reproduced →" in index

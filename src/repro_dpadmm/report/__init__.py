@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from html import escape
 import json
+import math
 import shutil
 import struct
 from dataclasses import dataclass, field
@@ -529,17 +530,47 @@ def headline(report: Report) -> str:
             f"without a range; {marks['looser_threshold']} with a threshold looser than the paper's")
 
 
+WHATIF_TOP_METRICS = 10   # the metrics a what-if report lists as having moved most from the paper run
+
+
+def whatif_diff(report: Report, root: Path, previous: dict | None) -> dict:
+    """How a what-if run differs from the paper run of the same checkout: each item's changed parameters, every
+    verdict that differs from the paper run's (`previous`: {claim id: verdict} of results/report/claims.json), and
+    the numeric metrics that moved most (relative change against results/<paper>/<item>/metrics.json)."""
+    changes, moved = [], []
+    for p in report.papers:
+        for it in p.items:
+            changes.append({"item": f"{p.id}/{it.item}", "changes": it.changes or []})
+            paper_metrics, _ = _read_metrics(root / "results" / p.id / it.item / "metrics.json",
+                                             f"results/{p.id}/{it.item}/metrics.json")
+            for key, new in (it.metrics or {}).items():
+                old = (paper_metrics or {}).get(key)
+                if key.endswith(".se") or key in ("wall_time_s",) or isinstance(new, bool) or isinstance(old, bool) \
+                        or not isinstance(new, (int, float)) or not isinstance(old, (int, float)):
+                    continue
+                if math.isfinite(new) and math.isfinite(old) and new != old:
+                    moved.append({"key": f"{p.id}/{it.item}:{key}", "paper": old, "whatif": new,
+                                  "relative": (new - old) / max(abs(old), 1e-12)})
+    moved.sort(key=lambda m: -abs(m["relative"]))
+    differ = [{"id": v.claim.id, "paper": previous[v.claim.id], "whatif": v.verdict} for v in report.verdicts
+              if previous and v.claim.id in previous and previous[v.claim.id] != v.verdict]
+    return {"changes": changes, "verdicts": differ, "compared": previous is not None,
+            "metrics": moved[:WHATIF_TOP_METRICS]}
+
+
 def build_report(out_dir: str | Path = "results/report", *, root: Path | None = None,
                  results: Path | None = None, claims_dir: Path | None = None,
                  processed: Path | None = None, bundle: dict | None = None, previous: dict | None = None,
-                 run_name: str | None = None) -> Report:
+                 run_name: str | None = None, quiet: bool = False) -> Report:
     """Build the report site (`index.html` and the pages it links), `claims.json` and `summary.json` in `out_dir`
     (relative paths are below the root).
 
     `bundle`: when the results come from a results bundle (repro_dpadmm.bundle.rejudge), where and with what the
     numbers were made (its provenance summary); the page and summary.json then say so. `previous`: {claim id:
     verdict} as judged before (a bundle's own claims.json); a changed verdict is marked "was: <old verdict>".
-    `run_name`: the results are a what-if run's (results/whatif/<name>/): only the items it ran are shown.
+    `run_name`: the results are a what-if run's (results/whatif/<name>/): only the items it ran are shown, and its
+    verdicts and metrics are compared with the paper run's (results/report/claims.json and results/<paper>/<item>/):
+    summary.json's `whatif`. `quiet`: print nothing (the caller prints its own summary).
     """
     from .html import render_site
 
@@ -555,11 +586,21 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
             p.data_verdicts = []
         report.papers = [p for p in report.papers if p.items]
         report.privacy = [r for r in report.privacy if any(p.id == r["paper"] for p in report.papers)]
+        if previous is None:
+            paper_claims = root / "results" / "report" / "claims.json"
+            try:
+                records = safeload.load_json(paper_claims, expect=list) if paper_claims.is_file() else None
+            except safeload.LoadError:
+                records = None
+            previous = {r["id"]: r["verdict"] for r in records or [] if isinstance(r, dict)
+                        and isinstance(r.get("id"), str) and isinstance(r.get("verdict"), str)} if records else None
     if bundle is not None:
         report.provenance["bundle"] = bundle
     links = _copy_item_files(report, out_dir, sandbox=bundle is not None)
     records = [v.record() for v in report.verdicts]
     summ = summary(report)
+    if run_name is not None:
+        summ["whatif"] = {"name": run_name, **whatif_diff(report, root, previous)}
     (out_dir / "claims.json").write_text(json.dumps(records, indent=2, default=str) + "\n")
     (out_dir / "summary.json").write_text(json.dumps(summ, indent=2, default=str) + "\n")
     pages = render_site(report, summ, records, links, previous=previous, run_name=run_name)
@@ -569,6 +610,8 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
     for rel, text in pages.items():
         (out_dir / rel).parent.mkdir(parents=True, exist_ok=True)
         (out_dir / rel).write_text(text, encoding="utf-8")
+    if quiet:
+        return report
     print(f"report: {headline(report)} -> {out_dir / 'index.html'}")
     for problem in report.problems:
         print(f"report: claims-file error: {problem}")
