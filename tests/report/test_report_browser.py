@@ -192,6 +192,14 @@ for (const a of document.querySelectorAll('a[href^="#"]'))
     out.push(`link ${a.getAttribute('href')} has no target`);
 return out;"""
 
+TABLES_FIT = """
+const W = document.documentElement.clientWidth, out = [];
+for (const t of document.querySelectorAll('table')) {
+  const r = t.getBoundingClientRect();
+  if (r.right > W + 1) out.push(`a table of ${t.rows.length} rows ends at ${Math.round(r.right)} > ${W}px`);
+}
+return out;"""
+
 LANDS_VISIBLE = """
 const el = document.getElementById(arguments[0]);
 if (!el) return `no element ${arguments[0]}`;
@@ -236,6 +244,10 @@ def test_smoke_report_fits_the_screen_and_shows_every_failure_cause(smoke_projec
             assert driver.execute_script(FIRST_SCREEN) == [], f"index at {width}px"
         if page in ("index.html", "huang2019_dpadmm.html"):
             _screenshot(driver, f"smoke-{width}-{page.replace('.html', '')}.png")
+    # the rendered notebooks keep their tables inside the window too
+    for nb in sorted(out.glob("items/*/*/*.html")):
+        driver.get(nb.as_uri())
+        assert driver.execute_script(TABLES_FIT) == [], f"{nb.relative_to(out)} at {width}px"
     # a link into a page lands with its target below the sticky filter bar, not hidden under it
     target = next(r for r in failing if not r["setup"])
     for page, anchor in (("index.html", target["paper"]), (f"{target['paper']}.html", target["id"])):

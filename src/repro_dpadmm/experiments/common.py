@@ -215,6 +215,14 @@ def _cited_items(claim) -> dict:
     return out
 
 
+SHOWN_VARIANTS = 3   # variants with another verdict a notebook's "what we see" names (the report has them all)
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
 def claims_table(paper: str, item: str, metrics: dict, *, repeats: dict | None = None, status: str = "ok",
                  reason: str = "", note: str = "") -> str:
     """Markdown table of the item's claims in config/claims/<paper>.yaml, judged on `metrics` (and the per-repeat
@@ -236,9 +244,14 @@ def claims_table(paper: str, item: str, metrics: dict, *, repeats: dict | None =
     lines = ["| claim | verdict | measured | cause |", "|---|---|---|---|"]
     for v in verdicts:
         verdict = f"**{v.verdict}**"
-        if v.variants:
-            verdict += "<br>" + "<br>".join(f"{_cell(x.label)}: {x.verdict}" + (" (implausible)" if x.implausible else "")
-                                            for x in v.variants)
+        if v.variants:   # the variants that agree are counted, those that differ named (at most SHOWN_VARIANTS)
+            differ = [x for x in v.variants if x.verdict != v.verdict]
+            verdict += f"<br>{len(v.variants) - len(differ)} of {len(v.variants)} variants agree"
+            verdict += "".join(f"<br>{_cell(_clip(x.label, 70))}: {x.verdict}" + (" (implausible)" if x.implausible
+                                                                                  else "")
+                               for x in differ[:SHOWN_VARIANTS])
+            if len(differ) > SHOWN_VARIANTS:
+                verdict += f"<br>(+{len(differ) - SHOWN_VARIANTS} more in the report)"
         if v.depends_on_choice:
             verdict += f"<br>depends on {_cell(', '.join(v.depends_on_choice))}"
         if v.depends_on_threshold:
@@ -252,7 +265,7 @@ def claims_table(paper: str, item: str, metrics: dict, *, repeats: dict | None =
             cause += " (**stale** finding: " + "; ".join(f"when {'/'.join(s['when'])}" for s in v.stale) + ")"
         klass = "" if v.claim_class == "measured" else f" [{v.claim_class}]"
         lines.append(f"| {_cell(v.claim.quote)} (`{v.claim.id.rsplit('.', 1)[-1]}`){klass} | {verdict} | "
-                     f"{_cell(v.reason)} | {cause} |")
+                     f"{_cell(_clip(v.reason, 400))} | {cause} |")
     counted = [v for v in verdicts if v.claim_class == "measured"]
     held = sum(v.verdict == "reproduced" for v in counted)
     analytic = [v for v in verdicts if v.claim_class == "analytic"]
