@@ -56,6 +56,13 @@ def test_citation_lists_the_papers_the_report_names():
         assert p.title.lower() in titles, p.title
     for ref in cff["references"]:
         assert ref["authors"] and isinstance(ref["year"], int) and ref["year"] >= 2018, ref["title"]
+    # the links each paper's report page gives are the citation file's DOI and preprint, and the other way round
+    by_title = {r["title"].lower(): r for r in cff["references"]}
+    for p in papers:
+        ref = by_title[p.title.lower()]
+        wanted = {f"https://doi.org/{ref['doi']}"} if ref.get("doi") else set()
+        wanted |= {ref["url"]} if ref.get("url", "").startswith("https://arxiv.org/") else set()
+        assert {url for _, url in p.links} == wanted, p.id
 
 
 IMPORT_NAMES = {"sklearn": "scikit-learn", "yaml": "pyyaml", "dp_accounting": "dp-accounting",

@@ -26,7 +26,7 @@ import jinja2
 
 from ..claims import ALL_VERDICTS, DEFAULT_NOISE_Z, FAILING, fmt
 from ..claims.cases import SOME_CASES
-from .main_claims import STATUS, STATUS_CLASS, curve_svg, status_counts
+from .main_claims import STATUS, STATUS_CLASS, curve_svg, number_points, scatter_svg, status_counts
 from ..provenance import canonical_hash
 from ..staging import changes_text
 
@@ -380,7 +380,8 @@ def environment() -> jinja2.Environment:
                        item_index=item_index, mark_text=mark_text, ordered_counts=ordered_counts,
                        changes_text=changes_text, nonzero=lambda c: {k: n for k, n in c.items() if n}, tally=lambda xs: dict(Counter(xs)))
     env.globals.update(VERDICT_HELP=VERDICT_HELP, item_time=item_time, total_time=total_time, curve_svg=curve_svg,
-                       STATUS=STATUS, STATUS_CLASS=STATUS_CLASS, status_counts=status_counts, TERM_HELP=TERM_HELP,
+                       STATUS=STATUS, STATUS_CLASS=STATUS_CLASS, status_counts=status_counts, number_points=number_points,
+                       scatter_svg=scatter_svg, TERM_HELP=TERM_HELP,
                        canonical_hash=canonical_hash, figure_entry=figure_entry, rank=rank)
     return env
 
@@ -410,8 +411,14 @@ def render_site(report, summ: dict, records: list[dict], links: dict, *, previou
               "papers": [p for p in report.papers if not p.beyond], "beyond": [p for p in report.papers if p.beyond],
               "paper_page": paper_page, "previous": previous}
     n_changed = sum(1 for rs in rows.values() for r in rs if r["was"])
+    # each headline mark names the claims it counts (shown on hover)
+    fields = {"depend_on_choice": "depends_on_choice", "depend_on_threshold": "depends_on_threshold",
+              "unexplained": "unexplained", "stale": "stale", "typed_numbers": "typed_numbers",
+              "looser_threshold": "looser"}
+    mark_ids = {k: [r["id"] for r in records if r.get(f) and (k in ("unexplained", "stale") or not r.get("setup"))]
+                for k, f in fields.items()}
     pages = {"index.html": env.get_template("index.html.j2").render(
-        **common, page="index", rows=rows, verdicts_present=verdicts_present, n_changed=n_changed,
+        **common, page="index", rows=rows, verdicts_present=verdicts_present, n_changed=n_changed, mark_ids=mark_ids,
         any_differ=any(it.params_differ for p in report.papers for it in p.items),
         n_items=sum(len(p.items) for p in report.papers),
         not_produced=[f"{p.id}/{it.item}: {it.state}" + (f" ({clip(it.reason, 120)})" if it.reason else "")

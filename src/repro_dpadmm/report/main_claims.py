@@ -200,3 +200,63 @@ def curve_svg(points: list[dict], z: float = DEFAULT_NOISE_Z, width: int = 320, 
                          f'stroke-width="1.2"><title>{title}</title></circle>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+# ------------------------------------------------------------------------------------------------ paper vs ours
+
+def number_points(verdicts) -> list[dict]:
+    """Every number a paper states that a claim compares with ours (an approx or equal check's `expected`), with
+    what we measured, for the claims that were judged (setup checks of our own construction left out)."""
+    out = []
+    for v in verdicts:
+        if v.setup or v.verdict not in JUDGED or not v.metrics:
+            continue
+        for spec, result in zip(v.claim.checks, v.checks, strict=False):
+            expected, ours = spec.get("expected"), v.metrics.get(spec.get("metric"))
+            if spec.get("kind") not in ("approx", "equal") or not _finite(expected) or not _finite(ours):
+                continue
+            out.append({"id": v.claim.id, "key": spec["metric"], "paper": float(expected), "ours": float(ours),
+                        "outcome": result.outcome})
+    return out
+
+
+def _finite(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def scatter_svg(points: list[dict], width: int = 320, height: int = 240) -> str:
+    """Paper value (x) against ours (y) on log-log axes with the diagonal, one dot per stated number coloured by its
+    check's outcome; numbers that are not positive cannot sit on a log axis and are counted below it."""
+    pos = [p for p in points if p["paper"] > 0 and p["ours"] > 0]
+    if not pos:
+        return ""
+    logs = [math.log10(v) for p in pos for v in (p["paper"], p["ours"])]
+    lo, hi = math.floor(min(logs)), math.ceil(max(logs))
+    hi = hi if hi > lo else lo + 1
+    pad = 30
+    w, h = width - pad - 8, height - pad - 8
+
+    def xy(a: float, b: float) -> tuple[float, float]:
+        return (pad + w * (math.log10(a) - lo) / (hi - lo), 8 + h * (hi - math.log10(b)) / (hi - lo))
+
+    (x0, y0), (x1, y1) = xy(10 ** lo, 10 ** lo), xy(10 ** hi, 10 ** hi)
+    parts = [f'<svg class="paperours" viewBox="0 0 {width} {height}" width="100%" role="img" '
+             f'aria-label="the paper\'s numbers against ours, {len(pos)} numbers">',
+             f'<rect x="{pad}" y="8" width="{w}" height="{h}" fill="none" stroke="#d8dee4"/>',
+             f'<line x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" stroke="#8c959f" stroke-dasharray="3 3"/>']
+    for e in range(lo, hi + 1):
+        x, y = xy(10 ** e, 10 ** e)
+        parts.append(f'<text x="{x:.1f}" y="{height - 14}" text-anchor="middle" font-size="8" fill="#57606a">'
+                     f'1e{e}</text><text x="{pad - 3}" y="{y + 3:.1f}" text-anchor="end" font-size="8" '
+                     f'fill="#57606a">1e{e}</text>')
+    parts.append(f'<text x="{pad + w / 2:.1f}" y="{height - 2}" text-anchor="middle" font-size="9" fill="#57606a">'
+                 f'the paper\'s number</text><text x="9" y="{8 + h / 2:.1f}" font-size="9" fill="#57606a" '
+                 f'transform="rotate(-90 9 {8 + h / 2:.1f})" text-anchor="middle">ours</text>')
+    for p in pos:
+        x, y = xy(p["paper"], p["ours"])
+        colour = _COLOUR.get(p["outcome"], _COLOUR["fail"] if p["outcome"] == "fail" else "#6e7781")
+        title = escape(f"{p['id']}: {p['key']} = {fmt(p['ours'])} (paper: {fmt(p['paper'])}; {p['outcome']})")
+        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}" fill-opacity="0.8">'
+                     f'<title>{title}</title></circle>')
+    parts.append("</svg>")
+    return "".join(parts)
