@@ -254,7 +254,8 @@ def claim_row(record: dict, claim, metrics: dict | None, item_title: str, previo
         "where": record.get("where") or "", "verdict": verdict, "slug": slug(verdict),
         "rank": rank(verdict, unexplained), "failing": verdict in FAILING, "marks": marks,
         "paper_value": clip(value_text(paper_value), 160) if paper_value is not None else "",
-        "claimed": "; ".join(clip(checks[i].get("check", ""), 100) for i in shown) + more
+        # the relation in the claims file's words (a check's label) where it has them, else the check itself
+        "claimed": "; ".join(clip(checks[i].get("label") or checks[i].get("check", ""), 100) for i in shown) + more
                    if paper_value is None else "",
         "ours": clip("; ".join(measured), 160) + more if measured else "—",
         "difference": "; ".join(d for d in diffs if d),
