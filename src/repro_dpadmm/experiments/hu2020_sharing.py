@@ -255,53 +255,112 @@ def put(m: dict, reps: dict, key: str, values, variant: str | None = None) -> No
 
 
 # ---------------------------------------------------------------------------------------------------- items
+def rho_key(rho: float) -> str:
+    """The variant name of an alternative ADMM penalty rho (`rho_variants`): rho0.5, rho2."""
+    return f"rho{float(rho):g}"
+
+
+def convergence_variants(params: dict) -> dict:
+    """The noise-free runs of fig1/fig2 beside the default, by variant: the authors' z-step (z_penalty_code), each
+    penalty of `rho_variants` (the paper states no rho; the authors' code uses 1), and the noise-free run as the
+    authors ran it (authors_as_run: their L-BFGS-B and Brent solvers, their z-step 2 rho). Values: the keyword
+    overrides of `run_admm` and the parameters (a rho variant's)."""
+    variants = list(params.get("variants", []))
+    out = {}
+    if Z_CODE in variants:
+        out[Z_CODE] = ({"z_penalty": "code"}, params)
+    for r in params.get("rho_variants", []):
+        out[rho_key(r)] = ({}, {**params, "rho": float(r)})
+    if AS_RUN in variants:
+        out[AS_RUN] = ({"z_penalty": "code", "solvers": "code"}, params)
+    return out
+
+
+def noise_free_b1(prob: dict, params: dict, history: History | None = None, rows=None) -> float:
+    """Assumption 1.1's b_1, one definition for every item (docs/choices.md#hu-privacy): the largest ||x||, ||y||,
+    ||z|| of the noise-free run over its first `b1_updates` updates. `history` (its `rows`, default all): noise-free
+    runs of the same problem and settings with at least that many updates to read it from; else one is run here
+    (noise-free runs are deterministic, so both give the same number). The iterates' norms still grow after the
+    100 updates an item reads (y tends to y*), so a b_1 read from runs of different lengths gave one sigma two
+    epsilons; the longest noise-free run any item makes (Fig. 3's 150 updates) is the common horizon."""
+    n = int(params["b1_updates"])
+    if history is None or history.traces["norm_x"].shape[1] < n + 1:
+        history, rows = run_admm(prob, params, [0.0], repeats=1, iterations=n, seed=int(params["seed"]),
+                                 label="b1"), None
+    rows = slice(None) if rows is None else rows
+    return float(max(history.traces[k][rows, :n + 1].max() for k in ("norm_x", "norm_y", "norm_z")))
+
+
 def convergence_item(dataset: str, params: dict, *, root=None) -> dict:
     """Fig. 1 (a9a) / Fig. 2 (gisette): traces of ADMM sharing (noise-free and noisy) and FDML-SGD; the variants of
-    `params["variants"]` (eq. (7) literally for the noisy curves, the authors' z-step penalty) beside them."""
+    `params["variants"]` and `rho_variants` beside them: eq. (7) literally (noisy curves only), the authors' z-step
+    penalty and each alternative rho (noise-free and noisy), the noise-free run as the authors ran it."""
     seed = int(params["seed"])
     variants = list(params.get("variants", []))
     if int(params["sgd"]["read_at"]) > int(params["sgd"]["epochs"]):
         raise ValueError(f"sgd.read_at = {params['sgd']['read_at']} exceeds sgd.epochs = {params['sgd']['epochs']}")
+    runs = min(int(params["iterations"]), int(params["noise_iterations"]) if params["noise_sigmas"] else 10 ** 9)
+    if int(params["settle_horizon"]) > runs + 1:
+        raise ValueError(f"settle_horizon = {params['settle_horizon']} exceeds iterations / noise_iterations + 1 "
+                         f"= {runs + 1}")
     prob = load_problem(dataset, params["boundaries"], bias=params["bias"], train_rows=params.get("train_rows"),
                         root=root)
     lam = lam_sum(params, prob["n_train"])
     clean = run_admm(prob, params, [0.0], repeats=1, iterations=params["iterations"], seed=seed, label="clean")
+    others = convergence_variants(params)
+    clean_var = {var: run_admm(prob, p, [0.0], repeats=1, iterations=params["iterations"], seed=seed, label="clean",
+                               **kw)
+                 for var, (kw, p) in progress(list(others.items()), "noise-free variants", name=lambda k: k[0])}
     noisy = {}
     if params["noise_sigmas"]:
-        kinds = [(None, params.get("noise_on", "shared"))] + ([(EQ7, "params")] if EQ7 in variants else [])
-        for var, noise_on in progress(kinds, "noisy ADMM sharing", name=lambda k: k[0] or "default"):
-            noisy[var] = run_admm(prob, params, params["noise_sigmas"], repeats=int(params["repeats"]),
-                                  iterations=params["noise_iterations"], seed=seed, label="noisy", noise_on=noise_on)
-    z_code = run_admm(prob, params, [0.0], repeats=1, iterations=params["iterations"], seed=seed, label="clean",
-                      z_penalty="code") if Z_CODE in variants else None
+        # every noisy variant draws the same noise (label "noisy"): its difference from the default is the setting's
+        kinds = [(None, {"noise_on": params.get("noise_on", "shared")}, params)] + \
+            ([(EQ7, {"noise_on": "params"}, params)] if EQ7 in variants else []) + \
+            [(var, kw, p) for var, (kw, p) in others.items() if var != AS_RUN]
+        for var, kw, p in progress(kinds, "noisy ADMM sharing", name=lambda k: k[0] or "default"):
+            noisy[var] = run_admm(prob, p, params["noise_sigmas"], repeats=int(params["repeats"]),
+                                  iterations=params["noise_iterations"], seed=seed, label="noisy", **kw)
     sgd, lr, lr_scores = run_sgd(prob, params, seed=seed, label="sgd")
     x_opt = centralised_optimum(prob["D"], prob["Y"], lam)
-    return {"problem": prob, "lam": lam, "admm": clean, "noisy": noisy, "z_code": z_code, "sgd": sgd, "lr": lr,
+    return {"problem": prob, "lam": lam, "admm": clean, "noisy": noisy, "clean_variants": clean_var,
+            "z_code": clean_var.get(Z_CODE), "sgd": sgd, "lr": lr,
             "lr_scores": lr_scores, "objective_opt": regularised_objective(prob["D"], prob["Y"], x_opt, lam),
             "test_logloss_opt": float(regularised_objective(prob["D_test"], prob["Y_test"], x_opt, 0.0)),
-            "privacy": theorem1_epsilons(sharing.observed_b1(clean), prob, params, params["noise_sigmas"])}
+            "privacy": theorem1_epsilons(noise_free_b1(prob, params), prob, params, params["noise_sigmas"])}
+
+
+def settle_gap(trace, target: float, start: int) -> float:
+    """The largest distance of a trace from `target` from update `start` on: a run has converged within tol in
+    fewer than `start + 1` updates when this is at most tol. As a number (not an epoch count) the tolerance becomes
+    a threshold of the claim, judged at both ends of its plausible range."""
+    tr = np.asarray(trace, dtype=float)
+    if start >= tr.size:
+        raise ValueError(f"settle_gap: start {start} beyond the trace's {tr.size} points")
+    return float(np.max(np.abs(tr[start:] - target)))
 
 
 def convergence_metrics(res: dict, params: dict) -> tuple[dict, dict]:
     """Flat metrics of fig1/fig2 (documented in config/claims/hu2020_sharing.yaml). Index t of a trace is the
-    state after t updates; SGD is read at `sgd.read_at` epochs (the paper's plotted window), its last epoch beside."""
+    state after t updates; SGD is read at `sgd.read_at` epochs (the paper's plotted window), its last epoch beside.
+    Convergence in fewer than h = `settle_horizon` updates: `*settle_gap*`, the largest distance of the trace from
+    its final value (a noisy run: from the noise-free final value of the same setting) from update h - 1 on."""
     prob, admm, sgd, noisy = res["problem"], res["admm"], res["sgd"], res["noisy"]
     tols = [float(t) for t in params["settle_tols"]]
     read = int(params["sgd"]["read_at"])
+    start = int(params["settle_horizon"]) - 1
     m = {"n_train": prob["n_train"], "n_test": prob["n_test"], "n_features": prob["n_features"],
          "n_parties": len(prob["d_m"])}
     m.update({f"d_party{k + 1}": v for k, v in enumerate(prob["d_m"])})
     a_obj, a_test = admm.traces["objective"][0], admm.traces["test_logloss_clean"][0]
     s_obj, s_test = sgd.traces["objective"][0, :read + 1], sgd.traces["test_logloss"][0, :read + 1]
     m.update({
-        "admm_final_objective": a_obj[-1], "admm_final_test_logloss": a_test[-1],
+        "admm_final_objective": a_obj[-1],
         "admm_rel_gap_final": (a_obj[-1] - res["objective_opt"]) / res["objective_opt"],
         "admm_iterations": len(a_obj) - 1,
         "sgd_final_objective": s_obj[-1], "sgd_final_test_logloss": s_test[-1], "sgd_read_at": read,
         "sgd_last_test_logloss": sgd.traces["test_logloss"][0, -1], "sgd_epochs": sgd.traces["objective"].shape[1] - 1,
         "sgd_lr": res["lr"],
         "centralised_objective": res["objective_opt"], "centralised_test_logloss": res["test_logloss_opt"],
-        "final_test_logloss_gap_admm_minus_sgd": a_test[-1] - s_test[-1],
         "admm_iter_time_ms_median": 1e3 * float(np.median(admm.meta["iter_time_s"])),
         "admm_iter_time_ms_max": 1e3 * float(np.max(admm.meta["iter_time_s"])),
         "admm_setup_time_s": admm.meta["setup_time_s"],
@@ -310,31 +369,41 @@ def convergence_metrics(res: dict, params: dict) -> tuple[dict, dict]:
     m.update(res["privacy"])
     m["final_objective_gap_admm_minus_sgd"] = a_obj[-1] - s_obj[-1]
     for tol in tols:
-        m[f"admm_epochs_to_settle.{tol_key(tol)}"] = epochs_to_reach(a_test, tol)
         m[f"sgd_epochs_to_settle.{tol_key(tol)}"] = epochs_to_reach(s_test, tol)
-        m[f"admm_objective_epochs_to_settle.{tol_key(tol)}"] = epochs_to_reach(a_obj, tol)
         m[f"sgd_objective_epochs_to_settle.{tol_key(tol)}"] = epochs_to_reach(s_obj, tol)
-    if res.get("z_code") is not None:
-        zt, zo = res["z_code"].traces["test_logloss_clean"][0], res["z_code"].traces["objective"][0]
-        m[f"admm_final_test_logloss@{Z_CODE}"] = zt[-1]
-        m[f"final_test_logloss_gap_admm_minus_sgd@{Z_CODE}"] = zt[-1] - s_test[-1]
+    finals = {}
+    for var, h in [(None, admm)] + list(res.get("clean_variants", {}).items()):
+        sfx = f"@{var}" if var else ""
+        zt, zo = h.traces["test_logloss_clean"][0], h.traces["objective"][0]
+        finals[var] = zt[-1]
+        m["admm_final_test_logloss" + sfx] = zt[-1]
+        m["final_test_logloss_gap_admm_minus_sgd" + sfx] = zt[-1] - s_test[-1]
+        m["admm_settle_gap" + sfx] = settle_gap(zt, zt[-1], start)
+        m["admm_objective_settle_gap" + sfx] = settle_gap(zo, zo[-1], start)
         for tol in tols:
-            m[f"admm_epochs_to_settle.{tol_key(tol)}@{Z_CODE}"] = epochs_to_reach(zt, tol)
-            m[f"admm_objective_epochs_to_settle.{tol_key(tol)}@{Z_CODE}"] = epochs_to_reach(zo, tol)
+            m[f"admm_epochs_to_settle.{tol_key(tol)}" + sfx] = epochs_to_reach(zt, tol)
+            m[f"admm_objective_epochs_to_settle.{tol_key(tol)}" + sfx] = epochs_to_reach(zo, tol)
+    if params.get("published_noise_free"):      # the authors' published noise-free run, on the same criterion
+        pub = np.asarray(params["published_noise_free"], dtype=float)[:len(a_test)]
+        m["published_settle_gap"] = settle_gap(pub, pub[-1], start)
+        m["published_final_test_logloss"] = float(pub[-1])
     R = int(params["repeats"])
     reps = {}
     for var, h in noisy.items():
+        target = finals.get(var, finals[None])     # eq7_literal changes only the noise: the default's noise-free run
         for k, s in enumerate(params["noise_sigmas"]):
             runs = slice(k * R, (k + 1) * R)
             t_clean = h.traces["test_logloss_clean"][runs]
             put(m, reps, f"noisy_final_test_logloss.{sigma_key(s)}", t_clean[:, -1], var)
             put(m, reps, f"noisy_final_test_logloss_noisy_x.{sigma_key(s)}", h.traces["test_logloss"][runs, -1], var)
+            put(m, reps, f"noisy_settle_gap.{sigma_key(s)}", [settle_gap(tr, target, start) for tr in t_clean],
+                var)                                                          # per run: its spread decides ties
             for tol in tols:
                 sfx = f"@{var}" if var else ""
                 key = f"noisy_epochs_to_settle.{sigma_key(s)}.{tol_key(tol)}"
                 m[key + sfx] = epochs_to_reach(t_clean.mean(0), tol)
-                put(m, reps, f"noisy_epochs_to_reach_clean.{sigma_key(s)}.{tol_key(tol)}",   # per run: its spread
-                    [epochs_to_reach_value(tr, a_test[-1], tol) for tr in t_clean], var)        # decides ties with 20
+                put(m, reps, f"noisy_epochs_to_reach_clean.{sigma_key(s)}.{tol_key(tol)}",
+                    [epochs_to_reach_value(tr, target, tol) for tr in t_clean], var)
     return m, reps
 
 
@@ -397,11 +466,11 @@ def noise_panel(dataset: str, params: dict, *, root=None, histories: dict | None
                      "noisy": {t: h.traces["test_logloss"][:, t].reshape(S, R) for t in reads}}
     sig = np.asarray(panel["sigmas"], float)
     h0, R0 = runs[None]["history"], runs[None]["repeats"]
-    at0 = np.repeat(sig == 0, R0)                      # the noise-free runs of the batch give b_1
-    b1 = float(max(h0.traces[k][at0].max() for k in ("norm_x", "norm_y", "norm_z"))) if at0.any() else None
+    at0 = np.repeat(sig == 0, R0)                      # the batch's noise-free runs give b_1 when long enough
+    b1 = noise_free_b1(prob, params, h0 if at0.any() else None, at0)
     return {"problem": prob, "runs": runs, "sigmas": sig, "read_at": reads[0], "reads": main,
             "sklearn": sklearn_lines(prob, params, lam_sum(params, prob["n_train"])),
-            "privacy": theorem1_epsilons(b1, prob, params, sig) if b1 is not None else {},
+            "privacy": theorem1_epsilons(b1, prob, params, sig),
             "published": panel.get("published"), "published_read_at": panel.get("published_read_at")}
 
 
@@ -471,7 +540,7 @@ def _eps_calibration(prob: dict, params: dict, dataset: str) -> dict:
     panel = params["panels"][dataset]
     T, seed, delta = int(panel["iterations"]), int(params["seed"]), float(params["delta"])
     ref = run_admm(prob, params, [0.0], repeats=1, iterations=T, seed=seed, label=f"eps-{dataset}-ref")
-    b1 = sharing.observed_b1(ref)
+    b1 = noise_free_b1(prob, params, ref)
     d_m = np.diff(prob["boundaries"])                  # party 1 includes its bias column
     M = len(d_m)
     C = bounds.sensitivity_bound(lam_sum(params, prob["n_train"]), float(params["c1"]), b1, M, float(params["rho"]),
@@ -622,6 +691,18 @@ def composed_table(epsilon: float, delta: float, Ts, accounting_delta: float) ->
             ["pld_eps"] for T in Ts}
 
 
+def theorem1_step_table(epsilons, delta: float) -> dict:
+    """Theorem 1 for a true sensitivity bound C: the tight epsilon (dp-accounting PLD) of one Gaussian release with
+    sigma = C sqrt(2 ln(1.25/delta)) / epsilon, accounted at the same delta: {'theorem1_step.eps{e}.pld_eps': ...}.
+    At most epsilon where the classical calibration (Dwork & Roth [17], Thm. A.1; the paper's source) holds, which
+    Theorem 1 restricts to epsilon <= 1. Whether Lemma 1's C bounds the sensitivity is another question (the audits)."""
+    out = {}
+    for e in epsilons:
+        sigma = float(bounds.theorem1_sigma(1.0, e, delta, strict=False))
+        out[f"theorem1_step.eps{e:g}.pld_eps"] = bounds.tight_totals(bounds.spend(sigma, 1.0, 1), delta)["pld_eps"]
+    return out
+
+
 def accounting_table(m: dict, dataset: str, epsilons, accounting_delta: float) -> str:
     """Markdown: each curve of the eps sweep with its total epsilon where an accounting applies (from the metrics)."""
     p, T = f"{dataset}.", m[f"{dataset}.iterations"]
@@ -645,6 +726,12 @@ def accounting_table(m: dict, dataset: str, epsilons, accounting_delta: float) -
 # ---------------------------------------------------------------------------------------------------- figures
 NOISE_LABEL = {None: "noise on D_m x_m (Theorem 1; the authors' runs)", EQ7: "eq. (7) literally: noise on x_m",
                Z_CODE: "the authors' z-step (2 rho), exact solves", AS_RUN: "as the authors ran it (their solvers, 2 rho)"}
+
+
+def variant_label(var) -> str:
+    """A run's label in the figures: NOISE_LABEL's, or an alternative penalty rho's."""
+    return NOISE_LABEL.get(var) or (f"rho = {var[3:]} (the paper states none; code: 1)" if str(var).startswith("rho")
+                                    else str(var))
 
 
 def _eps_note(privacy: dict, s: float, delta: float) -> str:
@@ -696,7 +783,9 @@ def plot_convergence(res: dict, params: dict, dataset: str):
 
 def plot_convergence_more(res: dict, params: dict, dataset: str):
     """Our additions: (a) training objective minus the centralised optimum (log scale) over every epoch run, SGD to its
-    last epoch and the authors' z-step; (b) test log loss of every noisy run with its variants (eq. (7) literally)."""
+    last epoch and every noise-free variant (the authors' z-step, each rho, as the authors ran it); (b) test log loss of
+    every noisy run with its variants, the authors' published noise-free run, and the update from which the
+    convergence claims read (settle_horizon - 1)."""
     import matplotlib.pyplot as plt
 
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
@@ -705,18 +794,23 @@ def plot_convergence_more(res: dict, params: dict, dataset: str):
     read = int(params["sgd"]["read_at"])
     gap = lambda tr: np.maximum(tr - opt, 1e-12)  # noqa: E731 - the optimum is the minimum; clip round-off
     a.plot(gap(admm.traces["objective"][0]), label="ADMM sharing (sigma = 0)")
-    if res.get("z_code") is not None:
-        a.plot(gap(res["z_code"].traces["objective"][0]), ls="--", label=f"ADMM sharing, {NOISE_LABEL[Z_CODE]}")
+    for var, h in res.get("clean_variants", {}).items():
+        a.plot(gap(h.traces["objective"][0]), ls="--", label=f"ADMM sharing, {variant_label(var)}")
     a.plot(gap(sgd.traces["objective"][0]), label=f"FDML-SGD (lr = {res['lr']:g})")
     a.axvline(read, color="grey", ls=":", lw=1)
     a.set(xlabel="epoch t (iterate after t updates)", ylabel="training objective minus centralised optimum",
           yscale="log", title=f"(a) {dataset}: optimum {opt:.4f} subtracted")
     b.plot(admm.traces["test_logloss_clean"][0], color="k", label="ADMM sharing (sigma = 0)")
+    if params.get("published_noise_free"):
+        pub = np.asarray(params["published_noise_free"], dtype=float)[:admm.traces["test_logloss_clean"].shape[1]]
+        b.plot(pub, "m:", lw=2, label="the authors' published noise-free run")
+    h_start = int(params["settle_horizon"]) - 1
+    b.axvline(h_start, color="m", ls=":", lw=1)
     R = int(params["repeats"])
     for var, h in noisy.items():
         for k, s in enumerate(params["noise_sigmas"]):
             b.plot(h.traces["test_logloss_clean"][k * R:(k + 1) * R].mean(0), lw=1, ls="-" if var is None else "--",
-                   label=f"ADMM, sigma = {s:g}, {NOISE_LABEL[var]}")
+                   label=f"ADMM, sigma = {s:g}, {variant_label(var)}")
     b.plot(sgd.traces["test_logloss"][0], label=f"FDML-SGD (read at epoch {read})")
     b.axvline(read, color="grey", ls=":", lw=1)
     b.set(xlabel="epoch t (iterate after t updates)", ylabel="test log loss (noise-free x)", yscale="log",
@@ -979,6 +1073,7 @@ def run_eps_sweep(params: dict) -> dict:
     ce = params["corollary_examples"]
     examples = corollary1_table(ce["epsilons"], ce["T"], params["delta_prime"])
     examples.update(composed_table(0.1, params["delta"], ce["T"], params["accounting_delta"]))
+    examples.update(theorem1_step_table(ce["epsilons"], params["delta"]))
     histories = _histories(params, "eps_sweep", eps_variants(params))
     panels, reasons = _panels(params, lambda ds, p: eps_panel(ds, p, histories=histories.get(ds)))
     return {"params": params, "examples": examples, "panels": panels, "reasons": reasons}
