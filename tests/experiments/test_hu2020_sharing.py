@@ -47,6 +47,7 @@ def gisette_like_params():
     return {"seed": 0, "datasets": ["gisette"], "boundaries": [0, 20, 40, 50], "bias": True, "rho": 1.0, "lam": 1e-3,
             "lam_scale": "sum", "noise_on": "shared", "z_penalty": "paper", "iterations": 15, "noise_iterations": 10,
             "noise_sigmas": [0.1, 1.0], "repeats": 2, "settle_tols": [0.005], "privacy_delta": 0.01,
+            "settle_horizon": 5, "b1_updates": 12, "rho_variants": [0.5],
             "figure": {"a_epochs": 10, "b_epochs": 8, "a_ylim": [0.0, 1.0]}, "as_run_repeats": 3,
             "variants": ["eq7_literal", "z_penalty_code", "sklearn_defaults", "authors_calibration", "authors_as_run"],
             "sgd": {"epochs": 3, "read_at": 2, "batch_size": 50, "init_std": 0.01, "lr_grid": [1e-3, 1e-2],
@@ -98,6 +99,56 @@ def test_convergence_item_on_synthetic_gisette(synthetic_gisette):
     assert m["theorem1_epsilon.sigma0.1"] == pytest.approx(np.sqrt(2 * np.log(125)) * C1 / 0.1)
     assert m["theorem1_epsilon.sigma0.1"] == pytest.approx(10 * m["theorem1_epsilon.sigma1"])
     assert f"| FDML-SGD learning rate (chosen on the grid) | {res['lr']:g} |" in ex.table_fig2(res, m)
+    # convergence in fewer than settle_horizon updates: the largest distance from the final value from update 4 on,
+    # per variant (rho 0.5 is another run, not a relabelled default) and per noisy run against its setting's final
+    tr = res["admm"].traces["test_logloss_clean"][0]
+    assert m["admm_settle_gap"] == pytest.approx(np.abs(tr[4:] - tr[-1]).max())
+    z = res["clean_variants"]["rho0.5"].traces["test_logloss_clean"][0]
+    assert m["admm_settle_gap@rho0.5"] == pytest.approx(np.abs(z[4:] - z[-1]).max()) != m["admm_settle_gap"]
+    gaps = [np.abs(r[4:] - m["admm_final_test_logloss"]).max() for r in runs]
+    assert list(reps["noisy_settle_gap.sigma1"]) == pytest.approx(gaps)
+    rz = res["noisy"]["rho0.5"].traces["test_logloss_clean"][2:4]
+    assert list(reps["noisy_settle_gap.sigma1@rho0.5"]) == pytest.approx(
+        [np.abs(r[4:] - m["admm_final_test_logloss@rho0.5"]).max() for r in rz])
+    assert "admm_settle_gap@authors_as_run" in m and "noisy_settle_gap.sigma1@authors_as_run" not in m
+    # b_1 is read over the first b1_updates = 12 noise-free updates, not over all 15 of this item's run
+    norms = res["admm"].traces
+    assert m["b1"] == pytest.approx(max(norms[k][0, :13].max() for k in ("norm_x", "norm_y", "norm_z")))
+
+
+def test_one_b1_whatever_the_item_runs(synthetic_gisette):
+    """Fig. 1/2, Fig. 3 and the eps sweep read b_1 over the same b1_updates noise-free updates, so one noise level
+    gets one per-iteration epsilon whatever the length of the item's own runs."""
+    p = gisette_like_params()
+    prob = ex._panel_problem("gisette", p)
+    short = ex.noise_free_b1(prob, {**p, "b1_updates": 6})
+    b1 = ex.noise_free_b1(prob, p)                                       # runs 12 updates itself
+    long_run = ex.run_admm(prob, p, [0.0, 0.3], repeats=2, iterations=20, seed=0, label="x")
+    assert ex.noise_free_b1(prob, p, long_run, np.array([True, True, False, False])) == pytest.approx(b1)
+    assert b1 >= short
+    res = ex.noise_panel("gisette", p)                                   # its runs are 15 updates long
+    assert res["privacy"]["b1"] == pytest.approx(b1)
+    cal = ex._eps_calibration(prob, p, "gisette")                       # its reference run is 6 updates long
+    assert cal["b1"] == pytest.approx(b1)
+
+
+def test_settle_gap_reads_from_the_horizon_and_refuses_one_past_the_run():
+    tr = np.array([0.69, 0.5, 0.40, 0.35, 0.342, 0.34])
+    assert ex.settle_gap(tr, tr[-1], 3) == pytest.approx(0.01)
+    assert ex.settle_gap(tr, 0.30, 4) == pytest.approx(0.042)
+    with pytest.raises(ValueError, match="beyond"):
+        ex.settle_gap(tr, 0.34, 6)
+    with pytest.raises(ValueError, match="settle_horizon"):
+        ex.run_fig2({**gisette_like_params(), "settle_horizon": 12})      # noise_iterations = 10
+
+
+def test_theorem1_calibration_against_exact_accounting():
+    """One Gaussian release with Theorem 1's sigma (C = the sensitivity): its exact epsilon at the same delta is at
+    most the claimed one inside the theorem's range, and a third of that noise is not enough (the check can fail)."""
+    t = ex.theorem1_step_table([0.1, 1.0], 0.01)
+    assert 0 < t["theorem1_step.eps0.1.pld_eps"] < 0.1 and 0.3 < t["theorem1_step.eps1.pld_eps"] < 1.0
+    z = np.sqrt(2 * np.log(1.25 / 0.01)) / 1.0
+    assert ex.bounds.tight_totals(ex.bounds.spend(z / 3, 1.0, 1), 0.01)["pld_eps"] > 1.0   # a third of the noise
 
 
 def test_noise_item_on_synthetic_gisette_with_a_missing_dataset(synthetic_gisette):
