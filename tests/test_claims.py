@@ -165,6 +165,8 @@ def test_fmt_and_flatten():
     assert fmt(45222) == "45,222" and fmt(0.08123456) == "0.08123"
     assert fmt(1e-4) == "0.0001" and fmt(2.5e-6) == "2.5e-06"
     assert fmt(True) == "true" and fmt(None) == "null" and fmt(3.0) == "3"
+    assert fmt(1.00001) == "1.00001" and fmt(0.999999) == "0.999999"      # never shown as sitting on a bound of 1
+    assert fmt(1 + 1e-13) == "1"                                          # round-off stays invisible
     assert flatten({"arrays": {"X": [45222, 104]}, "available": True}) == {
         "arrays.X.0": 45222, "arrays.X.1": 104, "available": True}
 

@@ -22,7 +22,9 @@ def _is_number(x) -> bool:
 
 
 def fmt(value) -> str:
-    """A number as the report shows it: integers with thousands separators, floats to 4 significant digits."""
+    """A number as the report shows it: integers with thousands separators, floats to 4 significant digits, and a
+    float that is not an integer never as one (1.00001 reads "1.00001", not "1", wherever it is shown: a value just
+    past a bound must not look as if it sat on it)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -36,7 +38,10 @@ def fmt(value) -> str:
             return "0"
         if value.is_integer() and abs(value) < 1e15:
             return f"{int(value):,}"
-        return f"{value:.4g}"
+        short = f"{value:.4g}"
+        if float(short).is_integer():
+            return next((t for t in (f"{value:.{d}g}" for d in (6, 8, 10)) if not float(t).is_integer()), short)
+        return short
     return str(value)
 
 

@@ -1109,8 +1109,9 @@ def metrics_eps_sweep(result: dict) -> dict:
 def table_eps_sweep(result: dict, metrics: dict) -> str:
     """Corollary 1 against tight accounting on the examples grid, then each curve of the sweep with its total."""
     params = result["params"]
-    parts = ["Eq. (10) on the grid of docs/choices.md#hu-privacy (delta' as configured), and the dp-accounting (PLD) epsilon of T composed "
-             "Theorem-1 Gaussian steps at per-step (epsilon, delta) = (0.1, delta) for the same T:", "",
+    parts = ["Eq. (10) on the grid of docs/choices.md#hu-privacy (delta' as configured), the dp-accounting (PLD) epsilon of T composed "
+             "Theorem-1 Gaussian steps at per-step (epsilon, delta) = (0.1, delta) for the same T, and of one Theorem-1 step "
+             "at each epsilon of the grid (theorem1_step: C the true sensitivity, accounted at the same delta):", "",
              metrics_table(result["examples"])]
     for ds, res in result["panels"].items():
         if res is not None:
