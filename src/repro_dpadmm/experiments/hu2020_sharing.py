@@ -383,10 +383,14 @@ def convergence_metrics(res: dict, params: dict) -> tuple[dict, dict]:
         for tol in tols:
             m[f"admm_epochs_to_settle.{tol_key(tol)}" + sfx] = epochs_to_reach(zt, tol)
             m[f"admm_objective_epochs_to_settle.{tol_key(tol)}" + sfx] = epochs_to_reach(zo, tol)
-    if params.get("published_noise_free"):      # the authors' published noise-free run, on the same criterion
+    if params.get("published_noise_free"):      # the authors' published noise-free run, on the same criteria
         pub = np.asarray(params["published_noise_free"], dtype=float)[:len(a_test)]
         m["published_settle_gap"] = settle_gap(pub, pub[-1], start)
         m["published_final_test_logloss"] = float(pub[-1])
+        m.update({f"published_epochs_to_settle.{tol_key(tol)}": epochs_to_reach(pub, tol) for tol in tols})
+    if params.get("published_sgd"):             # and their FDML-SGD run, read as ours is (at sgd.read_at epochs)
+        pub = np.asarray(params["published_sgd"], dtype=float)[:read + 1]
+        m.update({f"published_sgd_epochs_to_settle.{tol_key(tol)}": epochs_to_reach(pub, tol) for tol in tols})
     R = int(params["repeats"])
     reps = {}
     for var, h in noisy.items():
