@@ -302,9 +302,10 @@ def test_snakemake_job_files_are_the_grid(tmp_path):
 
 def _cluster_profile(dst: Path) -> Path:
     """The SLURM profile with the slurm executor swapped for cluster-generic submitting with `bash` (same resources
-    and options), so the cluster code path runs on this machine."""
+    and options but the SLURM plugin's own), so the cluster code path runs on this machine."""
     prof = yaml.safe_load((ROOT / "workflow/profiles/slurm/config.yaml").read_text())
     assert prof.pop("executor") == "slurm"
+    prof = {k: v for k, v in prof.items() if not k.startswith("slurm-")}  # the SLURM plugin's own settings
     prof.update({"executor": "cluster-generic", "cluster-generic-submit-cmd": "bash", "jobs": 2})
     dst.mkdir(parents=True)
     (dst / "config.yaml").write_text(yaml.safe_dump(prof))
