@@ -238,7 +238,7 @@ def test_slice_runs_through_sbatch_and_its_outputs_are_the_local_runs(cluster, l
               f"{len(compared)} outputs identical to the local run's")
 
 
-def test_a_failing_job_is_reported_failed_with_its_log(cluster, slurm_slice):
+def test_a_failing_job_is_reported_failed_with_its_log(cluster, slurm_slice, capsys):
     """An unreachable solver tolerance (the schema allows it; the solver raises, naming the residual) for one part."""
     proj, _, _ = slurm_slice
     target = f"results/{PAPER}/{ITEM}/parts/alpha1.pkl"
@@ -255,9 +255,12 @@ def test_a_failing_job_is_reported_failed_with_its_log(cluster, slurm_slice):
     assert "NotConvergedError" in (proj / f"logs/{PAPER}/{ITEM}/alpha1.log").read_text()
     assert Path(slurm_log).is_file() and "Error in rule item_part" in Path(slurm_log).read_text()
     assert not (proj / target).exists()
+    with capsys.disabled():
+        print(f"\nSLURM failing job: {jobid} FAILED in squeue, reported with its log and SLURM's")
 
 
-def test_a_job_killed_with_scancel_fails_the_run_and_the_rerun_completes(cluster, local_slice, slurm_slice, tmp_path):
+def test_a_job_killed_with_scancel_fails_the_run_and_the_rerun_completes(cluster, local_slice, slurm_slice, tmp_path,
+                                                                         capsys):
     local, _ = local_slice
     proj, _, _ = slurm_slice
     log = tmp_path / "killed.log"
@@ -285,5 +288,10 @@ def test_a_job_killed_with_scancel_fails_the_run_and_the_rerun_completes(cluster
     assert not (proj / METRICS).exists()   # the killed run replaced nothing: its outputs are absent, not partial
     proc, _ = _snakemake(_on_slurm(METRICS), proj, cluster)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    rerun = dict(SUBMITTED.findall(proc.stdout + proc.stderr))
+    assert len(rerun) == 1 and all(_squeue(cluster)[j]["state"] == "COMPLETED" for j in rerun)
     assert _without_times(json.loads((proj / METRICS).read_text())) == \
         _without_times(json.loads((local / METRICS).read_text()))
+    with capsys.disabled():
+        print(f"\nSLURM scancel: job {victim} CANCELLED, the run failed; the rerun's job {', '.join(rerun)} "
+              f"COMPLETED with the local run's metrics")
