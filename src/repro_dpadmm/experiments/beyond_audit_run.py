@@ -54,7 +54,7 @@ from threadpoolctl import threadpool_limits
 
 from ..mechanisms import AUDIT_RUN, all_mechanisms, catalogue_view
 from ..privacy import accounting
-from ..privacy.audit import fdp_one_run, one_run, power
+from ..privacy.audit import fdp_one_run, gaussian_pair, one_run, power
 from ..rng import repeat_generators, seed_sequence
 from .beyond_audit import available_data
 from .parts import gather
@@ -172,6 +172,7 @@ class Setting:
     canary_eps: dict = field(default_factory=dict)   # variant -> tight epsilon at the canary's own gap (ceiling)
     audit: dict = field(default_factory=dict)        # variant -> OneRunResult (Steinke, Nasr and Jagielski)
     fdp: dict = field(default_factory=dict)          # variant -> fdp_one_run.FdpResult (Mahloujifar et al.)
+    gauss: dict = field(default_factory=dict)        # variant -> gaussian_pair.GaussPairResult (Agrawal et al.)
     power: dict = field(default_factory=dict)        # the control's expected bound at this power, canaries needed
     seconds: dict = field(default_factory=dict)
 
@@ -242,9 +243,14 @@ def run_method(method: str, params: dict, seed: int, data: dict, source: str | N
                 st.extras.update({("" if variant == "claimed" else "control.") + k: v for k, v in runs.extras.items()})
                 st.audit[variant] = one_run.audit(runs.scores, setup.S, st.delta, level)
                 st.fdp[variant] = fdp_one_run.audit(runs.scores, setup.S, st.delta, level)
+                st.gauss[variant] = gaussian_pair.audit(runs.scores, setup.S, st.delta, level)
                 st.canary_eps[variant] = accounting.analytic_gaussian_epsilon(runs.multiplier, st.delta, steps=T)
                 if variant == "control":
-                    st.power = control_power(runs.multiplier, T, st, setup.S.size, level)
+                    st.power.update(control_power(runs.multiplier, T, st, setup.S.size, level))
+                else:
+                    st.power.update(claimed_power(runs.multiplier, T, st, setup.S.size, level))
+                    st.power.update(simulated_false_flags(st, setup.S.size, level, int(params.get("simulated_seeds", 0)),
+                                                          _rng(seed, st.method, st.level, "simulated")))
                 st.seconds[variant] = time.perf_counter() - t0
     return {"settings": grid, "skipped": {}, "hu": hu}
 
@@ -256,7 +262,45 @@ def control_power(multiplier: float, T: int, st: Setting, canaries: int, level: 
     mu = power.gdp_mu(multiplier, T)
     expected = power.expected_bound(mu, canaries, st.delta, level, "gdp")
     return {"expected_eps": expected, "testable": bool(expected > st.tight_eps),
-            "canaries_needed": power.canaries_needed(mu, st.tight_eps, st.delta, level, "gdp")}
+            "canaries_needed": power.canaries_needed(mu, st.tight_eps, st.delta, level, "gdp"),
+            **_gauss_power("control.", mu, st, canaries, level, sds=2.0)}
+
+
+def _gauss_power(prefix: str, mu: float, st: Setting, canaries: int, level: float, sds: float) -> dict:
+    """The Gaussian-pair reading's power (`gaussian_pair`): its expected bound at `sds` standard deviations below
+    the median run with these canaries (a control: 2, reached in about 98% of runs; the claimed noise: 0, the median
+    run), and the canaries at which it exceeds the tight total (control) or 0.9 of it (claimed noise)."""
+    target = st.tight_eps if prefix else 0.9 * st.tight_eps
+    expected = gaussian_pair.expected_eps(mu, canaries, st.delta, level, sds)
+    need = gaussian_pair.canaries_needed(mu, gaussian_pair.gdp_mu_of_epsilon(target, st.delta), level, sds)
+    if prefix:
+        return {"expected_eps_gauss": expected, "testable_gauss": bool(expected > st.tight_eps),
+                "canaries_needed_gauss": need}
+    return {"expected_ratio_gauss": expected / st.tight_eps, "canaries_needed_ratio09": need}
+
+
+def claimed_power(multiplier: float, T: int, st: Setting, canaries: int, level: float) -> dict:
+    """The claimed noise's expected audited / tight under the Gaussian-pair reading in the median run with these
+    canaries, and the canaries at which it reaches 0.9 (inf: the canaries' own ceiling is below 0.9 of the tight
+    total, e.g. record canaries at half the sensitivity)."""
+    return _gauss_power("", power.gdp_mu(multiplier, T), st, canaries, level, sds=0.0)
+
+
+def simulated_false_flags(st: Setting, canaries: int, level: float, seeds: int, rng: np.random.Generator,
+                          chunk: int = 20) -> dict:
+    """The Gaussian-pair reading on `seeds` simulated correct mechanisms at this row's canaries and level: scores
+    S mu/2 + N(0, 1) with mu the tight total's own (a mechanism exactly as private as claimed, the worst correct
+    case): the flags it raises ({"sim_seeds", "sim_flags"}); the rate should stay below `level`."""
+    if seeds < 1:
+        return {"sim_seeds": 0, "sim_flags": 0}
+    mu = gaussian_pair.gdp_mu_of_epsilon(st.tight_eps, st.delta)
+    flags = 0
+    for start in range(0, seeds, chunk):
+        r = min(chunk, seeds - start)
+        S = np.where(rng.random((r, canaries)) < 0.5, 1, -1)
+        b = gaussian_pair.mu_bounds(S * (mu / 2) + rng.standard_normal((r, canaries)), S, level)
+        flags += int(np.count_nonzero(b["mu_lo"] > mu))
+    return {"sim_seeds": int(seeds), "sim_flags": flags}
 
 
 def run(params: dict, seed: int, data: dict, only: list[str] | None = None) -> dict:
@@ -320,20 +364,37 @@ def metrics(out: dict, params: dict) -> dict:
                   p + "tight_eps": st.tight_eps, p + "seconds": float(sum(st.seconds.values()))})
         for variant in VARIANTS:
             q = p + ("" if variant == "claimed" else "control.")
-            a, f = st.audit[variant], st.fdp[variant]
+            a, f, g = st.audit[variant], st.fdp[variant], st.gauss[variant]
+            fit_ok = bool(g.fit_p >= g.level)
             m.update({q + "eps_lo": a.eps_lo, q + "eps_lo_fdp": f.eps_lo, q + "mu_lo": f.mu_lo,
                       q + "eps_lo_gdp": f.eps_lo_gdp, q + "canary_eps": st.canary_eps[variant],
                       q + "guesses": a.guesses, q + "correct": a.correct,
+                      q + "mu_hat_gauss": g.mu_hat, q + "mu_se_gauss": g.se, q + "mu_lo_gauss": g.mu_lo,
+                      q + "eps_hat_gauss": g.eps_hat, q + "eps_lo_gauss": g.eps_lo, q + "gauss_fit_p": g.fit_p,
+                      q + "gauss_fit_ok": fit_ok, q + "gauss_sd_ratio": g.sd_ratio,
                       # (eps_lo, delta) refuted refutes (paper_eps, paper_delta) only if paper_delta <= delta
                       q + "flagged": bool(a.eps_lo > st.paper_eps and (st.paper_delta or st.delta) <= st.delta),
-                      q + "flagged_tight": bool(f.eps_lo_gdp > st.tight_eps)})
+                      q + "flagged_tight": bool(f.eps_lo_gdp > st.tight_eps),
+                      # the Gaussian-pair reading rests on its model: a flag counts only where the fit test does not
+                      # reject the model at the row's level
+                      q + "flagged_gauss": bool(g.eps_lo > st.tight_eps and fit_ok)})
         m.update({p + "ratio": m[p + "eps_lo_gdp"] / st.tight_eps, p + "ratio_steinke": m[p + "eps_lo"] / st.tight_eps,
+                  p + "ratio_fdp": m[p + "eps_lo_fdp"] / st.tight_eps,
+                  p + "ratio_gauss": m[p + "eps_lo_gauss"] / st.tight_eps,
                   p + "control.expected_eps": st.power["expected_eps"],
                   p + "control.testable": st.power["testable"],
-                  p + "control.canaries_needed": st.power["canaries_needed"]})
+                  p + "control.canaries_needed": st.power["canaries_needed"],
+                  p + "control.expected_eps_gauss": st.power["expected_eps_gauss"],
+                  p + "control.testable_gauss": st.power["testable_gauss"],
+                  p + "control.canaries_needed_gauss": st.power["canaries_needed_gauss"],
+                  p + "expected_ratio_gauss": st.power["expected_ratio_gauss"],
+                  p + "canaries_needed_ratio09": st.power["canaries_needed_ratio09"],
+                  p + "reaches_ratio09": bool(m[p + "eps_lo_gauss"] >= 0.9 * st.tight_eps),
+                  p + "sim_seeds": st.power["sim_seeds"], p + "sim_flags": st.power["sim_flags"]})
         m.update({p + key: v for key, v in st.extras.items()})
-        m[p + "reading"] = ("contradicted" if m[p + "flagged"] or m[p + "flagged_tight"] else
-                            "supported" if m[p + "control.flagged_tight"] and m[p + "control.testable"] else
+        m[p + "reading"] = ("contradicted" if m[p + "flagged"] or m[p + "flagged_tight"] or m[p + "flagged_gauss"] else
+                            "supported" if (m[p + "control.flagged_tight"] and m[p + "control.testable"]) or
+                            (m[p + "control.flagged_gauss"] and m[p + "control.testable_gauss"]) else
                             "untestable")
         if st.method == "hu_sharing":
             # HU: a claimed total at or above the cap (every guess correct) cannot be refuted by this audit: its
@@ -353,10 +414,29 @@ def metrics(out: dict, params: dict) -> dict:
             m[f"{meth}.not_testable"] = sum(not m[f"{meth}.{st.level}.control.testable"] for st in sts)
             m[f"{meth}.best_ratio"] = max(m[f"{meth}.{st.level}.ratio"] for st in sts)
             m[f"{meth}.best_ratio_steinke"] = max(m[f"{meth}.{st.level}.ratio_steinke"] for st in sts)
+            m[f"{meth}.best_ratio_gauss"] = max(m[f"{meth}.{st.level}.ratio_gauss"] for st in sts)
+            # levels where the power calculation expects the claimed noise to reach audited / tight >= 0.9 with these
+            # canaries (median run), and how many of them did
+            can = [st for st in sts if m[f"{meth}.{st.level}.expected_ratio_gauss"] >= 0.9]
+            m[f"{meth}.levels_can_reach09"] = len(can)
+            m[f"{meth}.levels_reached09"] = sum(m[f"{meth}.{st.level}.reaches_ratio09"] for st in can)
+            m[f"{meth}.gauss_fit_rejected"] = sum(not m[f"{meth}.{st.level}.gauss_fit_ok"] for st in sts)
+            m[f"{meth}.control_testable_gauss"] = sum(m[f"{meth}.{st.level}.control.testable_gauss"] for st in sts)
+            m[f"{meth}.control_flagged_gauss"] = sum(m[f"{meth}.{st.level}.control.flagged_gauss"] for st in sts)
+            m[f"{meth}.control_testable_flagged_gauss"] = sum(
+                m[f"{meth}.{st.level}.control.flagged_gauss"] for st in sts
+                if m[f"{meth}.{st.level}.control.testable_gauss"])
     if out.get("hu") is not None:
         m["hu_sharing.b1"] = out["hu"]["b1"]
         m["hu_sharing.lemma1_C"] = float(out["hu"]["C"][0])
     m["seconds_total"] = float(sum(sum(st.seconds.values()) for st in out["settings"]))
+    # the Gaussian-pair reading on simulated correct mechanisms (`simulated_false_flags`), over every row
+    seeds = sum(st.power.get("sim_seeds", 0) for st in out["settings"])
+    m["sim_seeds"] = int(seeds)
+    m["sim_flags"] = int(sum(st.power.get("sim_flags", 0) for st in out["settings"]))
+    if seeds:
+        m["sim_false_flag_rate"] = m["sim_flags"] / seeds
+        m["sim_max_row_level"] = max(row_level(st.method, params) for st in out["settings"])
     return m
 
 
@@ -366,27 +446,42 @@ def runs_of(method: str, params: dict) -> int:
     return int((block["white_box"] if threat(method) == "white-box" else block)["runs"])
 
 
-def count(n: float) -> str:
-    """A canary count as the table writes it (inf: beyond the 10^7 `power.canaries_needed` looks at)."""
-    return f"{n:,.0f}" if np.isfinite(n) else f"more than {power.MAX_CANARIES:,}"
+def count(n: float, limit: int = power.MAX_CANARIES) -> str:
+    """A canary count as the table writes it (inf: beyond the `limit` the power calculation looks at, or never)."""
+    return f"{n:,.0f}" if np.isfinite(n) else f"more than {limit:,}"
+
+
+def count_gauss(n: float) -> str:
+    """A canary count of the Gaussian-pair power calculation (inf: beyond 10^9, or never: the canaries' own ceiling
+    is at or below the target)."""
+    return f"{n:,.0f}" if np.isfinite(n) else "unreachable"
 
 
 def table_markdown(out: dict, m: dict) -> str:
     lines = ["| method | threat model | level | delta | paper's total eps | tight eps | audited eps >= (one-run / "
-             "f-DP / GDP) | audited / tight | correct / guesses (canaries) | 4x control: ceiling | 4x control: audited "
-             "eps >= (one-run / f-DP / GDP) | 4x control testable at this power (canaries needed) | reading |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "f-DP / GDP / Gaussian pair) | audited / tight (one-run / f-DP / GDP / Gaussian pair) | Gaussian pair: "
+             "mu (se), fit p | expected audited / tight, Gaussian pair (canaries for 0.9) | correct / guesses "
+             "(canaries) | 4x control: ceiling | 4x control: audited eps >= (one-run / f-DP / GDP / Gaussian pair) | "
+             "4x control testable at this power: GDP / Gaussian pair (canaries needed) | reading |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for st in out["settings"]:
         p = f"{st.method}.{st.level}."
         flag = lambda q: (" **(exceeds the paper's claim)**" if m[q + "flagged"] else  # noqa: E731
-                          " **(exceeds the tight total)**" if m[q + "flagged_tight"] else "")
-        trio = lambda q: f"{m[q + 'eps_lo']:.3f} / {m[q + 'eps_lo_fdp']:.3f} / {m[q + 'eps_lo_gdp']:.3f}"  # noqa: E731
-        need = m[p + "control.canaries_needed"]
+                          " **(exceeds the tight total)**" if m[q + "flagged_tight"] or m[q + "flagged_gauss"] else "")
+        quad = lambda q: (f"{m[q + 'eps_lo']:.3f} / {m[q + 'eps_lo_fdp']:.3f} / {m[q + 'eps_lo_gdp']:.3f} / "  # noqa: E731
+                          f"{m[q + 'eps_lo_gauss']:.3f}")
+        yn = lambda b: "yes" if b else "no"  # noqa: E731
+        fit = f"{m[p + 'gauss_fit_p']:.2g}" + ("" if m[p + "gauss_fit_ok"] else " (rejected)")
         lines.append(f"| {METHODS[base(st.method)]} | {threat(st.method)} | {st.level} | {st.delta:g} | "
-                     f"{st.paper_eps:.3g} | {st.tight_eps:.3g} | {trio(p)}{flag(p)} | {m[p + 'ratio']:.2f} | "
+                     f"{st.paper_eps:.3g} | {st.tight_eps:.3g} | {quad(p)}{flag(p)} | {m[p + 'ratio_steinke']:.2f} / "
+                     f"{m[p + 'ratio_fdp']:.2f} / {m[p + 'ratio']:.2f} / {m[p + 'ratio_gauss']:.2f} | "
+                     f"{m[p + 'mu_hat_gauss']:.3g} ({m[p + 'mu_se_gauss']:.2g}), {fit} | "
+                     f"{m[p + 'expected_ratio_gauss']:.2f} ({count_gauss(m[p + 'canaries_needed_ratio09'])}) | "
                      f"{m[p + 'correct']} / {m[p + 'guesses']} ({m[st.method + '.canaries']:,}) | "
-                     f"{m[p + 'control.canary_eps']:.3g} | {trio(p + 'control.')}{flag(p + 'control.')} | "
-                     f"{'yes' if m[p + 'control.testable'] else 'no'} ({count(need)}) | {m[p + 'reading']} |")
+                     f"{m[p + 'control.canary_eps']:.3g} | {quad(p + 'control.')}{flag(p + 'control.')} | "
+                     f"{yn(m[p + 'control.testable'])} / {yn(m[p + 'control.testable_gauss'])} "
+                     f"({count(m[p + 'control.canaries_needed'])} / {count_gauss(m[p + 'control.canaries_needed_gauss'])})"
+                     f" | {m[p + 'reading']} |")
     return "\n".join(lines)
 
 
@@ -413,11 +508,15 @@ def plot(out: dict, m: dict):
         ax.plot(x, np.maximum(get("eps_lo"), 1e-3), "o", mfc="none", color="tab:blue",
                 label="audited: one-run bound (Steinke et al.)")
         ax.plot(x, np.maximum(get("eps_lo_gdp"), 1e-3), "o", color="tab:blue", label="audited: f-DP, GDP")
+        ax.plot(x, np.maximum(get("eps_lo_gauss"), 1e-3), "*", ms=9, color="tab:green",
+                label="audited: Gaussian pair (Agrawal et al.)")
         ax.plot(x, get("canary_eps", True), "s", mfc="none", color="tab:red", alpha=0.5,
                 label="4x control: ceiling (canary gap)")
         ax.plot(x, np.maximum(get("eps_lo", True), 1e-3), "v", mfc="none", color="tab:red",
                 label="4x control: one-run bound")
         ax.plot(x, np.maximum(get("eps_lo_gdp", True), 1e-3), "v", color="tab:red", label="4x control: f-DP, GDP")
+        ax.plot(x, np.maximum(get("eps_lo_gauss", True), 1e-3), "*", ms=9, mfc="none", color="tab:red",
+                label="4x control: Gaussian pair")
         ax.set_xticks(x, [s.level.replace("_", "\n") for s in sts], fontsize=7)
         ax.set_yscale("log")
         ax.set_title(f"{METHODS[base(meth)]} ({threat(meth)}, {m[meth + '.canaries']:,} canaries)", fontsize=9)
@@ -458,7 +557,26 @@ def describe(out: dict, m: dict) -> str:
         best = max(sts, key=lambda s: p(s, "ratio"))
         txt += (f" Best audited / tight with the claimed noise: {p(best, 'ratio'):.2f} at {best.level} (f-DP, GDP; "
                 f"one-run bound {p(best, 'ratio_steinke'):.2f}).")
+        txt += (f" Gaussian-pair reading (present and absent canaries' scores fitted by two Gaussians): best audited /"
+                f" tight {p(max(sts, key=lambda s: p(s, 'ratio_gauss')), 'ratio_gauss'):.2f}; the power calculation "
+                f"expects >= 0.9 with these canaries at {m[meth + '.levels_can_reach09']} of {len(sts)} levels, and "
+                f"{m[meth + '.levels_reached09']} of those reached it.")
+        short = [s for s in sts if p(s, "expected_ratio_gauss") < 0.9]
+        if short:
+            txt += (" Below 0.9 by the power calculation: " + ", ".join(
+                f"{s.level} (expected {p(s, 'expected_ratio_gauss'):.2f}, ceiling "
+                f"{p(s, 'canary_eps') / s.tight_eps:.2f}, canaries for 0.9: "
+                f"{count_gauss(p(s, 'canaries_needed_ratio09'))})" for s in short) + ".")
+        rej = [s.level for s in sts if not p(s, "gauss_fit_ok")]
+        if rej:
+            txt += (" The Gaussian model of the scores is rejected (normality or equal variances) at " + ", ".join(rej)
+                    + ": its flags there are not counted.")
         parts.append(txt)
+    if m.get("sim_seeds"):
+        parts.append(f"Simulated correct mechanisms: the Gaussian-pair reading on {m['sim_seeds']:,} simulated runs "
+                     f"of a Gaussian mechanism exactly at each row's tight total, with each row's canaries and level, "
+                     f"flagged {m['sim_flags']} ({m['sim_false_flag_rate']:.2%}; each row's level is at most "
+                     f"{m['sim_max_row_level']:.2%}).")
     if out.get("hu") is not None and "hu_sharing.lemma1_C" in m:
         hs = [s for s in out["settings"] if s.method == "hu_sharing"]
         nb = [m[f"hu_sharing.{s.level}.noisy_b1"] for s in hs]
@@ -480,7 +598,9 @@ def describe(out: dict, m: dict) -> str:
                  "ceiling is the tight total at the canary pair's own gap, the most any audit with these canaries "
                  "could show. The one-run bound (Steinke et al.) pays 2 m delta for m canaries; the f-DP analysis "
                  "(Mahloujifar et al.) of the same guesses does not, and its GDP reading is the test of the claimed "
-                 "noise's exact trade-off.")
+                 "noise's exact trade-off. The Gaussian-pair reading (Agrawal et al. 2026) uses the scores themselves, "
+                 "not guesses: exact under its model (the present and absent scores two Gaussians of equal variance), "
+                 "which a fit test checks on every row.")
     if out["skipped"]:
         parts.append("Not run: " + "; ".join(f"{k} ({v})" for k, v in out["skipped"].items()) + ".")
     return "\n\n".join(parts)
