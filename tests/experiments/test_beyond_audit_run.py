@@ -5,6 +5,7 @@ canaries and scores of each method in tests/mechanisms."""
 import pytest
 
 from repro_dpadmm.experiments import beyond_audit_run as ex
+from repro_dpadmm.privacy.audit import gaussian_pair as gp
 
 from _audit_synth import sparse_rows
 
@@ -77,8 +78,19 @@ def test_white_box_rows_reach_the_bound_and_flag_the_control():
         assert m[q + "canary_eps"] == pytest.approx(m[q + "tight_eps"], rel=1e-6)
         assert m[q + "control.flagged_tight"] and not m[q + "flagged_tight"] and not m[q + "flagged"]
         assert m[q + "control.eps_lo_gdp"] > m[q + "control.eps_lo"] * 0.5
-        # "supported" only where the power calculation expects the control to be flagged (else a flag is luck)
-        assert m[q + "reading"] == ("supported" if m[q + "control.testable"] else "untestable")
+        # "supported" only where the power calculation of a reading expects the control to be flagged and that
+        # reading flagged it (else a flag is luck)
+        caught = ((m[q + "control.testable"] and m[q + "control.flagged_tight"]) or
+                  (m[q + "control.testable_gauss"] and m[q + "control.flagged_gauss"]))
+        assert m[q + "reading"] == ("supported" if caught else "untestable")
+        # the Gaussian-pair reading: white-box scores are exactly a Gaussian pair (the fit is not rejected), the
+        # claimed noise is not flagged, the control is, and its estimate lies within 4 standard errors of the canaries'
+        # own mu (sqrt(T) / multiplier)
+        assert m[q + "gauss_fit_ok"] and not m[q + "flagged_gauss"] and m[q + "control.flagged_gauss"]
+        mu = gp.gdp_mu_of_epsilon(m[q + "canary_eps"], m[q + "delta"])
+        assert abs(m[q + "mu_hat_gauss"] - mu) < 4 * m[q + "mu_se_gauss"]
+        assert m[q + "mu_lo_gauss"] < m[q + "mu_hat_gauss"]
+        assert m[q + "ratio_gauss"] == pytest.approx(m[q + "eps_lo_gauss"] / m[q + "tight_eps"])
         # testable at this power iff the canaries the power calculation asks for are there (to its 5% grid)
         need, have = m[q + "control.canaries_needed"], m[meth + ".canaries"]
         if not 0.94 < need / have < 1.06:
