@@ -50,6 +50,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.stats import binom
 from threadpoolctl import threadpool_limits
 
 from ..mechanisms import AUDIT_RUN, all_mechanisms, catalogue_view
@@ -437,6 +438,8 @@ def metrics(out: dict, params: dict) -> dict:
     if seeds:
         m["sim_false_flag_rate"] = m["sim_flags"] / seeds
         m["sim_max_row_level"] = max(row_level(st.method, params) for st in out["settings"])
+        # P[Binomial(seeds, largest row level) >= flags]: each row's rate is at most its level, so this is conservative
+        m["sim_false_flag_p"] = float(binom.sf(m["sim_flags"] - 1, seeds, m["sim_max_row_level"]))
     return m
 
 
