@@ -29,9 +29,25 @@ canaries. Each claim is compared with the analysis chosen for it before any run:
 with the one-run bound, the tight total with the Gaussian reading. Confidence: 1 - confidence is split over a
 method's rows (a claim checks them together) and then over the guess fractions (Bonferroni).
 
+A fourth reading uses the scores themselves, not guesses: the Gaussian pair of Agrawal, Wei, Singh, Magdon-Ismail
+and Zikas ("Let's Ask Gauss", 2026; `privacy.audit.gaussian_pair`) fits the present and absent canaries' scores by
+two Gaussians of equal variance, whose hockey-stick divergence is mu-GDP's: an audited mu with its standard error and
+a lower confidence bound exact under that model, its epsilon at delta (`eps_lo_gauss`, `flagged_gauss` against the
+tight total) and a test of the model itself; a row whose fit the test rejects does not count this reading's flag.
+The white-box scores are exactly such a pair (the projected noise is Gaussian and the rest of the update is
+subtracted), so this reading approaches the tight total as the canaries grow, where the thresholded readings lose
+what the thresholding discards. The same reading of `simulated_seeds` simulated correct Gaussian mechanisms per row
+(exactly at its tight total, its canaries and level) counts its false flags. Xiang et al. ("Tight Privacy Audit in
+One Run", 2025) tighten the guess-based analysis instead (order statistics of the released guesses); it is not
+implemented here: on the white-box rows the Gaussian pair already reaches the tight total up to its sampling error.
+
 Power (`privacy.audit.power`): the canary counts are those at which the 4x control's expected bound (correct
 guesses expected at its true mu, less 2 standard deviations) exceeds the tight total; a level where it does not is
-reported "not testable at this power" with the canaries it would need.
+reported "not testable at this power" with the canaries it would need. For the Gaussian pair
+(`gaussian_pair.expected_mu_lo`, `canaries_needed`): the control's bound 2 standard deviations below the median run
+against the tight total (`control.testable_gauss`), and the claimed noise's expected audited / tight in the median run
+with the canaries it needs to reach 0.9 (`expected_ratio_gauss`, `canaries_needed_ratio09`); the white-box canary
+counts are those at which that ratio is expected at levels 1 and 3 and at HUANG's paper levels 0.1 and 0.2.
 
 Neighbours: replace-one records for HUANG and XU (the relation of HUANG's 2c_1/m_i, XU's c/n as stated and 2c/n
 corrected); HU's feature-level relation (one feature column of a party, ||D_m - D'_m|| <= 1).
