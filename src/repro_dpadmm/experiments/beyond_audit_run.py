@@ -46,8 +46,9 @@ guesses expected at its true mu, less 2 standard deviations) exceeds the tight t
 reported "not testable at this power" with the canaries it would need. For the Gaussian pair
 (`gaussian_pair.expected_mu_lo`, `canaries_needed`): the control's bound 2 standard deviations below the median run
 against the tight total (`control.testable_gauss`), and the claimed noise's expected audited / tight in the median run
-with the canaries it needs to reach 0.9 (`expected_ratio_gauss`, `canaries_needed_ratio09`); the white-box canary
-counts are those at which that ratio is expected at levels 1 and 3 and at HUANG's paper levels 0.1 and 0.2.
+and 2 standard deviations below it (`expected_ratio_gauss`, `assured_ratio_gauss`), with the canaries at which the
+latter reaches 0.9 (`canaries_needed_ratio09`); the white-box canary counts (140,000) are those at which it does at
+level 1 and above.
 
 Neighbours: replace-one records for HUANG and XU (the relation of HUANG's 2c_1/m_i, XU's c/n as stated and 2c/n
 corrected); HU's feature-level relation (one feature column of a party, ||D_m - D'_m|| <= 1).
@@ -233,9 +234,17 @@ def row_level(method: str, params: dict) -> float:
     return (1.0 - float(params["confidence"])) / (len(block.get("paper_epsilons", [])) + len(params["levels"]))
 
 
-def run_method(method: str, params: dict, seed: int, data: dict, source: str | None = None) -> dict:
+def row_levels(method: str, params: dict) -> list[str]:
+    """The method's row names in table order (`settings`' levels), without building anything."""
+    block = params[_mech_class(method).audit_run_block]
+    return ([f"paper_eps{float(e):g}" for e in block.get("paper_epsilons", [])] +
+            [f"level_eps{float(v):g}" for v in params["levels"]])
+
+
+def run_method(method: str, params: dict, seed: int, data: dict, row: str | None = None) -> dict:
     """One method's rows (see `run`): {"settings": [Setting], "skipped": {method: reason}, "hu": HU's b_1 and C}.
-    `source`: only the rows of the paper's grid ("paper") or of the frontier's levels ("frontier")."""
+    `row`: only that row (e.g. "paper_eps0.1", "level_eps3"); every row draws from its own seeds, so a row is the
+    same whether run alone or with the others."""
     T, level = int(params["iterations"]), row_level(method, params)
     factors = {"claimed": 1.0, "control": float(params["control_noise_factor"])}
     cls = _mech_class(method)
@@ -248,7 +257,7 @@ def run_method(method: str, params: dict, seed: int, data: dict, source: str | N
         # HU's b_1 and Lemma 1's C of the noise-free run, reported beside its rows
         hu = {"b1": float(setup.b1), "C": [float(c) for c in setup.C]} if method == "hu_sharing" else None
         grid = settings(method, mech, params, params[mech.audit_run_block], *mech.claim_kwargs(setup, params))
-        grid = [st for st in grid if source in (None, st.source)]
+        grid = [st for st in grid if row in (None, st.level)]
         one = mech.one_run_white_box if threat(method) == "white-box" else mech.one_run
         for st in progress(grid, "audit", name=lambda st: f"{st.method} {st.level}"):
             for variant, f in factors.items():
@@ -284,23 +293,26 @@ def control_power(multiplier: float, T: int, st: Setting, canaries: int, level: 
 
 
 def _gauss_power(prefix: str, mu: float, st: Setting, canaries: int, level: float, sds: float) -> dict:
-    """The Gaussian-pair reading's power (`gaussian_pair`): its expected bound at `sds` standard deviations below
-    the median run with these canaries (a control: 2, reached in about 98% of runs; the claimed noise: 0, the median
-    run), and the canaries at which it exceeds the tight total (control) or 0.9 of it (claimed noise)."""
-    target = st.tight_eps if prefix else 0.9 * st.tight_eps
-    expected = gaussian_pair.expected_eps(mu, canaries, st.delta, level, sds)
-    need = gaussian_pair.canaries_needed(mu, gaussian_pair.gdp_mu_of_epsilon(target, st.delta), level, sds)
+    """The Gaussian-pair reading's power (`gaussian_pair`) with these canaries: a control's expected bound 2 standard
+    deviations below the median run against the tight total, and the canaries it needs; for the claimed noise the
+    expected audited / tight in the median run and 2 standard deviations below it (reached in about 98% of runs), and
+    the canaries at which the latter reaches 0.9."""
     if prefix:
+        expected = gaussian_pair.expected_eps(mu, canaries, st.delta, level, sds)
+        need = gaussian_pair.canaries_needed(mu, gaussian_pair.gdp_mu_of_epsilon(st.tight_eps, st.delta), level, sds)
         return {"expected_eps_gauss": expected, "testable_gauss": bool(expected > st.tight_eps),
                 "canaries_needed_gauss": need}
-    return {"expected_ratio_gauss": expected / st.tight_eps, "canaries_needed_ratio09": need}
+    target = gaussian_pair.gdp_mu_of_epsilon(0.9 * st.tight_eps, st.delta)
+    return {"expected_ratio_gauss": gaussian_pair.expected_eps(mu, canaries, st.delta, level, 0.0) / st.tight_eps,
+            "assured_ratio_gauss": gaussian_pair.expected_eps(mu, canaries, st.delta, level, sds) / st.tight_eps,
+            "canaries_needed_ratio09": gaussian_pair.canaries_needed(mu, target, level, sds)}
 
 
 def claimed_power(multiplier: float, T: int, st: Setting, canaries: int, level: float) -> dict:
-    """The claimed noise's expected audited / tight under the Gaussian-pair reading in the median run with these
-    canaries, and the canaries at which it reaches 0.9 (inf: the canaries' own ceiling is below 0.9 of the tight
-    total, e.g. record canaries at half the sensitivity)."""
-    return _gauss_power("", power.gdp_mu(multiplier, T), st, canaries, level, sds=0.0)
+    """The claimed noise's expected audited / tight under the Gaussian-pair reading with these canaries (median run,
+    and 2 standard deviations below it), and the canaries at which the latter reaches 0.9 (inf: the canaries' own
+    ceiling is below 0.9 of the tight total, e.g. record canaries at half the sensitivity)."""
+    return _gauss_power("", power.gdp_mu(multiplier, T), st, canaries, level, sds=2.0)
 
 
 def simulated_false_flags(st: Setting, canaries: int, level: float, seeds: int, rng: np.random.Generator,
@@ -339,17 +351,19 @@ def combine(parts: list[dict], params: dict) -> dict:
 
 
 def parts_audit_run(params: dict) -> list[str]:
-    """One job per audited method and source of its rows, `<method>.paper` (the paper's grid) and
-    `<method>.frontier` (the frontier's levels): each well under the 90 s of an item job at paper settings."""
-    return [f"{m}.{src}" for m in methods(params) for src in ("paper", "frontier")
-            if src == "frontier" or params[_mech_class(m).audit_run_block].get("paper_epsilons")]
+    """One job per audited method and row, `<method>.<level>` (e.g. `xu_dpadmm_wb.level_eps1`): each well under the
+    90 s of an item job at paper settings with the white-box canary counts the Gaussian-pair power calculation asks
+    for."""
+    return [f"{m}.{lev}" for m in methods(params) for lev in row_levels(m, params)]
 
 
 def part_audit_run(params: dict, key: str) -> dict:
     check_params(params)
-    method, source = key.split(".")
+    method, row = key.split(".", 1)
+    if row not in row_levels(method, params):
+        raise ValueError(f"beyond/audit_run has no part {key!r}: its rows are {row_levels(method, params)}")
     names = [n for n in (_mech_class(method).audit_run_dataset,) if n in params.get("datasets", ["adult_huang2019"])]
-    return run_method(method, params, int(params.get("seed", 0)), available_data(names), source)
+    return run_method(method, params, int(params.get("seed", 0)), available_data(names), row)
 
 
 def run_audit_run(params: dict) -> dict:
@@ -405,6 +419,7 @@ def metrics(out: dict, params: dict) -> dict:
                   p + "control.testable_gauss": st.power["testable_gauss"],
                   p + "control.canaries_needed_gauss": st.power["canaries_needed_gauss"],
                   p + "expected_ratio_gauss": st.power["expected_ratio_gauss"],
+                  p + "assured_ratio_gauss": st.power["assured_ratio_gauss"],
                   p + "canaries_needed_ratio09": st.power["canaries_needed_ratio09"],
                   p + "reaches_ratio09": bool(m[p + "eps_lo_gauss"] >= 0.9 * st.tight_eps),
                   p + "sim_seeds": st.power["sim_seeds"], p + "sim_flags": st.power["sim_flags"]})
@@ -433,8 +448,8 @@ def metrics(out: dict, params: dict) -> dict:
             m[f"{meth}.best_ratio_steinke"] = max(m[f"{meth}.{st.level}.ratio_steinke"] for st in sts)
             m[f"{meth}.best_ratio_gauss"] = max(m[f"{meth}.{st.level}.ratio_gauss"] for st in sts)
             # levels where the power calculation expects the claimed noise to reach audited / tight >= 0.9 with these
-            # canaries (median run), and how many of them did
-            can = [st for st in sts if m[f"{meth}.{st.level}.expected_ratio_gauss"] >= 0.9]
+            # canaries in about 98% of runs (2 standard deviations below the median run), and how many of them did
+            can = [st for st in sts if m[f"{meth}.{st.level}.assured_ratio_gauss"] >= 0.9]
             m[f"{meth}.levels_can_reach09"] = len(can)
             m[f"{meth}.levels_reached09"] = sum(m[f"{meth}.{st.level}.reaches_ratio09"] for st in can)
             m[f"{meth}.gauss_fit_rejected"] = sum(not m[f"{meth}.{st.level}.gauss_fit_ok"] for st in sts)
@@ -479,7 +494,8 @@ def count_gauss(n: float) -> str:
 def table_markdown(out: dict, m: dict) -> str:
     lines = ["| method | threat model | level | delta | paper's total eps | tight eps | audited eps >= (one-run / "
              "f-DP / GDP / Gaussian pair) | audited / tight (one-run / f-DP / GDP / Gaussian pair) | Gaussian pair: "
-             "mu (se), fit p | expected audited / tight, Gaussian pair (canaries for 0.9) | correct / guesses "
+             "mu (se), fit p | expected audited / tight, Gaussian pair: median / 98% of runs (canaries for 0.9 in 98%) | "
+             "correct / guesses "
              "(canaries) | 4x control: ceiling | 4x control: audited eps >= (one-run / f-DP / GDP / Gaussian pair) | "
              "4x control testable at this power: GDP / Gaussian pair (canaries needed) | reading |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -495,7 +511,8 @@ def table_markdown(out: dict, m: dict) -> str:
                      f"{st.paper_eps:.3g} | {st.tight_eps:.3g} | {quad(p)}{flag(p)} | {m[p + 'ratio_steinke']:.2f} / "
                      f"{m[p + 'ratio_fdp']:.2f} / {m[p + 'ratio']:.2f} / {m[p + 'ratio_gauss']:.2f} | "
                      f"{m[p + 'mu_hat_gauss']:.3g} ({m[p + 'mu_se_gauss']:.2g}), {fit} | "
-                     f"{m[p + 'expected_ratio_gauss']:.2f} ({count_gauss(m[p + 'canaries_needed_ratio09'])}) | "
+                     f"{m[p + 'expected_ratio_gauss']:.2f} / {m[p + 'assured_ratio_gauss']:.2f} "
+                     f"({count_gauss(m[p + 'canaries_needed_ratio09'])}) | "
                      f"{m[p + 'correct']} / {m[p + 'guesses']} ({m[st.method + '.canaries']:,}) | "
                      f"{m[p + 'control.canary_eps']:.3g} | {quad(p + 'control.')}{flag(p + 'control.')} | "
                      f"{yn(m[p + 'control.testable'])} / {yn(m[p + 'control.testable_gauss'])} "
@@ -578,13 +595,13 @@ def describe(out: dict, m: dict) -> str:
                 f"one-run bound {p(best, 'ratio_steinke'):.2f}).")
         txt += (f" Gaussian-pair reading (present and absent canaries' scores fitted by two Gaussians): best audited /"
                 f" tight {p(max(sts, key=lambda s: p(s, 'ratio_gauss')), 'ratio_gauss'):.2f}; the power calculation "
-                f"expects >= 0.9 with these canaries at {m[meth + '.levels_can_reach09']} of {len(sts)} levels, and "
-                f"{m[meth + '.levels_reached09']} of those reached it.")
-        short = [s for s in sts if p(s, "expected_ratio_gauss") < 0.9]
+                f"expects >= 0.9 in about 98% of runs with these canaries at {m[meth + '.levels_can_reach09']} of "
+                f"{len(sts)} levels, and {m[meth + '.levels_reached09']} of those reached it.")
+        short = [s for s in sts if p(s, "assured_ratio_gauss") < 0.9]
         if short:
-            txt += (" Below 0.9 by the power calculation: " + ", ".join(
-                f"{s.level} (expected {p(s, 'expected_ratio_gauss'):.2f}, ceiling "
-                f"{p(s, 'canary_eps') / s.tight_eps:.2f}, canaries for 0.9: "
+            txt += (" Below 0.9 in 98% of runs by the power calculation: " + ", ".join(
+                f"{s.level} (median run {p(s, 'expected_ratio_gauss'):.2f}, ceiling "
+                f"{p(s, 'canary_eps') / s.tight_eps:.2f}, canaries for 0.9 in 98% of runs: "
                 f"{count_gauss(p(s, 'canaries_needed_ratio09'))})" for s in short) + ".")
         rej = [s.level for s in sts if not p(s, "gauss_fit_ok")]
         if rej:
