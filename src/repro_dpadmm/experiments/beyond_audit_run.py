@@ -486,9 +486,9 @@ def count(n: float, limit: int = power.MAX_CANARIES) -> str:
 
 
 def count_gauss(n: float) -> str:
-    """A canary count of the Gaussian-pair power calculation (inf: beyond 10^9, or never: the canaries' own ceiling
-    is at or below the target)."""
-    return f"{n:,.0f}" if np.isfinite(n) else "unreachable"
+    """A canary count of the Gaussian-pair power calculation (inf: more than 10^9, or never, the canaries' own ceiling
+    being at or below the target)."""
+    return f"{n:,.0f}" if np.isfinite(n) else f"more than {gaussian_pair.MAX_CANARIES:,} or never"
 
 
 def table_markdown(out: dict, m: dict) -> str:
@@ -585,7 +585,8 @@ def describe(out: dict, m: dict) -> str:
                f"{names(groups['contradicted'])}.")
         weak = [s for s in sts if not p(s, "testable", True)]
         if weak:
-            txt += (" Not testable at this power (the control's expected bound stays below the tight total): " +
+            txt += (" Not testable at this power by the f-DP (GDP) reading (the control's expected bound stays below "
+                    "the tight total): " +
                     ", ".join(f"{s.level} (needs {count(p(s, 'canaries_needed', True))} canaries)" for s in weak) + ".")
         for s in groups["contradicted"]:
             txt += (f" At {s.level} the audited total is >= {max(p(s, 'eps_lo'), p(s, 'eps_lo_gdp')):.3f} against a "
@@ -603,6 +604,10 @@ def describe(out: dict, m: dict) -> str:
                 f"{s.level} (median run {p(s, 'expected_ratio_gauss'):.2f}, ceiling "
                 f"{p(s, 'canary_eps') / s.tight_eps:.2f}, canaries for 0.9 in 98% of runs: "
                 f"{count_gauss(p(s, 'canaries_needed_ratio09'))})" for s in short) + ".")
+        weak_g = [s for s in sts if not p(s, "testable_gauss", True)]
+        txt += (" Not testable at this power by the Gaussian-pair reading: " + (", ".join(
+            f"{s.level} (needs {count_gauss(p(s, 'canaries_needed_gauss', True))} canaries)" for s in weak_g)
+            if weak_g else "no level") + ".")
         rej = [s.level for s in sts if not p(s, "gauss_fit_ok")]
         if rej:
             txt += (" The Gaussian model of the scores is rejected (normality or equal variances) at " + ", ".join(rej)
