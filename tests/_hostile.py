@@ -202,6 +202,35 @@ def oversized_pax(base, tmp):
     return raw_archive(tmp / "p.tar.gz", [header, b"30 path=" + b"a" * 21 + b"\n" + b"\0" * 482])
 
 
+def pax_header_with_content(base, tmp):
+    """A folder member whose pax header carries a 2 MiB comment (real bytes, compressed to a few kB): tarfile reads a
+    header whole, so a larger one (1 GiB in 4.7 MB) takes gigabytes of memory before any cap on members applies."""
+    folder = copy_base(base, tmp)
+    return pack(folder, tmp / "p.tar.gz", [member(f"{TOP}/results/padded", tarfile.DIRTYPE,
+                                                  pax_headers={"comment": "a" * 2 * 2**20})])
+
+
+def gnu_long_name(base, tmp):
+    """A GNU long-name header (././@LongLink) of 2 MiB: read whole by tarfile, like a pax header."""
+    folder = copy_base(base, tmp)
+    out = tmp / "p.tar.gz"
+    with tarfile.open(out, "w:gz", format=tarfile.GNU_FORMAT) as tar:
+        tar.add(folder, arcname=TOP)
+        info = tarfile.TarInfo(f"{TOP}/" + "n" * 2 * 2**20)
+        info.type = tarfile.DIRTYPE
+        tar.addfile(info)
+    return out
+
+
+def many_pax_headers(base, tmp):
+    """80 folder members, each with a pax header just under 1 MiB: 80 MiB of headers in ~100 kB, no file data at
+    all: a decompression bomb made of headers (the caps on members count only their data)."""
+    folder = copy_base(base, tmp)
+    extra = [member(f"{TOP}/results/padded{i}", tarfile.DIRTYPE, pax_headers={"comment": "a" * (2**20 - 64)})
+             for i in range(80)]
+    return pack(folder, tmp / "p.tar.gz", extra)
+
+
 def negative_size(base, tmp):
     """A member whose size is negative (base-256): tarfile's next header would lie before this one
     (CVE-2025-8194: a loop in tarfile before 3.13.6 on the 3.13 line)."""
@@ -353,7 +382,10 @@ PROBES = [
     ("1 TiB sparse member", "sizes", sparse_member, "is a sparse file"),
     ("1 TiB regular member header", "sizes", huge_member, "1,099,511,627,776 bytes"),
     ("zip bomb (70 MiB of zeros)", "sizes", zip_bomb, "decompression bomb"),
-    ("8 GiB pax header", "sizes", oversized_pax, "unpacks to more than"),
+    ("8 GiB pax header", "sizes", oversized_pax, "a tar header of 8,589,934,592 bytes"),
+    ("2 MiB pax header with its bytes", "sizes", pax_header_with_content, "a tar header of"),
+    ("2 MiB GNU long name", "sizes", gnu_long_name, "a tar header of"),
+    ("80 MiB of pax headers in 100 kB", "sizes", many_pax_headers, "a decompression bomb"),
     ("negative member size (CVE-2025-8194 shape)", "malformed", negative_size, "p.tar.gz"),
     ("member twice", "malformed", duplicate_member, "appears twice"),
     ("stray top-level member", "malformed", stray_member, "must hold one folder"),
@@ -382,3 +414,55 @@ PROBES = [
     ("provenance.json packages not text", "types", _provenance_probe(json.dumps({"packages": {"numpy": {}}})),
      "provenance.json: packages.numpy"),
 ]
+
+
+# ------------------------------------------------------------------------ issue 50: active content, terminal, names
+
+REFRESH = '<meta http-equiv="refresh" content="0;url=https://example.org/">'
+# ESC ] 0 (retitle), ESC [ 2J (clear), C1 CSI (U+009B), a bidi override (U+202E), a bell, a newline that would start
+# a line of its own ("no verdict changed ...")
+TERMINAL = "\x1b]0;owned\x07\x1b[2J\x9b2J\u202e\nno verdict changed since the bundle was judged"
+UNSAFE_CHARS = ("\x1b", "\x9b", "\u202e", "\x07")
+
+
+def page_names(base, tmp):
+    """Results folders whose names would become page names and links: a paper 'index' (its page would be the
+    re-judged index.html), a paper 'javascript:alert(1)' and an item of that name (an href that runs a script)."""
+    folder = copy_base(base, tmp)
+    metrics = (folder / ITEM / "metrics.json").read_text()
+    for rel in ("results/index/fig1", "results/javascript:alert(1)/fig1",
+                "results/huang2019_dpadmm/javascript:alert(2)"):
+        (folder / rel).mkdir(parents=True)
+        (folder / rel / "metrics.json").write_text(metrics)
+    return with_manifest(folder, tmp / "p.tar.gz")
+
+
+def refresh_in_html(base, tmp):
+    """An item page with a meta refresh: opened directly, it navigates away (a policy cannot stop that)."""
+    folder = copy_base(base, tmp)
+    page = folder / ITEM / "fig1.html"
+    page.write_text(REFRESH + page.read_text())
+    return with_manifest(folder, tmp / "p.tar.gz")
+
+
+def terminal_strings(base, tmp):
+    """Terminal escapes in every string of the bundle that a re-judge prints: provenance fields, the bundle's claim
+    ids and verdicts, an executed notebook's parameter."""
+    folder = copy_base(base, tmp)
+    prov = json.loads((folder / "provenance.json").read_text())
+    prov.update(created=TERMINAL, python=TERMINAL, repro_dpadmm=TERMINAL)
+    (folder / "provenance.json").write_text(json.dumps(prov))
+    claims = json.loads((folder / "results/report/claims.json").read_text())
+    claims[0]["verdict"] = TERMINAL
+    claims.append({"id": "gone" + TERMINAL, "verdict": "reproduced"})
+    (folder / "results/report/claims.json").write_text(json.dumps(claims))
+    nb = folder / ITEM / "fig1.ipynb"
+    nb.write_text(nb.read_text().replace('"repeats": 10', json.dumps({"repeats": TERMINAL})[1:-1]))
+    return with_manifest(folder, tmp / "p.tar.gz")
+
+
+def unlisted_terminal_name(base, tmp):
+    """A file that the manifest does not list, named with terminal escapes: the error names it, escaped."""
+    folder = copy_base(base, tmp)
+    (folder / "results" / ("x\x1b]0;owned\x07\x9b2J\u202e")).write_text("x")
+    return folder

@@ -123,17 +123,20 @@ def test_figures_too_large_or_too_many_pixels_are_listed_not_embedded(project, b
 
 
 def test_a_script_in_an_item_page_is_never_served_active(project, base, tmp_path):
+    from html import escape
+
     out, _ = _rejudge(project, base, tmp_path, "script in an item page")
     for page in out.rglob("*.html"):   # the report's own pages carry its own small script, never the bundle's
-        if page.name != "fig1.bundle.html":
-            assert SCRIPT not in page.read_text(), page
+        assert SCRIPT not in page.read_text(), page
     page = (out / "huang2019_dpadmm.html").read_text()
     item = out / "items" / ITEM.removeprefix("results/")
     wrapper = (item / "fig1.html").read_text()
-    assert '<iframe sandbox src="fig1.bundle.html"' in wrapper and "<script" not in wrapper
-    inner = (item / "fig1.bundle.html").read_text()
-    assert inner.startswith('<!doctype html><meta http-equiv="Content-Security-Policy" content="default-src \'none\'')
-    assert SCRIPT in inner    # kept for reading, inert: the policy forbids scripts and the iframe is sandboxed
+    # the bundle's page lives only inside the sandboxed frame (escaped in srcdoc), behind a policy that forbids
+    # scripts; there is no file of it that a browser could open directly
+    assert "<iframe sandbox srcdoc=" in wrapper and "<script" not in wrapper
+    assert escape('<meta http-equiv="Content-Security-Policy" content="default-src \'none\'', quote=True) in wrapper
+    assert escape(SCRIPT, quote=True) in wrapper    # kept for reading, inert
+    assert sorted(p.name for p in item.glob("*.html")) == ["fig1.html"]
     assert 'href="items/huang2019_dpadmm/fig1/fig1.html"' in page
 
 
@@ -171,7 +174,10 @@ def test_cli_prints_the_error_without_a_traceback(project, base, tmp_path, monke
 
 
 _HOLD = """
-import sys, time
+import signal, sys, time
+# the default Ctrl-C handler, whatever the shell that started the tests did (a job started in the background has
+# SIGINT ignored, and a child inherits that)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from repro_dpadmm.bundle import opened
 with opened(sys.argv[1]) as folder:
     print(folder.parent, flush=True)
@@ -248,3 +254,126 @@ def test_a_part_file_from_elsewhere_is_recomputed_never_unpickled(tmp_path):
     parts.write_part(forged, parts.record(keys[1], params, value="signed here too"))
     assert parts.gather("zhang2018_madmm", "fig2", params, lambda k: pytest.fail("recomputed"), out_dir=tmp_path,
                         log=said.append) == {keys[0]: "signed here", keys[1]: "signed here too"}
+
+
+# ----------------------------------------------------------------------------------------------- issue 50
+
+def test_results_folder_names_never_become_page_names_or_links(project, base, tmp_path):
+    from _hostile import page_names
+
+    out = tmp_path / "rejudged"
+    rejudge(page_names(base, tmp_path), out, root=project)
+    index = (out / "index.html").read_text()
+    assert "huang2019_dpadmm" in index and "<table" in index   # still the report's own index page
+    for page in out.rglob("*"):
+        assert "javascript:" not in page.name, page
+        if page.is_file() and page.suffix == ".html":
+            text = page.read_text()
+            assert 'href="javascript:' not in text and "href='javascript:" not in text, page
+            assert "javascript:alert" not in text, page
+    assert not (out / "items" / "index").exists()
+
+
+def test_a_bundled_page_is_never_a_file_that_can_be_opened_directly(project, base, tmp_path):
+    from _hostile import REFRESH, refresh_in_html
+
+    out = tmp_path / "rejudged"
+    rejudge(refresh_in_html(base, tmp_path), out, root=project)
+    for page in out.rglob("*.html"):
+        assert REFRESH not in page.read_text(), f"{page} navigates away when opened"
+    wrapper = (out / "items" / ITEM.removeprefix("results/") / "fig1.html").read_text()
+    assert "<iframe sandbox srcdoc=" in wrapper and "&lt;meta http-equiv=&quot;refresh&quot;" in wrapper
+
+
+def test_bundle_strings_are_printed_escaped(project, base, tmp_path, monkeypatch, capsys):
+    from _hostile import UNSAFE_CHARS, terminal_strings, unlisted_terminal_name
+
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(project))
+    assert main(["report", "--results", str(terminal_strings(base, tmp_path)),
+                 "--out-dir", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr()
+    printed = out.out + out.err
+    assert not [c for c in UNSAFE_CHARS if c in printed], printed[-2000:]
+    assert "\\x1b]0;owned\\x07" in printed and "\\u202e" in printed and "\\x9b" in printed
+    # the bundle's text cannot start a line of its own that reads as ours
+    assert sum(line.startswith("no verdict changed") for line in printed.splitlines()) <= 1
+    assert main(["report", "--results", str(unlisted_terminal_name(base, tmp_path / "u")),
+                 "--out-dir", str(tmp_path / "o2")]) == 2
+    err = capsys.readouterr().err
+    assert "not in MANIFEST.sha256: results/x\\x1b]0;owned" in err and not [c for c in UNSAFE_CHARS if c in err]
+
+
+def test_a_report_never_writes_into_a_folder_it_did_not_create(project, base, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(project))
+    claims = sorted(p.name for p in (project / "config" / "claims").iterdir())
+    assert main(["report", "--out-dir", str(project / "config")]) == 2   # issue 50: it removed config/claims/
+    assert "never writes into" in capsys.readouterr().err
+    assert sorted(p.name for p in (project / "config" / "claims").iterdir()) == claims
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    assert main(["report", "--out-dir", str(mine)]) == 2 and (mine / "notes.txt").read_text() == "mine"
+    (tmp_path / "afile").write_text("x")
+    assert main(["report", "--out-dir", str(tmp_path / "afile")]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err and (tmp_path / "afile").read_text() == "x"
+    # a folder bundle is never written into, and a re-judge never replaces the project's own report
+    folder = tmp_path / "folderbundle"
+    import shutil
+
+    shutil.copytree(base, folder)
+    before = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+    for out in (folder / "results" / "report", folder / "out", project / "results" / "report"):
+        assert main(["report", "--results", str(folder), "--out-dir", str(out)]) == 2, out
+    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")) == before
+    # a report's own folder is rewritten, a user's file beside it stays
+    report = tmp_path / "report"
+    assert main(["report", "--out-dir", str(report)]) == 0
+    (report / "notes.txt").write_text("mine")
+    assert main(["report", "--out-dir", str(report)]) == 0
+    assert (report / "notes.txt").read_text() == "mine" and (report / "index.html").is_file()
+
+
+def test_re_judge_folders_of_two_bundles_never_collide(project, base, tmp_path, monkeypatch):
+    import shutil
+
+    from repro_dpadmm.bundle import rejudge_folder
+
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(project))
+    archive = make_bundle(tmp_path / "b.tar.gz", root=project)
+    parent = project / "results" / "rejudged"
+    made = []
+    for name in ("run.v1.tar.gz", "run.v2.tar.gz", ".hidden.tar.gz", "x/run.v1.tar.gz"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        shutil.copy(archive, tmp_path / name)
+        assert main(["report", "--results", str(tmp_path / name)]) == 0
+        made.append(rejudge_folder(tmp_path / name, parent))
+    try:
+        assert len(set(made)) == 4 and all((f / "index.html").is_file() for f in made), made
+        assert made[0].name == "run.v1" and made[1].name == "run.v2" and made[2].name == "hidden"
+        assert not (parent / "index.html").exists()
+        again = rejudge_folder(tmp_path / "run.v1.tar.gz", parent)   # the same bundle again: its own folder
+        assert again == made[0]
+    finally:
+        shutil.rmtree(parent)
+
+
+def test_a_stopped_report_leaves_the_previous_one_complete(project, tmp_path, monkeypatch):
+    import shutil
+
+    out = tmp_path / "report"
+    build_report(out, root=project)
+    before = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    copy, calls = shutil.copy2, []
+
+    def stopped(*args, **kwargs):   # Ctrl-C while the second file is being copied
+        calls.append(args)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return copy(*args, **kwargs)
+
+    monkeypatch.setattr(shutil, "copy2", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        build_report(out, root=project)
+    after = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".report")], "staging folder left"

@@ -43,6 +43,7 @@ Bundles are shared, so `opened()` treats one as hostile until proven otherwise:
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import platform
@@ -63,6 +64,7 @@ import jsonschema
 import pooch
 
 from . import locks, safeload
+from .staging import add_report_file
 from .paths import project_root
 
 FORMAT = 1
@@ -236,14 +238,14 @@ def _files(folder: Path, limits: Limits) -> tuple[dict[str, int], list[str]]:
                 continue
             if not stat.S_ISREG(mode):
                 kind = "a link" if stat.S_ISLNK(mode) else "a special file"
-                problems.append(f"not a regular file: {rel} is {kind} (a bundle holds only files and folders)")
+                problems.append(f"not a regular file: {safeload.printable(rel)} is {kind} (a bundle holds only files and folders)")
             elif rel.endswith(PICKLE_SUFFIXES):
-                problems.append(f"pickle: {rel} (a bundle never holds pickles: loading one can run code)")
+                problems.append(f"pickle: {safeload.printable(rel)} (a bundle never holds pickles: loading one can run code)")
             else:
                 size = path.lstat().st_size
                 total += size
                 if size > limits.member_bytes:
-                    problems.append(f"too large: {rel} has {size:,} bytes, more than {limits.member_bytes:,} "
+                    problems.append(f"too large: {safeload.printable(rel)} has {size:,} bytes, more than {limits.member_bytes:,} "
                                     f"({limits.hint('member_bytes')})")
                 else:
                     found[rel] = size
@@ -285,10 +287,10 @@ def verify(folder: str | Path, limits: Limits | None = None) -> list[str]:
         listed[rel] = digest
     for rel, digest in listed.items():
         if rel not in present:   # never opened: only files found by the walk are
-            problems.append(f"missing: {rel}")
+            problems.append(f"missing: {safeload.printable(rel)}")
         elif sha256_file(folder / rel) != digest:
-            problems.append(f"modified: {rel} (sha256 differs from {MANIFEST})")
-    problems += [f"not in {MANIFEST}: {rel}" for rel in sorted(set(present) - set(listed) - {MANIFEST})]
+            problems.append(f"modified: {safeload.printable(rel)} (sha256 differs from {MANIFEST})")
+    problems += [f"not in {MANIFEST}: {safeload.printable(rel)}" for rel in sorted(set(present) - set(listed) - {MANIFEST})]
     return problems
 
 
@@ -341,23 +343,36 @@ def _normalise(info: tarfile.TarInfo) -> tarfile.TarInfo:
     return info
 
 
+# The largest single read from the decompressed stream: the data of a member is read in 1 MiB pieces
+# (_write_member), so only a header that tarfile reads whole (pax, GNU long name) can ask for more, and a header of a
+# bundle (a path of at most 1,024 characters) needs a few kilobytes.
+MAX_READ = 2**20
+
+
 class _Budget:
     """A read-only, forward-only view of a decompressed stream that refuses to deliver more than `budget` bytes in
     all: tarfile reads oversized headers (pax, long names) whole into memory and follows a negative size backwards
     (CVE-2025-8194); through this view the first is an error before the read, the second an error at the seek."""
 
-    def __init__(self, raw, budget: int, source: str, hint: str):
+    def __init__(self, raw, budget: int, source: str, hint: str, bomb: int | None = None, bomb_hint: str = ""):
         self.raw, self.budget, self.source, self.hint, self.pos = raw, budget, source, hint, 0
+        self.bomb, self.bomb_hint = bomb, bomb_hint
 
     def _check(self, end: int) -> None:
         if end > self.budget:
             raise BundleError(f"{self.source} unpacks to more than {self.budget:,} bytes ({self.hint})")
+        if self.bomb is not None and end > self.bomb:   # headers, padding and data alike
+            raise BundleError(f"{self.source} unpacks to more than {self.bomb:,} bytes from {self.bomb_hint}, a "
+                              "decompression bomb")
 
     def read(self, n: int = -1) -> bytes:
         if n is None or n < 0:               # read to the end: one byte past the budget shows an overflow
             data = self.raw.read(self.budget - self.pos + 1)
             self._check(self.pos + len(data))
         else:
+            if n > MAX_READ:   # only tarfile reads a header whole (pax, GNU long name); data comes in 1 MiB reads
+                raise BundleError(f"{self.source}: a tar header of {n:,} bytes (pax or GNU long name; at most "
+                                  f"{MAX_READ:,}): a malformed or hostile archive")
             self._check(self.pos + n)
             data = self.raw.read(n)
         self.pos += len(data)
@@ -437,8 +452,10 @@ def unpack(source: Path, dest: Path, limits: Limits | None = None) -> None:
         fh.seek(0)
         raw = gzip.GzipFile(fileobj=fh, mode="rb") if magic == b"\x1f\x8b" else fh
         # headers and padding of every member, on top of the data the caps allow
-        budget = _Budget(raw, limits.total_bytes + 4 * 512 * (limits.members + 2) + 2**20, source.name,
-                         limits.hint("total_bytes"))
+        headers = 4 * 512 * (limits.members + 2) + 2**20
+        budget = _Budget(raw, limits.total_bytes + headers, source.name, limits.hint("total_bytes"),
+                         int(max(Limits.RATIO_FREE, limits.ratio * packed)),
+                         f"{packed:,} packed (more than {limits.ratio:g} times its size; {limits.hint('ratio')})")
         seen: dict[str, str] = {}
         counts = {"members": 0, "bytes": 0}
         last = -1
@@ -476,7 +493,7 @@ def _write_member(tar: tarfile.TarFile, m: tarfile.TarInfo, target: Path, source
     with os.fdopen(fd, "wb") as out, tar.extractfile(m) as data:
         left = m.size
         while left:
-            chunk = data.read(min(left, 2**20))
+            chunk = data.read(min(left, MAX_READ))
             if not chunk:
                 raise BundleError(f"{source} is truncated: member {m.name!r} ends early")
             out.write(chunk)
@@ -649,7 +666,8 @@ class Rejudged:
                 lines.append(f"  {name}: " + "; ".join(diffs))
         else:
             lines.append("every bundled item ran with the current config's parameters")
-        return "\n".join(lines)
+        # every line may carry the bundle's strings (ids, verdicts, parameters, provenance): shown escaped
+        return "\n".join(safeload.printable(line) for line in lines)
 
 
 def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None) -> Rejudged:
@@ -657,8 +675,15 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
     of the project at `root`, into `out_dir`; nothing is recomputed. Also writes `out_dir/rejudged.json`."""
     from .report import build_report
 
+    from .staging import check_report_folder
+
     root = Path(root) if root else project_root()
     out_dir = Path(out_dir).resolve()
+    # a bundle given as a folder is never written into (nor a folder around it): checked before anything is unpacked
+    keep_out = (Path(source).resolve(),) if Path(source).is_dir() else ()
+    check = dict(kind="rejudged", source=str(Path(source).resolve()), root=root,
+                 protected=(root / "config", root / REPORT_DIR, *keep_out))
+    check_report_folder(out_dir, **check)
     with opened(source) as folder:
         prov = read_provenance(folder)
         judged = read_verdicts(folder / REPORT_DIR / "claims.json", f"{REPORT_DIR}/claims.json")
@@ -667,11 +692,34 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
                   "python": prov.get("python"), "platform": prov.get("platform"),
                   "packages": {k: v for k, v in (prov.get("packages") or {}).items() if k in KEY_PACKAGES}}
         report = build_report(out_dir, root=root, results=folder / "results", claims_dir=root / "config" / "claims",
-                              processed=folder / "resources" / "processed", bundle=origin, previous=judged)
+                              processed=folder / "resources" / "processed", bundle=origin, previous=judged,
+                              source=check["source"], keep_out=keep_out)
         files = sum(1 for _ in (folder / MANIFEST).read_text().splitlines())
         result = Rejudged(str(source), out_dir, prov, files, param_differences(folder / "results", root),
                           verdict_changes(judged, {v.claim.id: v.verdict for v in report.verdicts}), report,
                           claims_differences(folder, root),
                           judged_by(folder / REPORT_DIR / "claims.json", f"{REPORT_DIR}/claims.json"))
-    (out_dir / "rejudged.json").write_text(json.dumps(result.record(), indent=2) + "\n")
+    add_report_file(out_dir, "rejudged.json", json.dumps(result.record(), indent=2) + "\n")
     return result
+
+
+def rejudge_folder(source: str | Path, parent: Path) -> Path:
+    """The default folder of a bundle's re-judge under `parent` (results/rejudged/): the bundle's name without its
+    archive suffix, made a plain folder name ('run.v1.tar.gz' -> 'run.v1'; '.hidden.tar.gz' -> 'hidden'); when that
+    folder holds the re-judge of another bundle, the name gets a hash of this bundle's path, so that two bundles of
+    one name never share (or replace) a folder."""
+    from .staging import read_report_mark
+
+    source = Path(source)
+    name = source.name
+    for suffix in (".tar.gz", ".tgz", ".tar"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+            break
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", name).lstrip(".-")[:100] or "bundle"
+    folder = parent / name
+    mark = read_report_mark(folder) if folder.is_dir() else None
+    here = str(source.resolve())
+    if folder.exists() and (mark is None or mark.get("source") != here):
+        folder = parent / f"{name}-{hashlib.sha256(here.encode()).hexdigest()[:10]}"
+    return folder

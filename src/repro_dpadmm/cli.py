@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import re
 import sys
@@ -10,7 +11,7 @@ from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from . import registry
+from . import registry, safeload
 from .provenance import package_versions
 
 WHATIF = "results/whatif"  # what-if runs: results/whatif/<name>/<paper>/<item>/, and their report in .../<name>/report/
@@ -115,17 +116,53 @@ def _item_params(paper: str, item: str, args) -> dict:
     return params
 
 
-def _check_cost(paper: str, item: str, params: dict) -> None:
+# A run estimated at more than this many times the work of the paper's settings asks for --yes (or
+# REPRO_DPADMM_WORK_LIMIT: another factor, or 'off') instead of starting: `iterations: 100000` is schema-valid and
+# about a day of computing.
+WORK_LIMIT = 20.0
+WORK_LIMIT_ENV = "REPRO_DPADMM_WORK_LIMIT"
+
+
+def _work_limit() -> float | None:
+    text = os.environ.get(WORK_LIMIT_ENV, "").strip()
+    if not text:
+        return WORK_LIMIT
+    if text.lower() == "off":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (value > 0 and value < float("inf")):
+        raise ValueError(f"{WORK_LIMIT_ENV} must be a positive number or 'off', got {text!r}")
+    return value
+
+
+def _check_cost(paper: str, item: str, params: dict, yes: bool = False) -> None:
     """Before any work: refuse (experiments.estimate.TooLarge, naming the keys) settings whose estimated memory
-    exceeds the machine's, and log the estimate beside the work relative to the paper's settings."""
+    exceeds the machine's, and settings estimated at more than WORK_LIMIT times the work of the paper's unless `yes`;
+    log the estimate beside the work relative to the paper's settings."""
     from . import config
+    from .costs import expected_seconds
     from .experiments import estimate
+    from .paths import project_root
 
     e = estimate.refuse_too_large(paper, item, params)
     try:
         ref = config.item_params(paper, item)
     except (ValueError, KeyError):
         ref = None
+    limit = _work_limit()
+    if ref is not None and limit is not None and not yes:
+        base = estimate.estimate(paper, item, ref).work
+        factor = e.work / base if base > 0 and e.work > 0 else 0.0
+        if factor > limit:
+            seconds = expected_seconds(paper, item, project_root() / "README.md")
+            took = f" (the paper's settings take about {seconds:.0f} s, so about {seconds * factor / 3600:.1f} hours)" \
+                if seconds else ""
+            raise ValueError(f"{paper}/{item}: these settings are about {factor:.3g}x the work of the paper's "
+                             f"settings{took}, more than the {limit:g}x a run starts without asking; lower them, or "
+                             f"add --yes (or set {WORK_LIMIT_ENV}=off) to run anyway")
     print(estimate.summary(e, ref), file=sys.stderr, flush=True)
 
 
@@ -148,7 +185,7 @@ def cmd_run(args) -> int:
     if args.run_name is not None and args.out_dir:
         raise ValueError("--run-name and --out-dir both say where the outputs go: give one of them")
     params = _item_params(args.paper, args.item, args)
-    _check_cost(args.paper, args.item, params)
+    _check_cost(args.paper, args.item, params, args.yes)
     if args.out_dir:
         out_dir = Path(args.out_dir).resolve()
     elif args.run_name is not None:
@@ -275,7 +312,7 @@ def cmd_part(args) -> int:
         raise ValueError(f"{args.paper}/{args.item}: {why}")
     params = _item_params(args.paper, args.item, args)
     parts.check_key(args.paper, args.item, args.key, params)  # before any work: the key, and what is allowed
-    _check_cost(args.paper, args.item, params)
+    _check_cost(args.paper, args.item, params, args.yes)
     out = Path(args.out) if args.out else parts.part_path(args.paper, args.item, args.key)
     needed = params.get("datasets", [])
     status = {name: is_available(name, project_root()) for name in needed}
@@ -324,28 +361,38 @@ def cmd_report(args) -> int:
     from .report import build_report  # provided by the report package
     from .claims import ClaimsError
 
+    from .staging import OutDirError
+
     try:
         if args.results:  # re-judge a bundle with the current claims files (bundle.rejudge)
-            from .bundle import BundleError, rejudge
+            from .bundle import BundleError, rejudge, rejudge_folder
 
             from .paths import project_root
 
             source = Path(args.results)
             # beside the run's own results, under results/ (which git ignores), never in the checkout's tracked tree
-            out = Path(args.out_dir) if args.out_dir else project_root() / REJUDGED / source.name.split(".")[0]
+            out = Path(args.out_dir) if args.out_dir else rejudge_folder(source, project_root() / REJUDGED)
             try:
                 result = rejudge(source, out)
-            except BundleError as exc:
-                print(f"repro-dpadmm: error: {exc}", file=sys.stderr)
+            except (BundleError, OutDirError) as exc:
+                print(f"repro-dpadmm: error: {_printable_lines(exc)}", file=sys.stderr)
                 return 2
             print(result.summary())
-            print(f"re-judged report: {result.out_dir / 'index.html'}")
+            print(f"re-judged report: {safeload.printable(result.out_dir / 'index.html')}")
             return 0
         build_report(out_dir=Path(args.out_dir or "results/report"))
+    except OutDirError as exc:
+        print(f"repro-dpadmm: error: {exc}", file=sys.stderr)
+        return 2
     except ClaimsError as exc:   # a claims file that cannot be read as written: no report, a clear error
         print(f"repro-dpadmm report: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def _printable_lines(exc) -> str:
+    """An error message that may quote a bundle's strings, each of its lines escaped for the terminal."""
+    return "\n".join(safeload.printable(line) for line in str(exc).split("\n"))
 
 
 def cmd_bundle(args) -> int:
@@ -433,6 +480,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-wait", action="store_true",
                      help="if the item is being run already (e.g. by Snakemake), stop at once naming that run "
                           "(exit status 3) instead of waiting for it")
+    run.add_argument("--yes", action="store_true",
+                     help=f"run even when the settings are estimated at more than {WORK_LIMIT:g}x the work of the "
+                          f"paper's settings (or set {WORK_LIMIT_ENV}: another factor, or 'off')")
     run.set_defaults(func=cmd_run)
 
     pa = sub.add_parser("part", help="run one part of an item split into parts (its settings as separate jobs) and "
@@ -443,6 +493,7 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--params", default=None, help="item parameters as JSON (default: from the config)")
     pa.add_argument("--configfile", action="append", default=[], help="config override, e.g. config/smoke.yaml")
     pa.add_argument("--out", default=None, help="default results/<paper>/<item>/parts/<key>.pkl")
+    pa.add_argument("--yes", action="store_true", help="as for `run`: run settings of very large estimated work")
     pa.set_defaults(func=cmd_part)
 
     fj = sub.add_parser("frontier-job", help="run one (method, level) job of beyond/frontier and write its JSON")
@@ -497,8 +548,12 @@ def main(argv=None) -> int:
     try:
         rc = args.func(args)
     except (ValueError, KeyError, FileNotFoundError) as exc:
-        print(f"repro-dpadmm: error: {exc}", file=sys.stderr)
+        print(f"repro-dpadmm: error: {_printable_lines(exc)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:   # Ctrl-C: one line, not the tracebacks of every layer it went through
+        print(f"repro-dpadmm: stopped (Ctrl-C) after {time.perf_counter() - t0:.1f} s; the outputs of what was "
+              "running are as they were before it", file=sys.stderr)
+        return 130
     if getattr(args.func, "__name__", "") in JOB_COMMANDS and argv is None:
         print(f"repro-dpadmm job cost: {time.perf_counter() - t0:.2f} s wall, {_cpu_seconds():.2f} s CPU",
               file=sys.stderr)

@@ -269,8 +269,32 @@ def coerce_strings(config: dict, root: Path | None = None) -> dict:
     """`config` with every string that sits where the schema wants no string (a number, an integer, a boolean,
     null, a list) replaced by the value it spells, as far as that value has an allowed type: Snakemake reads nested
     `--config` values (`--config 'papers={zhang2018_radmm: {fig3: {q: 1.02}}}'`) as strings. Anything that does not
-    parse stays as it was, for the validation to name."""
+    parse stays as it was, for the validation to name. A value that Snakemake's reading of `--config` left as a
+    shared reference (a YAML alias: `--config 'papers={a: &x [...], b: [*x, *x]}'`) is a ConfigError before anything
+    is walked: expanding nested aliases takes exponential time and memory."""
+    _refuse_shared(config)
     return _coerce(config, [schema(root)], schema(root))
+
+
+def _refuse_shared(config) -> None:
+    """ConfigError naming the key if one mapping or list is reached twice in `config` (what a YAML alias leaves) or
+    nesting is deeper than safeload.MAX_DEPTH; one pass, each container visited once."""
+    seen: set[int] = set()
+    stack = [(config, ())]
+    while stack:
+        node, path = stack.pop()
+        if not isinstance(node, (dict, list)):
+            continue
+        where = ".".join(map(str, path)) or "<top>"
+        if id(node) in seen:
+            raise ConfigError(f"invalid configuration:\n  {where}: a YAML alias (a value given as *name) is not "
+                              "allowed in a config value (aliases can expand a few hundred bytes into gigabytes; "
+                              "write the values out)")
+        seen.add(id(node))
+        if len(path) >= safeload.MAX_DEPTH:
+            raise ConfigError(f"invalid configuration:\n  {where}: nested deeper than {safeload.MAX_DEPTH} levels")
+        stack.extend((child, path + (key,)) for key, child in (node.items() if isinstance(node, dict)
+                                                                  else enumerate(node)))
 
 
 def read_config_file(path: str | Path) -> dict:
@@ -310,7 +334,7 @@ def parse_json(text: str, what: str) -> dict:
     """A JSON object given on the command line, read within the limits of `safeload`; ConfigError naming the option
     if it is not one."""
     try:   # as in read_config_file: the schema refuses NaN and infinity, naming the key
-        value = safeload.loads_json(text, what, finite=False)
+        value = safeload.loads_json(text, what, finite=False, unique_keys=True)
     except safeload.LoadError as exc:
         if exc.problem.startswith("not valid JSON"):
             raise ConfigError(f"{what} is not valid JSON ({exc.problem.removeprefix('not valid JSON: ')})") from None

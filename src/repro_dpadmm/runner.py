@@ -6,7 +6,7 @@ partial absence themselves (their panels say "not run: dataset unavailable").
 
 Outputs are complete or absent (`repro_dpadmm.staging`): a run writes everything (executed notebook, figures, HTML,
 `settings.json`, metrics.json) into a hidden staging folder beside the item's folder and commits it only when it
-succeeded. A run that fails removes the old outputs (a failed rerun never shows the previous run's numbers).
+succeeded. A run that fails (or is stopped) leaves the previous run's complete outputs as they were.
 
 A what-if run (`run_name`) is an ordinary run into its own folder (`results/whatif/<name>/<paper>/<item>/` from the
 command line); its `settings.json` names it, and every run's `settings.json` lists how its parameters differ from
@@ -41,8 +41,8 @@ from .experiments.common import write_metrics
 from .experiments.progress import COST_ENV
 from .paths import project_root
 from .registry import notebook_path
-from .staging import (METRICS, clear_incomplete, commit, new_stage, own_folder, remove_outputs, settings_record,
-                      write_settings)
+from .staging import (METRICS, check_item_folder, clear_incomplete, commit, new_stage, own_folder, remove_outputs,
+                      settings_record, write_settings)
 
 KERNEL = "python3"
 HTML_TEMPLATES = Path(__file__).resolve().parent / "notebook_html"
@@ -193,6 +193,7 @@ def run_item(paper: str, item: str, params: dict, out_dir: str | Path, *, root: 
     notebook = root / notebook_path(paper, item)
     if not notebook.is_file():
         raise FileNotFoundError(f"no notebook {notebook} for item {paper}/{item}")
+    check_item_folder(out_dir, root)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     with item_lock(paper, item, out_dir, wait), locks.signals_raise():   # SIGTERM: the staging folder still goes
         return _run_locked(paper, item, params, out_dir, notebook, root, run_name)
@@ -216,8 +217,11 @@ def _run_locked(paper: str, item: str, params: dict, out_dir: Path, notebook: Pa
             with _expected_cost(paper, item, settings["changes"], root):
                 _execute(paper, item, notebook, params, stage, out_dir, root)
         commit(stage, out_dir, item, legacy_all)
-    except Exception:
-        remove_outputs(out_dir, item, legacy_all)  # a failed rerun shows nothing rather than the previous run's outputs
+    except BaseException:
+        # A failed (or stopped) rerun keeps the previous run's complete outputs: the staging folder goes, the item's
+        # folder is as it was. Only a commit cut short (no metrics.json any more) leaves outputs to clear.
+        if not (out_dir / METRICS).is_file():
+            remove_outputs(out_dir, item, legacy_all)
         raise
     finally:
         shutil.rmtree(stage, ignore_errors=True)

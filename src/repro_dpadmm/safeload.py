@@ -28,10 +28,25 @@ from pathlib import Path
 import yaml
 
 MAX_BYTES = 64 * 2**20
+# YAML (configs, claims files, the schema: at most about 100 kB each) is parsed about 100 times slower than JSON, so a
+# YAML file gets a smaller cap, one that it parses in seconds; REPRO_DPADMM_MAX_FILE_MB, when set, is the cap of both.
+MAX_YAML_BYTES = 2 * 2**20
 MAX_BYTES_ENV = "REPRO_DPADMM_MAX_FILE_MB"
 MAX_DEPTH = 64
 MAX_INT = 2**63 - 1
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)   # libyaml when PyYAML has it: the same result, faster
+
+
+# Characters that act on a terminal or reorder what it shows: C0 and C1 controls, DEL, bidi marks and overrides,
+# zero-width characters, line and paragraph separators, the byte-order mark.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
+def printable(text) -> str:
+    """`text` safe to print on a terminal: every control, bidi or invisible character shown as its escape
+    (ESC as \\x1b, U+202E as \\u202e, a newline as \\n), so a string from elsewhere can neither move the cursor,
+    retitle or clear the terminal, nor start a line of its own."""
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
 class LoadError(ValueError):
@@ -54,6 +69,11 @@ def max_bytes() -> int:
     if not (math.isfinite(mb) and mb > 0):
         raise LoadError(MAX_BYTES_ENV, f"must be a positive number of MiB, got {value!r}")
     return int(mb * 2**20)
+
+
+def max_yaml_bytes() -> int:
+    """The size limit of a YAML file: REPRO_DPADMM_MAX_FILE_MB when set, else MAX_YAML_BYTES."""
+    return max_bytes() if os.environ.get(MAX_BYTES_ENV) else MAX_YAML_BYTES
 
 
 def read_text(path: str | Path, limit: int | None = None) -> str:
@@ -108,24 +128,44 @@ def _bad_value(value, finite: bool = True) -> str:
 
 
 def _walk(value, max_depth: int, finite: bool = True):
-    """Check depth, numbers and keys of a parsed document without recursion; return the path of the first problem,
-    the problem and the offending value, or (None, '', None)."""
-    stack = [(value, (), 0)]
+    """Check depth, numbers and keys of a parsed document without recursion; return the path of the first problem
+    (in document order), the problem and the offending value, or (None, '', None). Linear in the document: leaves
+    are checked where they sit (a list of a million numbers is one loop), and a path is built only for the problem."""
+    def path_of(record) -> tuple:
+        out = []
+        while record is not None:
+            record, key = record
+            out.append(key)
+        return tuple(reversed(out))[1:]
+
+    stack = [(value, (None, None), 0)]   # (container, its record (parent record, key), depth)
     while stack:
-        node, path, depth = stack.pop()
-        if isinstance(node, (dict, list)):
-            if depth >= max_depth:
-                return path, f"nested deeper than {max_depth} levels", None
-            items = node.items() if isinstance(node, dict) else enumerate(node)
-            for key, child in reversed(list(items)):   # reversed: the first problem in document order is found
-                why = _bad_value(key, finite) if isinstance(node, dict) else ""
-                if why:
-                    return path, f"key: {why}", key
-                stack.append((child, path + (key,), depth + 1))
-        else:
+        node, record, depth = stack.pop()
+        if not isinstance(node, (dict, list)):
             why = _bad_value(node, finite)
             if why:
-                return path, why, node
+                return path_of(record), why, node
+            continue
+        if depth >= max_depth:
+            return path_of(record), f"nested deeper than {max_depth} levels", None
+        children = []
+        is_dict = isinstance(node, dict)
+        for key, child in (node.items() if is_dict else enumerate(node)):
+            if is_dict and type(key) is not str:
+                why = _bad_value(key, finite)
+                if why:
+                    return path_of(record), f"key: {why}", key
+            kind = type(child)
+            if kind is float:
+                if finite and child - child != 0:   # NaN or an infinity
+                    return path_of((record, key)), _bad_value(child, finite), child
+            elif kind is int:
+                if not -MAX_INT <= child <= MAX_INT:
+                    return path_of((record, key)), _bad_value(child, finite), child
+            elif kind is dict or kind is list or isinstance(child, (dict, list, _Refused)) or \
+                    (finite and isinstance(child, float)) or (isinstance(child, int) and not isinstance(child, bool)):
+                children.append((child, (record, key), depth + 1))
+        stack.extend(reversed(children))   # the first problem in document order is found first
     return None, "", None
 
 
@@ -161,26 +201,66 @@ def _line_of(text: str, token: str) -> int | None:
     return text.count("\n", 0, match.start()) + 1 if match else None
 
 
+class _Duplicate(Exception):
+    def __init__(self, key):
+        self.key = key
+
+
+def _unique_pairs(pairs):
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Duplicate(key)
+        out[key] = value
+    return out
+
+
 def loads_json(text: str, source: str, *, expect=None, max_depth: int = MAX_DEPTH, limit: int | None = None,
-               finite: bool = True):
+               finite: bool = True, unique_keys: bool = False):
     """Parse JSON text within the limits (`source` names it in errors: a file or an option such as --params).
-    finite=False lets NaN and infinities through, for a caller whose own validation refuses them naming the key."""
+    finite=False lets NaN and infinities through, for a caller whose own validation refuses them naming the key.
+    unique_keys: a key given twice in one object is an error (for options and configs; the standard parser keeps the
+    last)."""
     limit = max_bytes() if limit is None else limit
     if len(text) > limit:
         raise LoadError(source, f"{len(text):,} characters, more than the {limit:,} allowed "
                                 f"(set {MAX_BYTES_ENV} to allow more)")
-    try:
-        value = json.loads(text, parse_int=_json_int, **({"parse_float": _json_float, "parse_constant": _json_constant}
-                                                         if finite else {}))
+    try:   # the standard parser at C speed; only NaN and Infinity (rare) go through a hook
+        value = json.loads(text, **({"parse_constant": _json_constant} if finite else {}),
+                           **({"object_pairs_hook": _unique_pairs} if unique_keys else {}))
+    except _Duplicate as exc:
+        spots = [m.start() for m in re.finditer(re.escape(json.dumps(exc.key)) + r"\s*:", text)]
+        line = text.count("\n", 0, spots[1]) + 1 if len(spots) > 1 else None
+        raise LoadError(source, f"key {str(exc.key)[:80]!r} appears twice in one object; give it once", line) \
+            from None
     except json.JSONDecodeError as exc:
         raise LoadError(source, f"not valid JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
     except RecursionError:
         raise LoadError(source, f"nested deeper than {max_depth} levels") from None
+    except ValueError as exc:   # an integer literal of more than 4,300 digits
+        raise LoadError(source, f"a number cannot be read ({exc}); allowed: integers of at most 19 digits") from None
     path, why, bad = _walk(value, max_depth, finite)
     if why:
-        line = _line_of(text, bad.token) if isinstance(bad, _Refused) else None
-        raise LoadError(source, f"{_path_text(path)}: {why}", line)
+        token = bad.token if isinstance(bad, _Refused) else None
+        if isinstance(bad, float) and not isinstance(bad, bool) and bad - bad != 0:   # a literal that overflowed
+            token = _overflowing_literal(text)
+            if token:
+                why = (f"{token} is not a finite number: it overflows a double (allowed: finite numbers only)")
+        elif isinstance(bad, int) and not isinstance(bad, bool):
+            token = str(bad)
+        raise LoadError(source, f"{_path_text(path)}: {why}", _line_of(text, token) if token else None)
     return _check_type(value, expect, source)
+
+
+_FLOAT_LITERAL = re.compile(r"-?\d+(?:\.\d+)?[eE][+-]?\d+")
+
+
+def _overflowing_literal(text: str) -> str | None:
+    """The first number literal of `text` that overflows a double (only looked for when one did)."""
+    for match in _FLOAT_LITERAL.finditer(text):
+        if math.isinf(float(match.group())):
+            return match.group()
+    return None
 
 
 def load_json(path: str | Path, *, expect=None, max_depth: int = MAX_DEPTH, limit: int | None = None,
@@ -246,11 +326,31 @@ def _node_line(node, path) -> int | None:
     return line
 
 
+def _unique_keys(node, source: str) -> None:
+    """LoadError naming the key and both lines if a mapping of the node tree has a key twice."""
+    stack = [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        if isinstance(current, yaml.MappingNode):
+            seen = {}
+            for key, value in current.value:
+                if isinstance(key, yaml.ScalarNode):
+                    ident = (key.tag, key.value)
+                    if ident in seen:
+                        raise LoadError(source, f"key {key.value[:80]!r} appears twice in one mapping (first on line "
+                                                f"{seen[ident]}); give it once", key.start_mark.line + 1)
+                    seen[ident] = key.start_mark.line + 1
+                stack.append(value)
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend(current.value)
+
+
 def compose_yaml(text: str, source: str, *, max_depth: int = MAX_DEPTH, limit: int | None = None,
                  finite: bool = True):
     """(data, node tree) of YAML text within the limits; the node tree gives every value's line
-    (node.start_mark). Raises LoadError naming `source` and the line. finite=False: as in loads_json."""
-    limit = max_bytes() if limit is None else limit
+    (node.start_mark). Raises LoadError naming `source` and the line. finite=False: as in loads_json. A key given
+    twice in one mapping is an error (PyYAML keeps the last silently)."""
+    limit = max_yaml_bytes() if limit is None else limit
     if len(text) > limit:
         raise LoadError(source, f"{len(text):,} characters, more than the {limit:,} allowed "
                                 f"(set {MAX_BYTES_ENV} to allow more)")
@@ -259,6 +359,7 @@ def compose_yaml(text: str, source: str, *, max_depth: int = MAX_DEPTH, limit: i
         loader = _LOADER(text)
         try:   # one parse: the node tree gives the lines, the same tree the data
             node = loader.get_single_node()
+            _unique_keys(node, source)
             data = loader.construct_document(node) if node is not None else None
         finally:
             loader.dispose()
@@ -287,5 +388,6 @@ def loads_yaml(text: str, source: str, *, expect=None, max_depth: int = MAX_DEPT
 def load_yaml(path: str | Path, *, expect=None, max_depth: int = MAX_DEPTH, limit: int | None = None,
               finite: bool = True):
     """Read a YAML file within the limits (an empty file is None)."""
+    limit = max_yaml_bytes() if limit is None else limit
     return loads_yaml(read_text(path, limit), str(path), expect=expect, max_depth=max_depth, limit=limit,
                       finite=finite)

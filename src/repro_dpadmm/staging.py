@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+from contextlib import contextmanager
 from pathlib import Path
 
 from . import locks, safeload
@@ -111,9 +113,36 @@ def new_stage(out_dir: Path, item: str, legacy_all: bool = True) -> Path:
 
 
 def own_folder(out_dir: Path, root: Path) -> bool:
-    """Whether `out_dir` is below the project's results/ (the item's own folder: every file in it is the item's);
-    elsewhere (`--out-dir`) only what a run wrote is ever removed."""
-    return out_dir.resolve().is_relative_to((root / "results").resolve())
+    """Whether `out_dir` is an item's own folder of the project, `results/<paper>/<item>/` or
+    `results/whatif/<name>/<paper>/<item>/` (every file in it is the item's); elsewhere (`--out-dir`, including other
+    folders below results/) only what a run wrote is ever removed."""
+    results = (root / "results").resolve()
+    target = out_dir.resolve()
+    if not target.is_relative_to(results):
+        return False
+    parts = target.relative_to(results).parts
+    return (len(parts) == 2 and parts[0] not in ("report", "rejudged", "whatif")) or \
+        (len(parts) == 4 and parts[0] == "whatif" and parts[3] != "report")
+
+
+def check_item_folder(out_dir: Path, root: Path) -> None:
+    """OutDirError unless an item run may write into `out_dir`: not a file, not the project or a folder holding it,
+    not a report's folder, and either the item's own folder (own_folder), absent or empty, or a folder that runs
+    already wrote (its .outputs.json or metrics.json): a run never writes into (or clears) a folder of other files."""
+    shown = _shown_path(out_dir, root)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutDirError(f"--out-dir {shown} is a file, not a folder")
+    if Path(root).resolve().is_relative_to(out_dir.resolve()):
+        raise OutDirError(f"--out-dir {shown} holds the project itself; give a folder of its own")
+    if not out_dir.is_dir():
+        return
+    if (out_dir / REPORT_MARK).exists() or _legacy_entries(out_dir) is not None and not (out_dir / METRICS).exists():
+        raise OutDirError(f"--out-dir {shown} holds a report; an item run never writes into a report's folder")
+    if own_folder(out_dir, root) or not any(out_dir.iterdir()):
+        return
+    if not ((out_dir / MANIFEST).is_file() or (out_dir / METRICS).is_file()):
+        raise OutDirError(f"--out-dir {shown} is a folder that holds other files and no item outputs; a run never "
+                          "writes into (or clears) a folder it did not create: give a new or empty folder")
 
 
 # ------------------------------------------------------------------------------------------------ settings.json
@@ -167,3 +196,142 @@ def _short(value, n: int = 40) -> str:
         return "unset"
     text = json.dumps(value) if not isinstance(value, str) else value
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+# ------------------------------------------------------------------------------------------------ report folders
+# A report (the project's, a what-if run's, a re-judged bundle's) is built in a staging folder beside its folder and
+# swapped in with signals held back, so a stopped build leaves the previous report or the new one, complete. The
+# folder's marker (`REPORT_MARK`) lists the entries the report wrote: only those are ever replaced or removed (a
+# user's own files beside them stay), and a folder that holds other files but no marker is never written into.
+
+REPORT_MARK = ".repro-dpadmm-report.json"
+REPORT_STAGING = ".report-staging-"
+# What a report folder written before markers existed holds (the names build_report writes): taken as the report's
+# own only in a folder that has one of LEGACY_SIGNS.
+LEGACY_SIGNS = ("index.html", "summary.json", "claims.json", "items")
+LEGACY_FILES = ("claims.json", "summary.json", "rejudged.json")
+
+
+class OutDirError(ValueError):
+    """An output folder that a report or a run may not write into (the message says which and why)."""
+
+
+def _shown_path(path: Path, root: Path | None) -> str:
+    if root is not None and path.resolve().is_relative_to(root.resolve()):
+        return path.resolve().relative_to(root.resolve()).as_posix() or "."
+    return str(path)
+
+
+def read_report_mark(out_dir: Path) -> dict | None:
+    """The marker of a report folder ({"kind", "source", "entries"}), None when it has none (or an unreadable one)."""
+    try:
+        mark = safeload.load_json(out_dir / REPORT_MARK, expect=dict, limit=2**20)
+    except safeload.LoadError:
+        return None
+    return mark if isinstance(mark.get("entries"), list) else None
+
+
+def _legacy_entries(out_dir: Path) -> list[str] | None:
+    """The report's own entries of a report folder written before markers (None if the folder is no report)."""
+    names = {p.name for p in out_dir.iterdir()}
+    if not names & set(LEGACY_SIGNS):
+        return None
+    own = [n for n in names if n in LEGACY_FILES or (n.endswith(".html") and n != "snakemake-report.html")]
+    if (out_dir / "items").is_dir() and not (out_dir / "items").is_symlink():
+        own.append("items")
+    claims = out_dir / "claims"
+    if claims.is_dir() and not claims.is_symlink() and all(p.suffix == ".html" for p in claims.iterdir()):
+        own.append("claims")
+    return sorted(own)
+
+
+def report_entries(out_dir: Path) -> list[str]:
+    """The entries of `out_dir` a report wrote (hence may replace or remove)."""
+    if not out_dir.is_dir():
+        return []
+    mark = read_report_mark(out_dir)
+    names = mark["entries"] if mark else (_legacy_entries(out_dir) or [])
+    return [str(n) for n in names if isinstance(n, str) and n and "/" not in n and n not in (".", "..", REPORT_MARK)
+            and ((out_dir / n).exists() or (out_dir / n).is_symlink())]
+
+
+def check_report_folder(out_dir: Path, *, kind: str, source: str | None = None, root: Path | None = None,
+                        protected: tuple[Path, ...] = ()) -> None:
+    """Raise OutDirError unless a report of `kind` ("report", "whatif", "rejudged") may be written into `out_dir`:
+    not a file; not the project's root, nor a folder holding it; none of `protected` (folders that must never receive
+    a report, e.g. a bundle's own folder), nor inside or around one; empty, absent, or a report folder already (its
+    marker, or the files of a report written before markers); and, for a re-judge, not a report of another kind."""
+    shown = _shown_path(out_dir, root)
+    target = out_dir.resolve()
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutDirError(f"--out-dir {shown} is a file, not a folder")
+    if root is not None and Path(root).resolve().is_relative_to(target):
+        raise OutDirError(f"--out-dir {shown} holds the project itself; give a folder of its own")
+    for folder in protected:
+        folder = Path(folder).resolve()
+        if target.is_relative_to(folder) or folder.is_relative_to(target):
+            raise OutDirError(f"--out-dir {shown} lies inside or around {_shown_path(folder, root)}, which a report "
+                              "never writes into; give a folder of its own")
+    if not out_dir.is_dir() or not any(out_dir.iterdir()):
+        return
+    mark = read_report_mark(out_dir)
+    if mark is None and _legacy_entries(out_dir) is None:
+        raise OutDirError(f"--out-dir {shown} is a folder that holds other files and no report; a report never "
+                          "writes into (or deletes from) a folder it did not create: give a new or empty folder")
+    if mark is not None and mark.get("kind") != kind and "rejudged" in (kind, mark.get("kind")):
+        raise OutDirError(f"--out-dir {shown} holds a {mark.get('kind')} report, not a re-judged bundle's; give "
+                          "another folder")
+
+
+def report_stage(out_dir: Path) -> Path:
+    """A new staging folder beside `out_dir` for a report being built (named by its process: see locks.sweep)."""
+    locks.sweep(out_dir.parent, f".{out_dir.name}{REPORT_STAGING}")
+    return locks.owned_dir(out_dir.parent, f".{out_dir.name}{REPORT_STAGING}")
+
+
+@contextmanager
+def _signals_held():
+    """Ctrl-C, SIGTERM and SIGHUP wait until the block is done (then act as usual)."""
+    sigs = {getattr(signal, s) for s in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, s)}
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _write_mark(out_dir: Path, kind: str, source: str | None, entries) -> None:
+    tmp = out_dir / (REPORT_MARK + ".part")
+    tmp.write_text(json.dumps({"kind": kind, "source": source, "entries": sorted(set(entries))}) + "\n")
+    os.replace(tmp, out_dir / REPORT_MARK)
+
+
+def swap_report(stage: Path, out_dir: Path, *, kind: str, source: str | None = None) -> None:
+    """Replace the report in `out_dir` by the one built in `stage` (which is consumed): with signals held back, the
+    old report's entries move aside and the new ones in (renames only), then the old ones are deleted."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    new = sorted(p.name for p in stage.iterdir())
+    trash = locks.owned_dir(out_dir.parent, f".{out_dir.name}{REPORT_STAGING}")
+    with _signals_held():
+        old = report_entries(out_dir)
+        _write_mark(out_dir, kind, source, [*old, *new])
+        for name in old:
+            os.replace(out_dir / name, trash / name)
+        for name in new:
+            os.replace(stage / name, out_dir / name)
+        _write_mark(out_dir, kind, source, new)
+    shutil.rmtree(trash, ignore_errors=True)
+
+
+def add_report_file(out_dir: Path, name: str, text: str) -> Path:
+    """Write one more file of the report in `out_dir` (atomically) and record it in the folder's marker."""
+    path = out_dir / name
+    tmp = out_dir / f".{name}.part"
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    mark = read_report_mark(out_dir) or {"kind": None, "source": None, "entries": []}
+    _write_mark(out_dir, mark.get("kind"), mark.get("source"), [*mark["entries"], name])
+    return path

@@ -25,6 +25,7 @@ from __future__ import annotations
 from html import escape
 import json
 import math
+import re
 import shutil
 import struct
 from dataclasses import dataclass, field
@@ -49,6 +50,7 @@ from ..claims import (
 )
 from ..config_doc import parameter_descriptions
 from ..paths import project_root
+from .. import staging
 from ..staging import read_settings
 from .main_claims import deciding_counts, summarise_main
 
@@ -146,6 +148,7 @@ class Report:
     privacy: list[dict]
     times: dict
     claims_paths: list[Path] = field(default_factory=list)   # the claims files read
+    ignored: list[str] = field(default_factory=list)   # results folders not shown: names unsafe as pages or links
 
     @property
     def verdicts(self) -> list[Verdict]:
@@ -338,11 +341,12 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
     sidecars = provenance["datasets"]
 
     paper_ids = list(registry.paper_ids())
+    ignored: list[str] = []
     extra = set(config.get("papers") or {}) | {n for n in by_paper if n != "datasets"}
     if results.is_dir():
         extra |= {d.name for d in results.iterdir() if d.is_dir() and d.name != "report" and d.name[0] not in "._"
                   and any(d.glob("*/metrics.json"))}
-    paper_ids += sorted(extra - set(paper_ids))
+    paper_ids += sorted(_named(extra - set(paper_ids), "paper", ignored))
 
     papers = []
     for pid in paper_ids:
@@ -354,7 +358,7 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
             others |= set(cf.items) | set(cf.metrics) | {c.item for c in cf.claims if c.item}
         if results.is_dir() and (results / pid).is_dir():
             others |= {d.name for d in (results / pid).iterdir() if d.is_dir() and d.name[0] not in "._"}
-        names += sorted(others - set(names))
+        names += sorted(_named(others - set(names), f"item of {pid}", ignored))
         pr = PaperResult(pid, rec.short, rec.title, rec.citation, rec.beyond, claims_file=cf, links=rec.links)
         for name in names:
             it = _item_result(pid, name, results, cf, config, sidecars)
@@ -393,7 +397,26 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
                  for p in papers for it in p.items if it.metrics is not None]
     times = prov_mod.run_times(item_rows)
     return Report(papers, provenance, problems, warnings, _privacy_rows(papers, by_paper), times,
-                  [cf.path for cf in cfiles])
+                  [cf.path for cf in cfiles], ignored)
+
+
+# A paper or item name becomes a page's file name and a link (`<paper>.html`, `items/<paper>/<item>/`): one found
+# only in a results folder (which may come from a bundle) is used only when it is a plain name, and never one of the
+# report's own pages.
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+RESERVED_NAMES = frozenset({"index", "privacy", "provenance", "claims", "items", "summary", "report"})
+
+
+def _named(names, what: str, ignored: list[str]) -> list[str]:
+    """The names that are safe as a page name and a link; the others are listed in `ignored`."""
+    out = []
+    for name in names:
+        if SAFE_NAME.fullmatch(name) and name.lower() not in RESERVED_NAMES:
+            out.append(name)
+        else:
+            ignored.append(f"{what} {safeload.printable(name)[:120]!r}: not a plain name (letters, digits, '_', "
+                           "'-'; none of the report's own page names), so it is not shown")
+    return out
 
 
 def _paper_record(paper_id: str) -> registry.Paper:
@@ -423,21 +446,20 @@ SANDBOX_PAGE = """<!doctype html>
 <title>{title} (from a results bundle)</title>
 <style>body{{margin:0;font-family:system-ui,sans-serif}}p{{margin:.5em 1em}}
 iframe{{border:0;width:100%;height:calc(100vh - 3em)}}</style></head>
-<body><p>{title}: the rendered notebook of a results bundle, shown in a sandbox (its scripts, forms and links out
-do not run). The page itself: <code>{name}</code>.</p>
-<iframe sandbox src="{name}" title="{title}"></iframe></body></html>
+<body><p>{title}: the rendered notebook of a results bundle, shown in a sandbox (its scripts, forms, refreshes and
+links out do not run).</p>
+<iframe sandbox srcdoc="{page}" title="{title}"></iframe></body></html>
 """
 
 
 def _copy_sandboxed(page: Path, dest: Path, title: str) -> str:
-    """Copy an item's rendered notebook from a bundle as `<item>.bundle.html`, with a policy that forbids scripts
-    first in the page, and write `<item>.html`, a page showing it in a sandboxed iframe; return the latter's name."""
-    inner = f"{page.stem}.bundle.html"
+    """Write `<item>.html`: a page showing an item's rendered notebook from a bundle only inside a sandboxed iframe,
+    the notebook itself held in the frame's `srcdoc` (escaped) behind a policy that forbids scripts; return its name.
+    The notebook is never a file of its own: opened directly, a page's meta refresh or links would act (a sandboxed
+    frame without allow-scripts follows no refresh, and the wrapper's own policy is inherited by the frame)."""
     policy = f'<!doctype html><meta http-equiv="Content-Security-Policy" content="{BUNDLE_PAGE_CSP}">\n'
-    with open(page, "rb") as src, open(dest / inner, "wb") as out:
-        out.write(policy.encode())
-        shutil.copyfileobj(src, out)
-    (dest / page.name).write_text(SANDBOX_PAGE.format(title=escape(title), name=escape(inner)),
+    text = page.read_bytes().decode("utf-8", "replace")
+    (dest / page.name).write_text(SANDBOX_PAGE.format(title=escape(title), page=escape(policy + text, quote=True)),
                                   encoding="utf-8")
     return page.name
 
@@ -561,7 +583,8 @@ def whatif_diff(report: Report, root: Path, previous: dict | None) -> dict:
 def build_report(out_dir: str | Path = "results/report", *, root: Path | None = None,
                  results: Path | None = None, claims_dir: Path | None = None,
                  processed: Path | None = None, bundle: dict | None = None, previous: dict | None = None,
-                 run_name: str | None = None, quiet: bool = False) -> Report:
+                 run_name: str | None = None, quiet: bool = False, source: str | None = None,
+                 keep_out: tuple = ()) -> Report:
     """Build the report site (`index.html` and the pages it links), `claims.json` and `summary.json` in `out_dir`
     (relative paths are below the root).
 
@@ -571,14 +594,45 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
     `run_name`: the results are a what-if run's (results/whatif/<name>/): only the items it ran are shown, and its
     verdicts and metrics are compared with the paper run's (results/report/claims.json and results/<paper>/<item>/):
     summary.json's `whatif`. `quiet`: print nothing (the caller prints its own summary).
+    `source`: what the report is of (a bundle's path), recorded in the folder's marker; `keep_out`: folders the
+    report may not be written into or around (a bundle's own folder). staging.OutDirError if `out_dir` is not a
+    folder a report may write into (staging.check_report_folder).
     """
-    from .html import render_site
 
     root = Path(root) if root else project_root()
     out_dir = Path(out_dir)
     if not out_dir.is_absolute():
         out_dir = root / out_dir
-    out_dir.mkdir(parents=True, exist_ok=True)
+    # Written into a staging folder and swapped in whole (staging.swap_report): a stopped build leaves the old
+    # report or the new one, and only what a report wrote is ever replaced.
+    kind = "rejudged" if bundle is not None else "whatif" if run_name is not None else "report"
+    protected = (root / "config", root / "src", root / "workflow", root / "notebooks")
+    if kind != "report":
+        protected += (root / "results" / "report",)
+    staging.check_report_folder(out_dir, kind=kind, source=source, root=root,
+                                protected=protected + tuple(Path(f) for f in keep_out))
+    final, out_dir = out_dir, staging.report_stage(out_dir)
+    try:
+        report = _build(out_dir, root, results, claims_dir, processed, bundle, previous, run_name)
+        staging.swap_report(out_dir, final, kind=kind, source=source)
+    finally:
+        shutil.rmtree(out_dir, ignore_errors=True)
+    if quiet:
+        return report
+    print(f"report: {headline(report)} -> {final / 'index.html'}")
+    for problem in report.problems:
+        print(f"report: claims-file error: {problem}")
+    for warning in report.warnings:
+        print(f"report: claims-file warning: {warning}")
+    for why in report.ignored:
+        print(f"report: results folder ignored: {why}")
+    return report
+
+
+def _build(out_dir: Path, root: Path, results, claims_dir, processed, bundle, previous, run_name) -> Report:
+    """build_report's work, into the (empty) staging folder `out_dir`."""
+    from .html import render_site
+
     report = collect(root=root, results=results, claims_dir=claims_dir, processed=processed)
     if run_name is not None:  # a what-if run holds only the items it ran
         for p in report.papers:
@@ -610,11 +664,4 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
     for rel, text in pages.items():
         (out_dir / rel).parent.mkdir(parents=True, exist_ok=True)
         (out_dir / rel).write_text(text, encoding="utf-8")
-    if quiet:
-        return report
-    print(f"report: {headline(report)} -> {out_dir / 'index.html'}")
-    for problem in report.problems:
-        print(f"report: claims-file error: {problem}")
-    for warning in report.warnings:
-        print(f"report: claims-file warning: {warning}")
     return report
