@@ -234,3 +234,50 @@ def test_snakemake_rejects_before_any_job(tmp_path, case, message):
     out = run.stdout + run.stderr
     assert run.returncode != 0 and message in out, out[-2000:]
     assert "Job stats" not in out and "rule " not in out.split(message)[0][-200:]
+
+
+# ------------------------------------------------------------------------------------------------ issue 50
+
+def test_a_yaml_alias_inside_config_is_refused_before_it_is_expanded():
+    """Snakemake reads `--config` values with YAML's base loader, which leaves aliases as shared references: a
+    400-character billion laughs then expanded without end in the coercion of strings."""
+    bomb = "{a: &a [x,x,x,x,x,x,x,x,x], " + ", ".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},"
+        f"*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)}]" for i in range(9)) + "}"
+    value = yaml.load(bomb, Loader=yaml.loader.BaseLoader)   # as snakemake.cli.parse_config reads it
+    with pytest.raises(config.ConfigError, match="papers.huang2019_dpadmm.*a YAML alias"):
+        config.coerce_strings({"seed": 0, "papers": {HUANG: value}})
+
+
+def test_duplicate_keys_are_errors_on_every_path(tmp_path, no_work, capsys):
+    assert main(["run", HUANG, "fig1", "--params", '{"repeats": 1, "repeats": 2}']) == 2
+    assert "--params:1: key 'repeats' appears twice" in capsys.readouterr().err
+    path = tmp_path / "dup.yaml"
+    path.write_text(f"papers:\n  {HUANG}:\n    fig1:\n      repeats: 1\n      repeats: 2\n")
+    assert main(["run", HUANG, "fig1", "--configfile", str(path)]) == 2
+    assert "dup.yaml:5: key 'repeats' appears twice in one mapping (first on line 4)" in capsys.readouterr().err
+
+
+def test_a_run_of_far_more_work_than_the_paper_asks_for_yes(no_work, capsys, monkeypatch):
+    monkeypatch.delenv("REPRO_DPADMM_WORK_LIMIT", raising=False)
+    params = json.dumps({"iterations": 100000})
+    assert main(["run", RADMM, "fig3", "--params", params]) == 2
+    err = capsys.readouterr().err
+    assert "about 1e+03x the work of the paper's settings" in err and "--yes" in err
+    ran = []
+    from repro_dpadmm import runner
+
+    monkeypatch.setattr(runner, "run_item", lambda *a, **k: ran.append(a) or {"status": "ok", "wall_time_s": 0})
+    assert main(["run", RADMM, "fig3", "--params", params, "--yes", "--out-dir", "out"]) == 0 and ran
+
+
+def test_ctrl_c_in_a_run_prints_one_line(no_work, capsys, monkeypatch):
+    from repro_dpadmm import runner
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "run_item", interrupted)
+    assert main(["run", HUANG, "fig1", "--out-dir", "out"]) == 130
+    err = capsys.readouterr().err
+    assert "stopped (Ctrl-C)" in err and "Traceback" not in err

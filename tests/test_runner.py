@@ -55,11 +55,11 @@ def test_all_datasets_unavailable_skips_the_notebook(project):
 
 
 def test_a_failing_notebook_leaves_no_metrics(project):
-    (project / "results/demo/item").mkdir(parents=True)
-    (project / "results/demo/item/metrics.json").write_text('{"status": "ok", "stale": 1}')
+    """A first run that fails writes nothing (a failed rerun keeps the previous run's outputs: see below)."""
     with pytest.raises(Exception):
         run_item("demo", "item", {"seed": 0}, "results/demo/item", root=project)  # params['x'] missing
     assert not (project / "results/demo/item/metrics.json").exists()
+    assert not list((project / "results/demo").glob(".item.staging-*"))
 
 
 def test_write_metrics_keeps_a_note_apart_from_the_reason(tmp_path):
@@ -220,16 +220,33 @@ def test_not_run_rerun_leaves_no_old_figure_or_notebook(project, monkeypatch):
     assert {p.name for p in out.iterdir() if not p.name.startswith(".")} == {"metrics.json", "item.html", "settings.json"}
 
 
-def test_a_failed_rerun_removes_the_old_outputs(project, monkeypatch):
+def test_a_failed_rerun_keeps_the_previous_complete_outputs(project, monkeypatch):
+    """Issue 50: a rerun that fails (a bad parameter, an exception in the notebook) left the item with nothing."""
     import papermill
 
     out = project / "results/demo/item"
     _fake_papermill(monkeypatch, "v1", OLD_FIGS)
     run_item("demo", "item", {"seed": 0}, out, root=project)
+    old = {p.name: p.read_bytes() for p in out.iterdir()}
     monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("x")))
     with pytest.raises(RuntimeError):
         run_item("demo", "item", {"seed": 0}, out, root=project)
-    assert not [p for p in out.iterdir() if p.is_file()]
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == old
+    assert not list(out.parent.glob(".item.staging-*"))
+
+
+def test_a_run_never_writes_into_a_report_or_the_checkouts_config(project, monkeypatch):
+    from repro_dpadmm.report import build_report
+    from repro_dpadmm.staging import OutDirError
+
+    _fake_papermill(monkeypatch, "v1", OLD_FIGS)
+    report = project / "results/report"
+    build_report(report, root=project)
+    before = sorted(p.relative_to(report).as_posix() for p in report.rglob("*"))
+    for out in (report, project / "config", project / "config/claims", project):
+        with pytest.raises(OutDirError):
+            run_item("demo", "item", {"seed": 0}, out, root=project)
+    assert sorted(p.relative_to(report).as_posix() for p in report.rglob("*")) == before
 
 
 def test_only_the_items_own_files_are_ever_removed_from_an_out_dir(project, monkeypatch, tmp_path):
@@ -246,10 +263,10 @@ def test_only_the_items_own_files_are_ever_removed_from_an_out_dir(project, monk
     run_item("demo", "item", {"seed": 0}, out, root=project)
     assert not (out / "old_only.png").exists() and (out / "new_only.png").read_text() == "v2:new_only.png"
     monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("x")))
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError):   # a failed rerun: the previous run's outputs stay, and the user's files
         run_item("demo", "item", {"seed": 0}, out, root=project)
-    assert {p.name for p in out.iterdir()} == {"notes.txt", "data"}
-    assert (out / "notes.txt").read_text() == "mine"
+    assert (out / "new_only.png").read_text() == "v2:new_only.png" and (out / "metrics.json").is_file()
+    assert (out / "notes.txt").read_text() == "mine" and (out / "data").is_dir()
 
 
 def test_a_notebook_run_by_hand_writes_through_the_staging_and_replaces_the_earlier_run(project):

@@ -131,3 +131,41 @@ def test_snakemake_stops_on_an_alias_bomb_configfile_naming_it(tmp_path):
     run = snakemake(["-n", "--configfile", str(tmp_path / "bomb.yaml")], cwd=ROOT, timeout=120)
     assert run.returncode != 0 and "bomb.yaml:5: YAML anchor &a is not allowed" in run.stderr + run.stdout
     assert time.perf_counter() - t0 < 120
+
+
+# ------------------------------------------------------------------------------------------------ issue 50
+
+def test_a_large_number_array_takes_the_memory_of_the_standard_parser():
+    """safeload on a number-heavy file (a metrics.json of long traces) stays within a small factor of json.loads in
+    memory: the limits are checked where the values sit, not through a path and a hook per number."""
+    import json
+    import tracemalloc
+
+    text = json.dumps({"trace": [i * 0.5 + 0.25 for i in range(300_000)], "n": list(range(300_000))})
+
+    def peak(load):
+        tracemalloc.start()
+        try:
+            load(text)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    plain = peak(json.loads)
+    ours = peak(lambda t: safeload.loads_json(t, "m.json"))
+    assert ours < 1.5 * plain, (ours, plain)
+
+
+def test_duplicate_keys_are_errors_naming_the_key_and_line():
+    with pytest.raises(safeload.LoadError, match=r"c.yaml:4: key 'q' appears twice in one mapping \(first on line 3\)"):
+        safeload.loads_yaml("a: 1\nb:\n  q: 1\n  q: 2\n", "c.yaml")
+    with pytest.raises(safeload.LoadError, match=r"--params:2: key 'q' appears twice"):
+        safeload.loads_json('{"q": 1,\n "q": 2}', "--params", unique_keys=True)
+
+
+def test_a_yaml_file_gets_a_cap_it_parses_in_seconds(tmp_path, monkeypatch):
+    monkeypatch.delenv(safeload.MAX_BYTES_ENV, raising=False)
+    path = tmp_path / "big.yaml"
+    path.write_text("levels: [" + ", ".join(["0.5"] * (safeload.MAX_YAML_BYTES // 5 + 10)) + "]\n")
+    with pytest.raises(safeload.LoadError, match="more than the 2,097,152 allowed"):
+        safeload.load_yaml(path)

@@ -237,8 +237,9 @@ def loads_json(text: str, source: str, *, expect=None, max_depth: int = MAX_DEPT
         raise LoadError(source, f"not valid JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
     except RecursionError:
         raise LoadError(source, f"nested deeper than {max_depth} levels") from None
-    except ValueError as exc:   # an integer literal of more than 4,300 digits
-        raise LoadError(source, f"a number cannot be read ({exc}); allowed: integers of at most 19 digits") from None
+    except ValueError:   # an integer literal of more than 4,300 digits: parsed again, integers through a hook that
+        # refuses them by their digits, so that the error names the key and line (only on this error path)
+        value = json.loads(text, parse_int=_json_int, **({"parse_constant": _json_constant} if finite else {}))
     path, why, bad = _walk(value, max_depth, finite)
     if why:
         token = bad.token if isinstance(bad, _Refused) else None

@@ -127,22 +127,20 @@ def own_folder(out_dir: Path, root: Path) -> bool:
 
 def check_item_folder(out_dir: Path, root: Path) -> None:
     """OutDirError unless an item run may write into `out_dir`: not a file, not the project or a folder holding it,
-    not a report's folder, and either the item's own folder (own_folder), absent or empty, or a folder that runs
-    already wrote (its .outputs.json or metrics.json): a run never writes into (or clears) a folder of other files."""
+    not inside the checkout's config/ (or src/, workflow/, notebooks/), not a report's folder. Any other folder may
+    hold other files: a run removes only what runs wrote there (its manifest)."""
     shown = _shown_path(out_dir, root)
+    root = Path(root).resolve()
     if out_dir.exists() and not out_dir.is_dir():
         raise OutDirError(f"--out-dir {shown} is a file, not a folder")
-    if Path(root).resolve().is_relative_to(out_dir.resolve()):
+    if root.is_relative_to(out_dir.resolve()):
         raise OutDirError(f"--out-dir {shown} holds the project itself; give a folder of its own")
-    if not out_dir.is_dir():
-        return
-    if (out_dir / REPORT_MARK).exists() or _legacy_entries(out_dir) is not None and not (out_dir / METRICS).exists():
+    for tracked in ("config", "src", "workflow", "notebooks"):
+        if out_dir.resolve().is_relative_to(root / tracked):
+            raise OutDirError(f"--out-dir {shown} lies in the checkout's {tracked}/; give a folder of its own")
+    if out_dir.is_dir() and ((out_dir / REPORT_MARK).exists() or
+                             (_legacy_entries(out_dir) is not None and not (out_dir / METRICS).exists())):
         raise OutDirError(f"--out-dir {shown} holds a report; an item run never writes into a report's folder")
-    if own_folder(out_dir, root) or not any(out_dir.iterdir()):
-        return
-    if not ((out_dir / MANIFEST).is_file() or (out_dir / METRICS).is_file()):
-        raise OutDirError(f"--out-dir {shown} is a folder that holds other files and no item outputs; a run never "
-                          "writes into (or clears) a folder it did not create: give a new or empty folder")
 
 
 # ------------------------------------------------------------------------------------------------ settings.json
