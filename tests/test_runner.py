@@ -172,13 +172,19 @@ def test_kill_at_every_step_leaves_old_or_new_complete_outputs(project, monkeypa
     assert kill_at >= 6 and seen_states == {"v1", "absent", "v2"}, (kill_at, seen_states)
 
 
-def test_sigkill_during_the_notebook_keeps_the_previous_outputs(project):
-    """A real SIGKILL of `run_item` (and its kernel) while the notebook runs."""
+def test_sigkill_during_the_notebook_keeps_the_previous_outputs(project, monkeypatch):
+    """A real SIGKILL of `run_item` (and its kernel) while the notebook runs; the next run also removes what the
+    killed kernel left in the temporary folder (its sockets and connection file, which holds its key)."""
     import os
     import signal
     import subprocess
     import sys
+    import tempfile
     import time
+
+    systmp = project / "systmp"
+    systmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(systmp))
 
     nb = nbformat.read(project / "notebooks/demo/item.ipynb", as_version=4)
     nb.cells[2].source = ("import time\nfrom pathlib import Path\n"
@@ -192,8 +198,8 @@ def test_sigkill_during_the_notebook_keeps_the_previous_outputs(project):
     old = {p.name: p.read_bytes() for p in out.iterdir()}
     code = ("import sys; from pathlib import Path; from repro_dpadmm.runner import run_item; "
             f"run_item('demo', 'item', {{'x': 2, 'sleep': 60, 'seed': 0}}, {str(out)!r}, root=Path({str(project)!r}))")
-    proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True, env={**os.environ,
+                            "TMPDIR": str(systmp)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + 120
         while not list(out.parent.glob(".item.staging-*/item.png")):  # the new run is mid-notebook
@@ -206,6 +212,7 @@ def test_sigkill_during_the_notebook_keeps_the_previous_outputs(project):
     metrics = run_item("demo", "item", {"x": 3, "sleep": 0, "seed": 0}, out, root=project)
     assert metrics["x"] == 3 and (out / "item.png").read_text() == "3"
     assert not list(out.parent.glob(".item.staging-*"))
+    assert not list(systmp.iterdir()), "the killed kernel's files are left in the temporary folder"
 
 
 def test_not_run_rerun_leaves_no_old_figure_or_notebook(project, monkeypatch):

@@ -31,7 +31,6 @@ import shutil
 import sys
 import tempfile
 import time
-import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -74,25 +73,41 @@ def _stream_log() -> bool:
     return True
 
 
-def _kernel_manager():
+KERNEL_PREFIX = "rdk-"   # short: a socket's path may not exceed about 100 characters (104 on macOS)
+
+
+def _kernel_manager(folder: Path | None = None):
     """The notebook kernel's manager: on POSIX its channels are local (IPC) sockets, not TCP ports (a kernel on TCP
-    warns in every item's log that its traffic is unencrypted); elsewhere jupyter_client's default. Each kernel's
-    sockets get a name of their own in the temporary folder (jupyter_client's default name is the same for every
-    kernel started in one folder, so two items run side by side would share sockets); they are removed when the
-    kernel shuts down."""
+    warns in every item's log that its traffic is unencrypted); elsewhere jupyter_client's default. The sockets and
+    the connection file (which holds the kernel's HMAC key) live in `folder`, a temporary folder of this run named by
+    its process (locks.owned_dir): the run removes it, and the next run removes one whose process was killed, so
+    two items run side by side never share sockets and nothing of a killed run stays in the temporary folder."""
     from jupyter_client.manager import AsyncKernelManager
 
-    if os.name != "posix":
+    if os.name != "posix" or folder is None:
         return AsyncKernelManager
 
     class LocalKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs):
             super().__init__(**kwargs)
             self.transport = "ipc"
-            # short: a socket's path may not exceed about 100 characters (104 on macOS, whose $TMPDIR is long)
-            self.ip = os.path.join(tempfile.gettempdir(), f"rdk-{uuid.uuid4().hex[:16]}")
+            self.ip = os.path.join(folder, "k")
+            self.connection_file = os.path.join(folder, "kernel.json")
 
     return LocalKernelManager
+
+
+@contextmanager
+def _kernel_folder():
+    """The folder of one kernel's sockets and connection file (see _kernel_manager), removed on every exit."""
+    tmp = Path(tempfile.gettempdir())
+    locks.sweep(tmp, KERNEL_PREFIX)   # those of runs that were killed
+    folder = locks.owned_dir(tmp, KERNEL_PREFIX) if os.name == "posix" else None
+    try:
+        yield folder
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _render_html(executed: Path, html_path: Path) -> None:
@@ -161,10 +176,11 @@ def _execute(paper: str, item: str, notebook: Path, params: dict, stage: Path, o
     t0 = time.perf_counter()
     # The notebook writes into the staging folder (named relative to the root, the kernel's working directory);
     # out_dir is where its outputs will live.
-    pm.execute_notebook(_shown(notebook), _shown(stage / f"{item}.ipynb"),
-                        parameters={"params": params, "out_dir": os.path.relpath(stage, root)},
-                        kernel_name=KERNEL, cwd=str(root), progress_bar=False, log_output=_stream_log(),
-                        kernel_manager_class=_kernel_manager())
+    with _kernel_folder() as kernel_folder:
+        pm.execute_notebook(_shown(notebook), _shown(stage / f"{item}.ipynb"),
+                            parameters={"params": params, "out_dir": os.path.relpath(stage, root)},
+                            kernel_name=KERNEL, cwd=str(root), progress_bar=False, log_output=_stream_log(),
+                            kernel_manager_class=_kernel_manager(kernel_folder))
     wall = time.perf_counter() - t0
     _relative_paths(stage / f"{item}.ipynb", stage, out_dir, root)
     _render_html(stage / f"{item}.ipynb", stage / f"{item}.html")
