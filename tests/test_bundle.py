@@ -235,3 +235,31 @@ def test_a_bundle_judged_before_claims_v3_still_rejudges_and_says_by_which_rules
     assert result.rules == "before v3" and result.changes == []
     assert "judged by the claims rules before v3" in result.summary()
     assert json.loads((tmp_path / "again/rejudged.json").read_text())["bundle_judged_by_rules"] == "before v3"
+
+
+def test_a_bundle_names_no_path_of_this_machine(tmp_path, monkeypatch):
+    """Sidecars, metrics, logs and provenance are copied with the project root made relative and the mirror named
+    <mirror> (issue 50: bundles carried the checkout's, the mirror's and the raw files' absolute paths)."""
+    import tarfile
+
+    from _report_synth import make_project
+    from repro_dpadmm.report import build_report
+
+    root = make_project(tmp_path / "project")
+    mirror = tmp_path / "mirror-somewhere"
+    monkeypatch.setenv("REPRO_DPADMM_DATA_MIRROR", str(mirror))
+    side = root / "resources/processed/bio_train.json"
+    data = json.loads(side.read_text())
+    data["reason"] = f"tried {mirror}/kddcup2004/x.tar.gz and {root.resolve()}/resources/raw/kddcup2004/x.tar.gz"
+    side.write_text(json.dumps(data))
+    (root / "logs").mkdir(exist_ok=True)
+    (root / "logs/x.log").write_text(f"cd {root.resolve()} && run\n")
+    build_report("results/report", root=root)
+    archive = make_bundle(tmp_path / "b.tar.gz", root=root)
+    with tarfile.open(archive) as tar:
+        for m in tar.getmembers():
+            if m.isfile():
+                text = tar.extractfile(m).read().decode("utf-8", "replace")
+                assert str(root.resolve()) not in text and str(mirror) not in text, m.name
+    with opened(archive) as folder:
+        assert "<mirror>/kddcup2004" in (folder / "resources/processed/bio_train.json").read_text()

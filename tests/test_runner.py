@@ -62,6 +62,21 @@ def test_a_failing_notebook_leaves_no_metrics(project):
     assert not list((project / "results/demo").glob(".item.staging-*"))
 
 
+def test_the_not_run_page_names_no_path_of_this_machine(project, monkeypatch, tmp_path):
+    mirror = tmp_path.parent / "some-mirror"
+    monkeypatch.setenv("REPRO_DPADMM_DATA_MIRROR", str(mirror))
+    reason = (f"could not obtain gisette_scale.bz2\n  tried: {mirror}/libsvm/binary/gisette_scale.bz2\n"
+              f"  cached: {project.resolve()}/resources/raw/libsvm/binary/gisette_scale.bz2")
+    (project / "resources/processed/gisette.json").write_text(
+        json.dumps({"name": "gisette", "available": False, "reason": reason}))
+    run_item("demo", "item", {"x": 1, "seed": 0, "datasets": ["gisette"]}, "results/demo/item", root=project)
+    for name in ("item.html", "metrics.json"):
+        text = (project / "results/demo/item" / name).read_text()
+        assert str(project.resolve()) not in text and str(mirror) not in text, text
+    page = (project / "results/demo/item/item.html").read_text()
+    assert "&lt;mirror&gt;/libsvm/binary/gisette_scale.bz2" in page and "resources/raw/libsvm/binary" in page
+
+
 def test_write_metrics_keeps_a_note_apart_from_the_reason(tmp_path):
     import json
 

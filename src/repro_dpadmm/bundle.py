@@ -327,14 +327,53 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
         stage = Path(tmp) / top
         for rel in _member_files(root, with_whatif):
             (stage / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(root / rel, stage / rel)
-        (stage / PROVENANCE).write_text(json.dumps(prov, indent=2, sort_keys=True) + "\n")
+            _copy_scrubbed(root / rel, stage / rel, root)
+        (stage / PROVENANCE).write_text(scrub_paths(json.dumps(prov, indent=2, sort_keys=True), root) + "\n")
         write_manifest(stage)
         partial = Path(tmp) / out.name
         with tarfile.open(partial, "w:gz") as tar:
             tar.add(stage, arcname=top, filter=_normalise)
         os.replace(partial, out)  # atomic: a half-written bundle never appears under its name
     return out
+
+
+# Files a bundle copies as text with the machine's paths taken out (figures, PDFs and archives are copied as they are).
+TEXT_SUFFIXES = (".json", ".log", ".txt", ".tsv", ".yaml", ".yml", ".html", ".ipynb", ".csv", ".md")
+
+
+def scrub_paths(text: str, root: Path) -> str:
+    """`text` without this machine's paths: the project root (paths below it become relative), the data mirror in
+    force (`<mirror>`) and the home folder (`~`), in that order (a result is no place for a checkout's location)."""
+    from .datasets.fetch import resolve_mirror
+
+    mirror = resolve_mirror(None)
+    pairs = [(f"{Path(root).resolve()}{os.sep}", ""), (str(Path(root).resolve()), ".")]
+    if root != Path(root).resolve():
+        pairs = [(f"{root}{os.sep}", ""), (str(root), "."), *pairs]
+    if mirror and "://" not in mirror:
+        pairs.append((str(Path(mirror).expanduser().resolve()), "<mirror>"))
+        pairs.append((mirror.rstrip(os.sep), "<mirror>"))
+    home = os.path.expanduser("~")
+    if home not in ("", "/", "~"):
+        pairs.append((f"{home}{os.sep}", f"~{os.sep}"))
+    for old, new in pairs:
+        if old and old != os.sep:
+            text = text.replace(old, new)
+    return text
+
+
+def _copy_scrubbed(src: Path, dest: Path, root: Path) -> None:
+    """Copy one file into a bundle: text files without this machine's paths (scrub_paths), others byte for byte."""
+    if src.suffix.lower() in TEXT_SUFFIXES:
+        try:
+            text = src.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None:
+            dest.write_text(scrub_paths(text, root), encoding="utf-8")
+            shutil.copystat(src, dest)
+            return
+    shutil.copy2(src, dest)
 
 
 def _normalise(info: tarfile.TarInfo) -> tarfile.TarInfo:

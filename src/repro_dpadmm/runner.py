@@ -120,7 +120,10 @@ def _render_html(executed: Path, html_path: Path) -> None:
     html_path.write_text(body)
 
 
-def _not_run(paper: str, item: str, status: dict, stage: Path) -> None:
+def _not_run(paper: str, item: str, status: dict, stage: Path, root: Path) -> None:
+    from .bundle import scrub_paths   # the page and metrics name paths relative to the project, the mirror as <mirror>
+
+    status = {n: (ok, scrub_paths(r, root) if r else r) for n, (ok, r) in status.items()}
     reasons = "; ".join(f"{n}: {r.splitlines()[0] if r else 'unavailable'}" for n, (ok, r) in status.items())
     (stage / f"{item}.html").write_text(
         f"<!doctype html><meta charset='utf-8'><title>{paper} {item}: not run</title>"
@@ -228,7 +231,7 @@ def _run_locked(paper: str, item: str, params: dict, out_dir: Path, notebook: Pa
     try:
         write_settings(stage, settings)
         if needed and not any(ok for ok, _ in status.values()):
-            _not_run(paper, item, status, stage)
+            _not_run(paper, item, status, stage, root)
         else:
             with _expected_cost(paper, item, settings["changes"], root):
                 _execute(paper, item, notebook, params, stage, out_dir, root)
