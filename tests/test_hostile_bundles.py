@@ -377,3 +377,18 @@ def test_a_stopped_report_leaves_the_previous_one_complete(project, tmp_path, mo
     after = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".report")], "staging folder left"
+
+
+def test_a_bad_metrics_file_is_named_on_the_terminal_and_a_huge_finite_number_crashes_nothing(project, base, tmp_path,
+                                                                                          capsys):
+    from _hostile import METRICS_NAN, _metrics_probe
+
+    rejudge(_metrics_probe(METRICS_NAN)(base, tmp_path / "nan"), tmp_path / "o1", root=project)
+    assert "huang2019_dpadmm/fig1 shown as missing: unreadable metrics.json: results/huang2019_dpadmm/fig1/" \
+        "metrics.json:1: wall_time_s: NaN" in capsys.readouterr().out
+    huge = json.loads((base / ITEM / "metrics.json").read_text())
+    huge = {k: (1.7e308 if isinstance(v, float) else v) for k, v in huge.items()}
+    huge["wall_time_s"] = 1.7e308
+    rejudge(_metrics_probe(json.dumps(huge))(base, tmp_path / "huge"), tmp_path / "o2", root=project)
+    summary = json.loads((tmp_path / "o2" / "summary.json").read_text())
+    assert summary["papers"]["huang2019_dpadmm"]["item_states"]["fig1"]["wall_time_s"] is None

@@ -364,8 +364,11 @@ class RatioRange(_TwoSided, _Bounded):
         a, b = m.operand(left), m.operand(right)
         if b.value == 0:
             raise _Missing(f"the ratio {_name(left)} / {_name(right)} is undefined: the denominator is 0")
-        r = a.value / b.value
-        grad = np.array([1.0 / b.value, -a.value / b.value ** 2])     # delta method for a / b
+        # numpy scalars: a finite value near the largest double overflows to inf here, never an OverflowError
+        av, bv = np.float64(a.value), np.float64(b.value)
+        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+            r = float(av / bv)
+            grad = np.array([1.0 / bv, -av / bv ** 2])     # delta method for a / b
         paired = _pair(a, b, check)
         if paired:
             cov = np.cov(np.vstack([a.reps, b.reps]), ddof=1) / a.reps.size

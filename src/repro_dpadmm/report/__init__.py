@@ -280,10 +280,8 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
     res.state = "produced" if status == "ok" else status
     res.reason = str(metrics.get("reason") or "")
     res.note = str(metrics.get("note") or "")
-    wall = metrics.get("wall_time_s")
-    res.wall_time_s = float(wall) if isinstance(wall, (int, float)) and not isinstance(wall, bool) else None
-    jobs = metrics.get("wall_time.jobs_sum_s")
-    res.job_time_s = float(jobs) if isinstance(jobs, (int, float)) and not isinstance(jobs, bool) else None
+    res.wall_time_s = _seconds(metrics.get("wall_time_s"))
+    res.job_time_s = _seconds(metrics.get("wall_time.jobs_sum_s"))
     if status == "ok":  # an item that did not run shows no figure, even one left over from an earlier run
         for fig in _figures(item_dir, item, spec.get("figure") or []):
             why = figure_problem(fig)
@@ -292,6 +290,14 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
     nb = item_dir / f"{item}.html"
     res.notebook = nb if nb.is_file() else None
     return res
+
+
+def _seconds(value) -> float | None:
+    """A wall time from metrics.json: a number of seconds from 0 to about three years; anything else (which a file
+    from elsewhere may hold: 1.7e308 overflowed the run's dates) is no time."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1e8:
+        return float(value)
+    return None
 
 
 def _privacy_rows(papers: list[PaperResult], cfs: dict[str, ClaimsFile]) -> list[dict]:
@@ -626,6 +632,8 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
         print(f"report: claims-file warning: {warning}")
     for why in report.ignored:
         print(f"report: results folder ignored: {why}")
+    for it in (it for p in report.papers for it in p.items if it.reason.startswith("unreadable metrics.json")):
+        print(f"report: {it.paper}/{it.item} shown as missing: {safeload.printable(it.reason)}")
     return report
 
 
