@@ -60,3 +60,22 @@ def test_bio_bad_files(tmp_path):
         tar.add(other, arcname="other.dat")
     with pytest.raises(ValueError, match="no bio_train.dat"):
         bio.read_archive(archive)
+
+
+def test_a_member_larger_than_the_real_file_is_refused_from_its_header(tmp_path, monkeypatch):
+    """A mirror's archive whose bio_train.dat is far larger than the real one (a 14 MB archive held 1.5 GB, read as
+    6 GB) is refused before a byte of it is read."""
+    import io
+    import tarfile
+
+    from repro_dpadmm.datasets import bio
+
+    monkeypatch.setattr(bio, "MAX_BYTES", 1000)
+    archive = tmp_path / "data_kddcup04.tar.gz"
+    data = b"1 1 0 " + b"0.5 " * 600 + b"\n"
+    with tarfile.open(archive, "w:gz") as tar:
+        info = tarfile.TarInfo("bio_train.dat")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    with pytest.raises(ValueError, match="bio_train.dat has 2,407 bytes, more than the 1,000"):
+        bio.read_archive(archive)

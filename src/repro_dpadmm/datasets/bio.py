@@ -15,6 +15,9 @@ import numpy as np
 
 N_FEATURES = 74
 MEMBER = "bio_train.dat"
+# bio_train.dat is 60,024,646 bytes; a copy from a mirror larger than this is refused before it is read (a 14 MB
+# archive can hold a 1.5 GB member, which np.loadtxt would take as 6 GB).
+MAX_BYTES = 128 * 2**20
 
 
 def parse(text_or_file) -> tuple[np.ndarray, np.ndarray]:
@@ -33,12 +36,24 @@ def read_archive(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """Read bio_train.dat from the KDD Cup 2004 archive (or a plain bio_train.dat file)."""
     path = Path(path)
     if path.name.endswith((".tar.gz", ".tgz", ".tar")):
-        with tarfile.open(path) as tar:
-            member = next((m for m in tar.getmembers() if Path(m.name).name == MEMBER), None)
-            if member is None:
-                raise ValueError(f"{path}: no {MEMBER} inside the archive")
-            return parse(io.TextIOWrapper(tar.extractfile(member)))
+        # streamed (each header read once, in order, stopping at the member); its size checked from its header
+        with tarfile.open(path, "r|*") as tar:
+            for member in tar:
+                if len(member.name) > 1024:
+                    raise ValueError(f"{path.name}: a member name of {len(member.name):,} characters")
+                if Path(member.name).name == MEMBER and member.isfile():
+                    _check_size(member.size, f"{path.name}: {member.name}")
+                    data = tar.extractfile(member).read(member.size)   # at most MAX_BYTES
+                    return parse(io.TextIOWrapper(io.BytesIO(data)))
+            raise ValueError(f"{path}: no {MEMBER} inside the archive")
+    _check_size(path.stat().st_size, path.name)
     return parse(path)
+
+
+def _check_size(size: int, what: str) -> None:
+    if size > MAX_BYTES:
+        raise ValueError(f"{what} has {size:,} bytes, more than the {MAX_BYTES:,} a copy of {MEMBER} may have "
+                         f"(the real one has 60,024,646)")
 
 
 def split(X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> dict[str, np.ndarray]:
