@@ -220,11 +220,17 @@ SNAKEMAKE_CASES = [
     ({"papers": {HUANG: {"fig55": {"repeats": 1}}}}, "papers.huang2019_dpadmm.fig55: no such item"),
     ({"papers": {BEYOND: {"frontier": {"levels": [0.1, INF]}}}}, "papers.beyond.frontier.levels.1"),
     ({"papers": {HUANG: {"fig2": {"agents": 2.5}}}}, "papers.huang2019_dpadmm.fig2.agents: 2.5 is not of type 'integer'"),
+    # issue 50: a billion laughs of a few hundred characters inside --config (Snakemake's reading leaves the aliases
+    # as shared references; walking them took 110 s and ended in a MemoryError)
+    (["--config", "papers={a: &a [x,x,x,x,x,x,x,x,x], " + ", ".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]" for i in range(8)) + "}"],
+     "a YAML alias (a value given as *name) is not allowed"),
 ]
 
 
 @pytest.mark.workflow
-@pytest.mark.parametrize("case, message", SNAKEMAKE_CASES, ids=["config seed", "nan", "typo item", "inf level", "agents 2.5"])
+@pytest.mark.parametrize("case, message", SNAKEMAKE_CASES,
+                         ids=["config seed", "nan", "typo item", "inf level", "agents 2.5", "config alias"])
 def test_snakemake_rejects_before_any_job(tmp_path, case, message):
     if isinstance(case, dict):
         path = tmp_path / "bad.yaml"
