@@ -287,3 +287,13 @@ def test_ctrl_c_in_a_run_prints_one_line(no_work, capsys, monkeypatch):
     assert main(["run", HUANG, "fig1", "--out-dir", "out"]) == 130
     err = capsys.readouterr().err
     assert "stopped (Ctrl-C)" in err and "Traceback" not in err
+
+
+def test_parameters_that_cannot_run_are_refused_before_any_work(no_work, capsys):
+    """`nodes: 5000` is schema-valid, but 45,222 rows over 5,000 nodes leave a node 9 rows, fewer than C = 100: the
+    run failed at run time (C > B_i) in a long traceback, after deleting the item's outputs."""
+    for item, message in (("fig3", "graph.nodes = 5000: 45,222 rows split evenly give a node 9 rows, fewer than C"),
+                          ("fig4", "graph.nodes = 5000 nodes of at least min_size = 100 rows need 500,000 rows")):
+        params = {**_base_item(MADMM, item), "graph": {"kind": "erdos_renyi", "nodes": 5000, "p": 0.05, "seed": 1}}
+        assert main(["run", MADMM, item, "--params", json.dumps(params)]) == 2
+        assert message in capsys.readouterr().err

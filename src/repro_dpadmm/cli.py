@@ -147,6 +147,9 @@ def _check_cost(paper: str, item: str, params: dict, yes: bool = False) -> None:
     from .experiments import estimate
     from .paths import project_root
 
+    why = estimate.cannot_run(paper, item, params)
+    if why:
+        raise ValueError(why)
     e = estimate.refuse_too_large(paper, item, params)
     try:
         ref = config.item_params(paper, item)

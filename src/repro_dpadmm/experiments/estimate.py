@@ -272,6 +272,39 @@ def refuse_too_large(paper: str, item: str, params: dict) -> Estimate:
     return e
 
 
+def cannot_run(paper: str, item: str, params: dict) -> str:
+    """Why schema-valid parameters cannot run at all ('' when they can), found before any work: ZKL's privacy bound
+    (ICML Thm 4.1, Allerton Thm IV.1) needs C <= B_i at every node, and an even split of the dataset's rows over
+    N nodes gives the smallest node floor(rows / N) rows (graphs.split_data); an uneven split needs min_size rows
+    at each of the N nodes. (Without this, `nodes: 5000` failed at run time with C > B_i in a long traceback.)"""
+    if not paper.startswith("zhang2018") or "C" not in params:
+        return ""
+    shapes = [DATASETS[n].shapes.get("X") for n in params.get("datasets") or [] if n in DATASETS]
+    rows = min((int(s[0]) for s in shapes if s), default=None)
+    if rows is None:
+        return ""
+    if params.get("subsample"):
+        rows = min(rows, int(params["subsample"]))
+    C = float(params["C"])
+    nets = {"graph": params.get("graph")}
+    for group in ("extra_networks", "networks"):
+        nets.update({f"{group}.{k}": v for k, v in (params.get(group) or {}).items()})
+    for key, graph in nets.items():
+        if not isinstance(graph, dict) or not isinstance(graph.get("nodes"), int):
+            continue
+        nodes = graph["nodes"]
+        if params.get("split", "even") == "uneven":
+            need = int(params.get("min_size") or 1) * nodes
+            if need > rows:
+                return (f"{paper}/{item}: papers.{paper}.{item}.{key}.nodes = {nodes} nodes of at least min_size = "
+                        f"{params.get('min_size')} rows need {need:,} rows; the dataset has {rows:,}")
+        elif rows // nodes < C:
+            return (f"{paper}/{item}: papers.{paper}.{item}.{key}.nodes = {nodes}: {rows:,} rows split evenly give "
+                    f"a node {rows // nodes} rows, fewer than C = {params['C']:g} (papers.{paper}.{item}.C); the "
+                    "privacy bound needs C <= B_i at every node: lower the nodes or C")
+    return ""
+
+
 def _shown(params: dict, key: str) -> str:
     value = params
     for part in key.split("."):
