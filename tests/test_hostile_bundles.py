@@ -392,3 +392,26 @@ def test_a_bad_metrics_file_is_named_on_the_terminal_and_a_huge_finite_number_cr
     rejudge(_metrics_probe(json.dumps(huge))(base, tmp_path / "huge"), tmp_path / "o2", root=project)
     summary = json.loads((tmp_path / "o2" / "summary.json").read_text())
     assert summary["papers"]["huang2019_dpadmm"]["item_states"]["fig1"]["wall_time_s"] is None
+
+
+def test_a_report_folder_written_before_markers_is_still_the_reports_own(project, tmp_path):
+    """A report folder from before markers, as Snakemake leaves it before rerunning the report (its declared outputs
+    index.html, claims.json, summary.json and items/ removed), is rebuilt; a folder of one's own web pages is not."""
+    import shutil
+
+    old = tmp_path / "report"
+    build_report(old, root=project)
+    (old / ".repro-dpadmm-report.json").unlink()
+    for name in ("index.html", "claims.json", "summary.json"):
+        (old / name).unlink()
+    shutil.rmtree(old / "items")
+    (old / "notes.txt").write_text("mine")
+    build_report(old, root=project)
+    assert (old / "index.html").is_file() and (old / "notes.txt").read_text() == "mine"
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("my site")
+    (site / "about.html").write_text("me")
+    with pytest.raises(ValueError, match="holds other files and no report"):
+        build_report(site, root=project)
+    assert sorted(p.name for p in site.iterdir()) == ["about.html", "index.html"]

@@ -204,10 +204,12 @@ def _short(value, n: int = 40) -> str:
 
 REPORT_MARK = ".repro-dpadmm-report.json"
 REPORT_STAGING = ".report-staging-"
-# What a report folder written before markers existed holds (the names build_report writes): taken as the report's
-# own only in a folder that has one of LEGACY_SIGNS.
-LEGACY_SIGNS = ("index.html", "summary.json", "claims.json", "items")
-LEGACY_FILES = ("claims.json", "summary.json", "rejudged.json")
+# What a report folder written before markers existed holds (the names build_report writes), taken as the report's
+# own only in a folder that has one of LEGACY_SIGNS, or both LEGACY_PAGES (Snakemake removes a job's declared
+# outputs, index.html, claims.json, summary.json and items/, before it runs the report again).
+LEGACY_SIGNS = ("summary.json", "claims.json", "items")
+LEGACY_PAGES = ("privacy.html", "provenance.html")
+LEGACY_FILES = ("claims.json", "summary.json", "rejudged.json", "index.html", *LEGACY_PAGES)
 
 
 class OutDirError(ValueError):
@@ -231,10 +233,13 @@ def read_report_mark(out_dir: Path) -> dict | None:
 
 def _legacy_entries(out_dir: Path) -> list[str] | None:
     """The report's own entries of a report folder written before markers (None if the folder is no report)."""
+    from .registry import paper_ids
+
     names = {p.name for p in out_dir.iterdir()}
-    if not names & set(LEGACY_SIGNS):
+    if not (names & set(LEGACY_SIGNS) or set(LEGACY_PAGES) <= names):
         return None
-    own = [n for n in names if n in LEGACY_FILES or (n.endswith(".html") and n != "snakemake-report.html")]
+    pages = {f"{p}.html" for p in paper_ids()}
+    own = [n for n in names if n in LEGACY_FILES or n in pages]
     if (out_dir / "items").is_dir() and not (out_dir / "items").is_symlink():
         own.append("items")
     claims = out_dir / "claims"
