@@ -105,7 +105,7 @@ def at(key: str, variant: str) -> str:
 # ------------------------------------------------------------------------------------------------- the settings
 def eta_grid(params: dict) -> list[float]:
     """The step sizes tuned over and swept (`eta_grid`), ascending."""
-    grid = params.get("eta_grid", [0.25, 0.5, 1.0, 2.0, 4.0])
+    grid = params.get("eta_grid", [0.25, 1.0, 4.0, 16.0, 64.0, 256.0])
     if not grid or any(not isinstance(e, (int, float)) or isinstance(e, bool) or not e > 0 for e in grid):
         raise ValueError(f"eta_grid must be a non-empty list of positive numbers, got {grid!r}")
     return sorted({float(e) for e in grid})
@@ -359,6 +359,11 @@ def table1_row(name: str, params: dict, root: Path | None = None) -> dict:
                lam=float(params.get("lam", 1e-5)))
     s = setup(name, params, root)
     info = s.info()
+    grid = eta_grid(params)
+    row.update(L_avg=averaged_smoothness(s.problem), eta_steps_from_edge=steps_from_edge(s.eta, grid),
+               eta_source=s.eta_source)
+    row["eta_times_L_avg"] = s.eta * row["L_avg"]
+    row.update({f"c1.rho{r:g}": c1 for r, c1 in eq18_c1(s.problem, s.eta, params).items()})
     row.update({k: info[k] for k in ("edges", "alpha_g", "graph_seconds", "L_f", "norm_AtA", "eta", "F_x0",
                                       "majority_rate", "max_row_norm_raw", "max_abs_feature_raw", "features",
                                       "positive_fraction_train")},
@@ -375,26 +380,65 @@ def table1_metrics(rows: list[dict]) -> dict:
         out[f"available.{ds}"] = r["available"]
         for key in ("n_train", "n_test", "d", "lam", "edges", "alpha_g", "graph_seconds", "eta", "L_f",
                     "eta_times_L_f", "gamma", "gamma_min", "norm_AtA", "max_row_norm_raw", "max_abs_feature_raw",
-                    "F_x0", "majority_rate", "positive_fraction_train"):
+                    "F_x0", "majority_rate", "positive_fraction_train", "L_avg", "eta_times_L_avg",
+                    "eta_steps_from_edge", *(k for k in r if k.startswith("c1.rho"))):
             if key in r:
                 out[f"{key}.{ds}"] = r[key]
         for eta, row in (r.get("tuning") or {}).items():
             for alg, F in row.items():
-                out[f"tune_F.{alg}.{ds}.{eta_key(eta)}"] = F
+                out[f"tune_F.{alg}.{ds}.{eta_key(eta)}"] = F if np.isfinite(F) else None  # inf: unstable there
+    tuned = [r["eta"] for r in rows if r.get("eta_source") == "tuned"]
+    if tuned:
+        out["eta_distinct"] = len(set(tuned))  # how many different steps the tuned datasets use (§V-B: they differ)
+    return out
+
+
+def averaged_smoothness(problem) -> float:
+    """The smoothness of the averaged logistic loss f(x) = (1/n) sum_i log(1 + exp(-m_i l_i^T x)): 0.25 times the
+    largest eigenvalue of X^T X / n (scipy's Lanczos, `eigsh`). Assumption 1's L_f is any constant with
+    ||grad f(x1) - grad f(x2)|| <= L_f ||x1 - x2||; this is the least such bound of the Hessian's form, against the
+    worst case 0.25 max_i ||l_i||^2 that `FusedLasso.L_f` takes (a second reading of L_f, docs/choices.md#xu-step-size)."""
+    from scipy.sparse.linalg import LinearOperator, eigsh
+
+    X, n, d = problem.X, problem.n, problem.d
+    op = LinearOperator((d, d), matvec=lambda v: X.T @ (X @ v) / n, dtype=float)
+    return float(0.25 * eigsh(op, k=1, which="LA", return_eigenvectors=False, v0=np.ones(d))[0])
+
+
+def steps_from_edge(eta: float, grid: list[float]) -> int:
+    """How many grid steps lie between `eta` and the nearer end of `grid` (0: eta is an end, or not on the grid)."""
+    if eta not in grid:
+        return 0
+    i = grid.index(eta)
+    return min(i, len(grid) - 1 - i)
+
+
+def eq18_c1(problem, eta: float, params: dict, rhos=(0.1, 1.0, 10.0)) -> dict:
+    """eq. (18)'s constant c_1 = ||G||_2 / (2 eta) + rho ||A^T A||_2 / 2 + L_f ||A^+ (A^+)^T||_2 / (2 rho) at each rho,
+    with G = gamma I - eta rho A^T A (gamma as configured, the paper's 1) and ||A^+ (A^+)^T||_2 = 1 / lambda_min(A^T A)
+    (A = [W; I] has full column rank), L_f the worst-case 0.25 max_i ||l_i||^2. The paper's O() form (9) drops c_1;
+    (18) itself has rho in two of its three terms."""
+    lam = np.linalg.eigvalsh(problem.AtA)
+    gamma = check_gamma(params)
+    out = {}
+    for rho in rhos:
+        norm_G = float(np.max(np.abs(gamma - eta * rho * lam)))
+        out[float(rho)] = norm_G / (2 * eta) + rho * lam[-1] / 2 + problem.L_f / (2 * rho * lam[0])
     return out
 
 
 # ----------------------------------------------------------------------------------------------------- Fig. 1
 def fig1_reference(s: Setup, params: dict, label: str) -> dict:
-    """One long noise-free run for F* (`reference_iterations` at the grid's largest step, the fastest the rule
-    allows; F on `reference_evaluations` evenly spaced iterates and the last): {"F": ..., "t": ...}."""
+    """One long noise-free run for F* (`reference_iterations` at the dataset's own step, the one the tuning found
+    fastest; the grid reaches beyond the stable steps, so its largest is no reference; F on `reference_evaluations`
+    evenly spaced iterates and the last): {"F": ..., "t": ...}."""
     alg, restart = REFERENCE_RUNS[label]
     TL = params.get("reference_iterations", 5000)
     stride = max(1, TL // params.get("reference_evaluations", 500))
-    run = run_algorithm(s, alg, params, T=TL, restart=restart, eta=max(eta_grid(params)))
+    run = run_algorithm(s, alg, params, T=TL, restart=restart)
     idx = np.unique(np.r_[np.arange(0, TL + 1, stride), TL])
     run.x = run.x[:, idx]
-    return {"F": objective_trace(s, run)[0], "t": idx, "eta": max(eta_grid(params))}
+    return {"F": objective_trace(s, run)[0], "t": idx, "eta": s.eta}
 
 
 def reference_minimum(refs: dict) -> dict:
@@ -455,14 +499,20 @@ def first_passage(gap: np.ndarray, level: float) -> np.ndarray:
     the fraction of the step from t - 1 to t still to go (linear in log gap), so that runs which cross in the same
     iteration are told apart; NaN where a row never reaches it (and for a NaN level)."""
     gap = np.asarray(gap, dtype=float)
+    level = np.asarray(level, dtype=float)[..., None] if np.ndim(level) else level  # a level per row
     below = gap <= level
+    gap = np.broadcast_to(gap, below.shape)
     t = np.argmax(below, axis=-1)
+    level = level[..., 0] if np.ndim(level) else level
     prev = np.take_along_axis(gap, np.maximum(t - 1, 0)[..., None], axis=-1)[..., 0]
     here = np.take_along_axis(gap, t[..., None], axis=-1)[..., 0]
     with np.errstate(divide="ignore", invalid="ignore"):
         frac = np.log(prev / level) / np.log(prev / here)
     crossing = np.where(t > 0, t - 1 + np.clip(frac, 0.0, 1.0), 0.0)
     return np.where(below.any(axis=-1), crossing, np.nan).astype(float)
+
+
+FLOOR_FACTOR = 2.0  # [D] "at its floor": within this factor of the lowest gap the run reaches
 
 
 def floor_of(gap: np.ndarray) -> float:
@@ -516,10 +566,24 @@ def fig1_setting_metrics(name: str, r: dict, F_star: float, F_x0: float, longest
                           max(floor_of(gap["dp_admm"]), floor_of(gap["dp_acc_admm"])))
     for a in PRIVATE:
         put(f"iters_to_level.{a}.{name}", first_passage(gap[a], level))
+    # the whole run: how far each run ends above the lowest gap it reached (a run that levels off ends near it, one
+    # whose momentum accumulates the noise climbs away from it), and the iterations to get within FLOOR_FACTOR of that
+    # lowest gap, the whole descent to the floor rather than its first half
+    for a in ALGORITHMS:
+        put(f"end_over_min.{a}.{name}", gap[a][:, -1] / np.min(gap[a][:, 1:], axis=1))
+    for pair, (dp, np_) in PAIRS.items():
+        level = FLOOR_FACTOR * np.min(gap[dp][:, 1:], axis=1)   # per run
+        put(f"settle_ratio.{pair}.{name}", first_passage(gap[dp], level) / first_passage(gap[np_], level))
+    level = FLOOR_FACTOR * np.maximum(np.min(gap["dp_admm"][:, 1:], axis=1), np.min(gap["dp_acc_admm"][:, 1:], axis=1))
+    for a in PRIVATE:
+        put(f"iters_to_floor.{a}.{name}", first_passage(gap[a], level))
     T_max = longest["admm"].size - 1  # the rates' ratio at a tenth, a third and the end of the longest run
     for label, t in (("t_tenth", T_max // 10), ("t_third", T_max // 3), ("t_end", T_max)):
         g = {a: float(longest[a][t] - F_star) for a in ("admm", "acc_admm")}
         out[at(f"gap_ratio.acc_over_admm.{name}.{label}", variant)] = g["acc_admm"] / g["admm"]
+    for a in ("admm", "acc_admm"):  # each rate bound on its own: the fall of the gap from a tenth of the run to its end
+        out[at(f"gap_fall.{a}.{name}", variant)] = (float(longest[a][T_max // 10] - F_star)
+                                                    / float(longest[a][T_max] - F_star))
     for a in ("admm", "acc_admm"):
         out[at(f"max_rise.{a}.{name}", variant)] = float(np.max(np.diff(F[a][0])))
     return out, reps
@@ -537,6 +601,8 @@ def fig1_dataset_metrics(d: dict, params: dict) -> tuple[dict, dict]:
            f"gap_x0.{name}": F_x0 - F_star, f"majority_rate.{name}": info["majority_rate"],
            f"edges.{name}": info["edges"], f"graph_seconds.{name}": info["graph_seconds"]}
     out.update({f"reference_final_gap.{k}.{name}": v for k, v in ref["final_gap"].items()})
+    out[f"diverged_settings.{name}"] = len(d.get("diverged", {}))
+    out.update({at(f"diverged.{name}", v): why for v, why in d.get("diverged", {}).items()})
     out.update({f"cpu_per_iter.{a}.{name}": c for a, c in cpu.items()})
     out[f"lowest_short_minus_F_star.{name}"] = min(float(np.min(F)) for r in d["steps"].values()
                                                    for F in r["F"].values()) - F_star
@@ -705,7 +771,9 @@ def fig2_dataset_metrics(d: dict, params: dict) -> tuple[dict, dict]:
     out = {f"F_x0.{name}": info["F_x0"], f"majority_rate.{name}": info["majority_rate"],
            f"majority_gain.{name}": 0.0,  # the majority class's accuracy gain over itself: what acc_gain_x0 must beat
            f"edges.{name}": info["edges"], f"graph_seconds.{name}": info["graph_seconds"],
-           f"sensitivity_witness.{name}": d["witness"]}
+           f"sensitivity_witness.{name}": d["witness"], f"majority_error.{name}": 1.0 - info["majority_rate"],
+           f"diverged_settings.{name}": len(d.get("diverged", {}))}
+    out.update({at(f"diverged.{name}", v): why for v, why in d.get("diverged", {}).items()})
     reps = {}
     default_key = (info["eta"], params["iterations"])
     settings = [("", d["steps"][default_key])]
@@ -833,7 +901,8 @@ def fig1_sweep_figure(datasets: dict, params: dict, names=PANEL_ORDER):
         for k, T in enumerate(sweep_T(params)):
             for pair, ls in (("acc_pair", "-"), ("admm_pair", "--")):
                 dp, np_ = PAIRS[pair]
-                y = [d["steps"][(e, T)]["F"][dp][:, -1].mean() - d["steps"][(e, T)]["F"][np_][0, -1] for e in steps]
+                y = [d["steps"][(e, T)]["F"][dp][:, -1].mean() - d["steps"][(e, T)]["F"][np_][0, -1]
+                     if (e, T) in d["steps"] else np.nan for e in steps]  # NaN: diverged there
                 bottom.plot(steps, y, marker="o", ms=3, ls=ls, color=T_COLOURS[k % len(T_COLOURS)],
                             label=f"T = {T}, {'DP-AccADMM - AccADMM' if pair == 'acc_pair' else 'DP-ADMM - ADMM'}")
         bottom.axvline(d["info"]["eta"], color="0.5", lw=0.8, ls=":")
@@ -1049,7 +1118,36 @@ def part_fig1(params: dict, key: str) -> dict | None:
     eta, T = _setting_of(what, params, name)
     if not swept(params) and (eta, T) != (s.eta, params["iterations"]):
         return {"info": s.info(), "step": None}  # another grid step than the tuned one, and no sweep
-    return {"info": s.info(), "step": fig1_step(s, params, eta, T)}
+    return {"info": s.info(), "step": swept_setting(fig1_step, s, params, eta, T)}
+
+
+def swept_setting(run, s: Setup, params: dict, eta: float, T: int) -> dict:
+    """`run(s, params, eta, T)` (fig1_step or fig2_step); at a swept setting other than the dataset's own step and the
+    headline T, a run that diverges (lin.DivergedError: a non-finite iterate, or a noise-free objective that ends
+    above its start) is recorded as {"eta", "T", "diverged": the error's message}: the grid reaches beyond the stable
+    steps on purpose (the tuned step must lie inside it), and a setting where a method diverges is no reading of the
+    paper's (its metrics are not written, so no claim is judged there). At the default setting it raises."""
+    try:
+        return run(s, params, eta, T)
+    except lin.DivergedError as exc:
+        if eta == s.eta and T == params["iterations"]:
+            raise
+        print(f"{PAPER}: {s.name} at eta = {eta:g}, T = {T} diverged; recorded, not judged ({exc})")
+        return {"eta": eta, "T": T, "diverged": str(exc)}
+
+
+def stable_steps(parts: dict) -> tuple[dict, dict]:
+    """({(eta, T): step result} of the settings that ran stable, {"eta<e>_T<T>": why} of those that diverged)."""
+    steps, diverged = {}, {}
+    for w, p in parts.items():
+        r = p.get("step") if w.startswith("eta") else None
+        if r is None:
+            continue
+        if "diverged" in r:
+            diverged[variant_name(r["eta"], r["T"])] = r["diverged"]
+        else:
+            steps[(r["eta"], r["T"])] = r
+    return steps, diverged
 
 
 def run_fig1(params: dict) -> dict:
@@ -1063,9 +1161,8 @@ def run_fig1(params: dict) -> dict:
                         "reference": reference_minimum({w.removeprefix(f"{how}.ref."): q["ref"] for w, q in parts.items()
                                                         if w.startswith(f"{how}.ref.")})}
                   for how, p in parts.items() if how in FEATURE_SCALINGS}
-        datasets[name] = {"info": info, "reference": reference_minimum(refs),
-                          "steps": {(p["step"]["eta"], p["step"]["T"]): p["step"] for w, p in parts.items()
-                                    if w.startswith("eta") and p["step"] is not None},
+        steps, diverged = stable_steps(parts)
+        datasets[name] = {"info": info, "reference": reference_minimum(refs), "steps": steps, "diverged": diverged,
                           "scaled": scaled}
     return {"params": params, "datasets": datasets, "missing": missing}
 
@@ -1132,7 +1229,7 @@ def part_fig2(params: dict, key: str) -> dict | None:
     eta, T = _setting_of(what, params, name)
     if not swept(params) and (eta, T) != (s.eta, params["iterations"]):
         return {"info": s.info(), "step": None}  # another grid step than the tuned one, and no sweep
-    out = {"info": s.info(), "step": fig2_step(s, params, eta, T)}
+    out = {"info": s.info(), "step": swept_setting(fig2_step, s, params, eta, T)}
     if eta == s.eta and T == params["iterations"]:
         out["witness"] = replace_one_witness(s.problem)
     return out
@@ -1144,9 +1241,8 @@ def run_fig2(params: dict) -> dict:
     datasets = {}
     for name, parts in grouped.items():
         info = next(iter(parts.values()))["info"]
-        steps = {(p["step"]["eta"], p["step"]["T"]): p["step"] for w, p in parts.items()
-                 if w.startswith("eta") and p["step"] is not None}
-        datasets[name] = {"info": info, "steps": steps,
+        steps, diverged = stable_steps(parts)
+        datasets[name] = {"info": info, "steps": steps, "diverged": diverged,
                           "witness": next(p["witness"] for p in parts.values() if "witness" in p),
                           "rho": parts.get("rho", {}).get("rho", {}),
                           "scaled": {w: p for w, p in parts.items() if w in FEATURE_SCALINGS}}
