@@ -385,7 +385,12 @@ def _parse_claim(raw: dict, cf: ClaimsFile, line: int | None) -> tuple[Claim, li
             warnings.append(f"{where}: metrics.{claim.item} does not exist; document the item's metric keys")
         else:
             for key in claim.metric_keys():
-                if key not in documented and not cited(key):
+                # a check may read one setting's value directly (`<key>@<variant>`, e.g. one case per swept
+                # setting): its base key is what is documented, and the variant must be declared
+                base, _, variant = key.partition("@")
+                if variant and variant not in cf.variants:
+                    warnings.append(f"{where}: metric {key!r} names no declared variant {variant!r}")
+                elif base not in documented and not cited(key):
                     warnings.append(f"{where}: metric {key!r} is not documented under metrics.{claim.item}")
     return claim, errors, warnings
 
