@@ -57,7 +57,7 @@ def test_the_config_tunes_the_step_per_dataset_with_gamma_one():
     for item in ("table1", "fig1", "fig2"):
         params = config_mod.item_params(xu.PAPER, item)
         assert params["eta"] == "tuned" and params["gamma"] == 1.0
-        assert xu.eta_grid(params) == [0.25, 0.5, 1.0, 2.0, 4.0] and params["tune_iterations"] == 100
+        assert xu.eta_grid(params) == [0.25, 1.0, 4.0, 16.0, 64.0, 256.0] and params["tune_iterations"] == 100
     s = tiny_setup()
     best, table = lin.tune_step(s.problem, [0.5, 4.0, 1.0], T=30)
     assert sorted(table) == [0.5, 1.0, 4.0]
@@ -105,6 +105,37 @@ def test_diverging_run_raises_naming_dataset_and_eta():
         xu.run_algorithm(dataclasses.replace(bad, eta=float("1e308")), "admm", PARAMS, T=5)
 
 
+def test_a_swept_setting_that_diverges_is_recorded_and_the_default_raises():
+    s = tiny_setup()
+    params = {**PARAMS, "iterations": 8}
+    r = xu.swept_setting(xu.fig2_step, s, params, 1000.0, 8)
+    assert set(r) == {"eta", "T", "diverged"} and "eta = 1000" in r["diverged"]
+    with pytest.raises(lin.DivergedError):   # the dataset's own step at the headline T must run
+        xu.swept_setting(xu.fig2_step, dataclasses.replace(s, eta=1000.0), params, 1000.0, 8)
+    ok = xu.swept_setting(xu.fig2_step, s, params, 1.0, 4)
+    steps, diverged = xu.stable_steps({"eta1.T4": {"step": ok}, "eta1000.T8": {"step": r}, "rho": {"rho": {}}})
+    assert list(steps) == [(1.0, 4)] and list(diverged) == ["eta1000_T8"]
+
+
+def test_step_grid_position_averaged_smoothness_and_eq18_constant():
+    assert xu.steps_from_edge(16.0, [0.25, 1.0, 4.0, 16.0, 64.0, 256.0]) == 2
+    assert xu.steps_from_edge(256.0, [0.25, 1.0, 4.0, 16.0, 64.0, 256.0]) == 0
+    assert xu.steps_from_edge(1.0, [1.0, 4.0]) == 0 and xu.steps_from_edge(3.0, [1.0, 4.0]) == 0
+    p = tiny_setup().problem
+    X = np.asarray(p.X.todense()) if hasattr(p.X, "todense") else np.asarray(p.X)
+    L_avg = 0.25 * np.linalg.eigvalsh(X.T @ X / p.n)[-1]
+    assert xu.averaged_smoothness(p) == pytest.approx(L_avg, rel=1e-8)
+    assert L_avg <= p.L_f + 1e-12    # the averaged loss is never less smooth than the worst sample
+    # eq. (18)'s c_1 from its definition, with the pseudo-inverse computed directly
+    A = p.A.toarray()
+    Ap = np.linalg.pinv(A)
+    for rho, c1 in xu.eq18_c1(p, 4.0, {"gamma": 1.0}).items():
+        G = np.eye(p.d) - 4.0 * rho * A.T @ A
+        want = (np.linalg.norm(G, 2) / 8.0 + rho * np.linalg.norm(A.T @ A, 2) / 2
+                + p.L_f * np.linalg.norm(Ap @ Ap.T, 2) / (2 * rho))
+        assert c1 == pytest.approx(want, rel=1e-9)
+
+
 def test_first_passage_and_levels():
     gap = np.array([[1.0, 0.5, 0.2, 0.3], [1.0, 0.9, 0.8, 0.7]])
     # crossing 0.45 between t = 1 (0.5) and t = 2 (0.2), linearly in log gap; the second row never does
@@ -115,6 +146,10 @@ def test_first_passage_and_levels():
     assert xu.floor_of(gap) == pytest.approx(0.5)
     assert xu.level_between(1.0, 0.01) == pytest.approx(0.1)
     assert np.isnan(xu.level_between(1.0, 1.5)) and np.isnan(xu.level_between(1.0, 0.0))
+    # one level per row (the whole-run speed: each run's own floor), against a single noise-free row too
+    np.testing.assert_allclose(xu.first_passage(gap, np.array([0.45, 0.75])),
+                               [want, 2 + np.log(0.8 / 0.75) / np.log(0.8 / 0.7)])
+    np.testing.assert_allclose(xu.first_passage(gap[:1], np.array([0.45, 0.2])), [want, 2.0])
 
 
 def test_sweep_settings_and_their_variant_metrics():
@@ -171,6 +206,14 @@ def test_fig1_metrics_speed_floor_and_rate():
         assert m[f"gap_ratio.acc_over_admm.ijcnn1.{label}@eta4_T4"] == pytest.approx(
             (F8["acc_admm"][0, t] - ref["F_star"]) / (F8["admm"][0, t] - ref["F_star"]))
     assert m["lowest_short_minus_F_star.ijcnn1"] >= -1e-12  # F* lies below every short run
+    # the whole run: where each run ends against its lowest gap, and the descent to within 2x of that floor
+    np.testing.assert_allclose(reps["end_over_min.dp_acc_admm.ijcnn1"],
+                               g["dp_acc_admm"][:, -1] / g["dp_acc_admm"][:, 1:].min(axis=1))
+    level = xu.FLOOR_FACTOR * g["dp_admm"][:, 1:].min(axis=1)
+    np.testing.assert_allclose(reps["settle_ratio.admm_pair.ijcnn1"],
+                               xu.first_passage(g["dp_admm"], level) / xu.first_passage(g["admm"], level))
+    assert m["gap_fall.admm.ijcnn1@eta4_T4"] == pytest.approx(
+        (F8["admm"][0, 0] - ref["F_star"]) / (F8["admm"][0, 8] - ref["F_star"]))
 
 
 def test_replace_one_witness_is_twice_the_proofs_sensitivity():

@@ -494,8 +494,8 @@ def fig1_step(s: Setup, params: dict, eta: float, T: int) -> dict:
     return out
 
 
-def first_passage(gap: np.ndarray, level: float) -> np.ndarray:
-    """When each row of `gap` (..., T+1) first reaches `level`, in iterations: the first t with gap_t <= level, less
+def first_passage(gap: np.ndarray, level) -> np.ndarray:
+    """When each row of `gap` (..., T+1) first reaches `level` (a number, or one per row), in iterations: the first t with gap_t <= level, less
     the fraction of the step from t - 1 to t still to go (linear in log gap), so that runs which cross in the same
     iteration are told apart; NaN where a row never reaches it (and for a NaN level)."""
     gap = np.asarray(gap, dtype=float)
@@ -573,7 +573,8 @@ def fig1_setting_metrics(name: str, r: dict, F_star: float, F_x0: float, longest
         put(f"end_over_min.{a}.{name}", gap[a][:, -1] / np.min(gap[a][:, 1:], axis=1))
     for pair, (dp, np_) in PAIRS.items():
         level = FLOOR_FACTOR * np.min(gap[dp][:, 1:], axis=1)   # per run
-        put(f"settle_ratio.{pair}.{name}", first_passage(gap[dp], level) / first_passage(gap[np_], level))
+        with np.errstate(divide="ignore", invalid="ignore"):  # NaN where a floor lies above half the start's gap
+            put(f"settle_ratio.{pair}.{name}", first_passage(gap[dp], level) / first_passage(gap[np_], level))
     level = FLOOR_FACTOR * np.maximum(np.min(gap["dp_admm"][:, 1:], axis=1), np.min(gap["dp_acc_admm"][:, 1:], axis=1))
     for a in PRIVATE:
         put(f"iters_to_floor.{a}.{name}", first_passage(gap[a], level))
