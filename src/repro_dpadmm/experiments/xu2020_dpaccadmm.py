@@ -1041,7 +1041,8 @@ def _gathered(item: str, params: dict) -> tuple[dict, dict]:
 
 # Table I
 TABLE1_COLUMNS = ("dataset", "n_train", "paper_n_train", "n_test", "paper_n_test", "d", "paper_d", "lam", "paper_lam",
-                  "edges", "alpha_g", "graph_seconds", "L_f", "eta", "gamma", "gamma_min", "F_x0", "majority_rate",
+                  "edges", "alpha_g", "graph_seconds", "L_f", "L_avg", "eta", "eta_steps_from_edge", "gamma", "gamma_min",
+                  "c1.rho0.1", "c1.rho1", "c1.rho10", "F_x0", "majority_rate",
                   "max_abs_feature_raw", "features")
 
 
