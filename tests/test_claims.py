@@ -201,6 +201,11 @@ BAD = [
     ({"metrics": {"fig1": {"a": "doc"}}, "claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
                                                      "checks": [{"kind": "true", "metric": "b"}]}]},
      "metric 'b' is not documented under metrics.fig1"),
+    # one setting's value read directly: the base key documented, but the setting no declared variant
+    ({"metrics": {"fig1": {"a": "doc"}}, "variants": {"v1": {"choice": "T", "label": "T = 1"}},
+      "claims": [{"id": "huang2019_dpadmm.fig1.a", "item": "fig1", "quote": "q",
+                  "checks": [{"kind": "less", "left": "a@v1", "right": "a@v2"}]}]},
+     "metric 'a@v2' names no declared variant 'v2'"),
     ({"clams": []}, "top level: Unknown fields are not allowed ('clams'"),
     ([1, 2], "[1, 2] is not of type 'object'"),
 ]
