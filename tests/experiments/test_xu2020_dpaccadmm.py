@@ -251,7 +251,8 @@ def test_feature_scaling():
     params = {**PARAMS, "datasets": ["bio_train"], "variants": {"feature_scaling": {"bio_train": "minmax"}}}
     assert xu.scaling_variants(params) == {"bio_train": "minmax"}
     # its headline setting and its own reference run are jobs of their own
-    assert xu.parts_fig1(params)[-3:] == ["bio_train.ref.acc_admm", "bio_train.minmax", "bio_train.minmax.ref.acc_admm"]
+    assert xu.parts_fig1(params)[-4:] == ["bio_train.ref.acc_admm", "bio_train.minmax", "bio_train.minmax.ref.acc_admm",
+                                          "bio_train.restart"]
     assert xu.parts_fig2(params)[-1] == "bio_train.minmax"
 
 
@@ -309,6 +310,10 @@ def test_metrics_documented_and_claims_well_formed(tmp_path, monkeypatch):
         assert set(out.get("repeats", {})) <= set(out["metrics"])
 
 
+def plain_params(params: dict) -> dict:
+    return {k: v for k, v in params.items() if k != "variants"}
+
+
 def test_items_on_a_synthetic_root(tmp_path, monkeypatch):
     monkeypatch.setenv("REPRO_DPADMM_ROOT", str(_synthetic_root(tmp_path)))
     params = {**PARAMS, "datasets": ["ijcnn1", "bio_train"], "graph": {"alphas": [0.3, 0.1], "tol": 1e-3},
@@ -326,6 +331,10 @@ def test_items_on_a_synthetic_root(tmp_path, monkeypatch):
     assert set(xu.plot_fig1(f1)) == {"fig1", "fig1_sweep"}
     assert out1["metrics"]["status.bio_train"] == xu.UNAVAILABLE
     assert "gap_T.dp_admm.ijcnn1@eta1_T4" in out1["repeats"] and "F_star.ijcnn1" in out1["metrics"]
+    # the restart reading: the headline setting with Goldstein et al.'s rule in both accelerated methods
+    assert "ijcnn1.restart" in xu.parts_fig1(params) and "ijcnn1.restart" not in xu.parts_fig1(plain_params(params))
+    assert f1["datasets"]["ijcnn1"]["restart"]["T"] == params["iterations"]
+    assert "end_over_min.dp_acc_admm.ijcnn1@restart" in out1["repeats"]
     assert "bio_train**: not run" in xu.table_fig1(f1, out1["metrics"])
     assert "ijcnn1.rho" in xu.parts_fig2(params)
     f2 = xu.run_fig2(params)

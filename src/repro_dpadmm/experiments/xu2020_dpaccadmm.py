@@ -469,7 +469,7 @@ def cpu_per_iteration(s: Setup, params: dict, sigma: float) -> dict:
     return best
 
 
-def fig1_step(s: Setup, params: dict, eta: float, T: int) -> dict:
+def fig1_step(s: Setup, params: dict, eta: float, T: int, timed: bool = True) -> dict:
     """Fig. 1's runs at one step and one T: the noise-free ADMM and AccADMM (checked stable) and the private ones at
     Fig. 1's epsilon (sigma from Theorem 1 at T), `repeats` runs at the dataset's own step and the headline T,
     `variants.repeats` elsewhere. Objective traces F(x_t) for every t (the private ones per run: (R, T+1)), test
@@ -489,7 +489,7 @@ def fig1_step(s: Setup, params: dict, eta: float, T: int) -> dict:
             out["F"][alg] = F[None]
         with threadpool_limits(limits=1):
             out["acc"][alg] = fl.accuracy(s.X_test, s.y_test, run.x_T)
-    if default:
+    if default and timed:
         out["cpu_per_iter"] = cpu_per_iteration(s, params, out["sigma"])
     return out
 
@@ -613,6 +613,11 @@ def fig1_dataset_metrics(d: dict, params: dict) -> tuple[dict, dict]:
         longest = d["steps"][(eta, max(t for e, t in d["steps"] if e == eta))]["F"]
         m, rp = fig1_setting_metrics(name, d["steps"][(eta, T)], F_star, F_x0,
                                      {a: longest[a][0] for a in ("admm", "acc_admm")}, variant)
+        out.update(m)
+        reps.update(rp)
+    if d.get("restart") is not None:   # the restart reading: the headline setting, the same F* and references
+        m, rp = fig1_setting_metrics(name, d["restart"], F_star, F_x0,
+                                     {a: d["restart"]["F"][a][0] for a in ("admm", "acc_admm")}, "restart")
         out.update(m)
         reps.update(rp)
     for variant, r in d.get("scaled", {}).items():  # another feature scaling: its own F*, references and step
@@ -1098,7 +1103,12 @@ def parts_fig1(params: dict) -> list[str]:
         keys += [part_key(name, ref) for ref in refs]
         for how in (how for n, how in scaling_variants(params).items() if n == name):
             keys += [part_key(name, how)] + [part_key(name, f"{how}.{ref}") for ref in refs]
+        if swept(params):
+            keys.append(part_key(name, "restart"))
     return keys
+
+
+RESTART = "goldstein"   # the restart reading: Goldstein et al.'s rule, in (DP-)AccADMM and its noise-free counterpart
 
 
 def part_fig1(params: dict, key: str) -> dict | None:
@@ -1110,6 +1120,9 @@ def part_fig1(params: dict, key: str) -> dict | None:
     scaled = how in FEATURE_SCALINGS  # the headline setting with another feature scaling: its own graph, step, F*
     s = setup(name, params, features=how if scaled else None)
     rest = what[len(how) + 1:] if scaled else what
+    if what == "restart":  # the headline setting with Goldstein et al.'s restart in both accelerated methods
+        return {"info": s.info(), "step": fig1_step(s, {**params, "restart": RESTART}, s.eta, params["iterations"],
+                                                    timed=False)}
     if rest.startswith("ref."):
         label = rest.removeprefix("ref.")
         if label not in REFERENCE_RUNS:
@@ -1159,13 +1172,14 @@ def run_fig1(params: dict) -> dict:
     for name, parts in grouped.items():
         info = next(iter(parts.values()))["info"]
         refs = {w.removeprefix("ref."): p["ref"] for w, p in parts.items() if w.startswith("ref.")}
+        restarted = parts.get("restart", {}).get("step")
         scaled = {how: {"info": p["info"], "step": p["step"],
                         "reference": reference_minimum({w.removeprefix(f"{how}.ref."): q["ref"] for w, q in parts.items()
                                                         if w.startswith(f"{how}.ref.")})}
                   for how, p in parts.items() if how in FEATURE_SCALINGS}
         steps, diverged = stable_steps(parts)
         datasets[name] = {"info": info, "reference": reference_minimum(refs), "steps": steps, "diverged": diverged,
-                          "scaled": scaled}
+                          "scaled": scaled, "restart": restarted}
     return {"params": params, "datasets": datasets, "missing": missing}
 
 
