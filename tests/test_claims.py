@@ -261,7 +261,7 @@ def test_duplicate_yaml_keys_are_errors(tmp_path):
     path.write_text("claims:\n  - id: huang2019_dpadmm.fig1.a\n    item: fig1\n    quote: q\n    quote: r\n"
                     "    checks: [{kind: true, metric: x}]\n")
     with pytest.raises(ClaimsError,
-                       match=r"huang2019_dpadmm\.yaml:5: claims\[0\].*key 'quote' is given more than once"):
+                       match=r"huang2019_dpadmm\.yaml:5: key 'quote' appears twice in one mapping \(first on line 4\)"):
         validate_claims_file(path)
 
 
