@@ -59,7 +59,8 @@ def test_comparison_from_its_part_files_equals_the_whole_run(adult, tmp_path):
     params = {**COMPARE, "seed": 0}
     keys = ex.parts_fig6(params)
     assert keys == ["admm", "eps0.05-delta1e-05", "eps0.2-delta1e-05", "eps0.2-delta0.001", "dvp-eps0.05",
-                    "dvp-eps0.2", "dpsgd-lr"]
+                    "dvp-eps0.2", "dpsgd-lr-eps0.05-delta1e-05", "dpsgd-lr-eps0.2-delta1e-05",
+                    "dpsgd-lr-eps0.2-delta0.001"]
     for key in keys:
         parts.write_part(parts.part_path(ex.PAPER, "fig6", key, tmp_path),
                          parts.record(key, params, value=ex.comparison_part(X, y, params, 0, key)))

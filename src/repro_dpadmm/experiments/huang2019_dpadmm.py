@@ -67,7 +67,14 @@ PAPER_TABLE2 = {
 }
 
 LABELS = {"dpadmm": "DP-ADMM", "admm": "ADMM (non-private)", "pvp": "ADMM + PVP", "dvp": "DVP",
-          "dpsgd_avg": "DPSGD (average)", "dpsgd_sum": "DPSGD (sum)", "central": "centralised optimum"}
+          "dpsgd_avg": "DPSGD (average)", "dpsgd_sum": "DPSGD (sum)", "central": "centralised optimum",
+          "dpadmm_const": "DP-ADMM, constant eta = eta_i^1 (constant noise)",
+          "dpadmm_const_last": "DP-ADMM, constant eta = eta_i^t (constant noise)"}
+
+# The ablation of time-varying noise (§III-B, the abstract's "time-varying Gaussian noise addition"): DP-ADMM with its
+# step size, hence by eq. (14) its noise, frozen at the schedule's first (k = 1) or last (k = t) value, at the same
+# per-iteration (eps, delta) and on the same noise draws. {run name: index into the schedule}.
+CONSTANT_ETA = {"dpadmm_const": 0, "dpadmm_const_last": -1}
 
 
 # --------------------------------------------------------------------------------------------------- helpers
@@ -145,6 +152,14 @@ def majority_share(data, w: np.ndarray) -> np.ndarray:
 
 def _curves(h) -> dict:
     return {k: summarise(v) for k, v in h.traces.items()}
+
+
+def _global_el(data, w: np.ndarray) -> np.ndarray:
+    """Per repeat, the empirical loss (1/n) sum_i (1/m_i) sum_j l(a_ij, b_ij, w) of one model per repeat, w (R, d):
+    for DP-ADMM, PVP and DVP the aggregator's w^k of (10c), the reading `global_model` (scored as DPSGD's one model
+    is). By (10d) the duals sum to zero from gamma^0 = 0, so w^k is the mean of the shared models."""
+    R = w.shape[0]
+    return data.mean_loss(np.ascontiguousarray(np.broadcast_to(w[:, None, :], (R, data.n, data.d)))).mean(-1)
 
 
 def _dpadmm_run(data, reg, eps, delta, params, seed, n):
@@ -289,10 +304,19 @@ def privacy_sweep_metrics(res: dict) -> tuple[dict, dict]:
         lag = min(10, T - 1)
         put(m, rep, f"aov_drift10.{k}", aov[:, -1] - aov[:, -1 - lag])  # change over the last 10 iterations
         put(m, rep, f"aov_min.{k}", aov[:, 1:].min(1))
+        # how much of its fall from k = 1 the curve still makes in the second half of the run: an a + b / sqrt(k)
+        # curve (the form of Theorems 3 / 4's bound) makes (1/sqrt(t/2) - 1/sqrt(t)) / (1 - 1/sqrt(t)) of it
+        # (0.046 at t = 100), a 1/k curve less, a straight line half
+        half = T // 2
+        put(m, rep, f"aov_half.{k}", aov[:, half])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            put(m, rep, f"aov_tail_share.{k}", (aov[:, half] - aov[:, -1]) / (aov[:, 1] - aov[:, -1]))
         put(m, rep, f"el_final.{k}", cur["el"]["final"])
         put(m, rep, f"err_final.{k}", cur["err"]["final"])
         put(m, rep, f"errw_final.{k}", cur["err_global"]["final"])
         m[f"c0.{k}"] = r["privacy"]["paper_eps"] / (math.sqrt(T) * eps)
+        # Theorem 2's sqrt(t): the same accountant at 4t (its c_0 is constant only if eps-bar doubles)
+        m[f"c0_4t.{k}"] = hb.eps_bar(eps, delta, 4 * T) / (math.sqrt(4 * T) * eps)
         _privacy_keys(m, "dpadmm", eps, delta, r["privacy"])
     return m, rep
 
@@ -305,8 +329,9 @@ DPSGD_RUN = {"sum": "dpsgd_sum", "average": "dpsgd_avg"}
 
 def _comparison_parts(params: dict) -> dict[str, tuple]:
     """Figs. 3 / 6 run as parts (experiments.parts): non-private ADMM (with the centralised optimum); per (eps, delta)
-    setting DP-ADMM, DPSGD and, for l2, PVP; for l2, DVP once per eps (pure DP: one run serves every delta); DPSGD's
-    learning-rate sweep (`lr_sweep`) if params['dpsgd'] has an `lr_grid`. {key: what the part runs}."""
+    setting DP-ADMM (with its constant-step ablation), DPSGD and, for l2, PVP; for l2, DVP once per eps (pure DP: one
+    run serves every delta); per setting DPSGD's learning-rate sweep (`lr_sweep`) if params['dpsgd'] has an
+    `lr_grid`. {key: what the part runs}."""
     out = {"admm": ("admm",)}
     for eps, delta in unique_settings(params):
         out[f"eps{eps:g}-delta{delta:g}"] = ("setting", eps, delta)
@@ -314,7 +339,8 @@ def _comparison_parts(params: dict) -> dict[str, tuple]:
         for eps in dict.fromkeys(e for e, _ in unique_settings(params)):
             out[f"dvp-eps{eps:g}"] = ("dvp", eps)
     if params["dpsgd"].get("lr_grid"):
-        out["dpsgd-lr"] = ("lr",)
+        for eps, delta in unique_settings(params):
+            out[f"dpsgd-lr-eps{eps:g}-delta{delta:g}"] = ("lr", eps, delta)
     return out
 
 
@@ -327,18 +353,23 @@ def _dpsgd_run(data, reg, eps, delta, params, seed, n, conv, lr):
                      **_common(params))
 
 
-def lr_sweep(data, params: dict, seed: int) -> dict:
-    """DPSGD's final EL and test error per repeat for every learning rate of params['dpsgd']['lr_grid'] (in the units
-    of the default convention) at every setting of the eps-sweep: {(lr, eps, delta): {'el': (R,), 'err': (R,)}}.
-    One sweep covers both conventions: the sum convention at lr is the average convention at n lr, draw for draw
-    (algorithms.sgd), so the grid's best lr reads in either unit."""
-    reg, n, dp = params["reg"], int(params["agents"]), params["dpsgd"]
+def lr_sweep(data, params: dict, seed: int, at: list[tuple[float, float]] | None = None) -> dict:
+    """DPSGD per repeat for every learning rate of params['dpsgd']['lr_grid'] (in the units of the default
+    convention) at every setting of `at` (default: both sweeps): {(lr, eps, delta): {'el', 'err', 'el_k10',
+    'majority_share': (R,)}}, the final EL and test error, the EL at k = 10 and the share of test rows labelled as
+    the majority class. One sweep covers both conventions: the sum convention at lr is the average convention at n
+    lr, draw for draw (algorithms.sgd), so the grid's best lr reads in either unit and DPSGD tuned on the grid is the
+    same model in both (the reading `dpsgd_tuned`)."""
+    reg, n, dp, T = params["reg"], int(params["agents"]), params["dpsgd"], int(params["iterations"])
     conv = dp["conventions"][0]
+    k10 = min(ADMM_FAST_K, T)
     out = {}
-    for eps, delta in settings(params)["eps"]:
+    for eps, delta in (unique_settings(params) if at is None else at):
         for lr in map(float, dp["lr_grid"]):
             h = _dpsgd_run(data, reg, eps, delta, params, seed, n, conv, lr)
-            out[(lr, eps, delta)] = {"el": h.traces["el"][:, -1], "err": h.traces["err"][:, -1]}
+            out[(lr, eps, delta)] = {"el": h.traces["el"][:, -1], "err": h.traces["err"][:, -1],
+                                     "el_k10": h.traces["el"][:, k10],
+                                     "majority_share": majority_share(data, h.meta["w"])}
     return out
 
 
@@ -361,21 +392,30 @@ def comparison_part(X, y, params: dict, seed: int, key: str, data: cs.StarData |
                          "inner_residual_max": h.meta["inner_residual_max"], "w": h.meta["w"]},
                 "central": _central_summary(data, w_star), "time": t, "majority_err": majority_error(data)}
     if what[0] == "lr":
-        return {"lr_sweep": lr_sweep(data, params, seed), "time": time.perf_counter() - t0}
+        return {"lr_sweep": lr_sweep(data, params, seed, at=[what[1:]]), "time": time.perf_counter() - t0}
     if what[0] == "dvp":
         eps = what[1]
         h = cs.dvp(data, T=T, rngs=_noise(seed, R, "dvp", f"n{n}"), epsilon=eps, tol=float(a.get("tol", 1e-8)),
                    err_every=ev, **c)
         t = time.perf_counter() - t0
+        el_global = _global_el(data, h.meta["w"])
         # pure DP: its totals at the eps-sweep's delta (PLD; paper_eps: basic composition, docs/choices.md#huang-total-privacy)
         return {"curves": _curves(h), "Delta": h.meta["Delta"], "eps_prime": h.meta["eps_prime"],
-                "privacy": hb.spend_totals(h.spends[0], float(params["fixed_delta"])), "time": t}
+                "privacy": hb.spend_totals(h.spends[0], float(params["fixed_delta"])), "time": t,
+                "el_global": el_global}
     _, eps, delta = what
     dp = params["dpsgd"]
     runs, spends, times, share = {}, {}, {}, {}  # spends: what each private method recorded
     h = _dpadmm_run(data, reg, eps, delta, params, seed, n)
     runs["dpadmm"], spends["dpadmm"] = _curves(h), h.spends[0]
     times["dpadmm"] = time.perf_counter() - t0
+    el_global = {"dpadmm": _global_el(data, h.meta["w"])}
+    for name, at in CONSTANT_ETA.items():  # the same draws (DP-ADMM's stream), a constant step and noise
+        eta = np.asarray(h.meta["eta"])
+        hc = cs.dpadmm(data, reg=reg, T=T, rngs=_noise(seed, R, "dpadmm", reg, f"n{n}"), epsilon=eps, delta=delta,
+                       eta=np.broadcast_to(eta[at], eta.shape).copy(), err_every=ev, **c)
+        runs[name] = _curves(hc)
+        el_global[name] = _global_el(data, hc.meta["w"])
     for conv in dp["conventions"]:
         t0 = time.perf_counter()
         h = _dpsgd_run(data, reg, eps, delta, params, seed, n, conv, dp["lr"])
@@ -390,9 +430,10 @@ def comparison_part(X, y, params: dict, seed: int, key: str, data: cs.StarData |
                    tol=float(a.get("tol", 1e-8)), err_every=ev, **c)
         runs["pvp"], spends["pvp"] = _curves(h), h.spends[0]
         times["pvp"] = time.perf_counter() - t0
+        el_global["pvp"] = _global_el(data, h.meta["w"])
     # accounted after the timed runs
     return {"curves": runs, "privacy": {name: hb.spend_totals(sp, delta) for name, sp in spends.items()},
-            "times": times, "majority_share": share}
+            "times": times, "majority_share": share, "el_global": el_global}
 
 
 def combine_comparison(params: dict, parts: dict) -> dict:
@@ -405,9 +446,10 @@ def combine_comparison(params: dict, parts: dict) -> dict:
            "sweeps": settings(params), "runs": {}, "times": {"admm": adm["time"]},
            "majority_err": adm["majority_err"], "majority_share": {}, "admm": adm["admm"], "central": adm["central"],
            "dpsgd": {"conventions": list(dp["conventions"]), "lr": float(dp["lr"])}}
-    if "dpsgd-lr" in keys:
-        out["lr_sweep"] = parts["dpsgd-lr"]["lr_sweep"]
-        out["times"]["dpsgd_lr_sweep"] = parts["dpsgd-lr"]["time"]
+    lr_keys = [key for key, what in keys.items() if what[0] == "lr"]
+    if lr_keys:
+        out["lr_sweep"] = {k: v for key in lr_keys for k, v in parts[key]["lr_sweep"].items()}
+        out["times"]["dpsgd_lr_sweep"] = sum(parts[key]["time"] for key in lr_keys)
     dvp_done = {}
     for key, (kind, *setting) in keys.items():
         if kind != "setting":
@@ -422,9 +464,13 @@ def combine_comparison(params: dict, parts: dict) -> dict:
             if eps not in dvp_done:
                 d = parts[dvp_key[eps]]
                 out["times"]["dvp"] = out["times"].get("dvp", 0.0) + d["time"]
-                dvp_done[eps] = {k: d[k] for k in ("curves", "Delta", "eps_prime", "privacy")}
+                dvp_done[eps] = {k: d[k] for k in ("curves", "Delta", "eps_prime", "privacy", "el_global")}
             runs["dvp"] = dvp_done[eps]["curves"]
-        out["runs"][(eps, delta)] = {"curves": runs, "privacy": p["privacy"]["dpadmm"], "privacy_by": p["privacy"]}
+        el_global = dict(p["el_global"])
+        if params["reg"] == "l2":
+            el_global["dvp"] = dvp_done[eps]["el_global"]
+        out["runs"][(eps, delta)] = {"curves": runs, "privacy": p["privacy"]["dpadmm"], "privacy_by": p["privacy"],
+                                     "el_global": el_global}
     out["dvp"] = dvp_done
     return out
 
@@ -441,7 +487,8 @@ def metric_names(res: dict) -> dict[str, tuple[str, str]]:
     """Metric name and variant suffix of each run: DPSGD's default convention is "dpsgd", another one the variant
     `dpsgd_sum` / `dpsgd_avg` of the same keys."""
     conv = res["dpsgd"]["conventions"]
-    out = {"dpadmm": ("dpadmm", ""), "pvp": ("pvp", ""), "dvp": ("dvp", "")}
+    out = {"dpadmm": ("dpadmm", ""), "pvp": ("pvp", ""), "dvp": ("dvp", ""), "dpadmm_const": ("dpadmm_const", ""),
+           "dpadmm_const_last": ("dpadmm_const", "@const_eta_last")}
     for i, c in enumerate(conv):
         out[DPSGD_RUN[c]] = ("dpsgd", "" if i == 0 else f"@{DPSGD_RUN[c]}")
     return out
@@ -484,6 +531,26 @@ def _lr_sweep_metrics(res: dict, m: dict, rep: dict) -> None:
             if on_grid:  # the configured lr of convention c, read on the grid
                 put(m, rep, f"lr_sweep.paper_el_excess.{k}{var}",
                     sw[(on_grid[0], eps, delta)]["el"] - sw[(best, eps, delta)]["el"])
+    # the reading `dpsgd_tuned`: DPSGD at the grid's best lr (lowest mean final EL) of each setting, the same model in
+    # either convention (sum lr = average lr / n, draw for draw); whether that lr is at an end of the grid
+    for eps, delta in res["runs"]:
+        if (grid[0], eps, delta) not in sw:
+            continue
+        k = skey(eps, delta)
+        means = _finite_or_inf([np.mean(sw[(lr, eps, delta)]["el"]) for lr in grid])
+        i = int(np.argmin(means))
+        best = sw[(grid[i], eps, delta)]
+        m[f"lr_sweep.tuned_lr.{k}"] = grid[i]
+        m[f"lr_sweep.tuned_at_edge.{k}"] = bool(i in (0, len(grid) - 1))
+        put(m, rep, f"el_final.dpsgd.{k}@dpsgd_tuned", best["el"])
+        put(m, rep, f"el_k10.dpsgd.{k}@dpsgd_tuned", best["el_k10"])
+        for key in ("err_final", "errw_final"):  # one model: its error is the global model's
+            put(m, rep, f"{key}.dpsgd.{k}@dpsgd_tuned", best["err"])
+        put(m, rep, f"majority_share.dpsgd.{k}@dpsgd_tuned", best["majority_share"])
+        put(m, rep, f"err_minus_majority.dpsgd.{k}@dpsgd_tuned", best["err"] - res["majority_err"])
+    tuned = [m.get(f"el_final.dpsgd.{skey(e, d)}@dpsgd_tuned") for e, d in res["sweeps"]["eps"]]
+    if tuned and all(v is not None for v in tuned):
+        m["dpsgd.el_spread_eps@dpsgd_tuned"] = max(tuned) - min(tuned)
 
 
 def comparison_metrics(res: dict) -> tuple[dict, dict]:
@@ -522,6 +589,8 @@ def comparison_metrics(res: dict) -> tuple[dict, dict]:
             put(m, rep, f"errw_final.{name}.{k}{var}", cur["err_global"]["final"])
             if not var:  # the error of the global model w^k instead of the agents' mean (docs/choices.md#huang-metrics [D-alt])
                 put(m, rep, f"err_final.{name}.{k}@global_model", cur["err_global"]["final"])
+                if run in r.get("el_global", {}):  # and its empirical loss (DPSGD's one model needs no variant)
+                    put(m, rep, f"el_final.{name}.{k}@global_model", r["el_global"][run])
         for run in ("pvp", "dvp"):  # "poor": above the better of DP-ADMM and the constant classifier, per repeat
             if run in r["curves"]:
                 best = np.minimum(r["curves"]["dpadmm"]["err"]["final"], res["majority_err"])
@@ -670,8 +739,14 @@ def timing(X, y, params: dict, seed: int) -> dict:
         e = f"eps{eps:g}"
         t = {"admm": times["admm"], **{meth: times[f"{meth}.{e}"] for meth in TIMED[1:]}}
         rows[eps] = {meth: float(np.mean(v)) for meth, v in t.items()}
-        for a, b in (("admm", "dpadmm"), ("pvp", "dpadmm"), ("dvp", "dpadmm"), ("pvp", "admm"), ("dvp", "admm")):
+        for a, b in (("admm", "dpadmm"), ("pvp", "dpadmm"), ("dvp", "dpadmm"), ("pvp", "admm"), ("dvp", "admm"),
+                     ("pvp", "dvp")):
             ratios[(a, b, eps)] = timing_mod.ratio_ci(t[a], t[b], level)
+    # DP-ADMM at each eps against itself at the largest: does its time change with eps (Table II's column)?
+    top = f"eps{max(map(float, params['epsilons'])):g}"
+    for eps in map(float, params["epsilons"]):
+        ratios[("dpadmm", f"dpadmm_{top}", eps)] = timing_mod.ratio_ci(times[f"dpadmm.eps{eps:g}"],
+                                                                      times[f"dpadmm.{top}"], level)
     inner = {k: statistics.median(v) for k, v in inner.items()}
     return {"rows": rows, "ratios": ratios, "raw": times, "inner_steps": inner, "machine": machine_info(), "n": n,
             "T": T, "delta": delta, "rounds": rounds, "level": level}
@@ -686,8 +761,10 @@ def timing_metrics(res: dict) -> dict:
         for meth, sec in row.items():
             m[f"time.{meth}.{e}"] = sec
         paper = PAPER_TABLE2.get(eps)
-        if paper:
-            m[f"paper_ratio.admm_over_dpadmm.{e}"] = paper["admm"] / paper["dpadmm"]
+        if paper:  # the paper's ratios (its machine's), shown beside ours
+            for a, b in (("admm", "dpadmm"), ("pvp", "dpadmm"), ("dvp", "dpadmm"), ("pvp", "admm"), ("dvp", "admm"),
+                         ("pvp", "dvp")):
+                m[f"paper_ratio.{a}_over_{b}.{e}"] = paper[a] / paper[b]
     for (a, b, eps), ci in res["ratios"].items():
         key = f"ratio.{a}_over_{b}.eps{eps:g}"
         m[key], m[f"{key}.lo"], m[f"{key}.hi"], m[f"{key}.se"] = ci["ratio"], ci["lo"], ci["hi"], ci["se"]
@@ -801,7 +878,8 @@ def plot_privacy_sweep(res: dict, detail: bool = False):
 
 
 METHOD_STYLE = {"dpadmm": ("tab:red", "-"), "admm": ("black", "-"), "pvp": ("tab:green", "-."),
-                "dvp": ("tab:purple", ":"), "dpsgd_sum": ("tab:blue", "--"), "dpsgd_avg": ("tab:cyan", "--")}
+                "dvp": ("tab:purple", ":"), "dpsgd_sum": ("tab:blue", "--"), "dpsgd_avg": ("tab:cyan", "--"),
+                "dpadmm_const": ("tab:orange", ":"), "dpadmm_const_last": ("tab:brown", ":")}
 
 
 def plot_comparison_paper(res: dict):
