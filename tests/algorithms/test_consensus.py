@@ -421,3 +421,17 @@ def test_newton_warm_start_cache_gives_the_same_numbers():
     again = cs.solve_local_l2(data, got[0], lin1, center, cache=stale, **kw)
     fresh = cs.solve_local_l2(data, got[0], lin1, center, cache={"z": cache["z"].copy()}, **kw)
     assert np.array_equal(again[0], fresh[0])
+
+
+@pytest.mark.parametrize("method", ["dpadmm", "pvp"])
+def test_the_aggregate_is_the_mean_of_the_shared_models(method):
+    """(10c) w^k = mean_i w-tilde_i^k - mean_i gamma_i^{k-1} / rho, and (10d) keeps sum_i gamma_i^k = 0 from
+    gamma^0 = 0: the aggregated model the `global_model` readings score is the mean of the released models."""
+    A, b, data = _problem(n=50, m=20, d=8, seed=1)
+    rngs = repeat_generators(0, 2, "agg", method)
+    if method == "dpadmm":
+        h = cs.dpadmm(data, reg="l2", T=6, rngs=rngs, epsilon=0.1, delta=1e-4, lam_n=1e-3, record=False)
+    else:
+        h = cs.pvp(data, T=6, rngs=rngs, epsilon=0.1, delta=1e-4, lam_n=1e-3, record=False)
+    np.testing.assert_allclose(h.meta["gamma"].sum(axis=1), 0.0, atol=1e-9)
+    np.testing.assert_allclose(h.meta["w"], h.meta["w_tilde"].mean(axis=1), atol=1e-12)

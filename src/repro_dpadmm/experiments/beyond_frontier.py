@@ -43,6 +43,10 @@ their splits, at `Z` standard errors):
 * the winner of a level is the distributed method (HUANG's star, ZKL's graph: every agent protects its own records)
   with the lowest mean error among those better than constant, or none; XU's centralised algorithms assume a trusted
   curator (another threat model) and are shown as a reference, not ranked;
+* HUANG's star methods with several agents' models (DP-ADMM, PVP, DVP) are scored by the mean over their agents'
+  own shared models and, as the reading `global_model` (`READINGS`), by the aggregated w^T the aggregator forms
+  (DPSGD's one model is scored so anyway); a winner is stated only where the same method wins, separated from the
+  next, under every reading (`winner_robust.<level>`);
 * a method is "limited by the noise" where its error is above its own noiseless run by more than the noise, else
   "limited by the optimiser" (step sizes, T);
 * each paper's accounting is loose (states more than the tight total), or understates it, by the ratio measured.
@@ -79,6 +83,7 @@ NOISELESS = "noiseless"           # level suffix of a method's optimiser-floor j
 Z = 2.0                           # standard errors that separate two mean test errors (paired over repeats)
 DATASET = "adult_huang2019"
 JOB_FORMAT = 4  # bump when a job file's content changes: older files then count as stale
+READINGS = ("global_model",)  # scored-model readings a job records beside its default (see run_job)
 
 
 # ------------------------------------------------------------------------------------------------- methods
@@ -354,7 +359,7 @@ def run_job(method: str, level: str, params: dict, root: Path | None = None) -> 
     cal_time = time.perf_counter() - tc
     mech = configured(method, ctx)
     grid = step_grid(params) if METHODS[method].tunable else [1.0]
-    sweep = {}
+    sweep, readings = {}, {r: {} for r in READINGS}
     with threadpool_limits(limits=int(params.get("blas_threads", 1))):
         for scale in grid:
             rngs = _rngs(params, method, level, METHODS[method].layout.block)  # the same draws at every step
@@ -362,12 +367,20 @@ def run_job(method: str, level: str, params: dict, root: Path | None = None) -> 
             run = replace(mech, step_scale=scale) if METHODS[method].tunable else mech
             models = run.run(data_, cal, ctx.T, rngs["noise"], noiseless=noiseless)
             sweep[f"{scale:g}"] = _evaluate(models, X, y, splits, ctx.lam, train)
+            if METHODS[method].layout is STAR and models.shape[1] > 1:
+                # the reading `global_model`: the aggregator's w^T (HUANG (10c)) instead of the agents' own shared
+                # models, scored as DPSGD's one model is; the duals sum to zero from gamma^0 = 0 ((10d)), so w^T is
+                # the mean of the shared models
+                readings["global_model"][f"{scale:g}"] = _evaluate(models.mean(axis=1, keepdims=True), X, y, splits,
+                                                                   ctx.lam, train)
     chosen = tune_step(sweep)
     out = {**base, "calibration": cal, "noiseless": noiseless, **sweep[chosen],
            "calibration_time_s": cal_time, "wall_time_s": time.perf_counter() - t0,
            "cpu_time_s": time.process_time() - c0}
     if METHODS[method].tunable:
         out.update(step_scale=float(chosen), step_sweep=sweep)
+    # each reading at the step the default chose (the one rule tunes on the agents' own models)
+    out["readings"] = {r: by_step[chosen] for r, by_step in readings.items() if by_step}
     return out
 
 
@@ -403,6 +416,10 @@ def load_jobs(params: dict, out_dir: str | Path, *, run_missing: bool = True, ro
             job, why = None, f"{exc}"
         if job is not None and job.get("params_hash") != want:
             job, why = None, f"{path} was written with other parameters"
+        elif job is not None and (method, level) != FLOOR and METHODS[method].layout is STAR and "readings" not in job:
+            # HUANG's star jobs record the aggregated model's scores beside their own (`readings`); one written
+            # before they did is stale (the other layouts' jobs are unchanged by it)
+            job, why = None, f"{path} lacks the scored-model readings of a star job"
         if job is None:
             if not run_missing:
                 raise FileNotFoundError(f"{why}; run `snakemake --cores all beyond_frontier` or "
@@ -462,6 +479,9 @@ def summarise(jobs: dict, params: dict) -> dict:
                 "noiseless_mean": None if qerr is None else float(qerr.mean()),
                 "limited_by": None if qerr is None else ("noise" if separated(qerr, err) else "optimiser"),
                 "obj_mean": float(np.mean(job["train_objective"])), "wall_time_s": float(job["wall_time_s"]),
+                "readings": {name: [float(e) for e in r["test_error"]] for name, r in job.get("readings", {}).items()},
+                "step_at_edge": None if scale is None else bool(np.isclose(scale, min(step_grid(params)))
+                                                                or np.isclose(scale, max(step_grid(params)))),
                 "calibration_time_s": float(job.get("calibration_time_s", 0.0)),
             })
     ferr = np.asarray(f["test_error"])
@@ -471,6 +491,23 @@ def summarise(jobs: dict, params: dict) -> dict:
              "wall_time_s": float(f["wall_time_s"]) + sum(float(j["wall_time_s"]) for (mm, lv), j in jobs.items()
                                                           if lv.endswith(NOISELESS))}
     return {"rows": rows, "floor": floor}
+
+
+def under_reading(summary: dict, reading: str) -> dict:
+    """The summary with each row's test error read under `reading` (a scored-model reading its job recorded:
+    `global_model`, HUANG's aggregated w^T) where the row has one, and whether it beats the majority class judged
+    again on it; the other rows as they are."""
+    trivial = np.asarray(summary["floor"]["trivial_err"], dtype=float)
+    rows = []
+    for r in summary["rows"]:
+        err = r.get("readings", {}).get(reading)
+        if err is None:
+            rows.append(r)
+            continue
+        e = np.asarray(err, dtype=float)
+        rows.append({**r, "err": e.tolist(), "err_mean": float(e.mean()), "err_std": float(e.std()),
+                     "err_min": float(e.min()), "err_max": float(e.max()), "beats_constant": separated(e, trivial)})
+    return {**summary, "rows": rows}
 
 
 def ranked(summary: dict, level: str, *, distributed: bool = True, eligible_only: bool = True) -> list[dict]:
@@ -546,34 +583,52 @@ def metrics(summary: dict, params: dict) -> tuple[dict, dict]:
     # from each method's own spend (what its run records), not from the calibrator's own number
     out["calibration.max_excess"] = max(r["spend_eps"] / r["target"] - 1 for r in sound) if sound else None
     out["calibration.jobs"] = len(sound)
+    for r in rows:  # each scored-model reading of the rows that recorded one (`<key>@<reading>`)
+        for name, err in r.get("readings", {}).items():
+            put(f"err.{r['method']}.{r['level']}@{name}", err)
+        if r.get("step_at_edge") is not None:
+            out[f"step_at_edge.{r['method']}.{r['level']}"] = r["step_at_edge"]
+
+    def winners(summ: dict, level: str, at: str = "") -> list[dict]:
+        """The level's winner keys under one reading (suffix `at`, "" for the default)."""
+        win = ranked(summ, level)
+        everyone = ranked(summ, level, eligible_only=False)
+        out[f"winner_found.{level}{at}"] = bool(win)
+        out[f"winner.{level}{at}"] = win[0]["method"] if win else "none"
+        out[f"no_better_than_constant.{level}{at}"] = len(everyone) - len(win)
+        if win:
+            put(f"winner_err.{level}{at}", win[0]["err"])
+            out[f"winner_gap_to_floor.{level}{at}"] = win[0]["err_mean"] - floor["err_mean"]
+            out[f"winner_limited_by.{level}{at}"] = win[0]["limited_by"]
+        if len(win) > 1:
+            out[f"runner_up.{level}{at}"] = win[1]["method"]
+            out[f"winner_margin.{level}{at}"] = win[1]["err_mean"] - win[0]["err_mean"]
+            out[f"winner_separated.{level}{at}"] = separated(win[0]["err"], win[1]["err"])
+        if everyone:
+            put(f"best_err.distributed.{level}{at}", everyone[0]["err"])
+            out[f"best.distributed.{level}{at}"] = everyone[0]["method"]
+        star = sorted((r for r in summ["rows"] if r["level"] == level and r["calibrated"]
+                       and METHODS[r["method"]].layout is STAR and r["kind"] == "gaussian"),
+                      key=lambda r: r["err_mean"])
+        if star:
+            put(f"best_err.huang_gaussian.{level}{at}", star[0]["err"])
+            out[f"best.huang_gaussian.{level}{at}"] = star[0]["method"]
+        return win
+
     compared = better = 0
     for level in levels:
-        win = ranked(summary, level)
-        everyone = ranked(summary, level, eligible_only=False)
-        out[f"winner_found.{level}"] = bool(win)
-        out[f"winner.{level}"] = win[0]["method"] if win else "none"
-        out[f"no_better_than_constant.{level}"] = len(everyone) - len(win)
-        if win:
-            put(f"winner_err.{level}", win[0]["err"])
-            out[f"winner_gap_to_floor.{level}"] = win[0]["err_mean"] - floor["err_mean"]
-            out[f"winner_limited_by.{level}"] = win[0]["limited_by"]
-        if len(win) > 1:
-            out[f"runner_up.{level}"] = win[1]["method"]
-            out[f"winner_margin.{level}"] = win[1]["err_mean"] - win[0]["err_mean"]
-            out[f"winner_separated.{level}"] = separated(win[0]["err"], win[1]["err"])
-        if everyone:
-            put(f"best_err.distributed.{level}", everyone[0]["err"])
-            out[f"best.distributed.{level}"] = everyone[0]["method"]
+        win = winners(summary, level)
+        # a winner is stated only where it is the same method, separated from the next, under every reading
+        robust = bool(win) and out.get(f"winner_separated.{level}", len(win) == 1)
+        for name in READINGS:
+            w = winners(under_reading(summary, name), level, f"@{name}")
+            robust = robust and bool(w) and w[0]["method"] == win[0]["method"] and out.get(
+                f"winner_separated.{level}@{name}", len(w) == 1)
+        out[f"winner_robust.{level}"] = bool(robust)
         xu = ranked(summary, level, distributed=False, eligible_only=False)
         if xu:
             out[f"xu_reference.method.{level}"] = xu[0]["method"]
             put(f"xu_reference.err.{level}", xu[0]["err"])
-        # the same records for both kinds of mechanism: HUANG's star, 400 per agent (ZKL's nodes hold 8,000)
-        star = sorted((r for r in rows if r["level"] == level and r["calibrated"] and METHODS[r["method"]].layout
-                       is STAR and r["kind"] == "gaussian"), key=lambda r: r["err_mean"])
-        if star:
-            put(f"best_err.huang_gaussian.{level}", star[0]["err"])
-            out[f"best.huang_gaussian.{level}"] = star[0]["method"]
         best = {kind: next((r for r in win if r["kind"] == kind), None) for kind in ("gaussian", "pure")}
         for kind, r in best.items():
             if r is not None:
@@ -595,11 +650,13 @@ def metrics(summary: dict, params: dict) -> tuple[dict, dict]:
     out["gaussian_beats_pure.all_compared"] = bool(compared) and better == compared
     for role, level in (("lowest", lo), ("highest", hi)):
         for key in ("winner", "winner_found", "winner_err", "winner_gap_to_floor", "best_err.distributed",
-                    "best_err.gaussian", "best_err.pure", "best_err.huang_gaussian", "xu_reference.err"):
-            if f"{key}.{level}" in out:
-                out[f"{key}.{role}"] = out[f"{key}.{level}"]
-                if f"{key}.{level}" in rep:
-                    rep[f"{key}.{role}"] = rep[f"{key}.{level}"]
+                    "best_err.gaussian", "best_err.pure", "best_err.huang_gaussian", "xu_reference.err",
+                    "winner_separated", "winner_robust"):
+            for at in ("", *(f"@{name}" for name in READINGS)):
+                if f"{key}.{level}{at}" in out:
+                    out[f"{key}.{role}{at}"] = out[f"{key}.{level}{at}"]
+                    if f"{key}.{level}{at}" in rep:
+                        rep[f"{key}.{role}{at}"] = rep[f"{key}.{level}{at}"]
     if sound:
         best = min(sound, key=lambda r: r["err_mean"])
         put("min_private_err_minus_floor", np.asarray(best["err"]) - np.asarray(floor["err"]))
@@ -675,6 +732,17 @@ def conclusions(m: dict, summary: dict, params: dict) -> str:
             tail = (f"; the best, {labels[best]}, has {m[f'best_err.distributed.{lv}']:.4f} against the constant "
                     f"{m['trivial.test_error_mean']:.4f}" if best else "")
             return f"{at(lv)}: **none better than constant**{tail}"
+        if not m.get(f"winner_robust.{lv}", True):
+            # no winner is stated where the scored model decides it: each reading's first, side by side
+            firsts = []
+            for name, at_ in (("agents' own models", ""), *((f"reading {r}", f"@{r}") for r in READINGS)):
+                if m.get(f"winner_found.{lv}{at_}"):
+                    nxt = m.get(f"runner_up.{lv}{at_}")
+                    firsts.append(f"{name}: {labels[m[f'winner.{lv}{at_}']]} {m[f'winner_err.{lv}{at_}']:.4f}"
+                                  + (f", next {labels[nxt]} +{m[f'winner_margin.{lv}{at_}']:.4f}"
+                                     + ("" if m[f"winner_separated.{lv}{at_}"] else f" (not separated by {z} paired SE)")
+                                     if nxt else ""))
+            return f"{at(lv)}: **no winner under every scoring** (" + "; ".join(firsts) + ")"
         text = f"{at(lv)}: **{labels[m[f'winner.{lv}']]}** ({m[f'winner_err.{lv}']:.4f}"
         if f"runner_up.{lv}" in m:
             sep = "" if m[f"winner_separated.{lv}"] else f", not separated by {z} paired SE"
@@ -685,7 +753,9 @@ def conclusions(m: dict, summary: dict, params: dict) -> str:
 
     parts = [f"**Winners among the distributed methods** (every agent protects its own records; lowest mean test "
              f"error among the methods with a sound guarantee that beat the majority class by more than {z} paired "
-             f"standard errors; δ = {m['delta']:g}, {m['repeat_count']} repeats): " + "; ".join(win(lv) for lv in levels)
+             f"standard errors, stated where the same method wins, separated from the next, whether HUANG's "
+             f"star methods are scored by the agents' own models or by the aggregated w^T; δ = {m['delta']:g}, "
+             f"{m['repeat_count']} repeats): " + "; ".join(win(lv) for lv in levels)
              + f". Non-private optimum: {m['floor.test_error_mean']:.4f}; majority class: "
              f"{m['trivial.test_error_mean']:.4f}."]
     constant = []
