@@ -211,3 +211,49 @@ def test_notebook_is_the_skeleton(item):
     for banned in ("for ", "print(", "plt.", "np."):
         assert banned not in code
     assert all(not c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code")
+
+
+def test_dpsgd_tuned_reading_and_the_aggregated_models_el(adult):
+    """The reading dpsgd_tuned is DPSGD at the grid's lowest-EL learning rate of each setting of both sweeps (one
+    model for both conventions); the sweep's run at the configured lr is the comparison's DPSGD; the aggregated
+    model's EL is written for DP-ADMM and PVP as the reading global_model, and the constant-step ablation as runs
+    of its own with its eta_i^t variant."""
+    X, y = adult
+    c = ex.comparison(X, y, COMPARE, 0)
+    m, rep = ex.comparison_metrics(c)
+    grid = COMPARE["dpsgd"]["lr_grid"]
+    for e, d in ex.unique_settings(COMPARE):
+        k = ex.skey(e, d)
+        means = {g: np.mean(c["lr_sweep"][(g, e, d)]["el"]) for g in grid}
+        best = min(means, key=means.get)
+        assert m[f"lr_sweep.tuned_lr.{k}"] == best and m[f"lr_sweep.tuned_at_edge.{k}"] == (best in (grid[0], grid[-1]))
+        np.testing.assert_array_equal(rep[f"el_final.dpsgd.{k}@dpsgd_tuned"], c["lr_sweep"][(best, e, d)]["el"])
+        np.testing.assert_array_equal(c["lr_sweep"][(0.1, e, d)]["el"], rep[f"el_final.dpsgd.{k}"])
+        np.testing.assert_array_equal(c["lr_sweep"][(0.1, e, d)]["el_k10"], rep[f"el_k10.dpsgd.{k}"])
+        for name in ("dpadmm", "pvp"):
+            assert rep[f"el_final.{name}.{k}@global_model"].shape == (2,)
+            assert not np.array_equal(rep[f"el_final.{name}.{k}@global_model"], rep[f"el_final.{name}.{k}"])
+        assert f"el_final.dpadmm_const.{k}@const_eta_last" in m and f"err_final.dpadmm_const.{k}" in m
+    assert "dpsgd.el_spread_eps@dpsgd_tuned" in m
+
+
+def test_the_constant_step_ablation_runs_on_dpadmms_draws(adult):
+    """At t = 1 the schedule frozen at eta_i^1 is the schedule itself: the ablation's run is DP-ADMM's, draw for draw;
+    at t = 3 the two differ."""
+    X, y = adult
+    key = "eps0.2-delta1e-05"
+    one = ex.comparison_part(X, y, {**COMPARE, "iterations": 1}, 0, key)["curves"]
+    np.testing.assert_array_equal(one["dpadmm"]["el"]["all"], one["dpadmm_const"]["el"]["all"])
+    three = ex.comparison_part(X, y, {**COMPARE, "iterations": 3}, 0, key)["curves"]
+    assert not np.array_equal(three["dpadmm"]["el"]["all"], three["dpadmm_const"]["el"]["all"])
+
+
+def test_aov_tail_share_and_c0_at_4t(adult):
+    X, y = adult
+    p = {**SWEEP, "iterations": 6}
+    m, rep = ex.privacy_sweep_metrics(ex.privacy_sweep(X, y, p, 0))
+    for e, d in ex.unique_settings(p):
+        k = ex.skey(e, d)
+        np.testing.assert_allclose(rep[f"aov_tail_share.{k}"], (rep[f"aov_half.{k}"] - rep[f"aov_final.{k}"])
+                                   / (rep[f"aov_k1.{k}"] - rep[f"aov_final.{k}"]))
+        assert m[f"c0_4t.{k}"] == pytest.approx(hb.eps_bar(e, d, 24) / (np.sqrt(24) * e))
