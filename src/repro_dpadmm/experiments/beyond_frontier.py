@@ -800,7 +800,9 @@ def conclusions(m: dict, summary: dict, params: dict) -> str:
                     rel = "above"
                 else:
                     rel = "not separated from"
-                txt += f" ({rel} the distributed winner)"
+                # the default scoring's first: "the distributed winner" only where every scoring agrees
+                txt += (f" ({rel} the distributed winner)" if m.get(f"winner_robust.{lv}", True) else
+                        f" ({rel} {labels[w['method']]}, the best distributed method by the agents' own models)")
             cmp.append(txt)
         parts.append("**XU as a reference, not ranked.** XU's algorithms are centralised: one trusted curator holds "
                      f"all {n_train} records, another threat model than the agents' own protection. Best XU run per "
