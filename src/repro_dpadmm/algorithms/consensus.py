@@ -22,7 +22,8 @@ Data: ``star_data(A, b, X_test, y_test)`` from dense arrays A (n, m, d) or (D, n
 draws a 40,000/5,222 split and an even partition per repeat. ``StarData`` has ``margins``, ``mean_loss``,
 ``mean_grad``, ``hvp``, ``test_error`` (all batched over repeats and agents).
 
-Runs (each returns a ``History``: traces 'el', 'err', 'err_global', 'aov' of shape (R, T+1) for k = 0..T, and meta
+Runs (each returns a ``History``: traces 'el', 'err', 'err_global', 'aov', 'step' (how far the shared models moved
+since the last iterate) of shape (R, T+1) for k = 0..T, and meta
 with the final iterates 'w_tilde' (R, n, d) (the shared vectors), 'w' (R, d), 'gamma' (R, n, d), the noise levels and
 'wall_time_s'; ``record=False`` skips the traces so the timing is that of training alone). A private run records what
 each agent's dataset spent in ``History.spends`` (one ``privacy.spend.Spend``: the T releases of its shared vector under
@@ -535,8 +536,9 @@ class _Recorder:
         self.data, self.reg, self.lam_n, self.rho, self.on = data, reg, lam_n, rho, on
         self.shared = shared  # every agent holds w (DPSGD): the agents' mean test error is that of w
         self.T, self.err_every = T, int(err_every)
-        self.rows = {"el": [], "err": [], "err_global": [], "aov": []}
+        self.rows = {"el": [], "err": [], "err_global": [], "aov": [], "step": []}
         self.seconds = 0.0
+        self.prev = None  # the shared models of the previous iterate (for `step`)
 
     def __call__(self, w_hat, w, k: int, z=None):
         """Record at (w_hat, w) = iterate k; returns the margins at w_hat (for reuse by the next step) or None."""
@@ -547,6 +549,11 @@ class _Recorder:
         ml = self.data.mean_loss(w_hat, z)
         f = ml + self.lam_n * regularizers.value(self.reg, w_hat)
         self.rows["el"].append(ml.mean(-1))
+        # how far the shared models moved since the last iterate, mean over agents (0 at k = 0): HUANG §III-A's
+        # "the trained model would keep changing dramatically" under PVP's constant noise
+        self.rows["step"].append(np.zeros(w_hat.shape[0]) if self.prev is None else
+                                 _norms(w_hat - self.prev).mean(-1))
+        self.prev = np.array(w_hat, copy=True)
         self.rows["aov"].append((f + self.rho * _norms(w_hat - w[..., None, :])).sum(-1))
         if self.data.Xt is not None:
             err_w = self.data.test_error(w)
