@@ -591,8 +591,8 @@ def comparison_metrics(res: dict) -> tuple[dict, dict]:
                 put(m, rep, f"err_final.{name}.{k}@global_model", cur["err_global"]["final"])
                 if run in r.get("el_global", {}):  # and its empirical loss (DPSGD's one model needs no variant)
                     put(m, rep, f"el_final.{name}.{k}@global_model", r["el_global"][run])
-        for run in ("dpadmm", "pvp", "dvp"):  # how far the shared models still move over the last 10 iterations
-            if run in r["curves"] and "step" in r["curves"][run]:
+        for run in ("dpadmm", "pvp", "dvp"):  # how far the shared models still move over the last 10 iterations,
+            if "pvp" in r["curves"] and run in r["curves"]:  # beside PVP's (Fig. 6: §III-A's claim about PVP)
                 put(m, rep, f"iterate_change.{run}.{k}", r["curves"][run]["step"]["all"][:, -min(10, T):].mean(1))
         for run in ("pvp", "dvp"):  # "poor": above the better of DP-ADMM and the constant classifier, per repeat
             if run in r["curves"]:
