@@ -140,3 +140,29 @@ def test_fig1_runs_plots_and_reports(small_adult):
     assert em.parts_fig1(params) == ["a", "const_eta", "capped", "b"]
     whole = em.metrics_fig1(em.fig1(*adult_like(), params, 0))["metrics"]
     assert m == whole
+
+
+def _curve(q1, q2, P, L):
+    return {"q1": q1, "q2": q2, "P_total": P, "L": np.asarray(L, float)[:, None] * np.ones((1, 3))}
+
+
+def test_pareto_points_pick_the_most_accurate_more_private_pp_point_per_dvp_schedule():
+    """ICML §5.2's core claim over every schedule: per DVP schedule, the PP schedule that is more private and, among
+    those, the most accurate; where none is more private, the most private one (the claim then fails on privacy).
+    Twins and node-varying runs are no schedules of their own."""
+    curves = {"magenta": _curve(1.0, 1.0, 100.0, [0.50, 0.52, 0.51]),
+              "black_1.02": _curve(1.0, 1.02, 10.0, [0.30, 0.31, 0.30]),
+              "blue": _curve(1.05, 1.04, 50.0, [0.40, 0.41, 0.40]),
+              "red": _curve(1.05, 1.03, 40.0, [0.45, 0.46, 0.44]),
+              "pp_1.10_1.05": _curve(1.1, 1.05, 20.0, [0.60, 0.61, 0.62]),
+              "blue_twin": _curve(1.0, 1.04, 1.0, [0.10, 0.10, 0.10]),
+              "blue_nodes": _curve(1.05, 1.04, 1.0, [0.10, 0.10, 0.10])}
+    pts = em.pareto_points(curves)
+    assert set(pts) == {"1.00", "1.02"}
+    assert (pts["1.00"]["pp"], pts["1.00"]["n_more_private"], pts["1.00"]["dominated"]) == ("blue", 3, True)
+    # no PP schedule is as private as DVP q2 = 1.02: the most private PP point stands in, and dominates nothing
+    assert (pts["1.02"]["pp"], pts["1.02"]["n_more_private"], pts["1.02"]["dominated"]) == ("pp_1.10_1.05", 0, False)
+    assert pts["1.02"]["P_pp"] > pts["1.02"]["P_dvp"]
+    # within the noise, a more private and slightly more accurate PP point dominates nothing
+    curves["magenta"] = _curve(1.0, 1.0, 100.0, [0.40, 0.45, 0.36])
+    assert not em.pareto_points(curves)["1.00"]["dominated"]

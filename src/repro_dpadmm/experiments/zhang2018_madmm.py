@@ -265,6 +265,40 @@ def late_deviation(L: np.ndarray) -> np.ndarray:
     return np.abs(late - late.mean(axis=0)).mean(axis=1)
 
 
+def _is_schedule(name: str) -> bool:
+    """A PP or DVP schedule of its own (a paper curve or a swept point), not a twin or a node-varying run."""
+    return "_twin" not in name and "_nodes" not in name
+
+
+def pareto_points(curves: dict, z: float = 2.0) -> dict:
+    """ICML §5.2's core claim, "PP can outperform DVP ... both in accuracy and in privacy", over every schedule run:
+    for each DVP schedule (eta = theta; q1 = 1) the PP schedule (q1 > 1) that is more private (a smaller P(T)) and,
+    among those, the most accurate (the lowest L_mean(T)); where no PP schedule is more private, the most private one
+    (so that the claim can fail on privacy). Twins and node-varying runs are no schedules of their own.
+
+    Returns {dvp q2 label: {"pp": run name, "L_pp", "L_dvp" (per-run L(T)), "P_pp", "P_dvp", "n_more_private",
+    "dominated"}}, where `dominated` says the chosen PP point is more private and more accurate beyond z standard errors
+    of the difference of the two means (runs of different noise streams: unpaired), the count behind the share the
+    notebook prints. The per-case claims judge the same pair with the engine's own noise rule."""
+    pp = {n: c for n, c in curves.items() if _is_schedule(n) and c["q1"] > 1}
+    dvp = {n: c for n, c in curves.items() if _is_schedule(n) and c["q1"] == 1}
+    out = {}
+    for name, d in sorted(dvp.items(), key=lambda kv: kv[1]["q2"]):
+        more = {n: c for n, c in pp.items() if c["P_total"] < d["P_total"]}
+        if more:
+            best = min(more, key=lambda n: float(more[n]["L"][:, -1].mean()))
+        elif pp:
+            best = min(pp, key=lambda n: pp[n]["P_total"])
+        else:
+            continue
+        Lp, Ld = pp[best]["L"][:, -1], d["L"][:, -1]
+        se = np.sqrt(Lp.var(ddof=1) / Lp.size + Ld.var(ddof=1) / Ld.size) if min(Lp.size, Ld.size) > 1 else 0.0
+        out[_fmt_q(d["q2"])] = {"pp": best, "dvp": name, "L_pp": Lp, "L_dvp": Ld, "P_pp": pp[best]["P_total"],
+                                "P_dvp": d["P_total"], "n_more_private": len(more),
+                                "dominated": bool(more) and float(Ld.mean() - Lp.mean()) > z * se}
+    return out
+
+
 def private_metrics(results: dict, T: int, seed: int, item: str, L_zero: float) -> tuple[dict, dict]:
     """Figs. 2-4 metrics per noise level a<alpha1> and run. A paper curve, twin or node-varying run c writes
     '<a>.<metric>.<key>' (a fixed-epsilon twin under the variant '@fixed_epsilon'); a swept PP point V writes the blue
@@ -323,6 +357,23 @@ def private_metrics(results: dict, T: int, seed: int, item: str, L_zero: float) 
             if c["group"] == "paper" and not at:  # diagnostics of the paper's curves
                 m[f"{k}.newton_steps_max.{key}"] = c["newton_steps_max"]
                 m[f"{k}.newton_steps_mean.{key}"] = c["newton_steps_mean"]
+    for a, res in results.items():  # the core claim over every schedule run (pareto_points), and DVP's P(t)
+        k = f"a{a:g}"
+        pts = pareto_points(res["curves"])
+        for dq, pt in pts.items():
+            rep[f"{k}.core.L_pp.{dq}"] = pt["L_pp"]
+            rep[f"{k}.core.L_dvp.{dq}"] = pt["L_dvp"]
+            m[f"{k}.core.P_pp.{dq}"] = pt["P_pp"]
+            m[f"{k}.core.P_dvp.{dq}"] = pt["P_dvp"]
+            m[f"{k}.core.pp.{dq}"] = pt["pp"]
+            m[f"{k}.core.n_more_private.{dq}"] = pt["n_more_private"]
+        if pts:
+            m[f"{k}.core.n_dvp"] = len(pts)
+            m[f"{k}.core.n_dominated"] = sum(pt["dominated"] for pt in pts.values())
+            m[f"{k}.core.share_dominated"] = m[f"{k}.core.n_dominated"] / len(pts)
+        mag = res["curves"].get("magenta")
+        if mag is not None and mag["q2"] == 1.0:  # constant noise: Theorem 4.1's sum has T equal terms
+            m[f"{k}.P_T_over_T_P1.magenta"] = float(mag["P"][-1] / ((len(mag["P"]) - 1) * mag["P"][1]))
     m.update({k: float(np.mean(v)) for k, v in rep.items()})
     return m, rep
 
