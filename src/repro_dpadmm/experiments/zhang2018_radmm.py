@@ -111,7 +111,8 @@ def _ratio_se(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
 def fig1_metrics(res: dict, T: int, gamma_default: float) -> dict:
     """Fig. 1 metrics per network `net` and gamma `g`: at t_h = half_odd(T) (an odd iteration, about T/2) and at the
     last odd iteration T-1, the gap L(t) - L* and the distance ||f-hat(t) - 1 f_c*^T||_F of R-ADMM and of ADMM, and
-    their R-ADMM / ADMM ratios; the linear rate of the odd iterates (`odd_rate`) and its ratio to ADMM's; the
+    their R-ADMM / ADMM ratios; the convergence rule of both ZKL papers: the share of the starting gap still open at
+    T-1, (L(T-1) - L*) / (L(0) - L*), and the distance's shrink dist(T-1) / dist(t_h); the linear rate of the odd iterates (`odd_rate`) and its ratio to ADMM's; the
     oscillation as the mean loss increase at even steps, mean_k max(L(2k) - L(2k-1), 0), and the fraction of even
     steps that raise the loss; how often the next odd step compensates a rise (`compensated`); computation: the mean
     wall time of an even update and of an odd update over ADMM's mean update (with standard errors), and the Newton
@@ -129,6 +130,8 @@ def fig1_metrics(res: dict, T: int, gamma_default: float) -> dict:
         m[f"{net}.admm.dist_half"] = a["dist"][th]
         m[f"{net}.admm.gap_odd_final"] = a["L"][T - 1] - Ls
         m[f"{net}.admm.dist_odd_final"] = a["dist"][T - 1]
+        m[f"{net}.admm.gap_left_odd_final"] = (a["L"][T - 1] - Ls) / (r["L_init"] - Ls)
+        m[f"{net}.admm.dist_shrink"] = a["dist"][T - 1] / a["dist"][th]
         m[f"{net}.admm.rate"] = odd_rate(a["dist"], T)
         m[f"{net}.admm.step_seconds_mean"] = float(a["step_seconds"].mean())
         m[f"{net}.admm.newton_steps_total"] = a["newton_steps_total"]
@@ -142,6 +145,7 @@ def fig1_metrics(res: dict, T: int, gamma_default: float) -> dict:
                    "gap_ratio_half": (L[th] - Ls) / (a["L"][th] - Ls), "dist_ratio_half": dist[th] / a["dist"][th],
                    "gap_odd_final": L[T - 1] - Ls, "dist_odd_final": dist[T - 1],
                    "dist_ratio_odd_final": dist[T - 1] / a["dist"][T - 1], "rate": odd_rate(dist, T),
+                   "gap_left_odd_final": (L[T - 1] - Ls) / (r["L_init"] - Ls), "dist_shrink": dist[T - 1] / dist[th],
                    "rate_ratio": odd_rate(dist, T) / odd_rate(a["dist"], T),
                    "even_increase_mean": even_increase(L).mean(), "even_increase_frac": float(np.mean(L[2::2] > L[1::2])),
                    "rises": n_rise, "odd_compensates_frac": comp,
@@ -153,6 +157,7 @@ def fig1_metrics(res: dict, T: int, gamma_default: float) -> dict:
                 m[f"{k}.{name}"] = v
             at = "" if float(g) == float(gamma_default) else f"@g{g:g}"
             for name in ("rate_ratio", "dist_ratio_odd_final", "dist_ratio_half", "even_increase_frac", "rises",
+                         "gap_left_odd_final", "dist_shrink",
                          "odd_compensates_frac", "even_over_admm", "pair_over_admm", "newton_ratio"):
                 m[f"{net}.radmm.{name}{at}"] = g_m[name]
                 if f"{name}.se" in g_m:
