@@ -118,6 +118,16 @@ def test_private_items_run_plot_and_report(small_adult):
     m4 = em.metrics_fig4(uneven)["metrics"]
     assert set(uneven["P_even"]) == {"blue", "black"} and m4["P_final_even.blue"] < m4["a3.P_final.blue"]
     assert list(em.plot_fig4(uneven)) == ["fig4", "fig4_ours"]
+    # an extra setting: the curves on the item's own graph with another C (in parts of at most 3 runs); with the
+    # even split's sizes unchanged, P(T) is proportional to C
+    even = {**PRIVATE, "alpha1": [3.0], "curves": {**PRIVATE["curves"], "red": {"q1": 1.05, "q2": 1.03},
+                                                   "magenta": {"q1": 1.0, "q2": 1.0}},
+            "extra_settings": {"C40": {"C": 40.0}}}
+    assert em.parts_fig3(even) == ["alpha3", "alpha3.2", "alpha3_C40", "alpha3_C40.2"]
+    m3 = em.metrics_fig3(em.run_fig3(even))["metrics"]
+    assert m3["a3.P_final.blue@C40"] == pytest.approx(2 * m3["a3.P_final.blue"], rel=1e-12)
+    assert {"L_star@C40", "a3.L_final_mean.magenta@C40", "a3.core.L_dvp.1.00@C40", "a3.core.n_dvp@C40"} <= set(m3)
+    assert m3["a3.core.n_dvp"] == 2 and m3["a3.P_T_over_T_P1.magenta"] == pytest.approx(1.0, rel=1e-12)
 
 
 def test_fig1_runs_plots_and_reports(small_adult):
@@ -166,3 +176,41 @@ def test_pareto_points_pick_the_most_accurate_more_private_pp_point_per_dvp_sche
     # within the noise, a more private and slightly more accurate PP point dominates nothing
     curves["magenta"] = _curve(1.0, 1.0, 100.0, [0.40, 0.45, 0.36])
     assert not em.pareto_points(curves)["1.00"]["dominated"]
+
+
+def _five_node_run(eta, theta=0.5, T=30):
+    from repro_dpadmm.algorithms import decentralized as dz
+    X, y = adult_like()
+    data, A = dz.network(X, y, {"kind": "five_node"}, 0, "t")
+    C, rho, N, d = 20.0, 1.0, data.n_nodes, data.dim
+    fc = dz.centralized_optimum(data, C, rho)
+    f0 = dz.initial_points(0, 1, N, d, 1.0, "t")
+    h = dz.m_admm(data, A, C=C, rho=rho, eta=eta, theta=np.full(T, theta), f0=f0, fc=fc, keep_iterates=True,
+                  tol=1e-12)
+    grad_star = C * dz.local_grad(data, np.broadcast_to(fc, (1, N, d)))[0] + rho / N * fc
+    return em.thm31_inner_products(h.meta["f_path"][:, 0], h.meta["lam_path"][:, 0], np.asarray(eta, float), theta,
+                                   A, grad_star, fc), h
+
+
+def test_thm31_inequality_19_holds_along_a_run_with_a_common_penalty():
+    """(19) follows from convexity when W(t) = eta(t) I; the path has T + 1 points and the statistic is normalised."""
+    from repro_dpadmm.algorithms import decentralized as dz
+    T = 30
+    ratios, h = _five_node_run(dz.geometric(0.5, 1.05, T), T=T)
+    assert h.meta["f_path"].shape == (T + 1, 1, 5, 6) and ratios.shape == (T,)
+    assert np.all(ratios <= 1e-8) and np.all(ratios >= -1) and ratios.min() < -1e-3
+
+
+def test_thm32_lower_bound_falls_as_the_penalty_grows_on_the_tilde_reading():
+    A = np.array([[0, 1, 1, 0, 1], [1, 0, 1, 0, 0], [1, 1, 0, 1, 0], [0, 0, 1, 0, 1], [1, 0, 0, 1, 0]], float)
+    eta = 0.5 * 1.1 ** np.arange(40)
+    lb = em.thm32_delta_lower_bound(A, eta, 0.5, 0.2, 5.2)
+    assert lb.shape == (40,) and np.all(lb > 0) and np.all(np.diff(lb[10:]) < 0)
+    # constant penalty: a constant bound; eta = theta makes (W - theta I)(D - A) = 0, whose 'bar' reading is 0
+    flat = em.thm32_delta_lower_bound(A, np.full(5, 0.5), 0.5, 0.2, 5.2, sigma_min="bar")
+    assert np.allclose(flat, flat[0])
+    term2 = 2 * 0.2 / ((4 * 5.2 ** 2 + 2 * (0.5 * np.linalg.svd(np.diag(A.sum(1)) + A, compute_uv=False).max()) ** 2)
+                       / (0.5 * np.sort(np.linalg.eigvalsh(np.diag(A.sum(1)) - A))[1]) + 0.5 * np.linalg.svd(
+                           np.diag(A.sum(1)) + A, compute_uv=False).max())
+    assert np.isclose(flat[0], min(term2, 0.5 * np.sort(np.linalg.eigvalsh(np.diag(A.sum(1)) - A))[1] / (
+        4 * 0.5 * np.linalg.svd(np.diag(A.sum(1)) + A, compute_uv=False).max())))

@@ -603,7 +603,7 @@ def _traces(data, f, fc):
 # --------------------------------------------------------------------------------------------------- M-ADMM / PP
 @_one_blas_thread
 def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=None, rngs=None, fc=None,
-           tol: float = 1e-9, max_steps: int = 100) -> History:
+           tol: float = 1e-9, max_steps: int = 100, keep_iterates: bool = False) -> History:
     """M-ADMM (ICML eqs. (10)-(11)) and, with `alpha`, its private version by penalty perturbation (Algorithm 1).
 
     eta: eta_i(t) for t = 1..T, shape (T, N) (per node) or (T,) (common); T is its length.
@@ -617,6 +617,8 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
     iteration's update (local solves and dual step, all repeats, traces excluded). Every local solve meets
     ||grad||/kappa <= tol or raises NotConvergedError (solve_local). A private run records its Spend: per iteration t the pure-DP budget
     C (1.4 c_1 + alpha_i(t)) / (eta_i(t) V_i B_i) of Theorem 4.1 (26), bound 'zhang2018.icml_P' (P(T)).
+    keep_iterates: also meta 'f_path' and 'lam_path', f-hat(t) and Lambda(t) for t = 0..T, (T+1, R, N, d) each (the
+    quantities of Theorem 3.1's (19); small runs only).
     """
     A, f0 = _check_common(data, A, C, rho, f0)
     if np.ndim(eta) == 0:
@@ -637,6 +639,7 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
     f = f0.copy()
     L0, dist0, z = _traces(data, f, fc)
     Ls, dists, sums = [L0], [dist0], [dual_sum(lam)]
+    path = {"f_path": [f.copy()], "lam_path": [lam.copy()]} if keep_iterates else {}
     solves, seconds = [], np.empty(T)
     for t in range(T):
         start = time.perf_counter()
@@ -657,9 +660,13 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
         Ls.append(L)
         dists.append(dist)
         sums.append(dual_sum(lam))
+        if keep_iterates:
+            path["f_path"].append(f.copy())
+            path["lam_path"].append(lam.copy())
     spends = [] if alpha is None else [_worst_node_spend(bounds.icml_per_iteration, "zhang2018.icml_P", {
         "C": C, "B": data.B, "V": V, "eta": eta, "alpha": alpha})]
-    return _history(Ls, dists, fc, solves, spends, sums, T=T, f_final=f, lambda_final=lam, step_seconds=seconds)
+    return _history(Ls, dists, fc, solves, spends, sums, T=T, f_final=f, lambda_final=lam, step_seconds=seconds,
+                    **{k: np.stack(v) for k, v in path.items()})
 
 
 def conventional_admm(data: NodeData, A, *, C, rho, eta: float, T: int, f0, **kw) -> History:

@@ -76,15 +76,82 @@ def fig1(X, y, params: dict, seed: int, groups=FIG1_GROUPS) -> dict:
            "T": T, "T_long": T_long,
            "theta_time_varying": thetas["time_varying"][:T], "theta_per_node": thetas["per_node"][0],
            "inv_eta_sum": (1.0 / eta_a).sum(axis=0), "eta_cap": cap, "b": {}}
+    f_star = np.broadcast_to(fc, (1, N, d))
+    grad_star = C * dz.local_grad(data, f_star)[0] + rho / N * fc  # rows: grad O(f_c*, D_i), (17)
     for group, eta in progress([(g, e) for g, e in penalties.items() if g in groups], "(a) penalties",
                                name=lambda kv: kv[0]):
-        out[group] = {name: _trace(dz.m_admm(data, A, C=C, rho=rho, eta=eta, theta=th, f0=f0, fc=fc,
-                                             **_solver(params))) for name, th in thetas.items()}
+        out[group] = {}
+        for name, th in thetas.items():
+            h = dz.m_admm(data, A, C=C, rho=rho, eta=eta, theta=th, f0=f0, fc=fc, keep_iterates=name == "fixed",
+                          **_solver(params))
+            out[group][name] = _trace(h)
+            if name == "fixed":  # Theorem 3.1 fixes theta: (19) along the run
+                out[group][name]["thm31"] = thm31_inner_products(h.meta["f_path"][:, 0], h.meta["lam_path"][:, 0],
+                                                                 np.asarray(eta, float), float(th[0]), A, grad_star, fc)
+    m_o, M_O = rho / N, C * bounds.C1 + rho / N   # m_i = rho/N; M_i <= C c_1 + rho/N since ||x|| <= 1
     for q1 in progress(params["q1_list"] if "b" in groups else [], "(b) common penalty", name=lambda q: f"q1 = {q}"):
         eta = dz.geometric(float(params["eta_b"]), float(q1), T_long)
         theta_b = np.full(T_long, float(params["theta_b"]))
         out["b"][float(q1)] = _trace(dz.m_admm(data, A, C=C, rho=rho, eta=eta, theta=theta_b, f0=f0, fc=fc,
                                                **_solver(params)))
+        out["b"][float(q1)]["delta_lb"] = {
+            reading: thm32_delta_lower_bound(A, eta[:T], float(params["theta_b"]), m_o, M_O, sigma_min=reading)
+            for reading in ("tilde", "bar")}
+    return out
+
+
+def thm31_inner_products(f_path: np.ndarray, lam_path: np.ndarray, eta: np.ndarray, theta: float, A: np.ndarray,
+                         grad_star: np.ndarray, fc: np.ndarray) -> np.ndarray:
+    """ICML Theorem 3.1, (19), along a run: for t = 0..T-1 the inner product <Z(t+1) - Z*, J(t+1)(Z(t+1) - Z(t))>_F
+    divided by the sum of the two blocks' |norm products| (so -1 <= value <= 1; (19) says <= 0). Z = [Y; f-hat],
+    J(t) = diag(I / theta, W(t)(D + A)), W(t) = diag(eta_i(t)); Y(t) from 2 Lambda(t) = sqrt(D - A) Y(t) (the paper's
+    'sqrt(D-A) A Y(t)' has a stray A: with it (15) does not follow from (13)), taken in the column space of
+    sqrt(D - A); Y* = -sqrt(D - A)^+ grad O-hat(f-hat*) by (17), f-hat* = 1 f_c*^T. f_path, lam_path: (T+1, N, d) of
+    one run; eta: (T, N) or (T,), eta_i(t+1) in row t; grad_star: (N, d), row i = grad O(f_c*, D_i)."""
+    D = np.diag(A.sum(1))
+    eta = np.asarray(eta, float)
+    eta = eta if eta.ndim == 2 else eta[:, None] * np.ones(len(A))
+    w, U = np.linalg.eigh(D - A)
+    S = (U * np.sqrt(np.clip(w, 0, None))) @ U.T
+    S_pinv = np.linalg.pinv(S, rcond=1e-10, hermitian=True)
+    Y = np.einsum("ij,tjd->tid", S_pinv, 2.0 * lam_path)
+    Y_star = -S_pinv @ grad_star
+    F, F_star = f_path, np.broadcast_to(fc, f_path.shape[1:])
+    dY, eY = Y[1:] - Y[:-1], Y[1:] - Y_star
+    dF, eF = F[1:] - F[:-1], F[1:] - F_star
+    JdF = eta[:, :, None] * np.einsum("ij,tjd->tid", D + A, dF)
+    inner = (eY * dY).sum(axis=(1, 2)) / theta + (eF * JdF).sum(axis=(1, 2))
+    scale = (np.sqrt((eY ** 2).sum(axis=(1, 2)) * (dY ** 2).sum(axis=(1, 2))) / theta
+             + np.sqrt((eF ** 2).sum(axis=(1, 2)) * (JdF ** 2).sum(axis=(1, 2))))
+    return np.divide(inner, scale, out=np.zeros_like(inner), where=scale > 0)
+
+
+def thm32_delta_lower_bound(A: np.ndarray, eta: np.ndarray, theta: float, m_o: float, M_O: float, mu: float = 2.0,
+                            sigma_min: str = "tilde") -> np.ndarray:
+    """ICML Theorem 3.2, (23): the lower bound on delta(t) (the rate is 1 + delta(t)) for penalties eta (T, N),
+    min{theta s(D-A) / (mu^2 s~max(t)), (2 m_o + 2 s_min(t)) / ((mu^2 M_O^2 + mu s~max(t)^2) / (theta s(D-A)(mu - 1))
+    + s~max(t))}, s(D-A) the smallest nonzero singular value of the Laplacian, s~max(t) = sigma_max(W(t)(D + A)).
+    (23) writes s~min(t) in the numerator, which the theorem never defines: sigma_min='tilde' reads it as the smallest
+    nonzero singular value of W(t)(D + A), 'bar' as that of (W(t) - theta I)(D - A) (0 where that matrix is 0)."""
+    D = np.diag(A.sum(1))
+    sv = np.linalg.svd(D - A, compute_uv=False)
+    s_lap = sv[sv > 1e-12 * sv.max()].min()
+
+    def smin(M):
+        v = np.linalg.svd(M, compute_uv=False)
+        v = v[v > 1e-12 * max(v.max(), 1e-300)]
+        return float(v.min()) if v.size else 0.0
+
+    eta = np.asarray(eta, float)
+    eta = eta if eta.ndim == 2 else eta[:, None] * np.ones(len(A))
+    out = np.empty(len(eta))
+    for t, e in enumerate(eta):
+        Wt = np.diag(e)
+        st_max = float(np.linalg.svd(Wt @ (D + A), compute_uv=False).max())
+        s_num = smin(Wt @ (D + A)) if sigma_min == "tilde" else smin((Wt - theta * np.eye(len(A))) @ (D - A))
+        term1 = theta * s_lap / (mu ** 2 * st_max)
+        term2 = (2 * m_o + 2 * s_num) / ((mu ** 2 * M_O ** 2 + mu * st_max ** 2) / (theta * s_lap * (mu - 1)) + st_max)
+        out[t] = min(term1, term2)
     return out
 
 
@@ -120,8 +187,17 @@ def fig1_metrics(res: dict) -> dict:
             m[f"{group}.plateau.{name}"] = r["dist"][-1] / r["dist"][T]
             m[f"{group}.dual_sum_rel.{name}"] = r["dual_sum"][-1] / r["lambda_norm"]
             m[f"{group}.L_gap_long.{name}"] = r["L"][-1] - L_star
+    for group in ("a", "const_eta", "capped"):
+        r = res[group].get("fixed")
+        if r is not None and "thm31" in r:
+            m[f"{group}.thm31_max.fixed"] = float(r["thm31"].max())
     for q1, r in res["b"].items():
         k = f"q1_{q1:.2f}"
+        if "delta_lb" in r:
+            for reading, dl in r["delta_lb"].items():
+                at = "" if reading == "tilde" else "@sigma_bar"
+                m[f"b.delta_lb_T.{k}{at}"] = float(dl[-1])
+                m[f"b.delta_lb_rises.{k}{at}"] = int(np.sum(dl[1:] > dl[:-1] * (1 + 1e-12)))
         m[f"b.L_final.{k}"] = r["L"][T]
         m[f"b.gap_left.{k}"] = (r["L"][T] - L_star) / (r["L"][0] - L_star)
         m[f"b.dist_final.{k}"] = r["dist"][T]
@@ -222,10 +298,12 @@ def private_comparison(X, y, params: dict, seed: int, alpha1: float, item: str, 
     L* of objective (1), L(0) per repeat and the noise-free L(T) of each paper curve's penalty schedule (1 run), the
     reference of §6.3's "accuracy does not degrade".
     network: the name of one of params['extra_networks'] (ICML §5.2's "networks with tens ... of nodes"): the four
-    paper curves on that graph instead (its split drawn with its own label)."""
-    if network is not None:
-        params = {**params, "graph": params["extra_networks"][network], "twins": None, "node_varying": None,
-                  "sweep": None}
+    paper curves on that graph instead (its split drawn with its own label); or of params['extra_settings']: the four
+    curves with those values (C, the uneven split's floor) in place of the item's."""
+    if network is not None:   # an extra graph, or an extra setting (a reading of C) on the item's own graph
+        over = ({"graph": params["extra_networks"][network]} if network in (params.get("extra_networks") or {})
+                else dict(params["extra_settings"][network]))
+        params = {**params, **over, "twins": None, "node_varying": None, "sweep": None}
         item_label = (item, network)
     else:
         item_label = (item,)
@@ -362,18 +440,20 @@ def private_metrics(results: dict, T: int, seed: int, item: str, L_zero: float) 
                 m[f"{k}.newton_steps_mean.{key}"] = c["newton_steps_mean"]
     for a, res in results.items():  # the core claim over every schedule run (pareto_points), and DVP's P(t)
         k = f"a{a:g}"
-        pts = pareto_points(res["curves"])
-        for dq, pt in pts.items():
-            rep[f"{k}.core.L_pp.{dq}"] = pt["L_pp"]
-            rep[f"{k}.core.L_dvp.{dq}"] = pt["L_dvp"]
-            m[f"{k}.core.P_pp.{dq}"] = pt["P_pp"]
-            m[f"{k}.core.P_dvp.{dq}"] = pt["P_dvp"]
-            m[f"{k}.core.pp.{dq}"] = pt["pp"]
-            m[f"{k}.core.n_more_private.{dq}"] = pt["n_more_private"]
-        if pts:
-            m[f"{k}.core.n_dvp"] = len(pts)
-            m[f"{k}.core.n_dominated"] = sum(pt["dominated"] for pt in pts.values())
-            m[f"{k}.core.share_dominated"] = m[f"{k}.core.n_dominated"] / len(pts)
+        for net, curves in [(None, res["curves"]), *((n, r["curves"]) for n, r in res.get("networks", {}).items())]:
+            at = "" if net is None else f"@{net}"
+            pts = pareto_points(curves)
+            for dq, pt in pts.items():
+                rep[f"{k}.core.L_pp.{dq}{at}"] = pt["L_pp"]
+                rep[f"{k}.core.L_dvp.{dq}{at}"] = pt["L_dvp"]
+                m[f"{k}.core.P_pp.{dq}{at}"] = pt["P_pp"]
+                m[f"{k}.core.P_dvp.{dq}{at}"] = pt["P_dvp"]
+                m[f"{k}.core.pp.{dq}{at}"] = pt["pp"]
+                m[f"{k}.core.n_more_private.{dq}{at}"] = pt["n_more_private"]
+            if pts:
+                m[f"{k}.core.n_dvp{at}"] = len(pts)
+                m[f"{k}.core.n_dominated{at}"] = sum(pt["dominated"] for pt in pts.values())
+                m[f"{k}.core.share_dominated{at}"] = m[f"{k}.core.n_dominated{at}"] / len(pts)
         mag = res["curves"].get("magenta")
         if mag is not None and mag["q2"] == 1.0:  # constant noise: Theorem 4.1's sum has T equal terms
             m[f"{k}.P_T_over_T_P1.magenta"] = float(mag["P"][-1] / ((len(mag["P"]) - 1) * mag["P"][1]))
@@ -491,6 +571,11 @@ def _alpha_keys(params: dict, item: str) -> dict[str, tuple[float, str, tuple[st
                                                                None)
         for net in params.get("extra_networks") or {}:
             keys[f"alpha{a:g}_{net}"] = (a, "paper", tuple(params["curves"]), True, net)
+        for net in params.get("extra_settings") or {}:   # on the item's own graph: in parts like the item's runs
+            names = list(params["curves"])
+            for j, start in enumerate(range(0, len(names), RUNS_PER_PART)):
+                keys[f"alpha{a:g}_{net}" if j == 0 else f"alpha{a:g}_{net}.{j + 1}"] = (
+                    a, "paper", tuple(names[start:start + RUNS_PER_PART]), j == 0, net)
     return keys
 
 
@@ -511,8 +596,10 @@ def _run_private(params: dict, item: str) -> dict:
     for k, r in parts.items():
         a, *_, net = keys[k]
         merged = alphas.setdefault(a, {"curves": {}, "networks": {}})
-        if net is not None:
-            merged["networks"][net] = r
+        if net is not None:  # an extra setting comes in several parts: merge their curves
+            prev = merged["networks"].get(net)
+            merged["networks"][net] = r if prev is None else {**prev, **{f: v for f, v in r.items() if f != "curves"},
+                                                              "curves": {**prev["curves"], **r["curves"]}}
             continue
         merged["curves"].update(r["curves"])
         merged.update({f: v for f, v in r.items() if f not in ("curves", "network")})
