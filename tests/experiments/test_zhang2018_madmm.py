@@ -214,3 +214,25 @@ def test_thm32_lower_bound_falls_as_the_penalty_grows_on_the_tilde_reading():
                            np.diag(A.sum(1)) + A, compute_uv=False).max())
     assert np.isclose(flat[0], min(term2, 0.5 * np.sort(np.linalg.eigvalsh(np.diag(A.sum(1)) - A))[1] / (
         4 * 0.5 * np.linalg.svd(np.diag(A.sum(1)) + A, compute_uv=False).max())))
+
+
+def test_kkt_attack_recovers_a_sample_from_the_iterates_when_eta_is_known():
+    """ICML §6.2's threat model: with theta, eta_i(t) and every other sample of the node, (12) at every t gives the
+    unknown sample's term; on non-negative features (as Adult's) the attack recovers x_1 and y_1. A wrong eta (a
+    fast-growing penalty guessed as theta) leaves b_t's share in it."""
+    from repro_dpadmm.algorithms import decentralized as dz
+    X, y = adult_like(n=400, d=6)
+    data, A = dz.network(np.abs(X), y, {"kind": "five_node"}, 0, "t")
+    T, C, rho = 40, 20.0, 1.0
+    eta = dz.geometric(np.array([0.55, 0.65, 0.6, 0.55, 0.6]), np.array([1.01, 1.03, 1.1, 1.2, 1.02]), T)
+    fc = dz.centralized_optimum(data, C, rho)
+    f0 = dz.initial_points(0, 1, 5, 6, 1.0, "t")
+    h = dz.m_admm(data, A, C=C, rho=rho, eta=eta, theta=np.full(T, 0.5), f0=f0, fc=fc, keep_iterates=True, tol=1e-12)
+    path = h.meta["f_path"][:, 0]
+    for node in range(5):
+        known = em.kkt_attack(data, A, path, C, rho, 0.5, eta[:, node], node=node)
+        assert known["cos"] > 1 - 1e-9 and known["rel_err"] < 1e-6 and known["label_ok"]
+    guessed = em.kkt_attack(data, A, path, C, rho, 0.5, eta[:, 3], node=3, eta="theta")  # q = 1.2
+    assert guessed["rel_err"] > 1e-3
+    with pytest.raises(ValueError, match="eta must be"):
+        em.kkt_attack(data, A, path, C, rho, 0.5, eta[:, 0], eta="secret")

@@ -88,6 +88,12 @@ def fig1(X, y, params: dict, seed: int, groups=FIG1_GROUPS) -> dict:
             if name == "fixed":  # Theorem 3.1 fixes theta: (19) along the run
                 out[group][name]["thm31"] = thm31_inner_products(h.meta["f_path"][:, 0], h.meta["lam_path"][:, 0],
                                                                  np.asarray(eta, float), float(th[0]), A, grad_star, fc)
+            if group == "a" and name == "fixed":  # §6.2's KKT reconstruction of every node's first sample
+                out["attack"] = {mode: [{k: v for k, v in kkt_attack(data, A, h.meta["f_path"][:T + 1, 0], C, rho,
+                                                                      float(th[0]), np.asarray(eta)[:T, i], node=i,
+                                                                      eta=mode).items() if k in ("cos", "rel_err",
+                                                                                                "label_ok")}
+                                        for i in range(N)] for mode in ("known", "theta", "estimated")}
     m_o, M_O = rho / N, C * bounds.C1 + rho / N   # m_i = rho/N; M_i <= C c_1 + rho/N since ||x|| <= 1
     for q1 in progress(params["q1_list"] if "b" in groups else [], "(b) common penalty", name=lambda q: f"q1 = {q}"):
         eta = dz.geometric(float(params["eta_b"]), float(q1), T_long)
@@ -155,6 +161,66 @@ def thm32_delta_lower_bound(A: np.ndarray, eta: np.ndarray, theta: float, m_o: f
     return out
 
 
+def kkt_attack(data, A: np.ndarray, f_path: np.ndarray, C: float, rho: float, theta: float, eta_i: np.ndarray,
+               node: int = 0, eta: str = "known", sweeps: int = 50) -> dict:
+    """ICML §6.2's threat model, as a measured attack on the released iterates of one (non-private) M-ADMM run: the
+    attacker knows every sample of `node` but its first, the iterates f_j(t) of the node and its neighbours for all t,
+    and the dual step theta. It rebuilds lambda_i(t) from (11), and from the KKT condition (12) at every t,
+      a_t := -(grad O_known(f_i(t+1)) + 2 lambda_i(t)) = eta_i(t+1) b_t + (C/B_i) L'(y_1 f_i(t+1)^T x_1) y_1 x_1,
+    b_t = sum_j (2 f_i(t+1) - f_i(t) - f_j(t)), so that r_t = a_t - eta_i(t+1) b_t is a negative multiple of v = y_1 x_1.
+    eta: 'known' (the penalties eta_i, the paper's attacker), 'theta' (a private eta guessed as the conventional
+    theta), or 'estimated' (a private eta estimated with v: alternating least squares of a_t on (b_t, v), our attacker).
+    Then v's direction is the mean of -r_t, its length the rho minimising sum_t (||r_t|| - (C/B_i) rho
+    sigmoid(-rho f_i(t+1)^T u))^2 (L' = -sigmoid(-z) for the logistic loss), and the sign of (x_1, y_1) is the one with
+    nonnegative features (Adult's are). f_path: (T+1, N, d), one run. Returns the cosine of x_1-hat with x_1, ||x_1-hat - x_1|| / ||x_1||, whether
+    y_1 is right, and the estimate."""
+    d, N = data.dim, data.n_nodes
+    rows = np.flatnonzero(data.node == node)
+    cols = slice(node * d, (node + 1) * d)
+    X_o, y_o = data.Xb[rows[1:]][:, cols].toarray(), data.y[rows[1:]]
+    x1, y1, B = data.Xb[rows[0]][:, cols].toarray().ravel(), float(data.y[rows[0]]), float(data.B[node])
+    F = f_path[:, node]
+    nb = np.flatnonzero(A[node])
+    V = len(nb)
+    Fnb = f_path[:, nb].sum(axis=1)
+    lam = np.vstack([np.zeros(d), np.cumsum(0.5 * theta * (V * F[1:] - Fnb[1:]), axis=0)])   # lambda_i(t), (11)
+    f_next = F[1:]
+    z = y_o[None, :] * (f_next @ X_o.T)
+    grad_known = (C / B) * (-1.0 / (1.0 + np.exp(np.clip(z, -500, 500))) * y_o) @ X_o + rho / N * f_next
+    a = -(grad_known + 2.0 * lam[:-1])
+    b = V * (2.0 * f_next - F[:-1]) - Fnb[:-1]
+    if eta == "known":
+        r = a - np.asarray(eta_i, float)[:, None] * b
+    elif eta == "theta":
+        r = a - theta * b
+    elif eta == "estimated":
+        v = a.sum(axis=0)   # start: the sum of a_t, b_t's share left in it
+        for _ in range(sweeps):   # a_t ~ eta_t b_t + s_t v, per t by the 2 x 2 normal equations, then v from the s_t
+            v = v / np.linalg.norm(v)
+            bb, bv, vv = (b * b).sum(1), b @ v, np.full(len(a), v @ v)
+            ab, av = (a * b).sum(1), a @ v
+            det = bb * vv - bv ** 2
+            eta_t = (ab * vv - av * bv) / det
+            s_t = (av * bb - ab * bv) / det
+            r = a - eta_t[:, None] * b
+            v = (s_t[:, None] * r).sum(axis=0)
+    else:
+        raise ValueError(f"eta must be 'known', 'theta' or 'estimated', not {eta!r}")
+    norms = np.linalg.norm(r, axis=1)
+    u = -r.sum(axis=0)
+    u /= np.linalg.norm(u)
+    proj = f_next @ u
+    grid = np.geomspace(1e-4, 10.0, 4001)
+    fit = ((norms[None, :] - (C / B) * grid[:, None] / (1.0 + np.exp(np.clip(grid[:, None] * proj[None, :], -500, 500))))
+           ** 2).sum(axis=1)
+    v_hat = grid[np.argmin(fit)] * u
+    y_hat = 1.0 if v_hat.sum() >= 0 else -1.0
+    x_hat = y_hat * v_hat
+    return {"cos": float(x_hat @ x1 / (np.linalg.norm(x_hat) * np.linalg.norm(x1))),
+            "rel_err": float(np.linalg.norm(x_hat - x1) / np.linalg.norm(x1)), "label_ok": bool(y_hat == y1),
+            "x_hat": x_hat, "x1": x1}
+
+
 def _trace(h) -> dict:
     lam = h.meta["lambda_final"][0]
     return {"L": h.traces["L"][0], "dist": h.traces["dist"][0], "dual_sum": h.traces["dual_sum"][0],
@@ -191,6 +257,11 @@ def fig1_metrics(res: dict) -> dict:
         r = res[group].get("fixed")
         if r is not None and "thm31" in r:
             m[f"{group}.thm31_max.fixed"] = float(r["thm31"].max())
+    for mode, nodes in (res.get("attack") or {}).items():   # every node's first sample, from the iterates to T
+        cos = np.array([n["cos"] for n in nodes])
+        m[f"attack.{mode}.cos_min"], m[f"attack.{mode}.cos_max"] = float(cos.min()), float(cos.max())
+        m[f"attack.{mode}.rel_err_max"] = float(max(n["rel_err"] for n in nodes))
+        m[f"attack.{mode}.labels_right"] = int(sum(n["label_ok"] for n in nodes))
     for q1, r in res["b"].items():
         k = f"q1_{q1:.2f}"
         if "delta_lb" in r:
@@ -483,7 +554,7 @@ def part_fig1(params: dict, key: str) -> dict:
 
 def run_fig1(params: dict) -> dict:
     """Fig. 1 on Adult (`fig1`), combined from its parts (every run is deterministic: no noise): each part holds
-    the references and its own group of runs."""
+    the references and its own group of runs (part 'a' also the KKT attack on its fixed-theta run)."""
     parts = gather(PAPER, "fig1", params)
     out = dict(parts[FIG1_GROUPS[0]])
     out.update({g: parts[g][g] for g in FIG1_GROUPS})
