@@ -94,7 +94,9 @@ def fig1(X, y, params: dict, seed: int, groups=FIG1_GROUPS) -> dict:
                                                                       eta=mode).items() if k in ("cos", "rel_err",
                                                                                                 "label_ok")}
                                         for i in range(N)] for mode in ("known", "theta", "estimated")}
-    m_o, M_O = rho / N, C * bounds.C1 + rho / N   # m_i = rho/N; M_i <= C c_1 + rho/N since ||x|| <= 1
+    # Assumption 3 on (2): m_i = rho/N (the logistic loss adds a curvature that vanishes far out), M_i = C c_1
+    # lambda_max(X_i^T X_i / B_i) + rho/N, the Lipschitz constant of grad O(., D_i)
+    m_o, M_O = rho / N, float(C * bounds.C1 * np.linalg.eigvalsh(data.G)[:, -1].max() + rho / N)
     for q1 in progress(params["q1_list"] if "b" in groups else [], "(b) common penalty", name=lambda q: f"q1 = {q}"):
         eta = dz.geometric(float(params["eta_b"]), float(q1), T_long)
         theta_b = np.full(T_long, float(params["theta_b"]))
