@@ -524,6 +524,8 @@ def private_metrics(results: dict, T: int, seed: int, item: str, L_zero: float) 
                 m[f"{k}.core.pp.{dq}{at}"] = pt["pp"]
                 m[f"{k}.core.n_more_private.{dq}{at}"] = pt["n_more_private"]
             if pts:
+                m[f"{k}.core.P_pp_max{at}"] = max(c["P_total"] for n, c in curves.items()
+                                                  if _is_schedule(n) and c["q1"] > 1)
                 m[f"{k}.core.n_dvp{at}"] = len(pts)
                 m[f"{k}.core.n_dominated{at}"] = sum(pt["dominated"] for pt in pts.values())
                 m[f"{k}.core.share_dominated{at}"] = m[f"{k}.core.n_dominated{at}"] / len(pts)
