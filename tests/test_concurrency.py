@@ -114,6 +114,22 @@ def test_sweep_removes_only_folders_whose_process_is_gone(tmp_path):
     assert mine.is_dir() and other_host.is_dir() and young_unnamed.is_dir()
 
 
+def test_a_sweep_of_a_shared_folder_removes_only_names_we_made(tmp_path):
+    """In the system's temporary folder a name with our prefix but no recorded owner may be another program's (or
+    another run's, from an older version): never removed, however old."""
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    gone = tmp_path / f"rdk-{dead.stdout.strip()}@{locks.HOST}.abc"
+    decoy, sockets = tmp_path / "rdk-probe-decoy", tmp_path / "rdk-92e19b6fccdf4518-1"
+    for p in (gone, decoy):
+        p.mkdir()
+    sockets.write_text("")
+    old = time.time() - 100 * locks.UNNAMED_STALE_S
+    for p in (decoy, sockets):
+        os.utime(p, (old, old))
+    assert locks.sweep(tmp_path, "rdk-", unnamed_stale=False) == [gone]
+    assert decoy.is_dir() and sockets.is_file()
+
+
 FETCH = """
 import sys, time
 from pathlib import Path

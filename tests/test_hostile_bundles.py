@@ -399,7 +399,7 @@ def test_a_report_folder_written_before_markers_is_still_the_reports_own(project
     index.html, claims.json, summary.json and items/ removed), is rebuilt; a folder of one's own web pages is not."""
     import shutil
 
-    old = tmp_path / "report"
+    old = tmp_path / "results" / "report"      # where the project puts its report (only there is one recognised)
     build_report(old, root=project)
     (old / ".repro-dpadmm-report.json").unlink()
     for name in ("index.html", "claims.json", "summary.json"):

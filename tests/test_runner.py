@@ -348,3 +348,34 @@ def test_items_run_side_by_side_each_talk_to_their_own_kernel(project):
     outs = [p.communicate(timeout=300)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0], "\n".join(o[-1500:] for o in outs)
     assert not list(project.glob("kernel-ipc*"))  # no socket file left in the project
+
+
+def test_a_manifest_never_names_the_folder_or_its_parent(tmp_path):
+    """The outputs manifest may come from anywhere (a bundle unpacked by hand): "..", ".", "" or a path never make
+    the folder itself, its parent or anything outside it one of the item's outputs (they would be removed)."""
+    from repro_dpadmm.staging import MANIFEST, owned
+
+    out = tmp_path / "results" / "paper" / "item"
+    out.mkdir(parents=True)
+    (out / "metrics.json").write_text("{}")
+    (tmp_path / "results" / "paper" / "sibling").mkdir()
+    (out / MANIFEST).write_text(json.dumps(["..", ".", "", "../sibling", "metrics.json", "a\\\\b", "x\u0000y"]))
+    assert owned(out, "item", legacy_all=False) == [out / "metrics.json"]
+
+
+def test_a_user_folder_with_a_report_s_file_names_is_no_report(tmp_path):
+    """Only a folder where the project puts reports (results/report, results/rejudged/<name>, results/whatif/<name>/
+    report) may be taken for a report written before markers: elsewhere index.html or items/ are a user's own."""
+    from repro_dpadmm.staging import OutDirError, check_report_folder
+
+    site = tmp_path / "photos"
+    (site / "items").mkdir(parents=True)
+    (site / "items" / "cat.jpg").write_text("a cat")
+    (site / "index.html").write_text("<p>my site</p>")
+    (site / "summary.json").write_text("{}")
+    with pytest.raises(OutDirError, match="holds other files and no report"):
+        check_report_folder(site, kind="rejudged")
+    legacy = tmp_path / "results" / "report"
+    legacy.mkdir(parents=True)
+    (legacy / "summary.json").write_text("{}")
+    check_report_folder(legacy, kind="report")            # a report of before markers, where the project puts it

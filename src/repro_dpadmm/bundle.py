@@ -554,7 +554,7 @@ def opened(source: str | Path, limits: Limits | None = None):
     if not source.is_file():
         raise BundleError(f"no bundle at {source}")
     tmp_root = Path(tempfile.gettempdir())
-    locks.sweep(tmp_root, UNPACK_PREFIX)   # folders of re-judges that were killed (SIGKILL, power loss)
+    locks.sweep(tmp_root, UNPACK_PREFIX, unnamed_stale=False)   # of re-judges that were killed (SIGKILL, power loss)
     with locks.signals_raise():
         tmp = locks.owned_dir(tmp_root, UNPACK_PREFIX)
         try:

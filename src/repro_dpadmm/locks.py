@@ -121,13 +121,17 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def owner_alive(path: Path, prefix: str) -> bool:
+def owner_alive(path: Path, prefix: str, unnamed_stale: bool = True) -> bool:
     """Whether the process that made the owned folder `path` may still use it. A folder of another host counts as
-    alive (its process cannot be checked); one whose name records no owner, as alive for UNNAMED_STALE_S."""
+    alive (its process cannot be checked); one whose name records no owner, as alive for UNNAMED_STALE_S, or for
+    ever without `unnamed_stale` (in a folder others share, such as the system's temporary folder, a name without
+    an owner may be another program's, never ours to remove)."""
     rest = path.name[len(prefix):]
     pid, at, tail = rest.partition("@")
     host = tail.rpartition(".")[0]
     if not (at and pid.isdigit() and host):
+        if not unnamed_stale:
+            return True
         try:
             return time.time() - path.lstat().st_mtime < UNNAMED_STALE_S
         except OSError:
@@ -137,12 +141,13 @@ def owner_alive(path: Path, prefix: str) -> bool:
     return int(pid) == os.getpid() or _pid_alive(int(pid))
 
 
-def sweep(parent: str | Path, prefix: str) -> list[Path]:
-    """Remove the folders (and files) `parent/<prefix>*` whose owner is gone; return what was removed."""
+def sweep(parent: str | Path, prefix: str, unnamed_stale: bool = True) -> list[Path]:
+    """Remove the folders (and files) `parent/<prefix>*` whose owner is gone; return what was removed. In a shared
+    folder (the system's temporary folder) pass `unnamed_stale=False`: only names that record an owner are ours."""
     parent = Path(parent)
     removed = []
     for path in sorted(parent.glob(f"{prefix}*")) if parent.is_dir() else []:
-        if owner_alive(path, prefix):
+        if owner_alive(path, prefix, unnamed_stale):
             continue
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)

@@ -101,7 +101,7 @@ def _kernel_manager(folder: Path | None = None):
 def _kernel_folder():
     """The folder of one kernel's sockets and connection file (see _kernel_manager), removed on every exit."""
     tmp = Path(tempfile.gettempdir())
-    locks.sweep(tmp, KERNEL_PREFIX)   # those of runs that were killed
+    locks.sweep(tmp, KERNEL_PREFIX, unnamed_stale=False)   # those of runs that were killed (only names we made)
     folder = locks.owned_dir(tmp, KERNEL_PREFIX) if os.name == "posix" else None
     try:
         yield folder

@@ -45,7 +45,9 @@ def owned(out_dir: Path, item: str, legacy_all: bool) -> list[Path]:
     if not isinstance(names, list):
         names = ([p.name for p in out_dir.iterdir() if not p.name.startswith(".") and
                   (p.is_symlink() or not p.is_dir())] if legacy_all else [METRICS, f"{item}.html", f"{item}.ipynb"])
-    entries = [out_dir / str(n) for n in names if n != MANIFEST and "/" not in str(n)]
+    # a plain name of an entry in the folder itself: never "", "." or ".." (the folder or its parent), never a path
+    entries = [out_dir / n for n in map(str, names) if n not in ("", ".", "..", MANIFEST) and "/" not in n
+               and "\\" not in n and "\x00" not in n]
     return [p for p in entries if p.exists() or p.is_symlink()]
 
 
@@ -231,10 +233,21 @@ def read_report_mark(out_dir: Path) -> dict | None:
     return mark if isinstance(mark.get("entries"), list) else None
 
 
+def _report_location(out_dir: Path) -> bool:
+    """Whether `out_dir` is where the project itself puts a report: results/report, results/rejudged/<name> or
+    results/whatif/<name>/report. Only there can a folder without a marker be taken for a report written before
+    markers existed; anywhere else a report's file names (index.html, items/) may well be a user's own."""
+    parts = out_dir.resolve().parts
+    return (parts[-2:] == ("results", "report") or parts[-3:-1] == ("results", "rejudged")
+            or (len(parts) >= 4 and parts[-1] == "report" and parts[-4:-2] == ("results", "whatif")))
+
+
 def _legacy_entries(out_dir: Path) -> list[str] | None:
     """The report's own entries of a report folder written before markers (None if the folder is no report)."""
     from .registry import paper_ids
 
+    if not _report_location(out_dir):
+        return None
     names = {p.name for p in out_dir.iterdir()}
     if not (names & set(LEGACY_SIGNS) or set(LEGACY_PAGES) <= names):
         return None
