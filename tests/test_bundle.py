@@ -263,3 +263,14 @@ def test_a_bundle_names_no_path_of_this_machine(tmp_path, monkeypatch):
                 assert str(root.resolve()) not in text and str(mirror) not in text, m.name
     with opened(archive) as folder:
         assert "<mirror>/kddcup2004" in (folder / "resources/processed/bio_train.json").read_text()
+
+
+def test_a_bundle_never_follows_a_link(run, tmp_path):
+    """A link under results/ or logs/ may point anywhere on the packing machine: it is left out, not followed."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for sharing")
+    (run / "results/huang2019_dpadmm/fig1/leak.txt").symlink_to(secret)
+    (run / "logs/leak.log").symlink_to(secret)
+    folder = unpack(make_bundle(tmp_path / "b.tar.gz", root=run), tmp_path / "x")
+    assert not (folder / "results/huang2019_dpadmm/fig1/leak.txt").exists() and not (folder / "logs/leak.log").exists()
+    assert "not for sharing" not in "".join(p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file())

@@ -111,7 +111,8 @@ def _member_files(root: Path, with_whatif: bool = False) -> list[str]:
         base = root / folder
         for path in base.glob(pattern) if base.is_dir() else []:
             rel = path.relative_to(root).as_posix()
-            if path.is_file() and not rel.startswith(left_out) \
+            # a link is never followed: it may point anywhere on the machine that packs the bundle
+            if path.is_file() and not path.is_symlink() and not rel.startswith(left_out) \
                     and "/." not in f"/{rel}" and not rel.endswith(PICKLE_SUFFIXES):
                 out.add(rel)
     return sorted(out)

@@ -12,6 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from . import registry, safeload
+from .safeload import printable
 from .provenance import package_versions
 
 WHATIF = "results/whatif"  # what-if runs: results/whatif/<name>/<paper>/<item>/, and their report in .../<name>/report/
@@ -239,20 +240,14 @@ def whatif_summary(report_dir: Path, root: Path, log: Path | None) -> list[str]:
     else:
         lines.append(f"{len(differ)} verdict{'s' if len(differ) != 1 else ''} differ from the paper run's"
                      + (":" if differ else ""))
-        lines += [f"  {_printable(d['id'])}: {_printable(d['paper'])} -> {_printable(d['whatif'])}"
+        lines += [f"  {printable(d['id'])}: {printable(d['paper'])} -> {printable(d['whatif'])}"
                   for d in differ[:WHATIF_SHOWN]]
         if len(differ) > WHATIF_SHOWN:
             lines.append(f"  ... and {len(differ) - WHATIF_SHOWN} more (in the report)")
     top = (wi.get("metrics") or [None])[0]
     if top:
-        lines.append(f"moved most: {_printable(top['key'])} {top['paper']:.4g} -> {top['whatif']:.4g}")
+        lines.append(f"moved most: {printable(top['key'])} {top['paper']:.4g} -> {top['whatif']:.4g}")
     return lines[:10]
-
-
-def _printable(text) -> str:
-    """A string from a results file, safe to print: control and bidi characters shown as escapes."""
-    return "".join(c if c.isprintable() and not 0x202A <= ord(c) <= 0x202E and not 0x2066 <= ord(c) <= 0x2069
-                   else repr(c)[1:-1] for c in str(text))
 
 
 class _CellLog:
@@ -406,8 +401,8 @@ def cmd_bundle(args) -> int:
     except BundleError as exc:
         print(f"repro-dpadmm: error: {exc}", file=sys.stderr)
         return 2
-    print(f"bundle: {path} ({path.stat().st_size / 1e6:.1f} MB); "
-          f"re-judge it with: repro-dpadmm report --results {path}")
+    print(f"bundle: {printable(path)} ({path.stat().st_size / 1e6:.1f} MB); "
+          f"re-judge it with: repro-dpadmm report --results {printable(path)}")
     return 0
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import re
 from pathlib import Path
 
@@ -68,7 +69,7 @@ def max_bytes() -> int:
         mb = float("nan")
     if not (math.isfinite(mb) and mb > 0):
         raise LoadError(MAX_BYTES_ENV, f"must be a positive number of MiB, got {value!r}")
-    return int(mb * 2**20)
+    return min(int(mb * 2**20), sys.maxsize // 4)   # "no limit" in practice; a read size must stay a C ssize_t
 
 
 def max_yaml_bytes() -> int:

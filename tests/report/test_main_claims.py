@@ -100,3 +100,22 @@ def test_a_what_if_report_names_its_change_and_lists_what_differs_from_the_paper
     assert wi["metrics"][0]["key"] == "huang2019_dpadmm/fig1:err_final.n100"
     index = (run.parents[1] / "report/index.html").read_text()
     assert "huang2019_dpadmm.fig1.error_tiny</span>: not reproduced →" in index
+
+
+def test_odd_values_from_elsewhere_neither_crash_nor_swell_the_report(tmp_path):
+    """A sidecar whose arrays are not shapes, and a note of megabytes, from a results folder of someone else's."""
+    root = make_project(tmp_path / "project")
+    side = root / "resources/processed/a9a.json"
+    side.write_text(json.dumps({**json.loads(side.read_text()), "arrays": "x"}))
+    path = root / "results/huang2019_dpadmm/fig1/metrics.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "note": "n" * 2_000_000}))
+    build_report("results/report", root=root)
+    page = (root / "results/report/huang2019_dpadmm.html").read_text()
+    assert len(page) < 1_000_000 and "2,000,000 characters in metrics.json" in page
+
+
+def test_an_absurd_size_cap_is_no_cap_rather_than_a_crash(monkeypatch):
+    from repro_dpadmm import safeload
+
+    monkeypatch.setenv(safeload.MAX_BYTES_ENV, "1e30")
+    assert 0 < safeload.max_bytes() < 2**63

@@ -193,6 +193,14 @@ def verdict_marks(verdicts: list[Verdict]) -> dict[str, int]:
             **{s: sum(1 for v in verdicts if v.verdict == s) for s in CLASS_VERDICTS["setup"][:2]}}
 
 
+TEXT_MAX = 4000   # characters of an item's reason or note that the report shows
+
+
+def _clipped(value) -> str:
+    text = str(value or "")
+    return text if len(text) <= TEXT_MAX else text[:TEXT_MAX] + f"… ({len(text):,} characters in metrics.json)"
+
+
 def _read_metrics(path: Path, name: str) -> tuple[dict | None, str]:
     try:
         return safeload.load_json(path, expect=dict, name=name), ""
@@ -278,8 +286,9 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
             res.unavailable[name] = said if isinstance(said, str) else "unavailable when the item ran"
     status = str(metrics.get("status", "ok"))
     res.state = "produced" if status == "ok" else status
-    res.reason = str(metrics.get("reason") or "")
-    res.note = str(metrics.get("note") or "")
+    # an item's own words are a line or two; a results folder from elsewhere may hold megabytes there
+    res.reason = _clipped(metrics.get("reason"))
+    res.note = _clipped(metrics.get("note"))
     res.wall_time_s = _seconds(metrics.get("wall_time_s"))
     res.job_time_s = _seconds(metrics.get("wall_time.jobs_sum_s"))
     if status == "ok":  # an item that did not run shows no figure, even one left over from an earlier run

@@ -142,7 +142,11 @@ def count_text(counts: dict, keys=None, versions: bool = False) -> str:
 
 
 def array_shapes(side: dict) -> str:
-    return ", ".join(f"{k} {'×'.join(str(n) for n in v)}" for k, v in (side.get("arrays") or {}).items())
+    arrays = side.get("arrays")
+    if not isinstance(arrays, dict):   # a sidecar from a bundle may hold anything here
+        return ""
+    return ", ".join(f"{k} {'×'.join(str(n) for n in v) if isinstance(v, list) else value_text(v)}"
+                     for k, v in arrays.items())
 
 
 def first_reason(side: dict) -> str:
