@@ -188,6 +188,9 @@ class Setup:
     features: str              # the feature scaling applied before the unit-norm rows
     max_row_norm_raw: float
     max_abs_feature_raw: float
+    L_avg: float = float("nan")              # the averaged loss's smoothness (the lenient reading of L_f)
+    eta_bound: float = float("inf")          # Lemma 5's 1/L under `eta_bound` (inf: no bound)
+    eta_fastest: float = float("nan")        # the step the noise-free methods tune to without the bound
 
     @property
     def F_x0(self) -> float:
@@ -204,7 +207,8 @@ class Setup:
                 "graph_seconds": self.graph.seconds, "L_f": p.L_f, "norm_AtA": p.norm_AtA, "eta": self.eta,
                 "eta_source": self.eta_source, "tuning": self.tuning, "features": self.features,
                 "F_x0": self.F_x0, "majority_rate": self.majority_rate, "max_row_norm_raw": self.max_row_norm_raw,
-                "max_abs_feature_raw": self.max_abs_feature_raw, "positive_fraction_train": float(np.mean(p.y > 0))}
+                "max_abs_feature_raw": self.max_abs_feature_raw, "positive_fraction_train": float(np.mean(p.y > 0)),
+                "L_avg": self.L_avg, "eta_bound": self.eta_bound, "eta_fastest": self.eta_fastest}
 
 
 def graph_options(params: dict, d: int) -> dict:
@@ -273,9 +277,12 @@ def setup(name: str, params: dict, root: Path | None = None, features: str | Non
                                    np.asarray(data["X_test"], dtype=np.float64), features)
     problem, graph, tuning = _prepared(name, X_raw, data["y_train"], params, features, root)
     eta = configured_eta(params, name)
+    L_avg = averaged_smoothness(problem)
+    bound = step_bound(problem.L_f, L_avg, eta_bound_reading(params))
+    fastest = float("nan")
     if eta == "tuned":
-        score = {e: 0.5 * (r["admm"] + r["acc_admm"]) for e, r in tuning.items()}
-        eta, source = min(score, key=lambda e: (score[e], e)), "tuned"
+        eta, fastest = choose_step(tuning, bound)
+        source = "tuned"
     else:
         source = "config"
     raw = np.asarray(data["X_train"], dtype=np.float64)
@@ -283,7 +290,44 @@ def setup(name: str, params: dict, root: Path | None = None, features: str | Non
                  X_test=fl.as_compute_matrix(fl.normalise_rows(X_test)), y_test=np.asarray(data["y_test"], float),
                  eta=float(eta), eta_source=source, tuning=tuning, features=features,
                  max_row_norm_raw=float(np.linalg.norm(raw, axis=1).max()),
-                 max_abs_feature_raw=float(np.abs(raw).max()))
+                 max_abs_feature_raw=float(np.abs(raw).max()), L_avg=L_avg, eta_bound=bound, eta_fastest=fastest)
+
+
+ETA_BOUNDS = ("averaged", "worst_case", "none")
+
+
+def eta_bound_reading(params: dict) -> str:
+    """`eta_bound`: which reading of Lemma 5's L_f caps the tuned step ("averaged": the averaged loss's smoothness,
+    the lenient reading and the default; "worst_case": 0.25 max_i ||l_i||^2; "none": no cap, outside Lemma 5)."""
+    how = params.get("eta_bound", "averaged")
+    if how not in ETA_BOUNDS:
+        raise ValueError(f"eta_bound must be one of {ETA_BOUNDS}, got {how!r}")
+    return how
+
+
+def step_bound(L_f: float, L_avg: float, how: str) -> float:
+    """Lemma 5's largest step 1/L_f ("If 0 <= eta <= 1/L_f"; Algorithm 1: eta < 1/L_F) under reading `how`."""
+    if how not in ETA_BOUNDS:
+        raise ValueError(f"eta_bound must be one of {ETA_BOUNDS}, got {how!r}")
+    return {"averaged": 1.0 / L_avg, "worst_case": 1.0 / L_f, "none": float("inf")}[how]
+
+
+def choose_step(tuning: dict, bound: float) -> tuple[float, float]:
+    """(the tuned step, the step the tuning gives without the bound) from {eta: {"admm": F, "acc_admm": F}}: the
+    step with the lowest mean noise-free F(x_T) among the steps <= `bound` (ties to the smaller step). The bound is
+    the paper's (Lemma 5, Algorithm 1): a step beyond it is not the paper's algorithm, so the unbounded best is kept
+    only as a reading. Raises when no step of the grid obeys the bound, or none of those is stable."""
+    score = {float(e): 0.5 * (r["admm"] + r["acc_admm"]) for e, r in tuning.items()}
+    if not score:
+        raise ValueError("no tuning runs to choose a step from")
+    fastest = min(score, key=lambda e: (score[e], e))
+    allowed = {e: v for e, v in score.items() if e <= bound * (1 + 1e-12)}
+    if not allowed:
+        raise ValueError(f"no step of the grid {sorted(score)} is at most Lemma 5's bound {bound:.4g}")
+    eta = min(allowed, key=lambda e: (allowed[e], e))
+    if not np.isfinite(allowed[eta]):
+        raise ValueError(f"every step at most Lemma 5's bound {bound:.4g} diverged: {sorted(allowed)}")
+    return float(eta), float(fastest)
 
 
 def noise_sigma(params: dict, n: int, epsilon, T: int | None = None) -> np.ndarray | float:
@@ -360,8 +404,9 @@ def table1_row(name: str, params: dict, root: Path | None = None) -> dict:
     s = setup(name, params, root)
     info = s.info()
     grid = eta_grid(params)
-    row.update(L_avg=averaged_smoothness(s.problem), eta_steps_from_edge=steps_from_edge(s.eta, grid),
-               eta_source=s.eta_source)
+    row.update(L_avg=s.L_avg, eta_steps_from_edge=steps_from_edge(s.eta, grid), eta_source=s.eta_source,
+               eta_bound=s.eta_bound, eta_fastest=s.eta_fastest,
+               eta_bound_binds=bool(s.eta_source == "tuned" and s.eta_fastest > s.eta))
     row["eta_times_L_avg"] = s.eta * row["L_avg"]
     row.update({f"c1.rho{r:g}": c1 for r, c1 in eq18_c1(s.problem, s.eta, params).items()})
     row.update({k: info[k] for k in ("edges", "alpha_g", "graph_seconds", "L_f", "norm_AtA", "eta", "F_x0",
@@ -381,9 +426,10 @@ def table1_metrics(rows: list[dict]) -> dict:
         for key in ("n_train", "n_test", "d", "lam", "edges", "alpha_g", "graph_seconds", "eta", "L_f",
                     "eta_times_L_f", "gamma", "gamma_min", "norm_AtA", "max_row_norm_raw", "max_abs_feature_raw",
                     "F_x0", "majority_rate", "positive_fraction_train", "L_avg", "eta_times_L_avg",
-                    "eta_steps_from_edge", *(k for k in r if k.startswith("c1.rho"))):
-            if key in r:
-                out[f"{key}.{ds}"] = r[key]
+                    "eta_steps_from_edge", "eta_fastest", "eta_bound", "eta_bound_binds",
+                    *(k for k in r if k.startswith("c1.rho"))):
+            if key in r:  # a non-finite number (no bound, no tuning) is written as null
+                out[f"{key}.{ds}"] = r[key] if not isinstance(r[key], float) or np.isfinite(r[key]) else None
         for eta, row in (r.get("tuning") or {}).items():
             for alg, F in row.items():
                 out[f"tune_F.{alg}.{ds}.{eta_key(eta)}"] = F if np.isfinite(F) else None  # inf: unstable there
@@ -429,16 +475,18 @@ def eq18_c1(problem, eta: float, params: dict, rhos=(0.1, 1.0, 10.0)) -> dict:
 
 # ----------------------------------------------------------------------------------------------------- Fig. 1
 def fig1_reference(s: Setup, params: dict, label: str) -> dict:
-    """One long noise-free run for F* (`reference_iterations` at the dataset's own step, the one the tuning found
-    fastest; the grid reaches beyond the stable steps, so its largest is no reference; F on `reference_evaluations`
+    """One long noise-free run for F* (`reference_iterations` at the step the tuning found fastest, inside Lemma 5's
+    bound or not: F* is the problem's minimum, not a property of the method; the grid reaches beyond the stable
+    steps, so its largest is no reference; F on `reference_evaluations`
     evenly spaced iterates and the last): {"F": ..., "t": ...}."""
     alg, restart = REFERENCE_RUNS[label]
     TL = params.get("reference_iterations", 5000)
     stride = max(1, TL // params.get("reference_evaluations", 500))
-    run = run_algorithm(s, alg, params, T=TL, restart=restart)
+    eta = s.eta_fastest if np.isfinite(s.eta_fastest) else s.eta
+    run = run_algorithm(s, alg, params, T=TL, restart=restart, eta=eta)
     idx = np.unique(np.r_[np.arange(0, TL + 1, stride), TL])
     run.x = run.x[:, idx]
-    return {"F": objective_trace(s, run)[0], "t": idx, "eta": s.eta}
+    return {"F": objective_trace(s, run)[0], "t": idx, "eta": eta}
 
 
 def reference_minimum(refs: dict) -> dict:
@@ -1165,12 +1213,19 @@ def stable_steps(parts: dict) -> tuple[dict, dict]:
     return steps, diverged
 
 
+def headline_info(name: str, params: dict) -> dict:
+    """The set-up of dataset `name` as the combined item reports it (its graph, its step under Lemma 5's bound, the
+    references), from `setup` (the graph and the tuning runs come from the memo): the headline step is chosen here,
+    not read from whichever part comes first, so that a part run at one (eta, T) of the sweep never decides it."""
+    return setup(name, params).info()
+
+
 def run_fig1(params: dict) -> dict:
     """Fig. 1 on every available dataset, from its parts."""
     grouped, missing = _gathered("fig1", params)
     datasets = {}
     for name, parts in grouped.items():
-        info = next(iter(parts.values()))["info"]
+        info = headline_info(name, params)
         refs = {w.removeprefix("ref."): p["ref"] for w, p in parts.items() if w.startswith("ref.")}
         restarted = parts.get("restart", {}).get("step")
         scaled = {how: {"info": p["info"], "step": p["step"],
@@ -1256,7 +1311,7 @@ def run_fig2(params: dict) -> dict:
     grouped, missing = _gathered("fig2", params)
     datasets = {}
     for name, parts in grouped.items():
-        info = next(iter(parts.values()))["info"]
+        info = headline_info(name, params)
         steps, diverged = stable_steps(parts)
         datasets[name] = {"info": info, "steps": steps, "diverged": diverged,
                           "witness": next(p["witness"] for p in parts.values() if "witness" in p),
