@@ -117,6 +117,27 @@ def test_a_swept_setting_that_diverges_is_recorded_and_the_default_raises():
     assert list(steps) == [(1.0, 4)] and list(diverged) == ["eta1000_T8"]
 
 
+def test_the_tuned_step_obeys_lemma5_and_keeps_the_unbounded_best():
+    for item in ("table1", "fig1", "fig2"):
+        assert xu.eta_bound_reading(config_mod.item_params(xu.PAPER, item)) == "averaged"
+    table = {0.25: {"admm": 0.5, "acc_admm": 0.4}, 4.0: {"admm": 0.3, "acc_admm": 0.3},
+             16.0: {"admm": 0.2, "acc_admm": 0.2}, 64.0: {"admm": np.inf, "acc_admm": 0.1}}
+    # the best step at most the bound, and the best without it beside it
+    assert xu.choose_step(table, 8.8) == (4.0, 16.0)
+    assert xu.choose_step(table, 4.0) == (4.0, 16.0)          # the bound itself is allowed (Lemma 5: eta <= 1/L_f)
+    assert xu.choose_step(table, 3.9) == (0.25, 16.0)
+    assert xu.choose_step(table, float("inf")) == (16.0, 16.0)
+    with pytest.raises(ValueError, match="at most Lemma 5"):
+        xu.choose_step(table, 0.1)
+    with pytest.raises(ValueError, match="diverged"):
+        xu.choose_step({0.25: {"admm": np.inf, "acc_admm": 1.0}}, 1.0)
+    assert xu.step_bound(0.25, 0.1, "averaged") == pytest.approx(10.0)
+    assert xu.step_bound(0.25, 0.1, "worst_case") == pytest.approx(4.0)
+    assert xu.step_bound(0.25, 0.1, "none") == float("inf")
+    with pytest.raises(ValueError, match="eta_bound"):
+        xu.eta_bound_reading({"eta_bound": "loose"})
+
+
 def test_step_grid_position_averaged_smoothness_and_eq18_constant():
     assert xu.steps_from_edge(16.0, [0.25, 1.0, 4.0, 16.0, 64.0, 256.0]) == 2
     assert xu.steps_from_edge(256.0, [0.25, 1.0, 4.0, 16.0, 64.0, 256.0]) == 0
