@@ -40,6 +40,7 @@ import numpy as np
 from scipy import stats
 
 from .fdp_one_run import gdp_epsilon
+from .power import smallest_count
 
 MAX_CANARIES = 10 ** 9
 
@@ -163,14 +164,4 @@ def canaries_needed(mu: float, target_mu: float, level: float, sds: float = 0.0,
     if not target_mu < mu:
         return math.inf
 
-    def ok(m):
-        return expected_mu_lo(mu, m, level, sds) > target_mu
-    lo, hi = 8, 8
-    while not ok(hi):
-        lo, hi = hi, hi * 4
-        if hi > MAX_CANARIES:
-            return math.inf
-    while hi > lo * (1 + rtol) and hi - lo > 1:
-        mid = min(max(int(math.sqrt(lo * hi)), lo + 1), hi - 1)
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return float(hi)
+    return smallest_count(lambda m: expected_mu_lo(mu, m, level, sds) > target_mu, 8, MAX_CANARIES, rtol)

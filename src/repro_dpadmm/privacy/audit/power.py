@@ -85,10 +85,16 @@ def canaries_needed(mu: float, target: float, delta: float, level: float, analys
             if rejects(m, r, int(min(r, max(0, math.floor(ev - sds * sd))))):
                 return True
         return False
-    lo, hi = 10, 10
+    return smallest_count(ok, 10, MAX_CANARIES, rtol)
+
+
+def smallest_count(ok, start: int, cap: int, rtol: float) -> float:
+    """The smallest count m (to `rtol`) with ok(m), for ok monotone in m: quadrupling from `start`, then bisecting on
+    a log scale; inf when it would take more than `cap`."""
+    lo, hi = start, start
     while not ok(hi):
         lo, hi = hi, hi * 4
-        if hi > MAX_CANARIES:
+        if hi > cap:
             return math.inf
     while hi > lo * (1 + rtol) and hi - lo > 1:
         mid = min(max(int(math.sqrt(lo * hi)), lo + 1), hi - 1)
