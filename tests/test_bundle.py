@@ -274,3 +274,14 @@ def test_a_bundle_never_follows_a_link(run, tmp_path):
     folder = unpack(make_bundle(tmp_path / "b.tar.gz", root=run), tmp_path / "x")
     assert not (folder / "results/huang2019_dpadmm/fig1/leak.txt").exists() and not (folder / "logs/leak.log").exists()
     assert "not for sharing" not in "".join(p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file())
+
+
+def test_a_bundle_never_replaces_what_is_already_there(run, tmp_path):
+    mine = tmp_path / "mine.tar.gz"
+    mine.write_text("USER")
+    with pytest.raises(BundleError, match="already exists"):
+        make_bundle(mine, root=run)
+    assert mine.read_text() == "USER"
+    (tmp_path / "folder.tar.gz").mkdir()
+    with pytest.raises(BundleError, match="already exists"):
+        make_bundle(tmp_path / "folder.tar.gz", root=run)

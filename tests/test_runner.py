@@ -377,5 +377,11 @@ def test_a_user_folder_with_a_report_s_file_names_is_no_report(tmp_path):
         check_report_folder(site, kind="rejudged")
     legacy = tmp_path / "results" / "report"
     legacy.mkdir(parents=True)
-    (legacy / "summary.json").write_text("{}")
+    (legacy / "summary.json").write_text('{"papers": {}}')
     check_report_folder(legacy, kind="report")            # a report of before markers, where the project puts it
+    mine = tmp_path / "results" / "rejudged" / "mine"     # where reports go, but the files are a user's own
+    mine.mkdir(parents=True)
+    (mine / "claims.json").write_text("USER")
+    (mine / "index.html").write_text("USER")
+    with pytest.raises(OutDirError, match="holds other files and no report"):
+        check_report_folder(mine, kind="rejudged")

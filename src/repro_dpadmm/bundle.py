@@ -322,6 +322,8 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
     out = Path(out) if out else root / "bundles" / f"{default_name(prov)}.tar.gz"
     if not out.name.endswith((".tar.gz", ".tgz")):
         raise BundleError(f"bundle name {out.name!r} must end in .tar.gz or .tgz")
+    if out.exists() or out.is_symlink():   # a bundle never replaces a file (or folder) that is already there
+        raise BundleError(f"{out} already exists; give another name or remove it first")
     top = out.name.removesuffix(".tar.gz").removesuffix(".tgz")
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".bundle-") as tmp:

@@ -242,11 +242,37 @@ def _report_location(out_dir: Path) -> bool:
             or (len(parts) >= 4 and parts[-1] == "report" and parts[-4:-2] == ("results", "whatif")))
 
 
+def _written_by_report(out_dir: Path) -> bool:
+    """Whether the folder's files are a report's own: its summary.json (a mapping with `papers`) or claims.json (a
+    list of claim records), or, where Snakemake removed those, its privacy or provenance page with the report's
+    footer. A user's own files of the same names are not."""
+    try:
+        summary = safeload.load_json(out_dir / "summary.json", expect=dict, limit=2**26)
+        if isinstance(summary.get("papers"), dict):
+            return True
+    except safeload.LoadError:
+        pass
+    try:
+        records = safeload.load_json(out_dir / "claims.json", expect=list, limit=2**28)
+        if records and isinstance(records[0], dict) and {"id", "verdict"} <= set(records[0]):
+            return True
+    except safeload.LoadError:
+        pass
+    for page in LEGACY_PAGES:
+        try:
+            with open(out_dir / page, "rb") as fh:
+                if b"Built by <code>repro-dpadmm report</code>" in fh.read(2**24):
+                    return True
+        except OSError:
+            pass
+    return False
+
+
 def _legacy_entries(out_dir: Path) -> list[str] | None:
     """The report's own entries of a report folder written before markers (None if the folder is no report)."""
     from .registry import paper_ids
 
-    if not _report_location(out_dir):
+    if not _report_location(out_dir) or not _written_by_report(out_dir):
         return None
     names = {p.name for p in out_dir.iterdir()}
     if not (names & set(LEGACY_SIGNS) or set(LEGACY_PAGES) <= names):

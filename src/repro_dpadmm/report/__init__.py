@@ -60,6 +60,8 @@ ITEM_STATES = ("produced", "not run", "missing")
 # A paper-scale figure is 50-300 kB; larger ones (and PNGs of absurd dimensions) are listed, not embedded, so that a
 # results folder from elsewhere cannot make index.html arbitrarily large or a browser decode gigapixels.
 FIGURE_MAX_BYTES = 8 * 2**20
+# A paper-scale rendered notebook is 1-5 MiB; one from a bundle is escaped into its sandbox page in memory.
+NOTEBOOK_MAX_BYTES = 64 * 2**20
 FIGURE_MAX_SIDE = 20_000
 FIGURE_MAX_PIXELS = 50_000_000
 # What a page copied from a bundle may do: show its own inline styles and embedded images, nothing else.
@@ -496,7 +498,10 @@ def _copy_item_files(report: Report, out_dir: Path, sandbox: bool = False) -> di
             dest.mkdir(parents=True, exist_ok=True)
             rel = f"items/{it.paper}/{it.item}"
             entry = {}
-            if it.notebook is not None and sandbox:
+            if it.notebook is not None and sandbox and it.notebook.stat().st_size > NOTEBOOK_MAX_BYTES:
+                it.refused_figures.append(f"{it.notebook.name}: {it.notebook.stat().st_size / 2**20:.0f} MiB, more "
+                                          f"than the {NOTEBOOK_MAX_BYTES // 2**20} MiB a bundled notebook page may have")
+            elif it.notebook is not None and sandbox:
                 name = _copy_sandboxed(it.notebook, dest, f"{it.paper} / {it.item}")
                 entry["notebook"] = f"{rel}/{name}"
             elif it.notebook is not None:

@@ -231,6 +231,7 @@ def check_difference(check: dict, result: dict, metrics: dict) -> str:
 # the checks a compact row shows first: the failing ones, then those inside the noise, then the rest
 OUTCOME_ORDER = {"fail": 0, "inconclusive": 1, "not evaluated": 2, "pass": 3}
 SHOWN_CHECKS = 2   # a row shows this many checks; the claim's card has them all
+KV_MAX_ROWS = 10_000  # rows of an item's parameters or metrics a page lists (a paper-scale item has about 5,000)
 
 
 def claim_row(record: dict, claim, metrics: dict | None, item_title: str, previous: dict | None,
@@ -385,7 +386,8 @@ def environment() -> jinja2.Environment:
                        item_index=item_index, mark_text=mark_text, ordered_counts=ordered_counts,
                        changes_text=changes_text, nonzero=lambda c: {k: n for k, n in c.items() if n}, tally=lambda xs: dict(Counter(xs)))
     env.globals.update(VERDICT_HELP=VERDICT_HELP, item_time=item_time, total_time=total_time, curve_svg=curve_svg,
-                       STATUS=STATUS, STATUS_CLASS=STATUS_CLASS, status_counts=status_counts, number_points=number_points,
+                       KV_MAX_ROWS=KV_MAX_ROWS, STATUS=STATUS, STATUS_CLASS=STATUS_CLASS, status_counts=status_counts,
+                       number_points=number_points,
                        scatter_svg=scatter_svg, TERM_HELP=TERM_HELP,
                        canonical_hash=canonical_hash, figure_entry=figure_entry, rank=rank)
     return env
