@@ -224,8 +224,6 @@ WHATIF_SHOWN = 5   # differing verdicts the terminal lists (the what-if report h
 def whatif_summary(report_dir: Path, root: Path, log: Path | None) -> list[str]:
     """At most 10 lines on a what-if run: where its report and log are, how many verdicts differ from the paper
     run's (the first few named, every string escaped for the terminal) and the metric that moved most."""
-    from . import safeload
-
     wi = safeload.load_json(report_dir / "summary.json", expect=dict).get("whatif") or {}
 
     def rel(p: Path) -> str:

@@ -45,10 +45,14 @@ def owned(out_dir: Path, item: str, legacy_all: bool) -> list[Path]:
     if not isinstance(names, list):
         names = ([p.name for p in out_dir.iterdir() if not p.name.startswith(".") and
                   (p.is_symlink() or not p.is_dir())] if legacy_all else [METRICS, f"{item}.html", f"{item}.ipynb"])
-    # a plain name of an entry in the folder itself: never "", "." or ".." (the folder or its parent), never a path
-    entries = [out_dir / n for n in map(str, names) if n not in ("", ".", "..", MANIFEST) and "/" not in n
-               and "\\" not in n and "\x00" not in n]
+    entries = [out_dir / n for n in map(str, names) if plain_name(n) and n != MANIFEST]
     return [p for p in entries if p.exists() or p.is_symlink()]
+
+
+def plain_name(name) -> bool:
+    """Whether a name read from a manifest or marker (which may come from anywhere) names an entry of the folder
+    itself: never "", "." or ".." (the folder or its parent), never a path."""
+    return isinstance(name, str) and name not in ("", ".", "..") and not any(c in name for c in "/\\\x00")
 
 
 def _remove(path: Path) -> None:
@@ -293,7 +297,7 @@ def report_entries(out_dir: Path) -> list[str]:
         return []
     mark = read_report_mark(out_dir)
     names = mark["entries"] if mark else (_legacy_entries(out_dir) or [])
-    return [str(n) for n in names if isinstance(n, str) and n and "/" not in n and n not in (".", "..", REPORT_MARK)
+    return [n for n in names if plain_name(n) and n != REPORT_MARK
             and ((out_dir / n).exists() or (out_dir / n).is_symlink())]
 
 

@@ -254,7 +254,7 @@ def scatter_svg(points: list[dict], width: int = 320, height: int = 240) -> str:
                  f'transform="rotate(-90 9 {8 + h / 2:.1f})" text-anchor="middle">ours</text>')
     for p in pos:
         x, y = xy(p["paper"], p["ours"])
-        colour = _COLOUR.get(p["outcome"], _COLOUR["fail"] if p["outcome"] == "fail" else "#6e7781")
+        colour = _COLOUR.get(p["outcome"], _COLOUR["degenerate"])   # "not evaluated": grey
         title = escape(f"{p['id']}: {p['key']} = {fmt(p['ours'])} (paper: {fmt(p['paper'])}; {p['outcome']})")
         parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}" fill-opacity="0.8">'
                      f'<title>{title}</title></circle>')
