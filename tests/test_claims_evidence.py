@@ -490,3 +490,65 @@ def test_a_reading_under_which_a_setup_check_of_the_item_fails_is_no_plausible_r
     discount_implausible([claim, setup])
     assert claim.variants[0].implausible == "the setup check huang2019_dpadmm.fig1.baseline fails under it"
     assert claim.cause == "paper" and claim.depends_on_choice == [] and claim.record()["variants"][0]["implausible"]
+
+
+def _gated(gates=None):
+    """A claim over two datasets and a setup check over the same datasets (asking that the noise-free model learn),
+    optionally naming the keys of the claims that rest on it."""
+    setup = {"id": "huang2019_dpadmm.fig1.learns.{ds}", "over": {"ds": ["a", "b"]}, "item": "fig1",
+             "quote": "the noise-free model learns", "setup": True, "variants": ["v"],
+             "checks": [{"kind": "greater", "left": "acc0.{ds}", "right": "maj.{ds}"}]}
+    if gates:
+        setup["gates"] = gates
+    return load([{"id": "huang2019_dpadmm.fig1.c.{ds}", "over": {"ds": ["a", "b"]}, "item": "fig1", "quote": "q",
+                  "variants": ["v"], "checks": [{"kind": "greater", "left": "acc1.{ds}", "right": "acc2.{ds}"}]},
+                 {"id": "huang2019_dpadmm.fig1.f.{ds}", "over": {"ds": ["a", "b"]}, "item": "fig1", "quote": "q",
+                  "variants": ["v"], "checks": [{"kind": "less", "left": "obj1.{ds}", "right": "obj2.{ds}"}]},
+                 setup],
+                variants={"v": {"choice": "step", "label": "a larger step"}},
+                metrics={"fig1": {"acc*": "m", "maj.*": "m", "obj*": "m"}},
+                evidence={"fig1": [{"keys": k, "kind": "measured"} for k in ("acc*", "maj.*", "obj*")]})
+
+
+# On case b the noise-free model sits at the majority rate at the default and learns under v; on case a it learns
+# at the default and not under v.
+GATED = {"acc0.a": 0.9, "maj.a": 0.8, "acc0.a@v": 0.8, "acc0.b": 0.8, "maj.b": 0.8, "acc0.b@v": 0.9,
+         "acc1.a": 0.85, "acc2.a": 0.84, "acc1.b": 0.7, "acc2.b": 0.75, "acc1.a@v": 0.7, "acc1.b@v": 0.85,
+         "obj1.a": 1.0, "obj2.a": 2.0, "obj1.b": 1.0, "obj2.b": 2.0}
+
+
+def _judged(cf, m):
+    from repro_dpadmm.claims import discount_implausible
+
+    assert not cf.problems, cf.problems
+    vs = {v.claim.id: v for v in (evaluate_claim(c, m) for c in cf.claims)}
+    discount_implausible(list(vs.values()))
+    return vs
+
+
+def test_a_setup_check_over_cases_discounts_readings_of_its_own_case_only():
+    vs = _judged(_gated(), GATED)
+    c_a, c_b = vs["huang2019_dpadmm.fig1.c.a"], vs["huang2019_dpadmm.fig1.c.b"]
+    assert vs["huang2019_dpadmm.fig1.learns.a"].variants[0].verdict == "setup failed"
+    assert "learns.a fails under it" in c_a.variants[0].implausible
+    assert c_b.variants[0].implausible == ""          # case a's failing check says nothing of case b
+    assert c_b.verdict == "not reproduced"             # no gates: the default is judged as before
+    assert vs["huang2019_dpadmm.fig1.f.a"].variants[0].implausible   # without gates every claim of the case
+
+
+def test_a_gating_setup_check_that_fails_at_the_default_leaves_the_claims_resting_on_it_not_checkable():
+    vs = _judged(_gated(["acc*"]), GATED)
+    c_a, c_b = vs["huang2019_dpadmm.fig1.c.a"], vs["huang2019_dpadmm.fig1.c.b"]
+    assert vs["huang2019_dpadmm.fig1.learns.b"].verdict == "setup failed"
+    assert c_b.verdict == "not checkable" and "learns.b fails" in c_b.reason and "not reproduced" in c_b.reason
+    assert c_b.variants[0].verdict == "reproduced" and not c_b.variants[0].implausible   # it learns under v
+    assert all(t.implausible for t in c_b.thresholds)
+    assert c_a.verdict == "reproduced" and c_a.variants[0].implausible                    # case a: v discounted
+    f_b = vs["huang2019_dpadmm.fig1.f.b"]   # reads no gated key: judged as if the check were not there
+    assert f_b.verdict == "reproduced" and not f_b.variants[0].implausible
+
+
+def test_gates_belong_to_setup_checks():
+    cf = load([{"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q", "gates": ["acc*"],
+                "checks": [{"kind": "less", "left": "err.a", "right": "err.b"}]}])
+    assert any("gates" in p for p in cf.problems)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import math
 import re
 from dataclasses import dataclass, field
@@ -295,23 +296,44 @@ class Verdict:
                 "source": c.source or f"results/{c.paper}/{c.item}/metrics.json", "file": c.file, "line": c.line}
 
 
+def _rests_on(claim: Claim, setup: Claim) -> bool:
+    """Whether `claim` rests on the setup check `setup`: the same claims file and item, the same value on every case
+    axis both are declared over (a check on ijcnn1 says nothing of a8a's claims), and, where the setup check names
+    `gates:`, a key the claim reads matching one of its patterns."""
+    if claim.claim_class == "setup" or (claim.file, claim.item) != (setup.file, setup.item):
+        return False
+    if any(claim.case.get(axis, value) != value for axis, value in setup.case.items()):
+        return False
+    return not setup.gates or any(fnmatch.fnmatchcase(key, pattern)
+                                  for key in claim.metric_keys() for pattern in setup.gates)
+
+
 def discount_implausible(verdicts: list[Verdict]) -> None:
-    """Mark the variant readings under which a setup check of the same item fails (our own construction breaks
-    there: a baseline that no longer beats the constant classifier, a calibration that misses its target) as no
-    plausible reading of any claim of that item; they stay on show but decide no cause."""
-    failing: dict[tuple, dict[str, str]] = {}
+    """Mark the readings under which a setup check that a claim rests on fails (our own construction breaks there: a
+    baseline that no longer beats the constant classifier, a calibration that misses its target) as no plausible
+    reading; they stay on show but decide no cause.
+
+    A variant is discounted by every failing setup check of its item and case. The default reading is discounted only
+    by a setup check that names the claims resting on it (`gates:`): the claim is then "not checkable", naming the
+    check, and its threshold readings (the default's range ends) are discounted with it; its variants keep their own
+    verdicts."""
+    setups = [v for v in verdicts if v.claim_class == "setup" and v.claim.item is not None]
     for v in verdicts:
-        if v.claim_class != "setup" or v.claim.item is None:
+        on = [s for s in setups if _rests_on(v.claim, s.claim)]
+        if not on:
             continue
         for r in v.variants:
-            if r.verdict == "setup failed":
-                failing.setdefault((v.claim.file, v.claim.item), {}).setdefault(
-                    r.name, f"the setup check {v.claim.id} fails under it")
-    for v in verdicts:
-        bad = failing.get((v.claim.file, v.claim.item), {})
-        for r in v.variants:
-            why = [bad[n] for n in r.name.split("+") if n in bad]
-            r.implausible = "; ".join(why)
+            why = [f"the setup check {s.claim.id} fails under it" for s in on for x in s.variants
+                   if x.verdict == "setup failed" and x.name in r.name.split("+")]
+            r.implausible = "; ".join(dict.fromkeys(why))
+        gating = [s for s in on if s.claim.gates and s.verdict == "setup failed"]
+        if gating and v.verdict in JUDGED:
+            why = "; ".join(f"the setup check {s.claim.id} fails" for s in gating)
+            v.reason = (f"not judged at the default reading, which rests on {why} (judged there: {v.verdict}); "
+                        f"its variants are judged")
+            v.verdict = "not checkable"
+            for t in v.thresholds:
+                t.implausible = why
 
 
 def _declared_text(claim: Claim) -> str:

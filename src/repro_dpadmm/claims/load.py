@@ -353,6 +353,8 @@ def _parse_claim(raw: dict, cf: ClaimsFile, line: int | None) -> tuple[Claim, li
     errors += _finding_problems(where, findings, set(check_keys_), scope, cf, claims_root)
     errors += _placeholder_problems(where, findings + [{"text": str(raw.get("note") or "")}], set(check_keys_),
                                     scope, cf)
+    if raw.get("gates") and raw.get("setup") is not True:
+        errors.append(f"{where}: gates: belongs to a setup check (setup: true): it names the claims that rest on it")
     unranged = []
     for k, check in enumerate(raw.get("checks") or []):
         ranged = check.get("range") or {}
@@ -370,7 +372,7 @@ def _parse_claim(raw: dict, cf: ClaimsFile, line: int | None) -> tuple[Claim, li
         where=str(raw.get("where") or ""), paper_value=raw.get("paper_value"), checks=list(raw.get("checks") or []),
         depends_on=_str_list(raw.get("depends_on")), note=str(raw.get("note") or ""), main=str(raw.get("main") or ""),
         not_checkable=str(raw.get("not_checkable") or ""), datasets=_str_list(raw.get("datasets")),
-        setup=raw.get("setup") is True, variants=variants,
+        setup=raw.get("setup") is True, gates=_str_list(raw.get("gates")), variants=variants,
         variant_specs={v: cf.variants[v] for v in variants if v in cf.variants}, findings=findings,
         noise_z=cf.noise_z, kinds=kinds, references=references, unranged=unranged, file=cf.path.name, line=line,
         invalid="; ".join(e.split(": ", 2)[-1] for e in errors),

@@ -60,6 +60,7 @@ class Claim:
     not_checkable: str = ""
     datasets: list[str] = field(default_factory=list)
     setup: bool = False         # checks our own construction: shown with the item, never counted as reproduced
+    gates: list[str] = field(default_factory=list)  # a setup check's: key patterns of the claims that rest on it
     variants: list[str] = field(default_factory=list)            # names declared under the file's `variants:`
     variant_specs: dict[str, dict] = field(default_factory=dict)  # name -> {choice, label, item?, note?}
     findings: list[dict] = field(default_factory=list)           # [{when: [verdicts], text, evidence}]
