@@ -291,6 +291,34 @@ def test_only_the_items_own_files_are_ever_removed_from_an_out_dir(project, monk
     assert (out / "notes.txt").read_text() == "mine" and (out / "data").is_dir()
 
 
+@pytest.mark.parametrize("name", ["item.html", "item.png", "metrics.json"])
+def test_a_run_never_replaces_a_users_file_of_an_outputs_name_in_an_out_dir(project, monkeypatch, tmp_path, name):
+    """A user's file in an --out-dir that has the name of one of the run's outputs (known before the run, or a figure
+    known only when it is committed) stops the run with an error naming it; the file is as it was."""
+    from repro_dpadmm.staging import OutDirError
+
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / name).write_text("mine")
+    _fake_papermill(monkeypatch, "v1", OLD_FIGS)
+    with pytest.raises(OutDirError, match=name.replace(".", r"\.")):
+        run_item("demo", "item", {"seed": 0}, out, root=project)
+    assert (out / name).read_text() == "mine"
+    assert sorted(p.name for p in out.iterdir()) == [name]
+
+
+def test_a_users_file_at_the_locks_name_is_never_written_over(project, monkeypatch, tmp_path):
+    from repro_dpadmm.locks import NotALock
+
+    out = tmp_path / "mine" / "item"
+    out.parent.mkdir()
+    (out.parent / ".item.lock").write_text("my notes")
+    _fake_papermill(monkeypatch, "v1", OLD_FIGS)
+    with pytest.raises(NotALock, match="not a lock"):
+        run_item("demo", "item", {"seed": 0}, out, root=project)
+    assert (out.parent / ".item.lock").read_text() == "my notes" and not out.exists()
+
+
 def test_a_notebook_run_by_hand_writes_through_the_staging_and_replaces_the_earlier_run(project):
     """`jupyter nbconvert --execute` (no papermill, no runner): the item's folder ends up with exactly that run's
     files, complete, and none of the earlier run's (its notebook, HTML and figures are gone)."""

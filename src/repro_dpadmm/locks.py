@@ -42,6 +42,21 @@ HOST = socket.gethostname() or "localhost"
 UNNAMED_STALE_S = 3600
 
 
+class NotALock(ValueError):
+    """A file at a lock's name that is not one of this package's locks (a user's file): never written over."""
+
+
+def _is_lock_record(raw: bytes) -> bool:
+    """Whether a lock file's content is empty or a record this module wrote (JSON naming a pid)."""
+    if not raw.strip():
+        return True
+    try:
+        info = json.loads(raw.decode("utf-8"))
+    except ValueError:
+        return False
+    return isinstance(info, dict) and "pid" in info
+
+
 class Busy(RuntimeError):
     """Another process holds the lock (the message names it)."""
 
@@ -76,8 +91,15 @@ def held(lock_file: str | Path, what: str, *, wait: bool = True, log=None):
         yield
         return
     lock_file.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    try:   # never through a link: the lock is a file of its own folder
+        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    except OSError as exc:
+        raise NotALock(f"{lock_file} cannot serve as the lock of {what} ({exc.strerror}): a link or a folder has "
+                       "its name; move it away") from None
     try:
+        if os.fstat(fd).st_size > 4096 or not _is_lock_record(os.pread(fd, 4096, 0)):
+            raise NotALock(f"{lock_file} holds a file that is not a lock of this package, and {what} would write "
+                           "its lock there; move the file away or give another output folder")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -38,10 +38,10 @@ from . import locks, safeload
 from .datasets import is_available
 from .experiments.common import write_metrics
 from .experiments.progress import COST_ENV
-from .paths import project_root
+from .paths import SETTINGS, project_root
 from .registry import notebook_path
-from .staging import (METRICS, check_item_folder, clear_incomplete, commit, new_stage, own_folder, remove_outputs,
-                      settings_record, write_settings)
+from .staging import (METRICS, check_collisions, check_item_folder, clear_incomplete, commit, new_stage, own_folder,
+                      remove_outputs, settings_record, write_settings)
 
 KERNEL = "python3"
 HTML_TEMPLATES = Path(__file__).resolve().parent / "notebook_html"
@@ -223,6 +223,8 @@ def _run_locked(paper: str, item: str, params: dict, out_dir: Path, notebook: Pa
     """run_item's work, done while holding the item's lock."""
     legacy_all = own_folder(out_dir, root)
     clear_incomplete(out_dir, item, legacy_all)
+    # the names every run writes, checked before any work (figures are checked again when the run is committed)
+    check_collisions(out_dir, item, [METRICS, SETTINGS, f"{item}.html", f"{item}.ipynb"], legacy_all)
 
     needed = params.get("datasets", [])
     status = {name: is_available(name, root) for name in needed}

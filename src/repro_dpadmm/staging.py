@@ -35,16 +35,19 @@ PAPER_SETTINGS = "config/config.yaml"
 def owned(out_dir: Path, item: str, legacy_all: bool) -> list[Path]:
     """The entries of `out_dir` that runs of this item wrote, hence may remove: those its manifest lists; without a
     manifest, every file of a results/ folder written before manifests existed (`legacy_all`), else only the files
-    the runner itself names. Anything else in the folder (another rule's sub-folder, a user's files) is left alone."""
+    the runner itself names, and those only where both metrics.json and the notebook are there (a run's outputs).
+    Anything else in the folder (another rule's sub-folder, a user's files) is left alone."""
     if not out_dir.is_dir():
         return []
     try:
         names = safeload.load_json(out_dir / MANIFEST)
     except safeload.LoadError:
         names = None
-    if not isinstance(names, list):
+    if not isinstance(names, list):   # a folder written before manifests
         names = ([p.name for p in out_dir.iterdir() if not p.name.startswith(".") and
-                  (p.is_symlink() or not p.is_dir())] if legacy_all else [METRICS, f"{item}.html", f"{item}.ipynb"])
+                  (p.is_symlink() or not p.is_dir())] if legacy_all else
+                 [METRICS, f"{item}.html", f"{item}.ipynb"]
+                 if (out_dir / METRICS).is_file() and (out_dir / f"{item}.ipynb").is_file() else [])
     entries = [out_dir / n for n in map(str, names) if plain_name(n) and n != MANIFEST]
     return [p for p in entries if p.exists() or p.is_symlink()]
 
@@ -86,11 +89,26 @@ def clear_incomplete(out_dir: Path, item: str, legacy_all: bool = True) -> None:
         remove_outputs(out_dir, item, legacy_all)
 
 
+def check_collisions(out_dir: Path, item: str, names, legacy_all: bool = True) -> None:
+    """OutDirError when an output folder other than the item's own (`legacy_all` False: an `--out-dir`) holds an
+    entry of one of `names` that no run of this item wrote: a user's file is never replaced by a run's output."""
+    if legacy_all or not out_dir.is_dir():
+        return
+    mine = {p.name for p in owned(out_dir, item, legacy_all)}
+    foreign = [n for n in dict.fromkeys(names) if n not in mine and ((out_dir / n).exists() or (out_dir / n).is_symlink())]
+    if foreign:
+        listed = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise OutDirError(f"{out_dir.name}/ holds {listed}, which no run of {item} wrote there, and the run's outputs "
+                          "have the same names; move them away or give another output folder")
+
+
 def commit(stage: Path, out_dir: Path, item: str, legacy_all: bool = True) -> None:
     """Replace the item's outputs by the staged ones; metrics.json leaves first and arrives last. The manifest
-    always covers every output that may be present, so an interrupted commit is cleared by the next run."""
+    always covers every output that may be present, so an interrupted commit is cleared by the next run. In an
+    `--out-dir` an entry of an output's name that no run wrote stops the commit before anything moves."""
     out_dir.mkdir(parents=True, exist_ok=True)
     new = sorted(p.name for p in stage.iterdir() if not p.is_symlink() and p.name != METRICS)
+    check_collisions(out_dir, item, [*new, METRICS], legacy_all)
     old = [p.name for p in owned(out_dir, item, legacy_all)]
     _write_manifest(out_dir, [*old, *new, METRICS])
     if (out_dir / METRICS).exists():
