@@ -297,3 +297,18 @@ def test_parameters_that_cannot_run_are_refused_before_any_work(no_work, capsys)
         params = {**_base_item(MADMM, item), "graph": {"kind": "erdos_renyi", "nodes": 5000, "p": 0.05, "seed": 1}}
         assert main(["run", MADMM, item, "--params", json.dumps(params)]) == 2
         assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("where, message", [("afile/sub", "afile, which is a file, not a folder"),
+                                            ("a" * 300, "File name too long: ")])
+def test_an_out_dir_that_cannot_be_a_folder_is_one_line_before_any_work(no_work, capsys, monkeypatch, where,
+                                                                        message):
+    from repro_dpadmm import runner
+
+    monkeypatch.undo()      # the real run_item, but no item's work: its checks of the folder come first
+    monkeypatch.chdir(no_work)
+    monkeypatch.setattr(runner, "_run_locked", lambda *a, **k: pytest.fail("work started despite a bad folder"))
+    (no_work / "afile").write_text("mine")
+    assert main(["run", HUANG, "fig1", "--out-dir", str(no_work / where)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and (no_work / "afile").read_text() == "mine"

@@ -546,6 +546,16 @@ def main(argv=None) -> int:
     except (ValueError, KeyError, FileNotFoundError) as exc:
         print(f"repro-dpadmm: error: {_printable_lines(exc)}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        if not exc.filename:   # not about a path the command was given or made: a defect, with its traceback
+            raise
+        # a path that cannot be used (a file where a folder is needed, a name too long, no permission): one line
+        # naming it (at most 200 characters of it), not a traceback
+        name = str(exc.filename)
+        name = name if len(name) <= 200 else name[:100] + "…" + name[-99:]
+        print(f"repro-dpadmm: error: {exc.strerror or type(exc).__name__}: {safeload.printable(name)}",
+              file=sys.stderr)
+        return 2
     except KeyboardInterrupt:   # Ctrl-C: one line, not the tracebacks of every layer it went through
         print(f"repro-dpadmm: stopped (Ctrl-C) after {time.perf_counter() - t0:.1f} s; the outputs of what was "
               "running are as they were before it", file=sys.stderr)

@@ -154,9 +154,8 @@ def check_item_folder(out_dir: Path, root: Path) -> None:
     not inside the checkout's config/ (or src/, workflow/, notebooks/), not a report's folder. Any other folder may
     hold other files: a run removes only what runs wrote there (its manifest)."""
     shown = _shown_path(out_dir, root)
+    _check_folder_path(out_dir, shown, root)
     root = Path(root).resolve()
-    if out_dir.exists() and not out_dir.is_dir():
-        raise OutDirError(f"--out-dir {shown} is a file, not a folder")
     if root.is_relative_to(out_dir.resolve()):
         raise OutDirError(f"--out-dir {shown} holds the project itself; give a folder of its own")
     for tracked in ("config", "src", "workflow", "notebooks"):
@@ -238,6 +237,15 @@ LEGACY_FILES = ("claims.json", "summary.json", "rejudged.json", "index.html", *L
 
 class OutDirError(ValueError):
     """An output folder that a report or a run may not write into (the message says which and why)."""
+
+
+def _check_folder_path(out_dir: Path, shown: str, root: Path | None) -> None:
+    """OutDirError when `out_dir` is a file, or lies below one (it could never be made)."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutDirError(f"--out-dir {shown} is a file, not a folder")
+    above = next((p for p in out_dir.parents if p.exists() or p.is_symlink()), None)
+    if above is not None and not above.is_dir():
+        raise OutDirError(f"--out-dir {shown} lies below {_shown_path(above, root)}, which is a file, not a folder")
 
 
 def _shown_path(path: Path, root: Path | None) -> str:
@@ -326,9 +334,8 @@ def check_report_folder(out_dir: Path, *, kind: str, source: str | None = None, 
     a report, e.g. a bundle's own folder), nor inside or around one; empty, absent, or a report folder already (its
     marker, or the files of a report written before markers); and, for a re-judge, not a report of another kind."""
     shown = _shown_path(out_dir, root)
+    _check_folder_path(out_dir, shown, root)
     target = out_dir.resolve()
-    if out_dir.exists() and not out_dir.is_dir():
-        raise OutDirError(f"--out-dir {shown} is a file, not a folder")
     if root is not None and Path(root).resolve().is_relative_to(target):
         raise OutDirError(f"--out-dir {shown} holds the project itself; give a folder of its own")
     for folder in protected:
