@@ -236,3 +236,15 @@ def test_kkt_attack_recovers_a_sample_from_the_iterates_when_eta_is_known():
     assert guessed["rel_err"] > 1e-3
     with pytest.raises(ValueError, match="eta must be"):
         em.kkt_attack(data, A, path, C, rho, 0.5, eta[:, 0], eta="secret")
+
+
+def test_swept_points_carry_the_papers_names_not_their_variant_keys():
+    """fig<k>_ours labels each swept setting as the paper names it (PP / DVP and the growth factors q1, q2)."""
+    from repro_dpadmm.experiments.zhang2018_madmm import dvp_variant, pp_variant, setting_label
+
+    assert setting_label(pp_variant(1.1, 1.0)) == "PP (q1=1.10, q2=1.00)"
+    assert setting_label(pp_variant(1.05, 1.005)) == "PP (q1=1.05, q2=1.005)"
+    assert setting_label(dvp_variant(1.02)) == "DVP (q2=1.02)"
+    assert setting_label("nodes_0.01_0.02") == "node-varying (q1_i = q1 +- 0.01, q2_i = q2 +- 0.02)"
+    with pytest.raises(ValueError, match="fixed_epsilon"):
+        setting_label("fixed_epsilon")
