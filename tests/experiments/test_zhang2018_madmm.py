@@ -94,6 +94,9 @@ def test_private_items_run_plot_and_report(small_adult):
     res = em.run_fig2(params)
     figs = em.plot_fig2(res)
     assert list(figs) == ["fig2", "fig2_ours"] and len(figs["fig2"].axes) == 4
+    notes = {t.get_text() for ax in figs["fig2_ours"].axes for t in ax.texts}   # the swept points' names
+    assert {"PP (q1=1.10, q2=1.00)", "DVP (q2=1.02)"} <= notes
+    assert not any(n.startswith(("pp_", "dvp_", "nodes_")) for n in notes), notes
     m = em.metrics_fig2(res)
     mt, rep = m["metrics"], m["repeats"]
     assert mt["a5.P_final.blue"] == res["alphas"][5.0]["curves"]["blue"]["P"][-1]
