@@ -112,10 +112,10 @@ def _kernel_folder():
 
 def _render_html(executed: Path, html_path: Path) -> None:
     import nbformat
-    from nbconvert import HTMLExporter
+    from .mathml import OfflineHTMLExporter   # formulas as MathML (mathml.py says why)
 
     nb = nbformat.read(executed, as_version=4)
-    exporter = HTMLExporter(template_name="offline", extra_template_basedirs=[str(HTML_TEMPLATES)])
+    exporter = OfflineHTMLExporter(template_name="offline", extra_template_basedirs=[str(HTML_TEMPLATES)])
     body, _ = exporter.from_notebook_node(nb)
     html_path.write_text(body)
 

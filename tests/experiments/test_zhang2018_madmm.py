@@ -94,6 +94,9 @@ def test_private_items_run_plot_and_report(small_adult):
     res = em.run_fig2(params)
     figs = em.plot_fig2(res)
     assert list(figs) == ["fig2", "fig2_ours"] and len(figs["fig2"].axes) == 4
+    notes = {t.get_text() for ax in figs["fig2_ours"].axes for t in ax.texts}   # the swept points' names
+    assert {"PP (q1=1.10, q2=1.00)", "DVP (q2=1.02)"} <= notes
+    assert not any(n.startswith(("pp_", "dvp_", "nodes_")) for n in notes), notes
     m = em.metrics_fig2(res)
     mt, rep = m["metrics"], m["repeats"]
     assert mt["a5.P_final.blue"] == res["alphas"][5.0]["curves"]["blue"]["P"][-1]
@@ -236,3 +239,15 @@ def test_kkt_attack_recovers_a_sample_from_the_iterates_when_eta_is_known():
     assert guessed["rel_err"] > 1e-3
     with pytest.raises(ValueError, match="eta must be"):
         em.kkt_attack(data, A, path, C, rho, 0.5, eta[:, 0], eta="secret")
+
+
+def test_swept_points_carry_the_papers_names_not_their_variant_keys():
+    """fig<k>_ours labels each swept setting as the paper names it (PP / DVP and the growth factors q1, q2)."""
+    from repro_dpadmm.experiments.zhang2018_madmm import dvp_variant, pp_variant, setting_label
+
+    assert setting_label(pp_variant(1.1, 1.0)) == "PP (q1=1.10, q2=1.00)"
+    assert setting_label(pp_variant(1.05, 1.005)) == "PP (q1=1.05, q2=1.005)"
+    assert setting_label(dvp_variant(1.02)) == "DVP (q2=1.02)"
+    assert setting_label("nodes_0.01_0.02") == "node-varying (q1_i = q1 +- 0.01, q2_i = q2 +- 0.02)"
+    with pytest.raises(ValueError, match="fixed_epsilon"):
+        setting_label("fixed_epsilon")

@@ -119,3 +119,29 @@ def test_an_absurd_size_cap_is_no_cap_rather_than_a_crash(monkeypatch):
 
     monkeypatch.setenv(safeload.MAX_BYTES_ENV, "1e30")
     assert 0 < safeload.max_bytes() < 2**63
+
+
+def test_an_analytic_main_claim_is_summarised_as_analytic_not_as_measured():
+    def analytic(verdict, readings=()):
+        return SimpleNamespace(**vars(_verdict(verdict, readings)), claim_class="analytic")
+
+    assert status([analytic("holds", ["holds"])]) == "holds (analytic)"
+    assert status([analytic("fails", ["fails"], )]) == "fails (analytic)"
+    assert status([analytic("holds", ["fails"])]) == "holds under some readings"   # its readings decide it
+    assert status([_verdict("reproduced", ["reproduced"])]) == "holds under every reading"
+
+
+def test_the_curve_marks_the_papers_reading_where_the_claim_declares_one():
+    from repro_dpadmm.report.main_claims import _points
+
+    def reading(name, verdict):
+        return SimpleNamespace(name=name, label=f"label of {name}", kind="variant", verdict=verdict, checks=[])
+
+    v = SimpleNamespace(verdict="reproduced", checks=[], readings=[reading("rho2", "partly"), reading("T", "reproduced")],
+                        claim=SimpleNamespace(case={}, paper_reading="rho2"))
+    points = _points([v])
+    assert [p["paper"] for p in points] == [False, True, False]
+    svg = curve_svg(points, 2.0)
+    assert svg.count('class="paper-reading"') == 1 and "label of rho2: partly (exact) · the paper's reading" in svg
+    v.claim.paper_reading = ""
+    assert not any(p["paper"] for p in _points([v])) and "paper-reading" not in curve_svg(_points([v]), 2.0)

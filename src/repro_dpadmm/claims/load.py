@@ -328,6 +328,10 @@ def _parse_claim(raw: dict, cf: ClaimsFile, line: int | None) -> tuple[Claim, li
                           f"(declared: {', '.join(sorted(cf.variants)) or 'none'})")
         elif spec.get("item") and spec["item"] != item:
             errors.append(f"{where}: variant {name!r} belongs to item {spec['item']!r}, not {item!r}")
+    paper_reading = str(raw.get("paper_reading") or "")
+    if paper_reading and paper_reading != "default" and paper_reading not in variants:
+        errors.append(f"{where}: paper_reading {paper_reading!r} is neither 'default' nor a variant the claim lists "
+                      f"(variants: {', '.join(variants) or 'none'})")
     for k, check in enumerate(raw.get("checks") or []):
         pt = check.get("paper_threshold")
         if _is_number(pt) and check.get("kind") in CHECKS and CHECKS[check["kind"]].bounded \
@@ -371,6 +375,7 @@ def _parse_claim(raw: dict, cf: ClaimsFile, line: int | None) -> tuple[Claim, li
         id=cid, paper=paper, item=item if source is None else None, source=source, quote=raw["quote"],
         where=str(raw.get("where") or ""), paper_value=raw.get("paper_value"), checks=list(raw.get("checks") or []),
         depends_on=_str_list(raw.get("depends_on")), note=str(raw.get("note") or ""), main=str(raw.get("main") or ""),
+        paper_reading=paper_reading,
         not_checkable=str(raw.get("not_checkable") or ""), datasets=_str_list(raw.get("datasets")),
         setup=raw.get("setup") is True, gates=_str_list(raw.get("gates")), variants=variants,
         variant_specs={v: cf.variants[v] for v in variants if v in cf.variants}, findings=findings,

@@ -57,6 +57,7 @@ class Claim:
     depends_on: list[str] = field(default_factory=list)
     note: str = ""
     main: str = ""              # the abstract's or contribution list's sentence of a main claim, else ""
+    paper_reading: str = ""     # the reading that is the paper's own ("default" or a variant it lists), else ""
     not_checkable: str = ""
     datasets: list[str] = field(default_factory=list)
     setup: bool = False         # checks our own construction: shown with the item, never counted as reproduced

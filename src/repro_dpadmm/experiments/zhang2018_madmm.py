@@ -734,6 +734,23 @@ def _label(name: str, c: dict) -> str:
     return f"{'DVP' if c['q1'] == 1 else 'PP'} {name}: q1={c['q1']:g}, q2={c['q2']:g}"
 
 
+def setting_label(variant: str) -> str:
+    """The name a swept setting's point carries in 'fig<k>_ours', in the paper's terms (ICML §5.2: PP, "eta_i(t)
+    increasing geometrically", against DVP, eta_i(t) = theta; growth factors q1, q2) rather than its variant key:
+    'pp_1.10_1.00' -> 'PP (q1=1.10, q2=1.00)', 'dvp_1.02' -> 'DVP (q2=1.02)', 'nodes_0.01_0.02' ->
+    'node-varying (q1_i = q1 +- 0.01, q2_i = q2 +- 0.02)'. Raises ValueError naming a key of none of these forms."""
+    kind, _, rest = variant.partition("_")
+    parts = rest.split("_")
+    if kind == "pp" and len(parts) == 2:
+        return f"PP (q1={parts[0]}, q2={parts[1]})"
+    if kind == "dvp" and len(parts) == 1 and parts[0]:
+        return f"DVP (q2={parts[0]})"
+    if kind == "nodes" and len(parts) == 2:
+        return f"node-varying (q1_i = q1 +- {parts[0]}, q2_i = q2 +- {parts[1]})"
+    raise ValueError(f"setting_label: {variant!r} is not a swept setting's variant (pp_<q1>_<q2>, dvp_<q2>, "
+                     "nodes_<s1>_<s2>)")
+
+
 def plot_private(res: dict) -> dict:
     """'<item>', the paper's form: accuracy (L_mean(t) with L_range(t) bars) above privacy (P(t)) of its four curves,
     one column per alpha(1). '<item>_ours': per alpha(1), L_range(t) of each PP curve beside its equal-perturbation
@@ -772,10 +789,10 @@ def plot_private(res: dict) -> dict:
                 ax.scatter(x, yv, color=_COLORS[name], s=60, zorder=3, label=_label(name, c))
             elif c["group"] == "sweep" and (c["key"] or "").endswith("_nodes"):  # a swept spread of c_nodes
                 ax.scatter(x, yv, edgecolors=_COLORS.get(c["key"][:-6], "k"), marker="^", s=30, facecolors="none")
-                ax.annotate(c["variant"], (x, yv), fontsize=6)
+                ax.annotate(f"{c['key'][:-6]}, {setting_label(c['variant'])}", (x, yv), fontsize=6)
             elif c["group"] == "sweep":
                 ax.scatter(x, yv, color="tab:blue" if c["q1"] > 1 else "grey", marker="x", s=30)
-                ax.annotate(c["variant"], (x, yv), fontsize=6)
+                ax.annotate(setting_label(c["variant"]), (x, yv), fontsize=6)
             elif name.endswith("_nodes"):
                 ax.scatter(x, yv, color=_COLORS.get(name[:-6], "k"), marker="^", s=40,
                            label=f"{name[:-6]}, node-varying q1_i, q2_i")

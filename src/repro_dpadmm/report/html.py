@@ -59,7 +59,10 @@ TERM_HELP = {
         ("fails under every reading", "a main claim that passes on no case under any reading, failing beyond the "
                                       "noise"),
         ("undecided", "a main claim no reading decides: inside the run-to-run noise, or comparing a model no better "
-                      "than its trivial reference"))},
+                      "than its trivial reference"),
+        ("holds (analytic)", "an analytic main claim (a theorem's arithmetic on config values and paper bounds, "
+                             "nothing measured) whose checks pass on every case under every reading"),
+        ("fails (analytic)", "an analytic main claim whose checks pass on no case under any reading"))},
     "analytic": "a claim whose checks read only formulas of config values and paper bounds: it holds or fails by "
                 "arithmetic, never counts as a reproduction",
     "setup": "a check of our own construction or of what the build and the config fix: shown with its item, never "

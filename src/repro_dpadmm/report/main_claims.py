@@ -11,12 +11,16 @@ computed, never typed:
 * holds on some cases: some case fails under every reading while another passes;
 * fails under every reading: no case passes under any reading, and a failure is decided beyond the noise;
 * undecided: no reading passes or fails beyond the noise (more repeats, or models that learn, would decide it);
+* holds (analytic) / fails (analytic): an analytic main claim (a theorem's arithmetic on config values and paper
+  bounds, nothing measured) whose checks pass on every case under every reading / under none; it is never said to
+  hold "under every reading" as if it had been measured (a mixed one is summarised by its readings as above);
 * not run / not checkable: nothing was judged.
 
 The specification curve (Simonsohn, Simmons and Nelson, "Specification curve analysis", Nat. Hum. Behav. 2020;
 Steegen et al.'s multiverse) plots the claim's effect under every (case, reading), sorted: the weakest check's signed
 distance from its boundary in standard errors (> 0 on the claim's side, decided beyond z standard errors), so that a
-reader sees whether a verdict is robust or hangs on one choice. An exact check (no noise) sits at +-CAP.
+reader sees whether a verdict is robust or hangs on one choice. An exact check (no noise) sits at +-CAP. The default
+reading is ringed; the paper's own reading, where the claim declares one (`paper_reading:`), is a ringed square.
 """
 
 from __future__ import annotations
@@ -31,9 +35,10 @@ from ..claims.model import JUDGED, PASSING
 CAP = 10.0    # the curve's axis ends, in standard errors (larger effects, and exact checks, sit at the end)
 
 STATUS = ("holds under every reading", "holds under some readings", "holds on some cases",
-          "fails under every reading", "undecided", "not run", "not checkable")
+          "fails under every reading", "undecided", "holds (analytic)", "fails (analytic)", "not run", "not checkable")
 STATUS_CLASS = {"holds under every reading": "s-robust", "holds under some readings": "s-choice",
                 "holds on some cases": "s-choice", "fails under every reading": "s-fails",
+                "holds (analytic)": "s-robust", "fails (analytic)": "s-fails",
                 "undecided": "s-undecided", "not run": "s-notrun", "not checkable": "s-notrun"}
 
 
@@ -50,13 +55,14 @@ def reading_effect(verdict: str, checks) -> float | None:
     return None
 
 
-def _point(case: str, reading: str, kind: str, verdict: str, checks) -> dict:
+def _point(case: str, reading: str, kind: str, verdict: str, checks, paper: bool = False) -> dict:
     """One (case, reading): its verdict and effect in standard errors; `exact` when its checks have no noise (then
-    `effect` is None: JSON has no infinity)."""
+    `effect` is None: JSON has no infinity); `paper` when it is the paper's own reading (the claim's
+    `paper_reading`)."""
     e = reading_effect(verdict, checks)
     exact = e is not None and math.isinf(e)
     return {"case": case, "reading": reading, "kind": kind, "verdict": verdict,
-            "effect": None if exact else e, "exact": exact}
+            "effect": None if exact else e, "exact": exact, "paper": paper}
 
 
 def _points(verdicts) -> list[dict]:
@@ -64,9 +70,11 @@ def _points(verdicts) -> list[dict]:
     out = []
     for v in verdicts:
         case = ", ".join(v.claim.case.values())
+        paper = getattr(v.claim, "paper_reading", "")
         if v.verdict in JUDGED:
-            out.append(_point(case, "default", "default", v.verdict, v.checks))
-        out += [_point(case, r.label or r.name, r.kind, r.verdict, r.checks) for r in v.readings]
+            out.append(_point(case, "default", "default", v.verdict, v.checks, paper == "default"))
+        out += [_point(case, r.label or r.name, r.kind, r.verdict, r.checks,
+                       r.kind == "variant" and r.name == paper) for r in v.readings]
     return out
 
 
@@ -78,6 +86,11 @@ def status(verdicts) -> str:
         return "not run" if "not run" in vs else "not checkable"
     per_case = [[v.verdict] + [r.verdict for r in v.readings] for v in judged]
     passes = [[x in PASSING for x in case] for case in per_case]
+    if getattr(judged[0], "claim_class", "measured") == "analytic":   # arithmetic, not a measurement
+        if all(all(p) for p in passes):
+            return "holds (analytic)"
+        if not any(any(p) for p in passes):
+            return "fails (analytic)"
     if all(all(p) for p in passes):
         return "holds under every reading"
     if all(any(p) for p in passes):
@@ -158,7 +171,8 @@ def _outcome(verdict: str) -> str:
 
 def curve_svg(points: list[dict], z: float = DEFAULT_NOISE_Z, width: int = 320, height: int = 110) -> str:
     """An inline SVG of the specification curve: each (case, reading) a dot at its effect (sorted), the default
-    reading filled and ringed, the others hollow; the band of +-z standard errors shaded. Every label is escaped."""
+    reading filled and ringed, the paper's own reading (where declared) a filled, ringed square, the others hollow;
+    the band of +-z standard errors shaded. Every label is escaped."""
     def effect(p: dict) -> float | None:
         if p.get("exact"):
             return float("inf") if p["verdict"] in PASSING else float("-inf")
@@ -192,7 +206,12 @@ def curve_svg(points: list[dict], z: float = DEFAULT_NOISE_Z, width: int = 320, 
         cx, cy = pad_l + step * (i + 0.5), y(p["effect"])
         effect = "exact" if abs(p["effect"]) == float("inf") else f"{p['effect']:+.1f} SE"
         title = escape(f"{p['case'] + ' · ' if p['case'] else ''}{p['reading']}: {p['verdict']} ({effect})")
-        if p["kind"] == "default":
+        if p.get("paper"):   # the paper's own reading: a ringed square
+            side = 2 * (r + 0.8)
+            parts.append(f'<rect x="{cx - side / 2:.1f}" y="{cy - side / 2:.1f}" width="{side:.1f}" '
+                         f'height="{side:.1f}" fill="{colour}" stroke="#1f2328" stroke-width="1" '
+                         f'class="paper-reading"><title>{title} · the paper\'s reading</title></rect>')
+        elif p["kind"] == "default":
             parts.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{r + 0.8:.1f}" fill="{colour}" stroke="#1f2328" '
                          f'stroke-width="1"><title>{title}</title></circle>')
         else:
