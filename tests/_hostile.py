@@ -369,6 +369,8 @@ def deep_report_claims(base, tmp):
 METRICS_1E400 = '{"status": "ok", "wall_time_s": 1e400}'
 METRICS_NAN = '{"status": "ok", "wall_time_s": NaN}'
 METRICS_BIGINT = '{"status": "ok", "err_final.n100": 1' + "0" * 400 + "}"
+# 300,001 keys in 6 MB (a re-judge over them took seconds per 100,000; millions fit inside the file-size cap)
+METRICS_MANY_KEYS = json.dumps({"status": "ok", **{f"k{i}": 0 for i in range(300_000)}})
 
 # (name, probe class, builder, expected fragment of the package's own error; None: re-judged, checked by the test)
 PROBES = [
@@ -404,6 +406,7 @@ PROBES = [
     ("NaN in wall_time_s", "numbers", _metrics_probe(METRICS_NAN), None),
     ("integer 10^400 as a metric", "numbers", _metrics_probe(METRICS_BIGINT), None),
     ("metrics.json nested 100,000 deep", "nesting", _metrics_probe(deep(100_000)), None),
+    ("metrics.json with 300,001 keys", "bombs", _metrics_probe(METRICS_MANY_KEYS), None),
     ("sidecar nested 100,000 deep", "nesting", deep_sidecar, None),
     ("notebook nested 100,000 deep", "nesting", deep_notebook, None),
     ("report claims.json nested 100,000 deep", "nesting", deep_report_claims,

@@ -203,11 +203,23 @@ def _clipped(value) -> str:
     return text if len(text) <= TEXT_MAX else text[:TEXT_MAX] + f"… ({len(text):,} characters in metrics.json)"
 
 
+# The most keys (its own plus its per-repeat entries) an item's metrics.json may hold: the paper-scale run's largest
+# item writes a few thousand, and a report over this many is judged in seconds; a bundle's metrics.json with millions
+# of keys (inside the file-size cap) would take minutes and is refused instead, naming the file.
+METRICS_MAX_KEYS = 200_000
+
+
 def _read_metrics(path: Path, name: str) -> tuple[dict | None, str]:
     try:
-        return safeload.load_json(path, expect=dict, name=name), ""
+        metrics = safeload.load_json(path, expect=dict, name=name)
     except safeload.LoadError as exc:
         return None, f"unreadable metrics.json: {exc}"
+    reps = metrics.get("repeats")
+    n = len(metrics) + (len(reps) if isinstance(reps, dict) else 0)
+    if n > METRICS_MAX_KEYS:
+        return None, (f"unreadable metrics.json: {name} holds {n:,} keys, more than the {METRICS_MAX_KEYS:,} an "
+                      "item's metrics may hold")
+    return metrics, ""
 
 
 def _figures(item_dir: Path, item: str, named: list[str]) -> list[Path]:
