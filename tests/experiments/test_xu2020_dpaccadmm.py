@@ -345,8 +345,10 @@ def test_items_on_a_synthetic_root(tmp_path, monkeypatch):
     assert m1["status.bio_train"] == xu.UNAVAILABLE and "n_train.bio_train" not in m1
     assert m1["eta.ijcnn1"] in (1.0, 4.0) and {"tune_F.admm.ijcnn1.eta1", "tune_F.acc_admm.ijcnn1.eta4"} <= set(m1)
     assert "| ijcnn1 | 300 | 49990 |" in xu.table_table1(t1, m1)
-    assert xu.parts_fig1(params)[:5] == ["ijcnn1.eta1.T4", "ijcnn1.eta1.T8", "ijcnn1.eta4.T4", "ijcnn1.eta4.T8",
-                                         "ijcnn1.ref.acc_admm"]
+    # one part per step, holding every T of the sweep
+    assert xu.parts_fig1(params)[:3] == ["ijcnn1.eta1", "ijcnn1.eta4", "ijcnn1.ref.acc_admm"]
+    assert xu.step_settings(params, "ijcnn1") == ["ijcnn1.eta1.T4", "ijcnn1.eta1.T8", "ijcnn1.eta4.T4",
+                                                  "ijcnn1.eta4.T8"]
     f1 = xu.run_fig1(params)
     out1 = xu.metrics_fig1(f1)
     assert set(xu.plot_fig1(f1)) == {"fig1", "fig1_sweep"}
@@ -367,11 +369,59 @@ def test_items_on_a_synthetic_root(tmp_path, monkeypatch):
     assert "PLD, 2c/n (replace-one)" in xu.table_fig2(f2, out2["metrics"])
     # without a sweep only the tuned step runs; the other grid steps' parts hold nothing
     plain = {k: v for k, v in params.items() if k != "variants"}
-    assert xu.parts_fig2(plain) == ["ijcnn1.eta1.T8", "ijcnn1.eta4.T8", "ijcnn1.rho", "bio_train.eta1.T8",
-                                    "bio_train.eta4.T8", "bio_train.rho"]
+    assert xu.parts_fig2(plain) == ["ijcnn1.eta1", "ijcnn1.eta4", "ijcnn1.rho", "bio_train.eta1", "bio_train.eta4",
+                                    "bio_train.rho"]
+    assert xu.step_settings(plain, "ijcnn1") == ["ijcnn1.eta1.T8", "ijcnn1.eta4.T8"]
     f2p = xu.run_fig2(plain)
     assert list(f2p["datasets"]["ijcnn1"]["steps"]) == [(out2["metrics"]["eta.ijcnn1"], 8)]
     assert not any("@" in k for k in xu.metrics_fig2(f2p)["metrics"])
+
+
+def _without_timings(value):
+    """A part's value without its CPU-time measurements (cpu_per_iter: the only numbers that differ run to run)."""
+    if isinstance(value, dict):
+        return {k: _without_timings(v) for k, v in value.items() if k != "cpu_per_iter"}
+    return value
+
+
+def _assert_same(a, b, where: str = "") -> None:
+    """a == b: arrays exactly (NaN where NaN), dicts key by key, everything else by ==."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), (where, sorted(a), sorted(b) if isinstance(b, dict) else b)
+        for k in a:
+            _assert_same(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=where)
+    elif isinstance(a, (list, tuple)):
+        assert isinstance(b, (list, tuple)) and len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _assert_same(x, y, f"{where}[{i}]")
+    elif isinstance(a, float) and np.isnan(a):
+        assert isinstance(b, float) and np.isnan(b), where
+    else:
+        assert a == b, (where, a, b)
+
+
+@pytest.mark.parametrize("item", ["fig1", "fig2"])
+def test_a_step_part_holds_each_setting_as_computed_alone(tmp_path, monkeypatch, item):
+    """A step part '<dataset>.eta<e>' runs every T of its step in one job; each setting's numbers equal those of the
+    setting run alone (its own '<dataset>.eta<e>.T<T>'), and the combined item sees the settings one by one."""
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(_synthetic_root(tmp_path)))
+    params = {**PARAMS, "graph": {"alphas": [0.3, 0.1], "tol": 1e-3}, "eta": "tuned"}
+    part, setting = getattr(xu, f"part_{item}"), getattr(xu, f"setting_{item}")
+    keys = getattr(xu, f"parts_{item}")(params)
+    assert [k for k in keys if k.startswith("ijcnn1.eta")] == ["ijcnn1.eta1", "ijcnn1.eta4"]
+    for key in ("ijcnn1.eta1", "ijcnn1.eta4"):
+        grouped = part(params, key)["settings"]
+        alone = {k.removeprefix("ijcnn1."): setting(params, k) for k in xu.step_settings(params, "ijcnn1")
+                 if k.startswith(key + ".T")}
+        assert list(grouped) == list(alone) == [f"{key.removeprefix('ijcnn1.')}.T{T}" for T in (4, 8)]
+        _assert_same(_without_timings(grouped), _without_timings(alone), key)
+    with pytest.raises(ValueError, match="no part ijcnn1.eta2"):
+        part(params, "ijcnn1.eta2")
+    grouped_item, _ = xu._gathered(item, params)
+    assert {"eta1.T4", "eta1.T8", "eta4.T4", "eta4.T8"} <= set(grouped_item["ijcnn1"])
+    assert not any(xu.is_step_part(w) for w in grouped_item["ijcnn1"])
 
 
 @pytest.mark.mirror

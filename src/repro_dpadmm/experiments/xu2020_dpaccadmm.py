@@ -4,7 +4,7 @@ Per item (table1, fig1, fig2): `run_<item>(params)` runs it (loading its dataset
 is recorded as not run), `plot_<item>(result)` returns its figures by file name, `metrics_<item>(result)` the keyword
 arguments of `write_metrics` (flat metrics and per-repeat values), `table_<item>(result, metrics)` a Markdown table of
 what the notebook shows. Figs. 1 and 2 are split into parts (`parts_<item>`, `part_<item>`: one job per dataset and
-step size, per reference run, per extra setting), combined by `run_<item>`. The claims of
+step size holding every T of the sweep, per reference run, per extra setting), combined by `run_<item>`. The claims of
 config/claims/xu2020_dpaccadmm.yaml are judged by the report's claims engine only (experiments.common.claims_table),
 never here.
 
@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -1075,8 +1076,9 @@ def _with_missing(result: dict, text: str) -> str:
 
 
 def _gathered(item: str, params: dict) -> tuple[dict, dict]:
-    """({available dataset: {part suffix: value}}, {unavailable dataset: why}) from the item's parts; a part written
-    while its dataset was missing is computed again here."""
+    """({available dataset: {setting suffix: value}}, {unavailable dataset: why}) from the item's parts (a step
+    part's settings one by one: 'eta0.25.T30', 'eta0.25.T100', ...); a part written while its dataset was missing is
+    computed again here."""
     available, missing = datasets_to_run(params)
     part = globals()[f"part_{item}"]
     values = gather(PAPER, item, params)
@@ -1088,7 +1090,10 @@ def _gathered(item: str, params: dict) -> tuple[dict, dict]:
         if value is None:  # its part ran while the dataset was missing (Snakemake reruns it; a hand run may not)
             print(f"{PAPER}/{item}: part {key} was written while {name} was unavailable: computing it here")
             value = part(params, key)
-        grouped[name][what] = value
+        if is_step_part(what):  # a step part: its settings, one per T, each as computed alone
+            grouped[name].update(value["settings"])
+        else:
+            grouped[name][what] = value
     return grouped, missing
 
 
@@ -1122,14 +1127,38 @@ def table_table1(result: dict, metrics: dict) -> str:
 
 
 # Fig. 1
-def step_parts(params: dict, name: str) -> list[str]:
-    """The (step, T) parts of a figure on one dataset: every step at every T when it sweeps, else the configured
-    step (every grid step when it is tuned: which one wins is known only once the data are read) at the
-    headline T."""
+def step_settings(params: dict, name: str) -> list[str]:
+    """The (step, T) settings of a figure on one dataset, as keys '<dataset>.eta<e>.T<T>': every step at every T when
+    it sweeps, else the configured step (every grid step when it is tuned: which one wins is known only once the data
+    are read) at the headline T."""
     Ts = sweep_T(params) if swept(params) else [params["iterations"]]
     eta = configured_eta(params, name)
     steps = steps_of(params, name) if swept(params) or eta == "tuned" else [eta]
     return [part_key(name, f"{eta_key(e)}.T{T}") for e in steps for T in Ts]
+
+
+def step_parts(params: dict, name: str) -> list[str]:
+    """The (step, T) parts of a figure on one dataset: one part '<dataset>.eta<e>' per step, holding that step's
+    settings at every T of `step_settings` (a job per step, not per (step, T): each setting takes a few CPU-seconds,
+    of which a process's start-up, imports and set-up would otherwise be a large share)."""
+    return list(dict.fromkeys(key.rsplit(".T", 1)[0] for key in step_settings(params, name)))
+
+
+def step_group(params: dict, key: str, setting: Callable[[dict, str], dict | None]) -> dict | None:
+    """The value of a step part '<dataset>.eta<e>' (see `step_parts`): {"settings": {"eta<e>.T<T>": setting(params,
+    '<dataset>.eta<e>.T<T>')}} for each of its settings, each computed exactly as alone; None when the dataset is
+    unavailable."""
+    name, _ = split_part_key(key, params)
+    keys = [k for k in step_settings(params, name) if k.rsplit(".T", 1)[0] == key]
+    if not keys:
+        raise ValueError(f"{PAPER}: no part {key}: its steps' parts are {step_parts(params, name)}")
+    values = {k[len(name) + 1:]: setting(params, k) for k in keys}
+    return None if any(v is None for v in values.values()) else {"settings": values}
+
+
+def is_step_part(what: str) -> bool:
+    """Whether a part suffix names a step part ('eta0.25'; a setting is 'eta0.25.T30')."""
+    return what.startswith("eta") and ".T" not in what
 
 
 def _setting_of(what: str, params: dict, name: str) -> tuple[float, int]:
@@ -1142,8 +1171,8 @@ def _setting_of(what: str, params: dict, name: str) -> tuple[float, int]:
 
 
 def parts_fig1(params: dict) -> list[str]:
-    """Per dataset: one part per (step, T), one per reference run for F*, and for each other feature scaling one
-    for its headline setting and one per reference run of its own."""
+    """Per dataset: one part per step (holding every T, `step_parts`), one per reference run for F*, and for each
+    other feature scaling one for its headline setting and one per reference run of its own."""
     keys = []
     refs = [f"ref.{label}" for label in params.get("reference_runs", list(REFERENCE_RUNS))]
     for name in params["datasets"]:
@@ -1167,7 +1196,18 @@ RESTART = "goldstein"   # the restart reading: Goldstein et al.'s rule, in (DP-)
 
 
 def part_fig1(params: dict, key: str) -> dict | None:
-    """One part of Fig. 1 (see `parts_fig1`); None when its dataset is unavailable."""
+    """One part of Fig. 1 (see `parts_fig1`; a step part holds every T of its step, `step_group`); None when its
+    dataset is unavailable."""
+    name, what = split_part_key(key, params)
+    if not dataset_status([name])[name][0]:
+        return None
+    if is_step_part(what):
+        return step_group(params, key, setting_fig1)
+    return setting_fig1(params, key)
+
+
+def setting_fig1(params: dict, key: str) -> dict | None:
+    """One setting of Fig. 1: a (step, T) '<dataset>.eta<e>.T<T>', or any other part of `parts_fig1`."""
     name, what = split_part_key(key, params)
     if not dataset_status([name])[name][0]:
         return None
@@ -1284,7 +1324,8 @@ def table_fig1(result: dict, metrics: dict) -> str:
 
 # Fig. 2
 def parts_fig2(params: dict) -> list[str]:
-    """Per dataset: one part per (step, T), one for the rho sweep, one per other feature scaling."""
+    """Per dataset: one part per step (holding every T, `step_parts`), one for the rho sweep, one per other feature
+    scaling."""
     keys = []
     for name in params["datasets"]:
         keys += step_parts(params, name)
@@ -1295,7 +1336,18 @@ def parts_fig2(params: dict) -> list[str]:
 
 
 def part_fig2(params: dict, key: str) -> dict | None:
-    """One part of Fig. 2 (see `parts_fig2`); None when its dataset is unavailable."""
+    """One part of Fig. 2 (see `parts_fig2`; a step part holds every T of its step, `step_group`); None when its
+    dataset is unavailable."""
+    name, what = split_part_key(key, params)
+    if not dataset_status([name])[name][0]:
+        return None
+    if is_step_part(what):
+        return step_group(params, key, setting_fig2)
+    return setting_fig2(params, key)
+
+
+def setting_fig2(params: dict, key: str) -> dict | None:
+    """One setting of Fig. 2: a (step, T) '<dataset>.eta<e>.T<T>', or any other part of `parts_fig2`."""
     name, what = split_part_key(key, params)
     if not dataset_status([name])[name][0]:
         return None
