@@ -371,6 +371,10 @@ METRICS_NAN = '{"status": "ok", "wall_time_s": NaN}'
 METRICS_BIGINT = '{"status": "ok", "err_final.n100": 1' + "0" * 400 + "}"
 # 300,001 keys in 6 MB (a re-judge over them took seconds per 100,000; millions fit inside the file-size cap)
 METRICS_MANY_KEYS = json.dumps({"status": "ok", **{f"k{i}": 0 for i in range(300_000)}})
+# 2.1 million numbers in one list (4 MB): wide metrics inside the size caps
+METRICS_WIDE = json.dumps({"status": "ok", "big": [[0] * 1000 for _ in range(2100)]}, separators=(",", ":"))
+# 17 MiB of one string
+METRICS_LARGE = json.dumps({"status": "ok", "note": "x" * (17 * 2**20)})
 
 # (name, probe class, builder, expected fragment of the package's own error; None: re-judged, checked by the test)
 PROBES = [
@@ -407,6 +411,8 @@ PROBES = [
     ("integer 10^400 as a metric", "numbers", _metrics_probe(METRICS_BIGINT), None),
     ("metrics.json nested 100,000 deep", "nesting", _metrics_probe(deep(100_000)), None),
     ("metrics.json with 300,001 keys", "bombs", _metrics_probe(METRICS_MANY_KEYS), None),
+    ("metrics.json of 2.1 million numbers", "bombs", _metrics_probe(METRICS_WIDE), None),
+    ("metrics.json of 17 MiB", "bombs", _metrics_probe(METRICS_LARGE), None),
     ("sidecar nested 100,000 deep", "nesting", deep_sidecar, None),
     ("notebook nested 100,000 deep", "nesting", deep_notebook, None),
     ("report claims.json nested 100,000 deep", "nesting", deep_report_claims,

@@ -312,3 +312,14 @@ def test_an_out_dir_that_cannot_be_a_folder_is_one_line_before_any_work(no_work,
     assert main(["run", HUANG, "fig1", "--out-dir", str(no_work / where)]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and (no_work / "afile").read_text() == "mine"
+
+
+def test_a_configfile_that_is_a_folder_or_a_fifo_is_named_as_such(no_work, capsys):
+    import os
+
+    (no_work / "folder.yaml").mkdir()
+    os.mkfifo(no_work / "pipe.yaml")
+    assert main(["items", "--configfile", "folder.yaml"]) == 2
+    assert "folder.yaml is a folder, not a file" in capsys.readouterr().err
+    assert main(["items", "--configfile", "pipe.yaml"]) == 2
+    assert "pipe.yaml is not a regular file" in capsys.readouterr().err

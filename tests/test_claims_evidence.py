@@ -548,6 +548,18 @@ def test_a_gating_setup_check_that_fails_at_the_default_leaves_the_claims_restin
     assert f_b.verdict == "reproduced" and not f_b.variants[0].implausible
 
 
+def test_a_claim_not_over_the_checks_axis_rests_on_the_case_its_keys_name():
+    cf = _gated(["acc*"])
+    one_case = load([{"id": "huang2019_dpadmm.fig1.only_b", "item": "fig1", "quote": "q",
+                      "checks": [{"kind": "greater", "left": "acc1.b", "right": "acc2.b"}]}],
+                    metrics={"fig1": {"acc*": "m"}}, evidence={"fig1": [{"keys": "acc*", "kind": "measured"}]})
+    cf.claims += one_case.claims
+    vs = _judged(cf, GATED)
+    assert vs["huang2019_dpadmm.fig1.only_b"].verdict == "not checkable"
+    assert "learns.b" in vs["huang2019_dpadmm.fig1.only_b"].reason and "learns.a" not in \
+        vs["huang2019_dpadmm.fig1.only_b"].reason
+
+
 def test_gates_belong_to_setup_checks():
     cf = load([{"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q", "gates": ["acc*"],
                 "checks": [{"kind": "less", "left": "err.a", "right": "err.b"}]}])

@@ -156,3 +156,24 @@ def test_what_if_run_goes_to_its_own_folder_and_builds_its_report(monkeypatch, t
     assert main(["run", "zhang2018_radmm", "fig3", "--run-name", "../up"]) == 2
     assert main(["run", "zhang2018_radmm", "fig3", "--run-name", "x", "--out-dir", str(tmp_path)]) == 2
     assert not seen
+
+
+def test_a_refused_what_if_run_leaves_the_running_runs_log_alone(tmp_path, capsys):
+    """A second run of an item whose lock another run holds (refused, --no-wait) never empties the log the first
+    run writes; a run that went ahead replaces the log when it ends."""
+    import sys
+
+    from repro_dpadmm.cli import cell_output_to
+    from repro_dpadmm.locks import Busy
+
+    log = tmp_path / "logs" / "item.log"
+    log.parent.mkdir()
+    log.write_text("the first run's output so far\n")
+    with pytest.raises(Busy):
+        with cell_output_to(log, "p/i"):
+            raise Busy("held by another run")
+    assert log.read_text() == "the first run's output so far\n"
+    with cell_output_to(log, "p/i"):
+        print("this run's output", file=sys.stderr)
+    assert "this run's output" in log.read_text() and "first run" not in log.read_text()
+    assert sorted(p.name for p in log.parent.iterdir()) == ["item.log"]

@@ -23,10 +23,11 @@ import sys, time
 from pathlib import Path
 from repro_dpadmm import locks
 from repro_dpadmm.runner import item_lock
-from repro_dpadmm.staging import STAGING
-out = Path(sys.argv[1])
-with item_lock("demo", "item", out):
-    stage = locks.owned_dir(out.parent, f".{out.name}{STAGING}")
+from repro_dpadmm.staging import STAGING, stage_parent
+out, own = Path(sys.argv[1]), sys.argv[3] == "own"   # an item's own folder of results/, or an --out-dir
+stage_parent(out, own).mkdir(parents=True, exist_ok=True)
+with item_lock("demo", "item", out, own=own):
+    stage = locks.owned_dir(stage_parent(out, own), f".{out.name}{STAGING}")
     (stage / "live.png").write_text("a live run's figure")
     print(stage, flush=True)
     time.sleep(float(sys.argv[2]))
@@ -46,9 +47,9 @@ def project(tmp_path):
     return tmp_path
 
 
-def _holder(out: Path, seconds: float) -> tuple[subprocess.Popen, Path]:
-    proc = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(out), str(seconds)], stdout=subprocess.PIPE,
-                            text=True)
+def _holder(out: Path, seconds: float, own: bool = True) -> tuple[subprocess.Popen, Path]:
+    proc = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(out), str(seconds), "own" if own else "out"],
+                            stdout=subprocess.PIPE, text=True)
     return proc, Path(proc.stdout.readline().strip())
 
 
@@ -90,7 +91,7 @@ def test_cli_no_wait_exits_3_naming_the_holder(project, capsys):
 
     out = project / "elsewhere/fig1"   # the real item's notebook, an output folder of the test's own
     out.parent.mkdir(parents=True)
-    proc, _ = _holder(out, 30)
+    proc, _ = _holder(out, 30, own=False)
     try:
         assert main(["run", "huang2019_dpadmm", "fig1", "--no-wait", "--out-dir", str(out), "--configfile",
                      str(Path(__file__).parents[1] / "config/smoke.yaml")]) == 3

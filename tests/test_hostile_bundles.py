@@ -90,6 +90,8 @@ def _rejudge(project, base, tmp_path, probe: str) -> tuple[Path, dict]:
     ("integer 10^400 as a metric", "err_final.n100: the integer 100000000000... (401 digits) is outside"),
     ("metrics.json nested 100,000 deep", "metrics.json: nested deeper than 64 levels"),
     ("metrics.json with 300,001 keys", "metrics.json holds 300,001 keys, more than the 200,000"),
+    ("metrics.json of 2.1 million numbers", "metrics.json holds more than the 2,000,000 values"),
+    ("metrics.json of 17 MiB", "metrics.json is 17.0 MiB, more than the 16 MiB"),
 ])
 def test_a_bad_metrics_file_makes_the_item_missing_naming_file_line_and_key(project, base, tmp_path, probe,
                                                                            fragment):

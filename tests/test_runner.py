@@ -304,19 +304,46 @@ def test_a_run_never_replaces_a_users_file_of_an_outputs_name_in_an_out_dir(proj
     with pytest.raises(OutDirError, match=name.replace(".", r"\.")):
         run_item("demo", "item", {"seed": 0}, out, root=project)
     assert (out / name).read_text() == "mine"
-    assert sorted(p.name for p in out.iterdir()) == [name]
+    assert sorted(p.name for p in out.iterdir()) == [f".{out.name}.lock", name]   # the run's lock lies inside
+
+
+def test_a_run_into_an_out_dir_writes_nothing_beside_it(project, monkeypatch, tmp_path):
+    """The lock and the staging folders of a run into an --out-dir live inside it: its parent, which the user did
+    not name, gets nothing (an item's own folder of results/ keeps them beside it, where Snakemake leaves them)."""
+    parent = tmp_path / "parent"
+    parent.mkdir()
+    _fake_papermill(monkeypatch, "v1", OLD_FIGS)
+    run_item("demo", "item", {"seed": 0}, parent / "mine", root=project)
+    assert sorted(p.name for p in parent.iterdir()) == ["mine"]
+    assert (parent / "mine" / "metrics.json").is_file()
+
+
+@pytest.mark.parametrize("other", ["results/demo/other", "elsewhere"])
+def test_a_run_never_writes_into_another_items_folder(project, monkeypatch, tmp_path, other):
+    """--out-dir naming another item's folder (its own of results/, or any folder whose settings.json a run of
+    another item left) is refused before any work, its files as they were."""
+    from repro_dpadmm.staging import OutDirError
+
+    _fake_papermill(monkeypatch, "v1", OLD_FIGS)
+    folder = project / other if other.startswith("results") else tmp_path / other
+    folder.mkdir(parents=True)
+    (folder / "other.html").write_text("the other item's page")
+    (folder / "settings.json").write_text(json.dumps({"paper": "demo", "item": "other"}))
+    with pytest.raises(OutDirError, match="holds the outputs of demo/other"):
+        run_item("demo", "item", {"seed": 0}, folder, root=project)
+    assert sorted(p.name for p in folder.iterdir()) == ["other.html", "settings.json"]
 
 
 def test_a_users_file_at_the_locks_name_is_never_written_over(project, monkeypatch, tmp_path):
     from repro_dpadmm.locks import NotALock
 
     out = tmp_path / "mine" / "item"
-    out.parent.mkdir()
-    (out.parent / ".item.lock").write_text("my notes")
+    out.mkdir(parents=True)
+    (out / ".item.lock").write_text("my notes")    # the lock of a run into an --out-dir lies inside it
     _fake_papermill(monkeypatch, "v1", OLD_FIGS)
     with pytest.raises(NotALock, match="not a lock"):
         run_item("demo", "item", {"seed": 0}, out, root=project)
-    assert (out.parent / ".item.lock").read_text() == "my notes" and not out.exists()
+    assert (out / ".item.lock").read_text() == "my notes" and sorted(p.name for p in out.iterdir()) == [".item.lock"]
 
 
 def test_a_notebook_run_by_hand_writes_through_the_staging_and_replaces_the_earlier_run(project):
@@ -369,7 +396,7 @@ def test_items_run_side_by_side_each_talk_to_their_own_kernel(project):
                           "write_metrics(out_dir, {'x': params['x']})")
     nbformat.write(nb, project / "notebooks/demo/item.ipynb")
     code = ("import sys; from pathlib import Path; from repro_dpadmm.runner import run_item; k = int(sys.argv[1]); "
-            f"m = run_item('demo', 'item', {{'x': k, 'seed': 0}}, f'results/demo{{k}}/item', root=Path({str(project)!r})); "
+            f"m = run_item('demo', 'item', {{'x': k, 'seed': 0}}, f'out/run{{k}}', root=Path({str(project)!r})); "
             "assert m['x'] == k, m")
     procs = [subprocess.Popen([sys.executable, "-c", code, str(k)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True) for k in (1, 2, 3)]

@@ -279,22 +279,37 @@ def cell_output_to(log: Path | None, label: str):
     if log is None:
         yield
         return
+    from .locks import Busy
+
     log.parent.mkdir(parents=True, exist_ok=True)
     terminal = sys.stderr
-    with open(log, "w", encoding="utf-8") as fh:
-        cells = _CellLog(fh, terminal, label)
-        sys.stderr = cells
-        try:
-            yield
-        except BaseException:
-            sys.stderr = terminal
-            terminal.write(("\n" if cells.shown else "") + f"{label}: the notebook's output is in {log}\n")
-            cells.shown = False
-            raise
-        finally:
-            sys.stderr = terminal
-            if cells.shown:
-                terminal.write("\n")
+    # Written under a name of this process and moved onto the log's name when the run ends: a second run of the same
+    # item, refused or waiting for the first one's lock, never empties the log the first one is writing.
+    part = log.with_name(f".{log.name}.{os.getpid()}.part")
+    keep = True
+    try:
+        with open(part, "w", encoding="utf-8") as fh:
+            cells = _CellLog(fh, terminal, label)
+            sys.stderr = cells
+            try:
+                yield
+            except Busy:
+                keep = False
+                raise
+            except BaseException:
+                sys.stderr = terminal
+                terminal.write(("\n" if cells.shown else "") + f"{label}: the notebook's output is in {log}\n")
+                cells.shown = False
+                raise
+            finally:
+                sys.stderr = terminal
+                if cells.shown:
+                    terminal.write("\n")
+    finally:
+        if keep:
+            os.replace(part, log)
+        else:
+            part.unlink(missing_ok=True)
 
 
 def cmd_part(args) -> int:

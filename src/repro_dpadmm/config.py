@@ -301,6 +301,10 @@ def read_config_file(path: str | Path) -> dict:
     """One config file, read within the limits of `safeload` (size, depth, no YAML aliases, finite numbers);
     ConfigError naming the file and line otherwise."""
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"config file {path} is a folder, not a file")
+    if path.exists() and not path.is_file():   # a FIFO or a device: reading it could block or never end
+        raise ConfigError(f"config file {path} is not a regular file")
     if not path.is_file():
         raise ConfigError(f"config file {path} does not exist (relative paths are read from {Path.cwd()})")
     try:   # NaN and infinity pass here: the schema refuses them naming the key and what is allowed

@@ -41,7 +41,7 @@ from .experiments.progress import COST_ENV
 from .paths import SETTINGS, project_root
 from .registry import notebook_path
 from .staging import (METRICS, check_collisions, check_item_folder, clear_incomplete, commit, new_stage, own_folder,
-                      remove_outputs, settings_record, write_settings)
+                      remove_outputs, settings_record, stage_parent, write_settings)
 
 KERNEL = "python3"
 HTML_TEMPLATES = Path(__file__).resolve().parent / "notebook_html"
@@ -195,9 +195,11 @@ def _execute(paper: str, item: str, notebook: Path, params: dict, stage: Path, o
     metrics_path.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
 
 
-def item_lock(paper: str, item: str, out_dir: Path, wait: bool = True):
-    """The lock one run of an item holds: `.<folder>.lock` beside its output folder (locks.held)."""
-    return locks.held(out_dir.parent / f".{out_dir.name}.lock", f"item {paper}/{item} ({out_dir})", wait=wait)
+def item_lock(paper: str, item: str, out_dir: Path, wait: bool = True, own: bool = True):
+    """The lock one run of an item holds: `.<folder>.lock` beside an item's own folder of results/, inside any other
+    output folder (`staging.stage_parent`; locks.held)."""
+    return locks.held(stage_parent(out_dir, own) / f".{out_dir.name}.lock", f"item {paper}/{item} ({out_dir})",
+                      wait=wait)
 
 
 def run_item(paper: str, item: str, params: dict, out_dir: str | Path, *, root: Path | None = None,
@@ -212,9 +214,10 @@ def run_item(paper: str, item: str, params: dict, out_dir: str | Path, *, root: 
     notebook = root / notebook_path(paper, item)
     if not notebook.is_file():
         raise FileNotFoundError(f"no notebook {notebook} for item {paper}/{item}")
-    check_item_folder(out_dir, root)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    with item_lock(paper, item, out_dir, wait), locks.signals_raise():   # SIGTERM: the staging folder still goes
+    check_item_folder(out_dir, root, paper, item)
+    own = own_folder(out_dir, root)
+    stage_parent(out_dir, own).mkdir(parents=True, exist_ok=True)
+    with item_lock(paper, item, out_dir, wait, own), locks.signals_raise():   # SIGTERM: the staging folder still goes
         return _run_locked(paper, item, params, out_dir, notebook, root, run_name)
 
 

@@ -34,8 +34,8 @@ PAPER_SETTINGS = "config/config.yaml"
 
 def owned(out_dir: Path, item: str, legacy_all: bool) -> list[Path]:
     """The entries of `out_dir` that runs of this item wrote, hence may remove: those its manifest lists; without a
-    manifest, every file of a results/ folder written before manifests existed (`legacy_all`), else only the files
-    the runner itself names, and those only where both metrics.json and the notebook are there (a run's outputs).
+    manifest, every file of a results/ folder written before manifests existed (`legacy_all`), and nothing of any
+    other folder (an `--out-dir`'s files of an output's name may be a user's: a run refuses them, `check_collisions`).
     Anything else in the folder (another rule's sub-folder, a user's files) is left alone."""
     if not out_dir.is_dir():
         return []
@@ -43,11 +43,9 @@ def owned(out_dir: Path, item: str, legacy_all: bool) -> list[Path]:
         names = safeload.load_json(out_dir / MANIFEST)
     except safeload.LoadError:
         names = None
-    if not isinstance(names, list):   # a folder written before manifests
+    if not isinstance(names, list):   # a results/ folder written before manifests; an --out-dir: nothing is ours
         names = ([p.name for p in out_dir.iterdir() if not p.name.startswith(".") and
-                  (p.is_symlink() or not p.is_dir())] if legacy_all else
-                 [METRICS, f"{item}.html", f"{item}.ipynb"]
-                 if (out_dir / METRICS).is_file() and (out_dir / f"{item}.ipynb").is_file() else [])
+                  (p.is_symlink() or not p.is_dir())] if legacy_all else [])
     entries = [out_dir / n for n in map(str, names) if plain_name(n) and n != MANIFEST]
     return [p for p in entries if p.exists() or p.is_symlink()]
 
@@ -84,7 +82,7 @@ def remove_outputs(out_dir: Path, item: str, legacy_all: bool = True) -> None:
 def clear_incomplete(out_dir: Path, item: str, legacy_all: bool = True) -> None:
     """Remove what killed runs left: staging folders whose process is gone (`locks.sweep`; a live run's stays), and
     the outputs of an item folder without metrics.json."""
-    locks.sweep(out_dir.parent, f".{out_dir.name}{STAGING}")
+    locks.sweep(stage_parent(out_dir, legacy_all), f".{out_dir.name}{STAGING}")
     if not (out_dir / METRICS).is_file():
         remove_outputs(out_dir, item, legacy_all)
 
@@ -124,11 +122,18 @@ def commit(stage: Path, out_dir: Path, item: str, legacy_all: bool = True) -> No
     os.replace(stage / METRICS, out_dir / METRICS)
 
 
+def stage_parent(out_dir: Path, legacy_all: bool) -> Path:
+    """Where the staging folders (and the lock) of runs into `out_dir` live: beside an item's own folder of results/
+    (Snakemake removes that folder before a job), inside any other output folder (nothing is written in a folder the
+    user did not name)."""
+    return out_dir.parent if legacy_all else out_dir
+
+
 def new_stage(out_dir: Path, item: str, legacy_all: bool = True) -> Path:
-    """A new staging folder beside `out_dir`, with links to the sub-folders other rules keep in it."""
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    """A new staging folder for `out_dir` (`stage_parent`), with links to the sub-folders other rules keep in it."""
+    stage_parent(out_dir, legacy_all).mkdir(parents=True, exist_ok=True)
     mine = owned(out_dir, item, legacy_all)
-    folder = locks.owned_dir(out_dir.parent, f".{out_dir.name}{STAGING}")   # named by its process
+    folder = locks.owned_dir(stage_parent(out_dir, legacy_all), f".{out_dir.name}{STAGING}")   # named by its process
     os.chmod(folder, 0o755)
     for sub in out_dir.iterdir() if out_dir.is_dir() else []:
         if sub.is_dir() and not sub.is_symlink() and sub not in mine and not sub.name.startswith("."):
@@ -149,12 +154,18 @@ def own_folder(out_dir: Path, root: Path) -> bool:
         (len(parts) == 4 and parts[0] == "whatif" and parts[3] != "report")
 
 
-def check_item_folder(out_dir: Path, root: Path) -> None:
-    """OutDirError unless an item run may write into `out_dir`: not a file, not the project or a folder holding it,
-    not inside the checkout's config/ (or src/, workflow/, notebooks/), not a report's folder. Any other folder may
-    hold other files: a run removes only what runs wrote there (its manifest)."""
+def check_item_folder(out_dir: Path, root: Path, paper: str | None = None, item: str | None = None) -> None:
+    """OutDirError unless an item run (of `paper`/`item`, when given) may write into `out_dir`: not a file, not the
+    project or a folder holding it, not inside the checkout's config/ (or src/, workflow/, notebooks/), not a
+    report's folder, not another item's folder (of results/, or one whose settings.json names another item). Any
+    other folder may hold other files: a run removes only what runs wrote there (its manifest)."""
     shown = _shown_path(out_dir, root)
     _check_folder_path(out_dir, shown, root)
+    if item is not None:
+        whose = _folder_item(out_dir, root)
+        if whose is not None and whose != (paper, item):
+            raise OutDirError(f"--out-dir {shown} holds the outputs of {whose[0]}/{whose[1]}; a run of {paper}/{item} "
+                              "never writes into another item's folder")
     root = Path(root).resolve()
     if root.is_relative_to(out_dir.resolve()):
         raise OutDirError(f"--out-dir {shown} holds the project itself; give a folder of its own")
@@ -164,6 +175,18 @@ def check_item_folder(out_dir: Path, root: Path) -> None:
     if out_dir.is_dir() and ((out_dir / REPORT_MARK).exists() or
                              (_legacy_entries(out_dir) is not None and not (out_dir / METRICS).exists())):
         raise OutDirError(f"--out-dir {shown} holds a report; an item run never writes into a report's folder")
+
+
+def _folder_item(out_dir: Path, root: Path) -> tuple[str, str] | None:
+    """The (paper, item) whose outputs `out_dir` is or holds: an item's own folder of results/ by its place, any
+    other folder by the settings.json a run left there; None when neither says."""
+    if own_folder(out_dir, root):
+        parts = out_dir.resolve().relative_to((Path(root) / "results").resolve()).parts
+        return tuple(parts[-2:])
+    record = read_settings(out_dir) if out_dir.is_dir() else None
+    if isinstance(record, dict) and isinstance(record.get("paper"), str) and isinstance(record.get("item"), str):
+        return record["paper"], record["item"]
+    return None
 
 
 # ------------------------------------------------------------------------------------------------ settings.json

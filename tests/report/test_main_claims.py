@@ -145,3 +145,12 @@ def test_the_curve_marks_the_papers_reading_where_the_claim_declares_one():
     assert svg.count('class="paper-reading"') == 1 and "label of rho2: partly (exact) · the paper's reading" in svg
     v.claim.paper_reading = ""
     assert not any(p["paper"] for p in _points([v])) and "paper-reading" not in curve_svg(_points([v]), 2.0)
+
+
+def test_the_scatter_places_subnormal_and_huge_numbers_at_its_axis_ends():
+    """5e-324 once ended the report ("math domain error": 10 ** -324 is 0); such numbers sit at the axis' end."""
+    from repro_dpadmm.report.main_claims import scatter_svg
+
+    svg = scatter_svg([{"id": "a", "key": "k", "paper": 0.5, "ours": 5e-324, "outcome": "pass"},
+                       {"id": "b", "key": "k", "paper": 1e308, "ours": 2.0, "outcome": "fail"}])
+    assert svg.count("<circle") == 2 and ">1e-300<" in svg and svg.count("<text") <= 2 * 10 + 2

@@ -298,12 +298,16 @@ class Verdict:
 
 def _rests_on(claim: Claim, setup: Claim) -> bool:
     """Whether `claim` rests on the setup check `setup`: the same claims file and item, the same value on every case
-    axis both are declared over (a check on ijcnn1 says nothing of a8a's claims), and, where the setup check names
-    `gates:`, a key the claim reads matching one of its patterns."""
+    axis both are declared over (a check on ijcnn1 says nothing of a8a's claims; a claim not declared over the axis
+    rests on the case whose value its keys name), and, where the setup check names `gates:`, a key the claim reads
+    matching one of its patterns."""
     if claim.claim_class == "setup" or (claim.file, claim.item) != (setup.file, setup.item):
         return False
-    if any(claim.case.get(axis, value) != value for axis, value in setup.case.items()):
-        return False
+    segments = {part for key in claim.metric_keys() for part in re.split(r"[.@]", key)}
+    for axis, value in setup.case.items():
+        # a claim over the same axis: the same case; a claim not over it: one that reads that case's keys
+        if claim.case.get(axis, value) != value if axis in claim.case else value not in segments:
+            return False
     return not setup.gates or any(fnmatch.fnmatchcase(key, pattern)
                                   for key in claim.metric_keys() for pattern in setup.gates)
 

@@ -207,10 +207,32 @@ def _clipped(value) -> str:
 # item writes a few thousand, and a report over this many is judged in seconds; a bundle's metrics.json with millions
 # of keys (inside the file-size cap) would take minutes and is refused instead, naming the file.
 METRICS_MAX_KEYS = 200_000
+# Likewise its size and the values it holds in all (the largest of the paper-scale run: about 1 MB and 30,000 values):
+# eight files of 12 million numbers each, inside the general 64 MiB cap, took over two minutes and 5 GB.
+METRICS_MAX_BYTES = 16 * 2**20
+METRICS_MAX_VALUES = 2_000_000
+
+
+def _values_beyond(data, cap: int) -> bool:
+    """Whether the JSON value `data` holds more than `cap` values (every entry of every object and list, nested),
+    stopping as soon as it does."""
+    n, stack = 0, [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (dict, list)):
+            n += len(x)
+            if n > cap:
+                return True
+            stack.extend(x.values() if isinstance(x, dict) else x)
+    return False
 
 
 def _read_metrics(path: Path, name: str) -> tuple[dict | None, str]:
     try:
+        size = path.stat().st_size if path.is_file() else 0
+        if size > METRICS_MAX_BYTES:
+            return None, (f"unreadable metrics.json: {name} is {size / 2**20:.1f} MiB, more than the "
+                          f"{METRICS_MAX_BYTES // 2**20} MiB an item's metrics may take")
         metrics = safeload.load_json(path, expect=dict, name=name)
     except safeload.LoadError as exc:
         return None, f"unreadable metrics.json: {exc}"
@@ -219,6 +241,9 @@ def _read_metrics(path: Path, name: str) -> tuple[dict | None, str]:
     if n > METRICS_MAX_KEYS:
         return None, (f"unreadable metrics.json: {name} holds {n:,} keys, more than the {METRICS_MAX_KEYS:,} an "
                       "item's metrics may hold")
+    if _values_beyond(metrics, METRICS_MAX_VALUES):
+        return None, (f"unreadable metrics.json: {name} holds more than the {METRICS_MAX_VALUES:,} values an item's "
+                      "metrics may hold")
     return metrics, ""
 
 

@@ -239,6 +239,9 @@ def number_points(verdicts) -> list[dict]:
     return out
 
 
+LOG_AXIS_END = 300   # the scatter's axes end at 1e-300 and 1e300
+
+
 def _finite(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
@@ -249,22 +252,27 @@ def scatter_svg(points: list[dict], width: int = 320, height: int = 240) -> str:
     pos = [p for p in points if p["paper"] > 0 and p["ours"] > 0]
     if not pos:
         return ""
-    logs = [math.log10(v) for p in pos for v in (p["paper"], p["ours"])]
+    # Exponents bounded to +-300 (a subnormal or huge number sits at the axis' end; 10 ** -324 would be 0), and at
+    # most about eight labelled decades.
+    def lg(v: float) -> float:
+        return min(max(math.log10(v), -LOG_AXIS_END), LOG_AXIS_END)
+
+    logs = [lg(v) for p in pos for v in (p["paper"], p["ours"])]
     lo, hi = math.floor(min(logs)), math.ceil(max(logs))
     hi = hi if hi > lo else lo + 1
     pad = 30
     w, h = width - pad - 8, height - pad - 8
 
-    def xy(a: float, b: float) -> tuple[float, float]:
-        return (pad + w * (math.log10(a) - lo) / (hi - lo), 8 + h * (hi - math.log10(b)) / (hi - lo))
+    def xy(la: float, lb: float) -> tuple[float, float]:
+        return (pad + w * (la - lo) / (hi - lo), 8 + h * (hi - lb) / (hi - lo))
 
-    (x0, y0), (x1, y1) = xy(10 ** lo, 10 ** lo), xy(10 ** hi, 10 ** hi)
+    (x0, y0), (x1, y1) = xy(lo, lo), xy(hi, hi)
     parts = [f'<svg class="paperours" viewBox="0 0 {width} {height}" width="100%" role="img" '
              f'aria-label="the paper\'s numbers against ours, {len(pos)} numbers">',
              f'<rect x="{pad}" y="8" width="{w}" height="{h}" fill="none" stroke="#d8dee4"/>',
              f'<line x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" stroke="#8c959f" stroke-dasharray="3 3"/>']
-    for e in range(lo, hi + 1):
-        x, y = xy(10 ** e, 10 ** e)
+    for e in range(lo, hi + 1, max(1, math.ceil((hi - lo) / 8))):
+        x, y = xy(e, e)
         parts.append(f'<text x="{x:.1f}" y="{height - 14}" text-anchor="middle" font-size="8" fill="#57606a">'
                      f'1e{e}</text><text x="{pad - 3}" y="{y + 3:.1f}" text-anchor="end" font-size="8" '
                      f'fill="#57606a">1e{e}</text>')
@@ -272,7 +280,7 @@ def scatter_svg(points: list[dict], width: int = 320, height: int = 240) -> str:
                  f'the paper\'s number</text><text x="9" y="{8 + h / 2:.1f}" font-size="9" fill="#57606a" '
                  f'transform="rotate(-90 9 {8 + h / 2:.1f})" text-anchor="middle">ours</text>')
     for p in pos:
-        x, y = xy(p["paper"], p["ours"])
+        x, y = xy(lg(p["paper"]), lg(p["ours"]))
         colour = _COLOUR.get(p["outcome"], _COLOUR["degenerate"])   # "not evaluated": grey
         title = escape(f"{p['id']}: {p['key']} = {fmt(p['ours'])} (paper: {fmt(p['paper'])}; {p['outcome']})")
         parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}" fill-opacity="0.8">'
