@@ -13,6 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .capped import open_content
+from .registry import KDD_MAX_BYTES, KDD_MAX_MEMBERS, SizeCapError
+
 N_FEATURES = 74
 MEMBER = "bio_train.dat"
 # bio_train.dat is 60,024,646 bytes; a copy from a mirror larger than this is refused before it is read (a 14 MB
@@ -32,22 +35,39 @@ def parse(text_or_file) -> tuple[np.ndarray, np.ndarray]:
     return data[:, 3:], np.where(labels == 1.0, 1.0, -1.0)
 
 
-def read_archive(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Read bio_train.dat from the KDD Cup 2004 archive (or a plain bio_train.dat file)."""
+def read_archive(path: Path, *, max_bytes: int = KDD_MAX_BYTES,
+                 max_members: int = KDD_MAX_MEMBERS) -> tuple[np.ndarray, np.ndarray]:
+    """Read bio_train.dat from the KDD Cup 2004 archive (or a plain bio_train.dat file).
+
+    The archive is streamed (each header read once, in order, stopping at the member) through a cap of `max_bytes`
+    of decompressed tar stream (registry.KDD_MAX_BYTES) and at most `max_members` members: a member that would
+    take the stream past the cap is refused from its header, before it is skipped; SizeCapError names the archive."""
     path = Path(path)
     if path.name.endswith((".tar.gz", ".tgz", ".tar")):
-        # streamed (each header read once, in order, stopping at the member); its size checked from its header
-        with tarfile.open(path, "r|*") as tar:
-            for member in tar:
-                if len(member.name) > 1024:
-                    raise ValueError(f"{path.name}: a member name of {len(member.name):,} characters")
-                if Path(member.name).name == MEMBER and member.isfile():
-                    _check_size(member.size, f"{path.name}: {member.name}")
-                    data = tar.extractfile(member).read(member.size)   # at most MAX_BYTES
-                    return parse(io.TextIOWrapper(io.BytesIO(data)))
-            raise ValueError(f"{path}: no {MEMBER} inside the archive")
+        with open_content(path, max_bytes, f"{path.name} (decompressed tar stream)") as fh, \
+                tarfile.open(fileobj=fh, mode="r|") as tar:
+            return _find_member(path, tar, fh, max_bytes, max_members)
     _check_size(path.stat().st_size, path.name)
     return parse(path)
+
+
+def _find_member(path: Path, tar, fh, max_bytes: int, max_members: int) -> tuple[np.ndarray, np.ndarray]:
+    """bio_train.dat parsed from a streamed archive, the bytes and members before it bounded."""
+    for count, member in enumerate(tar, start=1):
+        if len(member.name) > 1024:
+            raise ValueError(f"{path.name}: a member name of {len(member.name):,} characters")
+        if Path(member.name).name == MEMBER and member.isfile():
+            _check_size(member.size, f"{path.name}: {member.name}")
+            data = tar.extractfile(member).read(member.size)   # at most MAX_BYTES
+            return parse(io.TextIOWrapper(io.BytesIO(data)))
+        if count >= max_members:
+            raise SizeCapError(f"{path.name}: no {MEMBER} among its first {max_members:,} members, the cap for "
+                               "this archive; not read further")
+        if fh.count + member.size > max_bytes:
+            raise SizeCapError(f"{path.name}: member {member.name[:200]!r} of {member.size:,} bytes would take the "
+                               f"decompressed tar stream past {max_bytes:,} bytes, the cap for this archive, "
+                               f"before {MEMBER} is found; not read further")
+    raise ValueError(f"{path}: no {MEMBER} inside the archive")
 
 
 def _check_size(size: int, what: str) -> None:

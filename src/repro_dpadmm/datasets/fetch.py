@@ -12,6 +12,10 @@ final name; a copy that fails is deleted and the next source is tried. Every sto
 `<file>.provenance.json` (sha256, where it came from, how it was verified); an unchecksummed cached file is reused
 only while its bytes match the recorded sha256, otherwise it is parsed again. Nothing unverified ever carries a final
 name.
+
+Size caps (registry.py; README.md#size-caps): a mirror folder's file whose size differs from the registry's known
+size is refused before a byte is copied, and every copy (mirror folder, mirror URL, canonical URL) stops with
+`SizeCapError` past the file's `served_cap`, so a sparse or endless file never fills the disk.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from pathlib import Path
 from .. import locks, safeload
 from ..paths import raw_dir
 from . import verify
-from .registry import RAW_FILES, RawFile
+from .capped import copy_capped
+from .registry import RAW_FILES, RawFile, SizeCapError
 
 MIRROR_ENV = "REPRO_DPADMM_DATA_MIRROR"
 OFFLINE_ENV = "REPRO_DPADMM_OFFLINE"
@@ -95,19 +100,70 @@ def sources(raw: RawFile, mirror: str | None) -> list[Source]:
     return out
 
 
-def _copy_downloader(url: str, output_file, pooch_obj, check_only: bool = False):
-    """pooch downloader for a mirror that is a local folder (pooch itself rejects file:// and bare paths)."""
-    src = Path(url)
-    if check_only:
-        return src.is_file()
-    if not src.is_file():
-        raise FileNotFoundError(f"not in the mirror folder: {src}")
-    if hasattr(output_file, "write"):
+def _copy_downloader(raw: RawFile):
+    """pooch downloader for a mirror that is a local folder (pooch itself rejects file:// and bare paths): the
+    file's size is compared with the registry's before copying, and the copy is capped at `raw.served_cap`."""
+    def download(url: str, output_file, pooch_obj, check_only: bool = False):
+        src = Path(url)
+        if check_only:
+            return src.is_file()
+        if not src.is_file():
+            raise FileNotFoundError(f"not in the mirror folder: {src}")
+        wrong_size = _size_problem(raw, src.stat().st_size)
+        if wrong_size:
+            raise SizeCapError(f"{src.name}: {wrong_size}; not copied")
         with open(src, "rb") as fh:
-            shutil.copyfileobj(fh, output_file)
+            _write_capped(fh, output_file, raw.served_cap, str(src))
+        return None
+    return download
+
+
+def _size_problem(raw: RawFile, size: int) -> str:
+    """Why a copy of `raw` of `size` bytes is refused ('' if it is not): the registry's exact size, or its cap."""
+    if raw.size is not None and size != raw.size:
+        return f"{size:,} bytes, but {raw.relpath} has {raw.size:,}"
+    if size > raw.served_cap:
+        return f"{size:,} bytes, more than the {raw.served_cap:,} a copy of {raw.relpath} may have"
+    return ""
+
+
+def _http_downloader(raw: RawFile, timeout: float):
+    """pooch's HTTP downloader writing through a cap of `raw.served_cap` bytes (a URL may serve without end)."""
+    inner = _pooch().HTTPDownloader(timeout=timeout, progressbar=False)
+
+    def download(url: str, output_file, pooch_obj, check_only: bool = False):
+        if check_only:
+            return inner(url, output_file, pooch_obj, check_only=True)
+        what = f"{url}: the download"
+        if hasattr(output_file, "write"):
+            return inner(url, _CappedWriter(output_file, raw.served_cap, what), pooch_obj)
+        with open(output_file, "w+b") as fh:
+            return inner(url, _CappedWriter(fh, raw.served_cap, what), pooch_obj)
+    return download
+
+
+class _CappedWriter:
+    """A binary file object that raises SizeCapError instead of writing past `cap` bytes."""
+
+    def __init__(self, fh, cap: int, what: str):
+        self._fh, self.cap, self.what, self.count = fh, cap, what, 0
+
+    def write(self, data: bytes) -> int:
+        if self.count + len(data) > self.cap:
+            raise SizeCapError(f"{self.what} exceeds {self.cap:,} bytes, the cap for this file; stopped")
+        self.count += len(data)
+        return self._fh.write(data)
+
+    def flush(self) -> None:
+        self._fh.flush()
+
+
+def _write_capped(src, output_file, cap: int, what: str) -> None:
+    if hasattr(output_file, "write"):
+        copy_capped(src, output_file, cap, what)
     else:
-        shutil.copyfile(src, output_file)
-    return None
+        with open(output_file, "wb") as out:
+            copy_capped(src, out, cap, what)
 
 
 def sha256sum(path: Path) -> str:
@@ -146,18 +202,19 @@ def _write_record(target: Path, fetched: Fetched) -> None:
     os.replace(tmp, rec)
 
 
-def _download(src: Source, dest: Path, known_hash: str | None, retries: int, timeout: float) -> None:
-    """pooch.retrieve into dest (a temporary file beside it, hash-checked, then moved); network errors retried."""
+def _download(src: Source, dest: Path, raw: RawFile, retries: int, timeout: float) -> None:
+    """pooch.retrieve into dest (a temporary file beside it, size-capped, hash-checked, then moved); network errors
+    retried."""
     pooch = _pooch()
     if src.kind == "mirror-folder":
-        downloader, attempts = _copy_downloader, 1
+        downloader, attempts = _copy_downloader(raw), 1
     else:
-        downloader, attempts = pooch.HTTPDownloader(timeout=timeout, progressbar=False), retries + 1
+        downloader, attempts = _http_downloader(raw, timeout), retries + 1
     for attempt in range(attempts):
         try:
-            pooch.retrieve(src.location, known_hash, fname=dest.name, path=dest.parent, downloader=downloader)
+            pooch.retrieve(src.location, raw.known_hash, fname=dest.name, path=dest.parent, downloader=downloader)
             return
-        except ValueError:  # checksum mismatch: pooch deleted its temporary file; retrying gives the same bytes
+        except ValueError:  # checksum mismatch or size cap: pooch deleted its temporary file; retrying gives the same
             raise
         except Exception:
             if attempt == attempts - 1:
@@ -182,7 +239,11 @@ def fetch(relpath: str, *, mirror: str | None = None, cache: Path | None = None,
 
     if target.is_file():
         rec = _record(target)
-        if raw.known_hash is not None:
+        wrong_size = _size_problem(raw, target.stat().st_size)
+        if wrong_size:
+            failures.append(f"cached copy {target}: {wrong_size} (deleted)")
+            target.unlink()
+        elif raw.known_hash is not None:
             if _matches(target, raw.known_hash):
                 return Fetched(target, sha256sum(target), rec.get("source", "cache"), raw.known_hash)
             failures.append(f"cached copy {target}: checksum mismatch (deleted)")
@@ -222,7 +283,10 @@ def _fetch_sources(relpath: str, raw: RawFile, target: Path, stage: Path | None,
         if dest != target and dest.exists():
             dest.unlink()  # the previous source's copy, which failed verification
         try:
-            _download(src, dest, raw.known_hash, retries, timeout)
+            _download(src, dest, raw, retries, timeout)
+        except SizeCapError as exc:
+            failures.append(f"{src.kind} {src.location}: refused by size: {exc}")
+            continue
         except ValueError as exc:
             failures.append(f"{src.kind} {src.location}: checksum mismatch ({str(exc).splitlines()[0]})")
             continue

@@ -1,7 +1,9 @@
 """LIBSVM-format files via scikit-learn's `load_svmlight_file`, with an explicit feature count (docs/choices.md#libsvm-and-kdd-data).
 
 a9a.t and a8a.t never use feature 123, so the feature count is always given, never inferred. Compressed `.bz2`
-files are read directly (scikit-learn opens them by extension).
+files are read directly, by extension, through a byte cap (`capped.open_content`: the registry's `content_cap` of
+the file; registry.UNLISTED_MAX_BYTES for a file it does not list), so a small file decompressing to gigabytes fails
+with `SizeCapError` naming the file and the cap instead of being parsed for ever.
 """
 
 from __future__ import annotations
@@ -10,18 +12,26 @@ from pathlib import Path
 
 import numpy as np
 
+from .capped import open_content
+from .registry import UNLISTED_MAX_BYTES, SizeCapError
+
 
 class LibsvmFormatError(ValueError):
     pass
 
 
-def load(path: Path, n_features: int, *, dense: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """(X, y) from a LIBSVM file; labels must be +-1 (0/1 is mapped to -1/+1)."""
+def load(path: Path, n_features: int, *, dense: bool = True,
+         max_bytes: int = UNLISTED_MAX_BYTES) -> tuple[np.ndarray, np.ndarray]:
+    """(X, y) from a LIBSVM file of at most `max_bytes` bytes of content; labels must be +-1 (0/1 is mapped to
+    -1/+1)."""
     path = Path(path)
     try:
         from sklearn.datasets import load_svmlight_file  # imported here: sklearn adds ~1.5 s to every import
 
-        X, y = load_svmlight_file(str(path), n_features=n_features, dtype=np.float64)
+        with open_content(path, max_bytes) as fh:
+            X, y = load_svmlight_file(fh, n_features=n_features, dtype=np.float64)
+    except SizeCapError:
+        raise
     except ValueError as exc:
         raise LibsvmFormatError(
             f"{path}: not a valid LIBSVM file with {n_features} features ({exc}); expected lines like "

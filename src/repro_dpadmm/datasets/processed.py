@@ -79,11 +79,12 @@ def _preprocess(name: str, paths: dict[str, Path], options: dict) -> tuple[dict[
     if name in ("a9a", "a8a", "ijcnn1", "gisette"):
         d = dataset(name).shapes["X_train"][1]
         train, test = sorted(paths, key=lambda k: (".t" in Path(k).name, k))
-        X_train, y_train = libsvm.load(paths[train], d)
-        X_test, y_test = libsvm.load(paths[test], d)
+        X_train, y_train = libsvm.load(paths[train], d, max_bytes=RAW_FILES[train].content_cap)
+        X_test, y_test = libsvm.load(paths[test], d, max_bytes=RAW_FILES[test].content_cap)
         return {"X_train": X_train, "y_train": y_train, "X_test": X_test, "y_test": y_test}, {}
     if name == "bio_train":
-        X, y = bio.read_archive(p("data_kddcup04.tar.gz"))
+        rel = next(k for k in paths if k.endswith("data_kddcup04.tar.gz"))
+        X, y = bio.read_archive(paths[rel], max_bytes=RAW_FILES[rel].content_cap)
         return bio.split(X, y, np.random.default_rng(options["split_seed"])), {}
     raise KeyError(name)
 

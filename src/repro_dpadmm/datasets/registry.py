@@ -7,11 +7,33 @@ relative paths, and the local cache `resources/raw/` uses the same layout, so a 
 Checksums are the sha256 of the bytes as served (from the offline mirror's MANIFEST.tsv). Where none is published
 (gisette_scale.t.bz2, the KDD Cup 2004 archive) the file is verified by its parsed shape instead, and the sha256 seen
 is recorded in the processed sidecar (trust on first use); gisette_scale.bz2 has a published md5.
+
+Size caps (a hostile or broken mirror must not hang a fetch or fill the disk; README.md#size-caps): a file whose
+size is known must have exactly that size before a byte of it is copied, and no copy (mirror folder or URL) is
+allowed more than `served_cap` bytes. Reading a file's content (bz2/gzip decompressed; for the KDD Cup archive, the
+whole decompressed tar stream) stops with `SizeCapError` after `content_cap` bytes: CAP_FACTOR times the real
+content's size where it is known, else a maximum derived from the dataset's shape (gisette) or from the archive's
+known members (KDD Cup 2004).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+CAP_FACTOR = 4            # a file's content may be at most this many times the real content's size
+UNLISTED_MAX_BYTES = 2**30  # content cap of a file the registry gives no size or maximum for (1 GiB)
+# gisette_scale (dense, scaled to [-1, 1]): every one of the 5,000 features of a row is written, each at most as
+# `5000:-0.123456 ` (15 characters); 20 per feature plus 8 per row for the label is an upper bound for any copy.
+GISETTE_BYTES_PER_FEATURE, GISETTE_BYTES_PER_ROW = 20, 8
+# The KDD Cup 2004 archive: bio_train.dat is 60,024,646 bytes; the canonical archive's other members (bio_test.dat
+# and the physics task's phy_train.dat / phy_test.dat) are of the same order, so 1 GiB of decompressed tar stream is
+# several times the whole archive; at most KDD_MAX_MEMBERS members are looked at before bio_train.dat.
+KDD_MAX_BYTES = 2**30
+KDD_MAX_MEMBERS = 64
+
+
+class SizeCapError(ValueError):
+    """A dataset file, or its decompressed content, is not of a size the registry allows."""
 
 BASES = {
     "uci/": "https://archive.ics.uci.edu/ml/machine-learning-databases/",
@@ -25,6 +47,22 @@ class RawFile:
     relpath: str
     size: int | None
     known_hash: str | None  # "sha256:<hex>" or "md5:<hex>", None when no checksum is published
+    content: int | None = None    # bytes of the real content (decompressed) where known
+    max_content: int | None = None  # documented maximum of the content where its real size is unknown
+
+    @property
+    def content_cap(self) -> int:
+        """The most bytes a copy's content may have: CAP_FACTOR x the real content, else the declared maximum."""
+        if self.max_content is not None:
+            return self.max_content
+        real = self.content if self.content is not None else self.size
+        return CAP_FACTOR * real if real is not None else UNLISTED_MAX_BYTES
+
+    @property
+    def served_cap(self) -> int:
+        """The most bytes a copy as served may have: its exact size where known, else its content cap (bz2 and
+        gzip never make real data much larger; the real files compress several times)."""
+        return self.size if self.size is not None else self.content_cap
 
     @property
     def url(self) -> str:
@@ -34,8 +72,14 @@ class RawFile:
         raise KeyError(f"no canonical base URL for {self.relpath}")
 
 
-def _f(relpath: str, size: int | None, known_hash: str | None) -> RawFile:
-    return RawFile(relpath, size, known_hash)
+def _f(relpath: str, size: int | None, known_hash: str | None, content: int | None = None,
+       max_content: int | None = None) -> RawFile:
+    return RawFile(relpath, size, known_hash, content if content is not None else
+                   (size if not relpath.endswith((".bz2", ".gz")) else None), max_content)
+
+
+def _gisette_max(rows: int, features: int = 5000) -> int:
+    return rows * (features * GISETTE_BYTES_PER_FEATURE + GISETTE_BYTES_PER_ROW)
 
 
 RAW_FILES: dict[str, RawFile] = {
@@ -56,12 +100,13 @@ RAW_FILES: dict[str, RawFile] = {
         _f("libsvm/binary/a8a.t", 705709,
            "sha256:fc16c3580048add99056ee4d14105c93f0af63fb8ff6a78f3d66bf5d87c13cd3"),
         _f("libsvm/binary/ijcnn1.bz2", 1398220,
-           "sha256:450dee8470b168e47b9fae1fc160396b8a809c675737837fce3acd51dcdc0481"),
+           "sha256:450dee8470b168e47b9fae1fc160396b8a809c675737837fce3acd51dcdc0481", content=7744897),
         _f("libsvm/binary/ijcnn1.t.bz2", 2597597,
-           "sha256:acd1db430684fdd3f0c768ecc49aa8e749d0004fc117611220c2aa576a7b6a24"),
-        _f("libsvm/binary/gisette_scale.bz2", None, "md5:8a8caa1628c98dafec8d5d7bfa67c20b"),
-        _f("libsvm/binary/gisette_scale.t.bz2", None, None),
-        _f("kddcup2004/data_kddcup04.tar.gz", None, None),
+           "sha256:acd1db430684fdd3f0c768ecc49aa8e749d0004fc117611220c2aa576a7b6a24", content=14213968),
+        _f("libsvm/binary/gisette_scale.bz2", None, "md5:8a8caa1628c98dafec8d5d7bfa67c20b",
+           max_content=_gisette_max(6000)),
+        _f("libsvm/binary/gisette_scale.t.bz2", None, None, max_content=_gisette_max(1000)),
+        _f("kddcup2004/data_kddcup04.tar.gz", None, None, max_content=KDD_MAX_BYTES),
     ]
 }
 
