@@ -416,3 +416,20 @@ def test_a_report_folder_written_before_markers_is_still_the_reports_own(project
     with pytest.raises(ValueError, match="holds other files and no report"):
         build_report(site, root=project)
     assert sorted(p.name for p in site.iterdir()) == ["about.html", "index.html"]
+
+
+def test_a_folder_bundle_counts_its_folders_against_the_member_cap(base, tmp_path):
+    """A folder given as the bundle may not hold more entries than an archive may hold members: empty folders
+    count too (a folder of 500,000 empty folders was walked, then looked at, for minutes)."""
+    from _hostile import copy_base
+
+    from repro_dpadmm.bundle import verify
+
+    folder = copy_base(base, tmp_path)
+    entries = sum(1 for _ in folder.rglob("*"))
+    assert verify(folder, Limits(members=entries)) == []
+    for i in range(5):
+        (folder / "results" / "zzpaper" / f"i{i}").mkdir(parents=True)
+    problems = verify(folder, Limits(members=entries + 5))
+    assert problems == [f"more than {entries + 5:,} files and folders (set REPRO_DPADMM_BUNDLE_MAX_FILES to allow "
+                        "more)"], problems

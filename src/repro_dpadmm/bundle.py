@@ -227,11 +227,17 @@ def safe_name(name: str) -> str:
 
 def _files(folder: Path, limits: Limits) -> tuple[dict[str, int], list[str]]:
     """The regular files under `folder` ({relative POSIX path: size}), found without following links, and the
-    problems: links, special files, pickles, and files beyond the limits (none of them is ever opened)."""
-    found, problems, total = {}, [], 0
+    problems: links, special files, pickles, and files beyond the limits (none of them is ever opened). Every entry
+    walked (folders, links and special files too) counts against `limits.members`, as every member of an archive
+    does, so a folder of countless empty folders is refused as early as an archive of them."""
+    found, problems, total, entries = {}, [], 0, 0
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
         here = Path(dirpath)
         for name in sorted(dirnames + filenames):
+            entries += 1
+            if entries > limits.members:
+                problems.append(f"more than {limits.members:,} files and folders ({limits.hint('members')})")
+                return found, problems
             path = here / name
             rel = path.relative_to(folder).as_posix()
             mode = path.lstat().st_mode
@@ -250,9 +256,6 @@ def _files(folder: Path, limits: Limits) -> tuple[dict[str, int], list[str]]:
                                     f"({limits.hint('member_bytes')})")
                 else:
                     found[rel] = size
-            if len(found) + len(problems) > limits.members:
-                problems.append(f"more than {limits.members:,} files ({limits.hint('members')})")
-                return found, problems
         if total > limits.total_bytes:
             problems.append(f"more than {limits.total_bytes:,} bytes in all ({limits.hint('total_bytes')})")
             return found, problems
