@@ -285,3 +285,49 @@ def test_a_bundle_never_replaces_what_is_already_there(run, tmp_path):
     (tmp_path / "folder.tar.gz").mkdir()
     with pytest.raises(BundleError, match="already exists"):
         make_bundle(tmp_path / "folder.tar.gz", root=run)
+
+
+def test_a_bundle_names_no_path_of_another_checkout_nor_a_process_or_host(run, tmp_path):
+    """A run copied from another checkout keeps that checkout's absolute paths in its logs and sidecars, and logs
+    name staging folders and lock holders by `<pid>@<host>`: every absolute path left is made relative to the
+    project where it is a project path, `<path>` otherwise, and pids and hosts become placeholders."""
+    from repro_dpadmm import locks
+
+    side = run / "resources/processed/adult_huang2019.json"
+    data = json.loads(side.read_text())
+    data["raw"] = "/elsewhere/checkout/resources/raw/uci/adult/adult.data"
+    side.write_text(json.dumps(data))
+    (run / "logs/huang2019_dpadmm").mkdir(parents=True, exist_ok=True)
+    (run / "logs/huang2019_dpadmm/fig1.log").write_text(
+        "Working directory: /elsewhere/checkout\n"
+        f"Input Notebook: /elsewhere/checkout/results/huang2019_dpadmm/.fig1.staging-27680@{locks.HOST}.9692hw0p/"
+        "fig1.ipynb\n"
+        "Output: /scratch/user/venv/lib/python3.11/site-packages/papermill/execute.py\n"
+        "fig1: waiting for the run by process 4242 on otherhost.example.org (started 2026-01-01 10:00:00: "
+        "repro-dpadmm run x) (lock /elsewhere/checkout/results/huang2019_dpadmm/.fig1.lock)\n"
+        "units it/s, 3/4 done, https://example.org/a/b, </div>\n")
+    build_report("results/report", root=run)
+    folder = unpack(make_bundle(tmp_path / "b.tar.gz", root=run), tmp_path / "x")
+    log = (folder / "logs/huang2019_dpadmm/fig1.log").read_text()
+    assert log == (
+        "Working directory: <path>\n"
+        "Input Notebook: results/huang2019_dpadmm/.fig1.staging-<pid>@<host>.9692hw0p/fig1.ipynb\n"
+        "Output: <path>\n"
+        "fig1: waiting for the run by process <pid> on <host> (started 2026-01-01 10:00:00: repro-dpadmm run x) "
+        "(lock results/huang2019_dpadmm/.fig1.lock)\n"
+        "units it/s, 3/4 done, https://example.org/a/b, </div>\n"), log
+    assert json.loads((folder / "resources/processed/adult_huang2019.json").read_text())["raw"] == \
+        "resources/raw/uci/adult/adult.data"
+    for path in folder.rglob("*"):
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            assert "/elsewhere" not in text and "/scratch" not in text and f"@{locks.HOST}" not in text, path
+    assert verify(folder) == []
+
+
+def test_a_rejudged_report_records_the_bundles_file_name_not_its_path(run, tmp_path):
+    archive = make_bundle(tmp_path / "sub" / "b.tar.gz", root=run)
+    rejudge(archive, tmp_path / "rj", root=run)
+    record = json.loads((tmp_path / "rj/rejudged.json").read_text())
+    assert record["bundle"] == "b.tar.gz"
+    assert str(tmp_path) not in (tmp_path / "rj/rejudged.json").read_text()

@@ -365,7 +365,50 @@ def scrub_paths(text: str, root: Path) -> str:
     for old, new in pairs:
         if old and old != os.sep:
             text = text.replace(old, new)
-    return text
+    return scrub_owners(scrub_other_paths(text, root))
+
+
+# An absolute POSIX path of at least two parts, its first part a name (so that `</div>`, URLs, `a/b`, `it/s`, dates
+# and base64 data are not paths): what is left of one after the known roots are taken out (another checkout's, the
+# venv's, a scratch folder's). Not preceded by a character that makes the slash part of something else.
+_ABSOLUTE = re.compile(r"(?<![\w.~/:<>+\\@-])/[A-Za-z_][\w.+@-]*(?:/[\w.+@~-]+)+/?")
+# The top folders of the project's layout: an absolute path through one of them, whose part from there on exists in
+# the project, is a path of (a copy of) the project and becomes relative to it.
+PROJECT_TOPS = ("results", "resources", "logs", "config", "notebooks", "workflow", "bundles")
+PATH_PLACEHOLDER = "<path>"
+
+
+def _project_relative(path: str, root: Path) -> str:
+    """`path` relative to the project where it is a project path, else PATH_PLACEHOLDER: its longest part from a
+    PROJECT_TOPS folder on that exists under `root`, else its part from the first PROJECT_TOPS folder that `root`
+    has (a raw data file of another checkout, say, that this one has not fetched)."""
+    parts = path.rstrip("/").split("/")
+    tops = [i for i, part in enumerate(parts) if part in PROJECT_TOPS and (Path(root) / part).is_dir()]
+    rels = ["/".join(parts[i:]) for i in tops]
+    rel = next((r for r in rels if (Path(root) / r).exists()), rels[0] if rels else None)
+    return PATH_PLACEHOLDER if rel is None else rel + ("/" if path.endswith("/") else "")
+
+
+def scrub_other_paths(text: str, root: Path) -> str:
+    """`text` with every absolute path that is left (one of no root this machine knows: results copied from another
+    checkout, a package's or a scratch folder's path) made relative to the project where it is a project path, and
+    `<path>` otherwise (issue "Hostile input": moved runs were bundled with the old checkout's paths)."""
+    return _ABSOLUTE.sub(lambda m: _project_relative(m.group(0), root), text)
+
+
+# An owned folder's name records its process (`<prefix><pid>@<host>.<random>`, locks.owned_dir), and a lock's
+# holder is named as `process <pid> on <host> (started ...)` (locks.holder): both named in logs, neither shared.
+_OWNER = re.compile(r"(?<=[-.])\d+@[A-Za-z0-9._-]+?\.(?=[a-z0-9_]{8}(?![a-z0-9_]))")
+_HOLDER = re.compile(r"\bprocess \d+ on \S+ \(started")
+
+
+def scrub_owners(text: str) -> str:
+    """`text` with the process ids and host names of owned folders' names and of lock holders replaced by
+    `<pid>@<host>` (`.fig1.staging-<pid>@<host>.k2j4x9q1/`) and `process <pid> on <host>`; and any other
+    `<pid>@<this host>`."""
+    text = _OWNER.sub("<pid>@<host>.", text)
+    text = _HOLDER.sub("process <pid> on <host> (started", text)
+    return re.sub(rf"\b\d+@{re.escape(locks.HOST)}\b", "<pid>@<host>", text)
 
 
 def _copy_scrubbed(src: Path, dest: Path, root: Path) -> None:
@@ -675,7 +718,8 @@ class Rejudged:
 
     def record(self) -> dict:
         prov = self.provenance
-        return {"bundle": self.source, "manifest_files": self.files,
+        # the bundle's file name only: the re-judged report is shared, the re-judger's folders are not
+        return {"bundle": Path(self.source).name, "manifest_files": self.files,
                 "bundle_made": prov.get("created"), "bundle_git": (prov.get("git") or {}).get("describe"),
                 "bundle_repro_dpadmm": prov.get("repro_dpadmm"),
                 "verdict_changes": self.changes, "params_differ_from_current_config": self.params_differ,
