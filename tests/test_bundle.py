@@ -331,3 +331,56 @@ def test_a_rejudged_report_records_the_bundles_file_name_not_its_path(run, tmp_p
     record = json.loads((tmp_path / "rj/rejudged.json").read_text())
     assert record["bundle"] == "b.tar.gz"
     assert str(tmp_path) not in (tmp_path / "rj/rejudged.json").read_text()
+
+
+_SLOW_BUNDLE = """
+import sys, time
+from pathlib import Path
+import repro_dpadmm.bundle as bundle
+copy = bundle._copy_scrubbed
+def slow(src, dest, root):
+    copy(src, dest, root)
+    print("copying", flush=True)
+    time.sleep(60)
+bundle._copy_scrubbed = slow
+bundle.make_bundle(Path(sys.argv[2]), root=Path(sys.argv[1]))
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_a_stopped_bundle_leaves_no_staging_copy(run, tmp_path, sig):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "g" / "x.tar.gz"
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_BUNDLE, str(run), str(out)], stdout=subprocess.PIPE,
+                            text=True, env=os.environ)
+    try:
+        assert proc.stdout.readline().strip() == "copying"
+        assert [p.name for p in out.parent.iterdir() if p.name.startswith(".bundle-")]
+        proc.send_signal(getattr(signal, sig))
+        assert proc.wait(timeout=20) == 128 + getattr(signal, sig)
+    finally:
+        proc.kill()
+    assert list(out.parent.iterdir()) == []
+
+
+def test_a_staging_copy_left_by_a_killed_bundle_is_swept_once_its_process_is_gone(run, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from repro_dpadmm.locks import HOST
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    left = tmp_path / f".bundle-{dead.stdout.strip()}@{HOST}.leftover"
+    alive = tmp_path / f".bundle-{os.getppid()}@{HOST}.inuse"
+    users = tmp_path / ".bundle-notes"      # a name that records no owner: never ours
+    for p in (left, alive, users):
+        (p / "b").mkdir(parents=True)
+    make_bundle(tmp_path / "b.tar.gz", root=run)
+    assert not left.exists() and alive.exists() and users.exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".bundle-")) == \
+        sorted([alive.name, users.name])

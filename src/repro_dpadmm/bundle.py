@@ -80,6 +80,7 @@ CONTENT = (("results", "**/*"), ("resources/processed", "*.json"), ("logs", "**/
 # Never bundled, and refused in a bundle: a pickle (parts/*.pkl) can run code when it is loaded.
 PICKLE_SUFFIXES = (".pkl", ".pickle")
 UNPACK_PREFIX = "repro-dpadmm-bundle-"
+STAGE_PREFIX = ".bundle-"       # make_bundle's staging folder beside the archive: .bundle-<pid>@<host>.<random>
 # provenance.json as make_bundle writes it: the re-judge shows these fields, so their types are checked first.
 _TEXT = {"type": "string", "maxLength": 2000}
 PROVENANCE_SCHEMA = {
@@ -309,7 +310,9 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
     What-if runs (results/whatif/) are left out unless `with_whatif`.
 
     The run must be finished: the report (`results/report/claims.json`) exists and is newer than every item's
-    metrics.json, so that the bundled verdicts are the ones of the bundled numbers.
+    metrics.json, so that the bundled verdicts are the ones of the bundled numbers. The bundle is staged in a hidden
+    folder beside `out` named by its process (`.bundle-<pid>@<host>.<random>`), removed on every exit, SIGTERM and
+    SIGHUP included, or by a later bundle once its process is gone.
     """
     root = Path(root) if root else project_root()
     claims = root / REPORT_DIR / "claims.json"
@@ -329,17 +332,25 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
         raise BundleError(f"{out} already exists; give another name or remove it first")
     top = out.name.removesuffix(".tar.gz").removesuffix(".tgz")
     out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".bundle-") as tmp:
-        stage = Path(tmp) / top
-        for rel in _member_files(root, with_whatif):
-            (stage / rel).parent.mkdir(parents=True, exist_ok=True)
-            _copy_scrubbed(root / rel, stage / rel, root)
-        (stage / PROVENANCE).write_text(scrub_paths(json.dumps(prov, indent=2, sort_keys=True), root) + "\n")
-        write_manifest(stage)
-        partial = Path(tmp) / out.name
-        with tarfile.open(partial, "w:gz") as tar:
-            tar.add(stage, arcname=top, filter=_normalise)
-        os.replace(partial, out)  # atomic: a half-written bundle never appears under its name
+    # the staging folder is named by its process (locks.owned_dir) and removed on every exit, SIGTERM and SIGHUP
+    # included (locks.signals_raise); one left by a killed bundle (SIGKILL, power loss) is swept by the next bundle
+    # made in the same folder once its process is gone (a name that records no owner is never ours to remove)
+    locks.sweep(out.parent, STAGE_PREFIX, unnamed_stale=False)
+    with locks.signals_raise():
+        tmp = locks.owned_dir(out.parent, STAGE_PREFIX)
+        try:
+            stage = tmp / top
+            for rel in _member_files(root, with_whatif):
+                (stage / rel).parent.mkdir(parents=True, exist_ok=True)
+                _copy_scrubbed(root / rel, stage / rel, root)
+            (stage / PROVENANCE).write_text(scrub_paths(json.dumps(prov, indent=2, sort_keys=True), root) + "\n")
+            write_manifest(stage)
+            partial = tmp / out.name
+            with tarfile.open(partial, "w:gz") as tar:
+                tar.add(stage, arcname=top, filter=_normalise)
+            os.replace(partial, out)  # atomic: a half-written bundle never appears under its name
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 
