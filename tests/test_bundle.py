@@ -384,3 +384,65 @@ def test_a_staging_copy_left_by_a_killed_bundle_is_swept_once_its_process_is_gon
     assert not left.exists() and alive.exists() and users.exists()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".bundle-")) == \
         sorted([alive.name, users.name])
+
+
+@pytest.mark.parametrize("name", [".tar.gz", ".tgz", ".hidden.tar.gz", "..tar.gz"])
+def test_a_bundle_name_without_a_plain_stem_is_refused(run, tmp_path, name):
+    """The name before .tar.gz names the bundle's top folder: an empty one packed the files at the top (a bundle
+    its own re-judge refuses), a hidden one makes a hidden folder."""
+    with pytest.raises(BundleError, match=f"bundle name {name!r} must have a name before .tar.gz"):
+        make_bundle(tmp_path / name, root=run)
+    assert list(tmp_path.iterdir()) == [tmp_path / "project"]
+
+
+def test_a_bundle_its_own_re_judge_would_refuse_is_not_made(run, tmp_path, monkeypatch):
+    """`bundle` checks the limits the re-judge applies (Limits), naming the file, before it says to re-judge it."""
+    big = run / "results/huang2019_dpadmm/fig1/big.npy"
+    big.write_bytes(b"\0" * 300_000)
+    monkeypatch.setenv("REPRO_DPADMM_BUNDLE_MAX_FILE_MB", str(200_000 / 2**20))
+    with pytest.raises(BundleError, match=r"would be refused by its own re-judge:\n  too large: "
+                                          r"results/huang2019_dpadmm/fig1/big.npy has 300,000 bytes, more than "
+                                          r"200,000 \(set REPRO_DPADMM_BUNDLE_MAX_FILE_MB to allow more[^\n]*$"):
+        make_bundle(tmp_path / "b.tar.gz", root=run)
+    big.unlink()
+    monkeypatch.delenv("REPRO_DPADMM_BUNDLE_MAX_FILE_MB")
+    monkeypatch.setenv("REPRO_DPADMM_BUNDLE_MAX_FILES", "10")
+    with pytest.raises(BundleError, match=r"would be refused by its own re-judge:\n  more than 10 files and folders"):
+        make_bundle(tmp_path / "b.tar.gz", root=run)
+    monkeypatch.delenv("REPRO_DPADMM_BUNDLE_MAX_FILES")
+    monkeypatch.setattr("repro_dpadmm.bundle.Limits.RATIO_FREE", 0)
+    monkeypatch.setenv("REPRO_DPADMM_BUNDLE_MAX_RATIO", "1.01")
+    with pytest.raises(BundleError, match=r"bytes unpacked from [\d,]+ packed: more than 1.01 times its size"):
+        make_bundle(tmp_path / "b.tar.gz", root=run)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["project"]   # no archive, no staging folder
+    monkeypatch.delenv("REPRO_DPADMM_BUNDLE_MAX_RATIO")
+    assert make_bundle(tmp_path / "b.tar.gz", root=run).is_file()
+
+
+def test_the_summary_shows_a_few_differing_parameters_per_item_and_clips_keys(run, tmp_path):
+    """A bundle's notebook may record any number of parameters (300,000 printed 14.8 MB on one line): the summary
+    shows the first few per item, and how many more, with keys clipped; rejudged.json keeps them all."""
+    nb = run / "results/huang2019_dpadmm/fig1/fig1.ipynb"
+    data = json.loads(nb.read_text())
+    params = data.setdefault("metadata", {}).setdefault("papermill", {}).setdefault("parameters", {})
+    params.setdefault("params", {}).update({f"k{i:04d}": i for i in range(1000)})
+    params["params"]["x" * 5000] = 1
+    nb.write_text(json.dumps(data))
+    build_report("results/report", root=run)
+    result = rejudge(make_bundle(tmp_path / "b.tar.gz", root=run), tmp_path / "rj", root=run)
+    line = next(l for l in result.summary().splitlines() if l.startswith("  huang2019_dpadmm/fig1: "))
+    assert line.endswith(f"; ... and {len(result.params_differ['huang2019_dpadmm/fig1']) - 5:,} more")
+    assert line.count(" in the run vs ") == 5 and len(line) < 1000
+    assert len(result.summary()) < 5000
+    recorded = json.loads((tmp_path / "rj/rejudged.json").read_text())["params_differ_from_current_config"]
+    assert len(recorded["huang2019_dpadmm/fig1"]) >= 1001
+    assert max(len(d) for d in recorded["huang2019_dpadmm/fig1"]) < 300
+
+
+def test_the_summary_names_at_most_twenty_items(run, tmp_path):
+    from repro_dpadmm.bundle import Rejudged
+
+    result = Rejudged("b.tar.gz", tmp_path, {}, 3, {f"p/i{k:02d}": ["a: 1 in the run vs 2 now"] for k in range(25)})
+    lines = result.summary().splitlines()
+    assert "  p/i19: a: 1 in the run vs 2 now" in lines and "  p/i20: a: 1 in the run vs 2 now" not in lines
+    assert "  ... and 5 more items (rejudged.json lists them all)" in lines

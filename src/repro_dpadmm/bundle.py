@@ -331,6 +331,15 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
     if out.exists() or out.is_symlink():   # a bundle never replaces a file (or folder) that is already there
         raise BundleError(f"{out} already exists; give another name or remove it first")
     top = out.name.removesuffix(".tar.gz").removesuffix(".tgz")
+    if not top or top.startswith("."):   # the top folder of the archive: a bundle without one is refused
+        raise BundleError(f"bundle name {out.name!r} must have a name before .tar.gz or .tgz that does not start "
+                          "with '.' (it names the bundle's top folder)")
+    limits = Limits.from_env()
+    rels = _member_files(root, with_whatif)
+    too_large = _too_large(root, rels, limits)
+    if too_large:
+        more = [f"... and {len(too_large) - 10:,} more"] if len(too_large) > 10 else []
+        raise BundleError(f"{out.name} would be refused by its own re-judge:\n  " + "\n  ".join(too_large[:10] + more))
     out.parent.mkdir(parents=True, exist_ok=True)
     # the staging folder is named by its process (locks.owned_dir) and removed on every exit, SIGTERM and SIGHUP
     # included (locks.signals_raise); one left by a killed bundle (SIGKILL, power loss) is swept by the next bundle
@@ -340,7 +349,7 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
         tmp = locks.owned_dir(out.parent, STAGE_PREFIX)
         try:
             stage = tmp / top
-            for rel in _member_files(root, with_whatif):
+            for rel in rels:
                 (stage / rel).parent.mkdir(parents=True, exist_ok=True)
                 _copy_scrubbed(root / rel, stage / rel, root)
             (stage / PROVENANCE).write_text(scrub_paths(json.dumps(prov, indent=2, sort_keys=True), root) + "\n")
@@ -348,10 +357,42 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
             partial = tmp / out.name
             with tarfile.open(partial, "w:gz") as tar:
                 tar.add(stage, arcname=top, filter=_normalise)
+            problems = beyond_limits(stage, partial.stat().st_size, limits)
+            if problems:
+                raise BundleError(f"{out.name} would be refused by its own re-judge:\n  " + "\n  ".join(problems))
             os.replace(partial, out)  # atomic: a half-written bundle never appears under its name
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def _too_large(root: Path, rels: list[str], limits: Limits) -> list[str]:
+    """The project files a bundle would take that are larger than one member may be (checked before anything is
+    copied: a file over the cap would make the bundle one its re-judge refuses)."""
+    out = []
+    for rel in rels:
+        size = (root / rel).stat().st_size
+        if size > limits.member_bytes:
+            out.append(f"too large: {safeload.printable(rel)} has {size:,} bytes, more than {limits.member_bytes:,} "
+                       f"({limits.hint('member_bytes')}, here and where it is re-judged)")
+    return out
+
+
+def beyond_limits(stage: Path, packed: int, limits: Limits) -> list[str]:
+    """What the re-judge (`opened`, `unpack`) would refuse in the bundle staged in the folder `stage` and packed into
+    `packed` bytes: its members (the top folder, every folder and file), each file's size, the total and the ratio
+    of unpacked to packed bytes, against the same `limits`."""
+    found, problems = _files(stage, limits)
+    if problems:
+        return problems
+    members = 1 + sum(1 for _ in stage.rglob("*"))
+    if members > limits.members:
+        problems.append(f"{members:,} members, more than {limits.members:,} ({limits.hint('members')})")
+    total = sum(found.values())
+    if total > max(Limits.RATIO_FREE, limits.ratio * packed):
+        problems.append(f"{total:,} bytes unpacked from {packed:,} packed: more than {limits.ratio:g} times its size "
+                        f"({limits.hint('ratio')})")
+    return problems
 
 
 # Files a bundle copies as text with the machine's paths taken out (figures, PDFs and archives are copied as they are).
@@ -651,7 +692,7 @@ def param_differences(results: Path, root: Path) -> dict[str, list[str]]:
             out[f"{paper}/{item}"] = ["not in the current config"]
             continue
         now = {**cfg, "seed": current.get("seed")}
-        diffs = [f"{k}: {_short(ran.get(k, '(unset)'))} in the run vs {_short(now.get(k, '(unset)'))} now"
+        diffs = [f"{_short(k)}: {_short(ran.get(k, '(unset)'))} in the run vs {_short(now.get(k, '(unset)'))} now"
                  for k in sorted(set(ran) | set(now)) if ran.get(k, "(unset)") != now.get(k, "(unset)")]
         if diffs:
             out[f"{paper}/{item}"] = diffs
@@ -665,6 +706,18 @@ def claims_differences(folder: Path, root: Path) -> list[str]:
     names = sorted({p.name for p in here.glob("*.yaml")} | {p.name for p in there.glob("*.yaml")})
     return [n for n in names if not (here / n).is_file() or not (there / n).is_file()
             or (here / n).read_bytes() != (there / n).read_bytes()]
+
+
+# What the re-judge's summary shows of the parameters that differ (rejudged.json has them all): a bundle's notebook
+# may record any number of parameters, and the terminal is no place for all of them.
+SHOWN_ITEMS = 20
+SHOWN_DIFFS = 5
+
+
+def _first(diffs: list[str], n: int) -> str:
+    """The first `n` of `diffs` joined by '; ', and how many more there are."""
+    more = f"; ... and {len(diffs) - n:,} more" if len(diffs) > n else ""
+    return "; ".join(diffs[:n]) + more
 
 
 def _short(value, n: int = 60) -> str:
@@ -762,8 +815,11 @@ class Rejudged:
                 lines.append(f"{len(ids)} {what}: " + ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else ""))
         if self.params_differ:
             lines.append(f"items whose parameters differ from the current config ({len(self.params_differ)}):")
-            for name, diffs in self.params_differ.items():
-                lines.append(f"  {name}: " + "; ".join(diffs))
+            for name, diffs in list(self.params_differ.items())[:SHOWN_ITEMS]:
+                lines.append(f"  {_short(name)}: " + _first(diffs, SHOWN_DIFFS))
+            if len(self.params_differ) > SHOWN_ITEMS:
+                lines.append(f"  ... and {len(self.params_differ) - SHOWN_ITEMS:,} more items (rejudged.json lists "
+                             "them all)")
         else:
             lines.append("every bundled item ran with the current config's parameters")
         # every line may carry the bundle's strings (ids, verdicts, parameters, provenance): shown escaped
