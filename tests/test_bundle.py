@@ -285,3 +285,164 @@ def test_a_bundle_never_replaces_what_is_already_there(run, tmp_path):
     (tmp_path / "folder.tar.gz").mkdir()
     with pytest.raises(BundleError, match="already exists"):
         make_bundle(tmp_path / "folder.tar.gz", root=run)
+
+
+def test_a_bundle_names_no_path_of_another_checkout_nor_a_process_or_host(run, tmp_path):
+    """A run copied from another checkout keeps that checkout's absolute paths in its logs and sidecars, and logs
+    name staging folders and lock holders by `<pid>@<host>`: every absolute path left is made relative to the
+    project where it is a project path, `<path>` otherwise, and pids and hosts become placeholders."""
+    from repro_dpadmm import locks
+
+    side = run / "resources/processed/adult_huang2019.json"
+    data = json.loads(side.read_text())
+    data["raw"] = "/elsewhere/checkout/resources/raw/uci/adult/adult.data"
+    side.write_text(json.dumps(data))
+    (run / "logs/huang2019_dpadmm").mkdir(parents=True, exist_ok=True)
+    (run / "logs/huang2019_dpadmm/fig1.log").write_text(
+        "Working directory: /elsewhere/checkout\n"
+        f"Input Notebook: /elsewhere/checkout/results/huang2019_dpadmm/.fig1.staging-27680@{locks.HOST}.9692hw0p/"
+        "fig1.ipynb\n"
+        "Output: /scratch/user/venv/lib/python3.11/site-packages/papermill/execute.py\n"
+        "fig1: waiting for the run by process 4242 on otherhost.example.org (started 2026-01-01 10:00:00: "
+        "repro-dpadmm run x) (lock /elsewhere/checkout/results/huang2019_dpadmm/.fig1.lock)\n"
+        "units it/s, 3/4 done, https://example.org/a/b, </div>\n")
+    build_report("results/report", root=run)
+    folder = unpack(make_bundle(tmp_path / "b.tar.gz", root=run), tmp_path / "x")
+    log = (folder / "logs/huang2019_dpadmm/fig1.log").read_text()
+    assert log == (
+        "Working directory: <path>\n"
+        "Input Notebook: results/huang2019_dpadmm/.fig1.staging-<pid>@<host>.9692hw0p/fig1.ipynb\n"
+        "Output: <path>\n"
+        "fig1: waiting for the run by process <pid> on <host> (started 2026-01-01 10:00:00: repro-dpadmm run x) "
+        "(lock results/huang2019_dpadmm/.fig1.lock)\n"
+        "units it/s, 3/4 done, https://example.org/a/b, </div>\n"), log
+    assert json.loads((folder / "resources/processed/adult_huang2019.json").read_text())["raw"] == \
+        "resources/raw/uci/adult/adult.data"
+    for path in folder.rglob("*"):
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            assert "/elsewhere" not in text and "/scratch" not in text and f"@{locks.HOST}" not in text, path
+    assert verify(folder) == []
+
+
+def test_a_rejudged_report_records_the_bundles_file_name_not_its_path(run, tmp_path):
+    archive = make_bundle(tmp_path / "sub" / "b.tar.gz", root=run)
+    rejudge(archive, tmp_path / "rj", root=run)
+    record = json.loads((tmp_path / "rj/rejudged.json").read_text())
+    assert record["bundle"] == "b.tar.gz"
+    assert str(tmp_path) not in (tmp_path / "rj/rejudged.json").read_text()
+
+
+_SLOW_BUNDLE = """
+import sys, time
+from pathlib import Path
+import repro_dpadmm.bundle as bundle
+copy = bundle._copy_scrubbed
+def slow(src, dest, root):
+    copy(src, dest, root)
+    print("copying", flush=True)
+    time.sleep(60)
+bundle._copy_scrubbed = slow
+bundle.make_bundle(Path(sys.argv[2]), root=Path(sys.argv[1]))
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_a_stopped_bundle_leaves_no_staging_copy(run, tmp_path, sig):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "g" / "x.tar.gz"
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_BUNDLE, str(run), str(out)], stdout=subprocess.PIPE,
+                            text=True, env=os.environ)
+    try:
+        assert proc.stdout.readline().strip() == "copying"
+        assert [p.name for p in out.parent.iterdir() if p.name.startswith(".bundle-")]
+        proc.send_signal(getattr(signal, sig))
+        assert proc.wait(timeout=20) == 128 + getattr(signal, sig)
+    finally:
+        proc.kill()
+    assert list(out.parent.iterdir()) == []
+
+
+def test_a_staging_copy_left_by_a_killed_bundle_is_swept_once_its_process_is_gone(run, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from repro_dpadmm.locks import HOST
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    left = tmp_path / f".bundle-{dead.stdout.strip()}@{HOST}.leftover"
+    alive = tmp_path / f".bundle-{os.getppid()}@{HOST}.inuse"
+    users = tmp_path / ".bundle-notes"      # a name that records no owner: never ours
+    for p in (left, alive, users):
+        (p / "b").mkdir(parents=True)
+    make_bundle(tmp_path / "b.tar.gz", root=run)
+    assert not left.exists() and alive.exists() and users.exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".bundle-")) == \
+        sorted([alive.name, users.name])
+
+
+@pytest.mark.parametrize("name", [".tar.gz", ".tgz", ".hidden.tar.gz", "..tar.gz"])
+def test_a_bundle_name_without_a_plain_stem_is_refused(run, tmp_path, name):
+    """The name before .tar.gz names the bundle's top folder: an empty one packed the files at the top (a bundle
+    its own re-judge refuses), a hidden one makes a hidden folder."""
+    with pytest.raises(BundleError, match=f"bundle name {name!r} must have a name before .tar.gz"):
+        make_bundle(tmp_path / name, root=run)
+    assert list(tmp_path.iterdir()) == [tmp_path / "project"]
+
+
+def test_a_bundle_its_own_re_judge_would_refuse_is_not_made(run, tmp_path, monkeypatch):
+    """`bundle` checks the limits the re-judge applies (Limits), naming the file, before it says to re-judge it."""
+    big = run / "results/huang2019_dpadmm/fig1/big.npy"
+    big.write_bytes(b"\0" * 300_000)
+    monkeypatch.setenv("REPRO_DPADMM_BUNDLE_MAX_FILE_MB", str(200_000 / 2**20))
+    with pytest.raises(BundleError, match=r"would be refused by its own re-judge:\n  too large: "
+                                          r"results/huang2019_dpadmm/fig1/big.npy has 300,000 bytes, more than "
+                                          r"200,000 \(set REPRO_DPADMM_BUNDLE_MAX_FILE_MB to allow more[^\n]*$"):
+        make_bundle(tmp_path / "b.tar.gz", root=run)
+    big.unlink()
+    monkeypatch.delenv("REPRO_DPADMM_BUNDLE_MAX_FILE_MB")
+    monkeypatch.setenv("REPRO_DPADMM_BUNDLE_MAX_FILES", "10")
+    with pytest.raises(BundleError, match=r"would be refused by its own re-judge:\n  more than 10 files and folders"):
+        make_bundle(tmp_path / "b.tar.gz", root=run)
+    monkeypatch.delenv("REPRO_DPADMM_BUNDLE_MAX_FILES")
+    monkeypatch.setattr("repro_dpadmm.bundle.Limits.RATIO_FREE", 0)
+    monkeypatch.setenv("REPRO_DPADMM_BUNDLE_MAX_RATIO", "1.01")
+    with pytest.raises(BundleError, match=r"bytes unpacked from [\d,]+ packed: more than 1.01 times its size"):
+        make_bundle(tmp_path / "b.tar.gz", root=run)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["project"]   # no archive, no staging folder
+    monkeypatch.delenv("REPRO_DPADMM_BUNDLE_MAX_RATIO")
+    assert make_bundle(tmp_path / "b.tar.gz", root=run).is_file()
+
+
+def test_the_summary_shows_a_few_differing_parameters_per_item_and_clips_keys(run, tmp_path):
+    """A bundle's notebook may record any number of parameters (300,000 printed 14.8 MB on one line): the summary
+    shows the first few per item, and how many more, with keys clipped; rejudged.json keeps them all."""
+    nb = run / "results/huang2019_dpadmm/fig1/fig1.ipynb"
+    data = json.loads(nb.read_text())
+    params = data.setdefault("metadata", {}).setdefault("papermill", {}).setdefault("parameters", {})
+    params.setdefault("params", {}).update({f"k{i:04d}": i for i in range(1000)})
+    params["params"]["x" * 5000] = 1
+    nb.write_text(json.dumps(data))
+    build_report("results/report", root=run)
+    result = rejudge(make_bundle(tmp_path / "b.tar.gz", root=run), tmp_path / "rj", root=run)
+    line = next(l for l in result.summary().splitlines() if l.startswith("  huang2019_dpadmm/fig1: "))
+    assert line.endswith(f"; ... and {len(result.params_differ['huang2019_dpadmm/fig1']) - 5:,} more")
+    assert line.count(" in the run vs ") == 5 and len(line) < 1000
+    assert len(result.summary()) < 5000
+    recorded = json.loads((tmp_path / "rj/rejudged.json").read_text())["params_differ_from_current_config"]
+    assert len(recorded["huang2019_dpadmm/fig1"]) >= 1001
+    assert max(len(d) for d in recorded["huang2019_dpadmm/fig1"]) < 300
+
+
+def test_the_summary_names_at_most_twenty_items(run, tmp_path):
+    from repro_dpadmm.bundle import Rejudged
+
+    result = Rejudged("b.tar.gz", tmp_path, {}, 3, {f"p/i{k:02d}": ["a: 1 in the run vs 2 now"] for k in range(25)})
+    lines = result.summary().splitlines()
+    assert "  p/i19: a: 1 in the run vs 2 now" in lines and "  p/i20: a: 1 in the run vs 2 now" not in lines
+    assert "  ... and 5 more items (rejudged.json lists them all)" in lines

@@ -418,3 +418,52 @@ def test_a_report_folder_written_before_markers_is_still_the_reports_own(project
     with pytest.raises(ValueError, match="holds other files and no report"):
         build_report(site, root=project)
     assert sorted(p.name for p in site.iterdir()) == ["about.html", "index.html"]
+
+
+def test_a_folder_bundle_counts_its_folders_against_the_member_cap(base, tmp_path):
+    """A folder given as the bundle may not hold more entries than an archive may hold members: empty folders
+    count too (a folder of 500,000 empty folders was walked, then looked at, for minutes)."""
+    from _hostile import copy_base
+
+    from repro_dpadmm.bundle import verify
+
+    folder = copy_base(base, tmp_path)
+    entries = sum(1 for _ in folder.rglob("*"))
+    assert verify(folder, Limits(members=entries)) == []
+    for i in range(5):
+        (folder / "results" / "zzpaper" / f"i{i}").mkdir(parents=True)
+    problems = verify(folder, Limits(members=entries + 5))
+    assert problems == [f"more than {entries + 5:,} files and folders (set REPRO_DPADMM_BUNDLE_MAX_FILES to allow "
+                        "more)"], problems
+
+
+def test_sandbox_pages_are_capped_once_escaped_each_and_in_all(project, base, tmp_path, monkeypatch):
+    """A page of quotes is six times larger once escaped into its frame's srcdoc: the pages of a re-judged bundle
+    are capped after escaping, each and in all, and those beyond a cap are listed, not written (ten pages of 60 MiB
+    of quotes made the re-judge write ~24 GiB)."""
+    from html import escape
+
+    from _hostile import copy_base, with_manifest
+
+    import repro_dpadmm.report as report
+
+    folder = copy_base(base, tmp_path)
+    quotes = '"' * 1000
+    (folder / ITEM / "fig1.html").write_text(quotes)
+    assert report.escaped_size(quotes) == len(escape(quotes, quote=True)) == 6000
+    assert report.escaped_size("&<>'é") == len(escape("&<>'é", quote=True).encode())
+    source = with_manifest(folder, tmp_path / "p.tar.gz")
+    monkeypatch.setattr(report, "SANDBOX_PAGE_MAX_BYTES", 5000)
+    rejudge(source, tmp_path / "o1", root=project)
+    page = (tmp_path / "o1" / "huang2019_dpadmm.html").read_text()
+    assert "fig1.html: 0 MiB once escaped for its sandbox page, more than the 0 MiB" in page
+    assert not (tmp_path / "o1/items/huang2019_dpadmm/fig1/fig1.html").exists()
+    assert (tmp_path / "o1/items/huang2019_dpadmm/extra_item/extra_item.html").is_file()
+    # in all: the pages that fit are embedded in report order, the rest listed
+    monkeypatch.setattr(report, "SANDBOX_PAGE_MAX_BYTES", 10**6)
+    monkeypatch.setattr(report, "SANDBOX_PAGES_MAX_BYTES", 2000)
+    rejudge(source, tmp_path / "o2", root=project)
+    written = sorted(p.name for p in (tmp_path / "o2/items").rglob("*.html"))
+    page = (tmp_path / "o2" / "huang2019_dpadmm.html").read_text()
+    assert "fig1.html" not in written and "the bundled notebook pages of this report may take 0 MiB in all" in page
+    assert written == ["extra_item.html", "table1.html"], "the small pages still fit"

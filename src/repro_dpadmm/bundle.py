@@ -80,6 +80,7 @@ CONTENT = (("results", "**/*"), ("resources/processed", "*.json"), ("logs", "**/
 # Never bundled, and refused in a bundle: a pickle (parts/*.pkl) can run code when it is loaded.
 PICKLE_SUFFIXES = (".pkl", ".pickle")
 UNPACK_PREFIX = "repro-dpadmm-bundle-"
+STAGE_PREFIX = ".bundle-"       # make_bundle's staging folder beside the archive: .bundle-<pid>@<host>.<random>
 # provenance.json as make_bundle writes it: the re-judge shows these fields, so their types are checked first.
 _TEXT = {"type": "string", "maxLength": 2000}
 PROVENANCE_SCHEMA = {
@@ -227,11 +228,17 @@ def safe_name(name: str) -> str:
 
 def _files(folder: Path, limits: Limits) -> tuple[dict[str, int], list[str]]:
     """The regular files under `folder` ({relative POSIX path: size}), found without following links, and the
-    problems: links, special files, pickles, and files beyond the limits (none of them is ever opened)."""
-    found, problems, total = {}, [], 0
+    problems: links, special files, pickles, and files beyond the limits (none of them is ever opened). Every entry
+    walked (folders, links and special files too) counts against `limits.members`, as every member of an archive
+    does, so a folder of countless empty folders is refused as early as an archive of them."""
+    found, problems, total, entries = {}, [], 0, 0
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
         here = Path(dirpath)
         for name in sorted(dirnames + filenames):
+            entries += 1
+            if entries > limits.members:
+                problems.append(f"more than {limits.members:,} files and folders ({limits.hint('members')})")
+                return found, problems
             path = here / name
             rel = path.relative_to(folder).as_posix()
             mode = path.lstat().st_mode
@@ -250,9 +257,6 @@ def _files(folder: Path, limits: Limits) -> tuple[dict[str, int], list[str]]:
                                     f"({limits.hint('member_bytes')})")
                 else:
                     found[rel] = size
-            if len(found) + len(problems) > limits.members:
-                problems.append(f"more than {limits.members:,} files ({limits.hint('members')})")
-                return found, problems
         if total > limits.total_bytes:
             problems.append(f"more than {limits.total_bytes:,} bytes in all ({limits.hint('total_bytes')})")
             return found, problems
@@ -306,7 +310,9 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
     What-if runs (results/whatif/) are left out unless `with_whatif`.
 
     The run must be finished: the report (`results/report/claims.json`) exists and is newer than every item's
-    metrics.json, so that the bundled verdicts are the ones of the bundled numbers.
+    metrics.json, so that the bundled verdicts are the ones of the bundled numbers. The bundle is staged in a hidden
+    folder beside `out` named by its process (`.bundle-<pid>@<host>.<random>`), removed on every exit, SIGTERM and
+    SIGHUP included, or by a later bundle once its process is gone.
     """
     root = Path(root) if root else project_root()
     claims = root / REPORT_DIR / "claims.json"
@@ -325,19 +331,68 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
     if out.exists() or out.is_symlink():   # a bundle never replaces a file (or folder) that is already there
         raise BundleError(f"{out} already exists; give another name or remove it first")
     top = out.name.removesuffix(".tar.gz").removesuffix(".tgz")
+    if not top or top.startswith("."):   # the top folder of the archive: a bundle without one is refused
+        raise BundleError(f"bundle name {out.name!r} must have a name before .tar.gz or .tgz that does not start "
+                          "with '.' (it names the bundle's top folder)")
+    limits = Limits.from_env()
+    rels = _member_files(root, with_whatif)
+    too_large = _too_large(root, rels, limits)
+    if too_large:
+        more = [f"... and {len(too_large) - 10:,} more"] if len(too_large) > 10 else []
+        raise BundleError(f"{out.name} would be refused by its own re-judge:\n  " + "\n  ".join(too_large[:10] + more))
     out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".bundle-") as tmp:
-        stage = Path(tmp) / top
-        for rel in _member_files(root, with_whatif):
-            (stage / rel).parent.mkdir(parents=True, exist_ok=True)
-            _copy_scrubbed(root / rel, stage / rel, root)
-        (stage / PROVENANCE).write_text(scrub_paths(json.dumps(prov, indent=2, sort_keys=True), root) + "\n")
-        write_manifest(stage)
-        partial = Path(tmp) / out.name
-        with tarfile.open(partial, "w:gz") as tar:
-            tar.add(stage, arcname=top, filter=_normalise)
-        os.replace(partial, out)  # atomic: a half-written bundle never appears under its name
+    # the staging folder is named by its process (locks.owned_dir) and removed on every exit, SIGTERM and SIGHUP
+    # included (locks.signals_raise); one left by a killed bundle (SIGKILL, power loss) is swept by the next bundle
+    # made in the same folder once its process is gone (a name that records no owner is never ours to remove)
+    locks.sweep(out.parent, STAGE_PREFIX, unnamed_stale=False)
+    with locks.signals_raise():
+        tmp = locks.owned_dir(out.parent, STAGE_PREFIX)
+        try:
+            stage = tmp / top
+            for rel in rels:
+                (stage / rel).parent.mkdir(parents=True, exist_ok=True)
+                _copy_scrubbed(root / rel, stage / rel, root)
+            (stage / PROVENANCE).write_text(scrub_paths(json.dumps(prov, indent=2, sort_keys=True), root) + "\n")
+            write_manifest(stage)
+            partial = tmp / out.name
+            with tarfile.open(partial, "w:gz") as tar:
+                tar.add(stage, arcname=top, filter=_normalise)
+            problems = beyond_limits(stage, partial.stat().st_size, limits)
+            if problems:
+                raise BundleError(f"{out.name} would be refused by its own re-judge:\n  " + "\n  ".join(problems))
+            os.replace(partial, out)  # atomic: a half-written bundle never appears under its name
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def _too_large(root: Path, rels: list[str], limits: Limits) -> list[str]:
+    """The project files a bundle would take that are larger than one member may be (checked before anything is
+    copied: a file over the cap would make the bundle one its re-judge refuses)."""
+    out = []
+    for rel in rels:
+        size = (root / rel).stat().st_size
+        if size > limits.member_bytes:
+            out.append(f"too large: {safeload.printable(rel)} has {size:,} bytes, more than {limits.member_bytes:,} "
+                       f"({limits.hint('member_bytes')}, here and where it is re-judged)")
+    return out
+
+
+def beyond_limits(stage: Path, packed: int, limits: Limits) -> list[str]:
+    """What the re-judge (`opened`, `unpack`) would refuse in the bundle staged in the folder `stage` and packed into
+    `packed` bytes: its members (the top folder, every folder and file), each file's size, the total and the ratio
+    of unpacked to packed bytes, against the same `limits`."""
+    found, problems = _files(stage, limits)
+    if problems:
+        return problems
+    members = 1 + sum(1 for _ in stage.rglob("*"))
+    if members > limits.members:
+        problems.append(f"{members:,} members, more than {limits.members:,} ({limits.hint('members')})")
+    total = sum(found.values())
+    if total > max(Limits.RATIO_FREE, limits.ratio * packed):
+        problems.append(f"{total:,} bytes unpacked from {packed:,} packed: more than {limits.ratio:g} times its size "
+                        f"({limits.hint('ratio')})")
+    return problems
 
 
 # Files a bundle copies as text with the machine's paths taken out (figures, PDFs and archives are copied as they are).
@@ -362,7 +417,50 @@ def scrub_paths(text: str, root: Path) -> str:
     for old, new in pairs:
         if old and old != os.sep:
             text = text.replace(old, new)
-    return text
+    return scrub_owners(scrub_other_paths(text, root))
+
+
+# An absolute POSIX path of at least two parts, its first part a name (so that `</div>`, URLs, `a/b`, `it/s`, dates
+# and base64 data are not paths): what is left of one after the known roots are taken out (another checkout's, the
+# venv's, a scratch folder's). Not preceded by a character that makes the slash part of something else.
+_ABSOLUTE = re.compile(r"(?<![\w.~/:<>+\\@-])/[A-Za-z_][\w.+@-]*(?:/[\w.+@~-]+)+/?")
+# The top folders of the project's layout: an absolute path through one of them, whose part from there on exists in
+# the project, is a path of (a copy of) the project and becomes relative to it.
+PROJECT_TOPS = ("results", "resources", "logs", "config", "notebooks", "workflow", "bundles")
+PATH_PLACEHOLDER = "<path>"
+
+
+def _project_relative(path: str, root: Path) -> str:
+    """`path` relative to the project where it is a project path, else PATH_PLACEHOLDER: its longest part from a
+    PROJECT_TOPS folder on that exists under `root`, else its part from the first PROJECT_TOPS folder that `root`
+    has (a raw data file of another checkout, say, that this one has not fetched)."""
+    parts = path.rstrip("/").split("/")
+    tops = [i for i, part in enumerate(parts) if part in PROJECT_TOPS and (Path(root) / part).is_dir()]
+    rels = ["/".join(parts[i:]) for i in tops]
+    rel = next((r for r in rels if (Path(root) / r).exists()), rels[0] if rels else None)
+    return PATH_PLACEHOLDER if rel is None else rel + ("/" if path.endswith("/") else "")
+
+
+def scrub_other_paths(text: str, root: Path) -> str:
+    """`text` with every absolute path that is left (one of no root this machine knows: results copied from another
+    checkout, a package's or a scratch folder's path) made relative to the project where it is a project path, and
+    `<path>` otherwise (issue "Hostile input": moved runs were bundled with the old checkout's paths)."""
+    return _ABSOLUTE.sub(lambda m: _project_relative(m.group(0), root), text)
+
+
+# An owned folder's name records its process (`<prefix><pid>@<host>.<random>`, locks.owned_dir), and a lock's
+# holder is named as `process <pid> on <host> (started ...)` (locks.holder): both named in logs, neither shared.
+_OWNER = re.compile(r"(?<=[-.])\d+@[A-Za-z0-9._-]+?\.(?=[a-z0-9_]{8}(?![a-z0-9_]))")
+_HOLDER = re.compile(r"\bprocess \d+ on \S+ \(started")
+
+
+def scrub_owners(text: str) -> str:
+    """`text` with the process ids and host names of owned folders' names and of lock holders replaced by
+    `<pid>@<host>` (`.fig1.staging-<pid>@<host>.k2j4x9q1/`) and `process <pid> on <host>`; and any other
+    `<pid>@<this host>`."""
+    text = _OWNER.sub("<pid>@<host>.", text)
+    text = _HOLDER.sub("process <pid> on <host> (started", text)
+    return re.sub(rf"\b\d+@{re.escape(locks.HOST)}\b", "<pid>@<host>", text)
 
 
 def _copy_scrubbed(src: Path, dest: Path, root: Path) -> None:
@@ -594,7 +692,7 @@ def param_differences(results: Path, root: Path) -> dict[str, list[str]]:
             out[f"{paper}/{item}"] = ["not in the current config"]
             continue
         now = {**cfg, "seed": current.get("seed")}
-        diffs = [f"{k}: {_short(ran.get(k, '(unset)'))} in the run vs {_short(now.get(k, '(unset)'))} now"
+        diffs = [f"{_short(k)}: {_short(ran.get(k, '(unset)'))} in the run vs {_short(now.get(k, '(unset)'))} now"
                  for k in sorted(set(ran) | set(now)) if ran.get(k, "(unset)") != now.get(k, "(unset)")]
         if diffs:
             out[f"{paper}/{item}"] = diffs
@@ -608,6 +706,18 @@ def claims_differences(folder: Path, root: Path) -> list[str]:
     names = sorted({p.name for p in here.glob("*.yaml")} | {p.name for p in there.glob("*.yaml")})
     return [n for n in names if not (here / n).is_file() or not (there / n).is_file()
             or (here / n).read_bytes() != (there / n).read_bytes()]
+
+
+# What the re-judge's summary shows of the parameters that differ (rejudged.json has them all): a bundle's notebook
+# may record any number of parameters, and the terminal is no place for all of them.
+SHOWN_ITEMS = 20
+SHOWN_DIFFS = 5
+
+
+def _first(diffs: list[str], n: int) -> str:
+    """The first `n` of `diffs` joined by '; ', and how many more there are."""
+    more = f"; ... and {len(diffs) - n:,} more" if len(diffs) > n else ""
+    return "; ".join(diffs[:n]) + more
 
 
 def _short(value, n: int = 60) -> str:
@@ -672,7 +782,8 @@ class Rejudged:
 
     def record(self) -> dict:
         prov = self.provenance
-        return {"bundle": self.source, "manifest_files": self.files,
+        # the bundle's file name only: the re-judged report is shared, the re-judger's folders are not
+        return {"bundle": Path(self.source).name, "manifest_files": self.files,
                 "bundle_made": prov.get("created"), "bundle_git": (prov.get("git") or {}).get("describe"),
                 "bundle_repro_dpadmm": prov.get("repro_dpadmm"),
                 "verdict_changes": self.changes, "params_differ_from_current_config": self.params_differ,
@@ -704,8 +815,11 @@ class Rejudged:
                 lines.append(f"{len(ids)} {what}: " + ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else ""))
         if self.params_differ:
             lines.append(f"items whose parameters differ from the current config ({len(self.params_differ)}):")
-            for name, diffs in self.params_differ.items():
-                lines.append(f"  {name}: " + "; ".join(diffs))
+            for name, diffs in list(self.params_differ.items())[:SHOWN_ITEMS]:
+                lines.append(f"  {_short(name)}: " + _first(diffs, SHOWN_DIFFS))
+            if len(self.params_differ) > SHOWN_ITEMS:
+                lines.append(f"  ... and {len(self.params_differ) - SHOWN_ITEMS:,} more items (rejudged.json lists "
+                             "them all)")
         else:
             lines.append("every bundled item ran with the current config's parameters")
         # every line may carry the bundle's strings (ids, verdicts, parameters, provenance): shown escaped

@@ -62,6 +62,11 @@ ITEM_STATES = ("produced", "not run", "missing")
 FIGURE_MAX_BYTES = 8 * 2**20
 # A paper-scale rendered notebook is 1-5 MiB; one from a bundle is escaped into its sandbox page in memory.
 NOTEBOOK_MAX_BYTES = 64 * 2**20
+# Escaping for the frame's srcdoc makes a page up to 6 times larger (`"` becomes `&quot;`): the sandbox pages of a
+# re-judged bundle are capped once escaped, each and in all, so that a small bundle of pages of quotes cannot make
+# the report write gigabytes; the pages beyond either cap are listed on their paper's page, not embedded.
+SANDBOX_PAGE_MAX_BYTES = 128 * 2**20
+SANDBOX_PAGES_MAX_BYTES = 512 * 2**20
 FIGURE_MAX_SIDE = 20_000
 FIGURE_MAX_PIXELS = 50_000_000
 # What a page copied from a bundle may do: show its own inline styles and embedded images, nothing else.
@@ -506,16 +511,34 @@ links out do not run).</p>
 """
 
 
-def _copy_sandboxed(page: Path, dest: Path, title: str) -> str:
+def escaped_size(text: str) -> int:
+    """The UTF-8 size of `html.escape(text, quote=True)`, computed without building it (`&` becomes 5 bytes, `<` and
+    `>` 4, `"` and `'` 6)."""
+    return (len(text.encode("utf-8")) + 4 * text.count("&") + 3 * (text.count("<") + text.count(">"))
+            + 5 * (text.count('"') + text.count("'")))
+
+
+def _copy_sandboxed(page: Path, dest: Path, title: str, used: int) -> tuple[str, int | str]:
     """Write `<item>.html`: a page showing an item's rendered notebook from a bundle only inside a sandboxed iframe,
-    the notebook itself held in the frame's `srcdoc` (escaped) behind a policy that forbids scripts; return its name.
-    The notebook is never a file of its own: opened directly, a page's meta refresh or links would act (a sandboxed
-    frame without allow-scripts follows no refresh, and the wrapper's own policy is inherited by the frame)."""
+    the notebook itself held in the frame's `srcdoc` (escaped) behind a policy that forbids scripts; return its name
+    and the escaped size. The notebook is never a file of its own: opened directly, a page's meta refresh or links
+    would act (a sandboxed frame without allow-scripts follows no refresh, and the wrapper's own policy is inherited
+    by the frame). Nothing is written, and the name is '' with the reason instead of the size, when the escaped page
+    would exceed SANDBOX_PAGE_MAX_BYTES, or the `used` bytes of the report's other sandbox pages plus this one
+    SANDBOX_PAGES_MAX_BYTES."""
     policy = f'<!doctype html><meta http-equiv="Content-Security-Policy" content="{BUNDLE_PAGE_CSP}">\n'
-    text = page.read_bytes().decode("utf-8", "replace")
-    (dest / page.name).write_text(SANDBOX_PAGE.format(title=escape(title), page=escape(policy + text, quote=True)),
+    text = policy + page.read_bytes().decode("utf-8", "replace")
+    size = escaped_size(text)
+    if size > SANDBOX_PAGE_MAX_BYTES:
+        return "", (f"{page.name}: {size / 2**20:.0f} MiB once escaped for its sandbox page, more than the "
+                    f"{SANDBOX_PAGE_MAX_BYTES // 2**20} MiB a bundled notebook page may take")
+    if used + size > SANDBOX_PAGES_MAX_BYTES:
+        return "", (f"{page.name}: {size / 2**20:.1f} MiB once escaped for its sandbox page, and the bundled notebook "
+                    f"pages of this report may take {SANDBOX_PAGES_MAX_BYTES // 2**20} MiB in all "
+                    f"({used / 2**20:.1f} MiB taken)")
+    (dest / page.name).write_text(SANDBOX_PAGE.format(title=escape(title), page=escape(text, quote=True)),
                                   encoding="utf-8")
-    return page.name
+    return page.name, size
 
 
 def _copy_item_files(report: Report, out_dir: Path, sandbox: bool = False) -> dict[tuple[str, str], dict[str, str]]:
@@ -526,7 +549,7 @@ def _copy_item_files(report: Report, out_dir: Path, sandbox: bool = False) -> di
     if items_dir.is_dir():
         shutil.rmtree(items_dir)  # only the report's own copies live here; never stale copies
     items_dir.mkdir(parents=True)  # always present (a declared output), even when no item has run
-    links = {}
+    links, embedded = {}, 0    # embedded: the escaped bytes of the sandbox pages written so far
     for p in report.papers:
         for it in p.items:
             if it.metrics is None:
@@ -539,8 +562,12 @@ def _copy_item_files(report: Report, out_dir: Path, sandbox: bool = False) -> di
                 it.refused_figures.append(f"{it.notebook.name}: {it.notebook.stat().st_size / 2**20:.0f} MiB, more "
                                           f"than the {NOTEBOOK_MAX_BYTES // 2**20} MiB a bundled notebook page may have")
             elif it.notebook is not None and sandbox:
-                name = _copy_sandboxed(it.notebook, dest, f"{it.paper} / {it.item}")
-                entry["notebook"] = f"{rel}/{name}"
+                name, what = _copy_sandboxed(it.notebook, dest, f"{it.paper} / {it.item}", embedded)
+                if name:        # what: the page's escaped size
+                    entry["notebook"] = f"{rel}/{name}"
+                    embedded += what
+                else:           # what: why it is not embedded
+                    it.refused_figures.append(what)
             elif it.notebook is not None:
                 shutil.copy2(it.notebook, dest / it.notebook.name)
                 entry["notebook"] = f"{rel}/{it.notebook.name}"
