@@ -331,6 +331,8 @@ def test_a_rejudged_report_records_the_bundles_file_name_not_its_path(run, tmp_p
     record = json.loads((tmp_path / "rj/rejudged.json").read_text())
     assert record["bundle"] == "b.tar.gz"
     assert str(tmp_path) not in (tmp_path / "rj/rejudged.json").read_text()
+    marker = (tmp_path / "rj/.repro-dpadmm-report.json").read_text()   # names the bundle by file name and hash
+    assert str(tmp_path) not in marker and "b.tar.gz#" in marker
 
 
 _SLOW_BUNDLE = """

@@ -837,7 +837,7 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
     out_dir = Path(out_dir).resolve()
     # a bundle given as a folder is never written into (nor a folder around it): checked before anything is unpacked
     keep_out = (Path(source).resolve(),) if Path(source).is_dir() else ()
-    check = dict(kind="rejudged", source=str(Path(source).resolve()), root=root,
+    check = dict(kind="rejudged", source=source_id(source), root=root,
                  protected=(root / "config", root / REPORT_DIR, *keep_out))
     check_report_folder(out_dir, **check)
     with opened(source) as folder:
@@ -875,7 +875,14 @@ def rejudge_folder(source: str | Path, parent: Path) -> Path:
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", name).lstrip(".-")[:100] or "bundle"
     folder = parent / name
     mark = read_report_mark(folder) if folder.is_dir() else None
-    here = str(source.resolve())
+    here = source_id(source)
     if folder.exists() and (mark is None or mark.get("source") != here):
-        folder = parent / f"{name}-{hashlib.sha256(here.encode()).hexdigest()[:10]}"
+        folder = parent / f"{name}-{here.rsplit('#', 1)[1][:10]}"
     return folder
+
+
+def source_id(source: str | Path) -> str:
+    """How a re-judged report's marker names its bundle: the file name and a hash of its absolute path (two bundles
+    of one name stay apart; the re-judger's folders are not written into the report)."""
+    source = Path(source)
+    return f"{source.name}#{hashlib.sha256(str(source.resolve()).encode()).hexdigest()[:16]}"
