@@ -564,3 +564,20 @@ def test_gates_belong_to_setup_checks():
     cf = load([{"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q", "gates": ["acc*"],
                 "checks": [{"kind": "less", "left": "err.a", "right": "err.b"}]}])
     assert any("gates" in p for p in cf.problems)
+
+
+def test_a_variant_with_its_rule_at_the_lenient_end_is_a_reading():
+    """A setting and a threshold open at once: the default fails, the variant fails at the written threshold, and
+    the variant passes with the rule at the lenient end of its range: the failure is not the paper's."""
+    cf = load([{"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q", "variants": ["v"],
+                "checks": [{"kind": "range", "metric": "loss.a", "max": 2, "from": "rule: within 2",
+                            "range": {"max": [1.5, 4]}}]}],
+              variants={"v": {"choice": "step", "label": "a smaller step"}})
+    assert not cf.problems, cf.problems
+    v = evaluate_claim(cf.claims[0], {"loss.a": 5.0, "loss.x0": 9.0, "loss.a@v": 3.0})
+    assert v.verdict == "not reproduced" and v.variants[0].verdict == "not reproduced"
+    combo = {t.name: t.verdict for t in v.thresholds}
+    assert combo["v+all@lenient"] == "reproduced" and combo["v+all@strict"] == "not reproduced"
+    assert v.cause == "choice"
+    w = evaluate_claim(cf.claims[0], {"loss.a": 5.0, "loss.x0": 9.0, "loss.a@v": 4.5})
+    assert w.cause == "paper"      # no reading passes, the variant at the lenient end included
