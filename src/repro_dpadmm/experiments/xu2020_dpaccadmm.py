@@ -1201,15 +1201,20 @@ def fig1_epsilon_readings(params: dict) -> list[float]:
 RESTART = "goldstein"   # the restart reading: Goldstein et al.'s rule, in (DP-)AccADMM and its noise-free counterpart
 
 
-def part_fig1(params: dict, key: str) -> dict | None:
-    """One part of Fig. 1 (see `parts_fig1`; a step part holds every T of its step, `step_group`); None when its
-    dataset is unavailable."""
+def one_part(params: dict, key: str, setting) -> dict | None:
+    """One part of Fig. 1 or 2: a step part holds every T of its step (`step_group`), any other part is one
+    `setting`; None when its dataset is unavailable."""
     name, what = split_part_key(key, params)
     if not dataset_status([name])[name][0]:
         return None
     if is_step_part(what):
-        return step_group(params, key, setting_fig1)
-    return setting_fig1(params, key)
+        return step_group(params, key, setting)
+    return setting(params, key)
+
+
+def part_fig1(params: dict, key: str) -> dict | None:
+    """One part of Fig. 1 (see `parts_fig1`; `one_part`)."""
+    return one_part(params, key, setting_fig1)
 
 
 def setting_fig1(params: dict, key: str) -> dict | None:
@@ -1342,14 +1347,8 @@ def parts_fig2(params: dict) -> list[str]:
 
 
 def part_fig2(params: dict, key: str) -> dict | None:
-    """One part of Fig. 2 (see `parts_fig2`; a step part holds every T of its step, `step_group`); None when its
-    dataset is unavailable."""
-    name, what = split_part_key(key, params)
-    if not dataset_status([name])[name][0]:
-        return None
-    if is_step_part(what):
-        return step_group(params, key, setting_fig2)
-    return setting_fig2(params, key)
+    """One part of Fig. 2 (see `parts_fig2`; `one_part`)."""
+    return one_part(params, key, setting_fig2)
 
 
 def setting_fig2(params: dict, key: str) -> dict | None:
