@@ -287,6 +287,23 @@ def test_a_bundle_never_replaces_what_is_already_there(run, tmp_path):
         make_bundle(tmp_path / "folder.tar.gz", root=run)
 
 
+def test_a_bundle_made_at_the_same_time_under_the_same_name_is_never_replaced(run, tmp_path, monkeypatch):
+    """Two bundles into one name at once: the one that finishes second fails, the first stays as it was."""
+    import repro_dpadmm.bundle as bundle
+
+    out = tmp_path / "same.tar.gz"
+    checks = bundle.beyond_limits
+
+    def first_finishes_meanwhile(*a, **k):
+        out.write_text("the other bundle")
+        return checks(*a, **k)
+
+    monkeypatch.setattr(bundle, "beyond_limits", first_finishes_meanwhile)
+    with pytest.raises(BundleError, match="appeared while this bundle was made"):
+        make_bundle(out, root=run)
+    assert out.read_text() == "the other bundle"
+
+
 def test_a_bundle_names_no_path_of_another_checkout_nor_a_process_or_host(run, tmp_path):
     """A run copied from another checkout keeps that checkout's absolute paths in its logs and sidecars, and logs
     name staging folders and lock holders by `<pid>@<host>`: every absolute path left is made relative to the
@@ -448,3 +465,27 @@ def test_the_summary_names_at_most_twenty_items(run, tmp_path):
     lines = result.summary().splitlines()
     assert "  p/i19: a: 1 in the run vs 2 now" in lines and "  p/i20: a: 1 in the run vs 2 now" not in lines
     assert "  ... and 5 more items (rejudged.json lists them all)" in lines
+
+
+@pytest.mark.parametrize("name", ["a\nb.tar.gz", "a\x1bb.tar.gz", "a\u202eb.tar.gz"])
+def test_a_bundle_name_with_control_characters_is_refused(run, tmp_path, name):
+    with pytest.raises(BundleError, match="control or invisible characters"):
+        make_bundle(tmp_path / "out" / name, root=run)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_bundle_inside_results_is_refused(run):
+    with pytest.raises(BundleError, match="lies in the project's results/"):
+        make_bundle(run / "results" / "inner.tar.gz", root=run)
+    assert not (run / "results" / "inner.tar.gz").exists()
+
+
+def test_a_result_file_whose_name_the_re_judge_refuses_is_named_before_bundling(run, tmp_path):
+    odd = run / "results" / "huang2019_dpadmm" / "fig1" / "evil\nname.csv"
+    odd.write_text("x")
+    try:
+        with pytest.raises(BundleError, match=r"evil\\nname\.csv"):
+            make_bundle(tmp_path / "b.tar.gz", root=run)
+        assert not (tmp_path / "b.tar.gz").exists()
+    finally:
+        odd.unlink()

@@ -177,3 +177,23 @@ def test_a_refused_what_if_run_leaves_the_running_runs_log_alone(tmp_path, capsy
         print("this run's output", file=sys.stderr)
     assert "this run's output" in log.read_text() and "first run" not in log.read_text()
     assert sorted(p.name for p in log.parent.iterdir()) == ["item.log"]
+
+
+def test_a_mirror_address_with_terminal_escapes_is_printed_escaped(capsys, tmp_path):
+    """A mirror (from the command line, the environment or a config) is a string from elsewhere: ESC and BEL in it
+    would retitle the terminal in the "check the data mirror" line."""
+    rc = main(["data", "fetch", "a8a", "--mirror", str(tmp_path / "m\x1b]0;PWN\x07")])
+    err = capsys.readouterr().err
+    assert rc == 1 and "\x1b" not in err and "\x07" not in err and "\\x1b]0;PWN\\x07" in err
+
+
+def test_an_unknown_dataset_name_is_one_plain_line(capsys):
+    assert main(["data", "build", "adult\x1b]0;x\x07"]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\\\\x1b" not in err and err.count("\n") == 1
+
+
+def test_a_project_root_that_does_not_exist_is_an_error_not_a_new_tree(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tmp_path / "no-such-project"))
+    assert main(["report"]) == 2
+    assert "REPRO_DPADMM_ROOT=" in capsys.readouterr().err and not (tmp_path / "no-such-project").exists()

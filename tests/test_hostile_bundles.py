@@ -467,3 +467,38 @@ def test_sandbox_pages_are_capped_once_escaped_each_and_in_all(project, base, tm
     page = (tmp_path / "o2" / "huang2019_dpadmm.html").read_text()
     assert "fig1.html" not in written and "the bundled notebook pages of this report may take 0 MiB in all" in page
     assert written == ["extra_item.html", "table1.html"], "the small pages still fit"
+
+
+_SLOW_REPORT = """
+import sys, time
+from pathlib import Path
+import repro_dpadmm.report.html as html
+render = html.render_site
+def slow(*a, **k):
+    print("rendering", flush=True)
+    time.sleep(60)
+    return render(*a, **k)
+html.render_site = slow
+import repro_dpadmm.report as report
+report.render_site = slow
+from repro_dpadmm.cli import main
+sys.exit(main(["report", "--out-dir", sys.argv[1]]))
+"""
+
+
+def test_a_report_stopped_by_sigterm_leaves_the_previous_report_and_no_staging_folder(project, tmp_path):
+    out = tmp_path / "rep"
+    build_report(out, root=project)
+    before = sorted(p.name for p in out.iterdir())
+    env = {**os.environ, "REPRO_DPADMM_ROOT": str(project)}
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_REPORT, str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout.readline().strip() == "rendering"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143 and "stopped (SIGTERM)" in err and "Traceback" not in err
+    assert sorted(p.name for p in out.iterdir()) == before
+    assert not [p for p in tmp_path.iterdir() if "staging" in p.name]

@@ -318,6 +318,17 @@ def test_a_run_into_an_out_dir_writes_nothing_beside_it(project, monkeypatch, tm
     assert (parent / "mine" / "metrics.json").is_file()
 
 
+@pytest.mark.parametrize("where", ["results", "results/demo"])
+def test_a_run_never_writes_into_the_results_folder_or_a_papers_folder(project, monkeypatch, where):
+    from repro_dpadmm.staging import OutDirError
+
+    _fake_papermill(monkeypatch, "v1", OLD_FIGS)
+    (project / where).mkdir(parents=True)
+    with pytest.raises(OutDirError, match="results folder or a paper's folder"):
+        run_item("demo", "item", {"seed": 0}, project / where, root=project)
+    assert list((project / where).iterdir()) == []
+
+
 @pytest.mark.parametrize("other", ["results/demo/other", "elsewhere"])
 def test_a_run_never_writes_into_another_items_folder(project, monkeypatch, tmp_path, other):
     """--out-dir naming another item's folder (its own of results/, or any folder whose settings.json a run of

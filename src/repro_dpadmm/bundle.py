@@ -334,8 +334,17 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
     if not top or top.startswith("."):   # the top folder of the archive: a bundle without one is refused
         raise BundleError(f"bundle name {out.name!r} must have a name before .tar.gz or .tgz that does not start "
                           "with '.' (it names the bundle's top folder)")
+    if safeload.printable(top) != top:   # the re-judge refuses control characters in member names
+        raise BundleError(f"bundle name {safeload.printable(out.name)!r} holds control or invisible characters")
+    if out.resolve().is_relative_to((root / "results").resolve()):   # the next bundle would pack this one
+        raise BundleError(f"{out} lies in the project's results/, which a bundle packs: give a path outside it "
+                          "(default: bundles/)")
     limits = Limits.from_env()
     rels = _member_files(root, with_whatif)
+    odd = [safeload.printable(r) for r in rels if safeload.printable(r) != r]
+    if odd:   # refused here, naming them, rather than by the re-judge of the bundle
+        raise BundleError(f"{out.name} would be refused by its own re-judge: file names with control or invisible "
+                          f"characters: {', '.join(odd[:5])}" + (f" and {len(odd) - 5:,} more" if len(odd) > 5 else ""))
     too_large = _too_large(root, rels, limits)
     if too_large:
         more = [f"... and {len(too_large) - 10:,} more"] if len(too_large) > 10 else []
@@ -360,7 +369,13 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
             problems = beyond_limits(stage, partial.stat().st_size, limits)
             if problems:
                 raise BundleError(f"{out.name} would be refused by its own re-judge:\n  " + "\n  ".join(problems))
-            os.replace(partial, out)  # atomic: a half-written bundle never appears under its name
+            # atomic and never over another file: a half-written bundle never appears under its name, and of two
+            # bundles made at once into one name the second fails (a rename would silently replace the first)
+            try:
+                os.link(partial, out)
+            except FileExistsError:
+                raise BundleError(f"{out} appeared while this bundle was made (another bundle of the same name?); a "
+                                  "bundle never replaces a file: give another --out") from None
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return out

@@ -58,10 +58,10 @@ def cmd_data_fetch(args) -> int:
     for name in names:
         for rel in dataset(name).raw:
             try:
-                print(f"ok      {fetch_raw(rel, mirror=args.mirror)}")
-            except FetchError as exc:
+                print(f"ok      {printable(fetch_raw(rel, mirror=args.mirror))}")
+            except FetchError as exc:   # the message may quote a mirror's address or a file's name
                 failed += 1
-                print(f"FAILED  {exc}", file=sys.stderr)
+                print(f"FAILED  {_printable_lines(exc)}", file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -79,7 +79,7 @@ def cmd_data_build(args) -> int:
     if sidecar["available"]:
         print(f"{args.name}: built {sidecar['arrays']}")
     else:
-        print(f"{args.name}: UNAVAILABLE\n{sidecar['reason']}", file=sys.stderr)
+        print(f"{args.name}: UNAVAILABLE\n{_printable_lines(sidecar['reason'])}", file=sys.stderr)
     return 0  # an unavailable dataset is recorded, not an error: the items that need it say "not run"
 
 
@@ -105,6 +105,8 @@ def _item_params(paper: str, item: str, args) -> dict:
     nested mapping is merged, a list or a number replaced), validated by the config's schema before any work."""
     from . import config
 
+    if args.params is not None and not args.params.strip():
+        raise ValueError("--params is empty: give a JSON object of the parameters to change, or leave --params out")
     try:
         params = config.item_params(paper, item, *_from_cwd(args.configfile))
     except (config.ConfigError, OSError):
@@ -369,35 +371,48 @@ def cmd_frontier_job(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .report import build_report  # provided by the report package
     from .claims import ClaimsError
-
+    from .locks import signals_raise
     from .staging import OutDirError
 
+    for option, value in (("--results", args.results), ("--out-dir", args.out_dir)):
+        if value is not None and not value.strip():
+            raise ValueError(f"{option} is empty: give a path, or leave {option} out")
     try:
-        if args.results:  # re-judge a bundle with the current claims files (bundle.rejudge)
-            from .bundle import BundleError, rejudge, rejudge_folder
-
-            from .paths import project_root
-
-            source = Path(args.results)
-            # beside the run's own results, under results/ (which git ignores), never in the checkout's tracked tree
-            out = Path(args.out_dir) if args.out_dir else rejudge_folder(source, project_root() / REJUDGED)
-            try:
-                result = rejudge(source, out)
-            except (BundleError, OutDirError) as exc:
-                print(f"repro-dpadmm: error: {_printable_lines(exc)}", file=sys.stderr)
-                return 2
-            print(result.summary())
-            print(f"re-judged report: {safeload.printable(result.out_dir / 'index.html')}")
-            return 0
-        build_report(out_dir=Path(args.out_dir or "results/report"))
+        with signals_raise():   # SIGTERM/SIGHUP: the staging folder goes and the previous report stays, as on Ctrl-C
+            return _rejudge(args) if args.results else _report(args)
     except OutDirError as exc:
-        print(f"repro-dpadmm: error: {exc}", file=sys.stderr)
+        print(f"repro-dpadmm: error: {_printable_lines(exc)}", file=sys.stderr)
         return 2
     except ClaimsError as exc:   # a claims file that cannot be read as written: no report, a clear error
         print(f"repro-dpadmm report: {exc}", file=sys.stderr)
         return 1
+
+
+def _report(args) -> int:
+    """The project's report from its results/."""
+    from .report import build_report  # provided by the report package
+
+    build_report(out_dir=Path(args.out_dir or "results/report"))
+    return 0
+
+
+def _rejudge(args) -> int:
+    """Re-judge a bundle (--results) with the current claims files (bundle.rejudge)."""
+    from .bundle import BundleError, rejudge, rejudge_folder
+    from .paths import project_root
+    from .staging import OutDirError
+
+    source = Path(args.results)
+    # beside the run's own results, under results/ (which git ignores), never in the checkout's tracked tree
+    out = Path(args.out_dir) if args.out_dir else rejudge_folder(source, project_root() / REJUDGED)
+    try:
+        result = rejudge(source, out)
+    except (BundleError, OutDirError) as exc:
+        print(f"repro-dpadmm: error: {_printable_lines(exc)}", file=sys.stderr)
+        return 2
+    print(result.summary())
+    print(f"re-judged report: {safeload.printable(result.out_dir / 'index.html')}")
     return 0
 
 
@@ -559,7 +574,9 @@ def main(argv=None) -> int:
     try:
         rc = args.func(args)
     except (ValueError, KeyError, FileNotFoundError) as exc:
-        print(f"repro-dpadmm: error: {_printable_lines(exc)}", file=sys.stderr)
+        # a KeyError's str() is the repr of its message (quotes, doubled backslashes): its message as written
+        text = exc.args[0] if isinstance(exc, KeyError) and len(exc.args) == 1 and isinstance(exc.args[0], str) else exc
+        print(f"repro-dpadmm: error: {_printable_lines(text)}", file=sys.stderr)
         return 2
     except OSError as exc:
         if not exc.filename:   # not about a path the command was given or made: a defect, with its traceback
@@ -571,6 +588,12 @@ def main(argv=None) -> int:
         print(f"repro-dpadmm: error: {exc.strerror or type(exc).__name__}: {safeload.printable(name)}",
               file=sys.stderr)
         return 2
+    except SystemExit as exc:   # SIGTERM / SIGHUP, raised as SystemExit(128 + signal) by locks.signals_raise
+        if exc.code in (128 + 15, 128 + 1):
+            print(f"repro-dpadmm: stopped ({'SIGTERM' if exc.code == 143 else 'SIGHUP'}) after "
+                  f"{time.perf_counter() - t0:.1f} s; the outputs of what was running are as they were before it",
+                  file=sys.stderr)
+        raise
     except KeyboardInterrupt:   # Ctrl-C: one line, not the tracebacks of every layer it went through
         print(f"repro-dpadmm: stopped (Ctrl-C) after {time.perf_counter() - t0:.1f} s; the outputs of what was "
               "running are as they were before it", file=sys.stderr)

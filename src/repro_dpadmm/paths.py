@@ -17,6 +17,8 @@ def project_root(start: str | os.PathLike | None = None) -> Path:
     """
     env = os.environ.get("REPRO_DPADMM_ROOT")
     if env:
+        if not Path(env).is_dir():   # never a results or report tree made at a mistyped path
+            raise ValueError(f"REPRO_DPADMM_ROOT={env}: no such folder (it names the project's root)")
         return Path(env).resolve()
     here = Path(start or Path.cwd()).resolve()
     for folder in (here, *here.parents):

@@ -50,6 +50,17 @@ def printable(text) -> str:
     return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
+# The same, less the whitespace a page may hold (tab, newline, carriage return): what `visible` shows as escapes.
+_UNPRINTABLE_IN_PAGE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e"
+                                  "\u2060-\u2069\ufeff]")
+
+
+def visible(text) -> str:
+    """`text` safe to show in a page: control, bidi and invisible characters as their escapes (an unterminated
+    U+202E from a bundle would reverse the rest of its table cell); tabs and line breaks stay."""
+    return _UNPRINTABLE_IN_PAGE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
+
+
 class LoadError(ValueError):
     """A JSON or YAML file (or option) that cannot be read within the limits; names the file and line."""
 

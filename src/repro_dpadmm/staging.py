@@ -169,6 +169,10 @@ def check_item_folder(out_dir: Path, root: Path, paper: str | None = None, item:
     root = Path(root).resolve()
     if root.is_relative_to(out_dir.resolve()):
         raise OutDirError(f"--out-dir {shown} holds the project itself; give a folder of its own")
+    results = root / "results"
+    if out_dir.resolve() == results or out_dir.resolve().parent == results:
+        raise OutDirError(f"--out-dir {shown} is the project's results folder or a paper's folder in it, which hold "
+                          "other items' outputs; give an item's folder (results/<paper>/<item>) or one of your own")
     for tracked in ("config", "src", "workflow", "notebooks"):
         if out_dir.resolve().is_relative_to(root / tracked):
             raise OutDirError(f"--out-dir {shown} lies in the checkout's {tracked}/; give a folder of its own")

@@ -474,3 +474,36 @@ def test_index_is_small_and_loads_nothing_from_elsewhere(built):
     index = (out / "index.html").read_text()
     assert len(index.encode()) < 1_000_000
     assert not re.search(r'(src|href)="(https?:)?//', index)
+
+
+def test_control_bidi_and_invisible_characters_reach_no_page_raw():
+    """A bundle's strings (a reason, a parameter, a provenance field) go through every template: an unterminated
+    U+202E would reverse the rest of its cell, ESC and BEL mean nothing in a page; each is shown as its escape."""
+    from markupsafe import Markup
+
+    from repro_dpadmm.report.html import environment
+
+    template = environment().from_string("<td>{{ text }}</td><td>{{ markup }}</td>")
+    page = template.render(text="was: \u202eevil\x1b]0;x\x07 ok\nnext", markup=Markup("<b>\u2066x\u200b</b>"))
+    for raw in ("\u202e", "\x1b", "\x07", "\u2066", "\u200b"):
+        assert raw not in page
+    assert "\\u202eevil" in page and "\\x1b]0;x\\x07" in page and "ok\nnext" in page and "<b>\\u2066x\\u200b</b>" in page
+
+
+def test_a_results_folder_of_thousands_of_papers_shows_at_most_the_cap(tmp_path):
+    """Every page lists every paper: thousands of paper folders in a bundle made the report quadratic (6,000 took
+    over two minutes). Papers and items the registry does not list are capped, the rest counted as ignored."""
+    from repro_dpadmm.report import MAX_EXTRA_ITEMS, MAX_EXTRA_PAPERS, collect
+
+    root = make_project(tmp_path / "p")
+    for i in range(MAX_EXTRA_PAPERS + 5):
+        (root / f"results/pp{i:03d}/a").mkdir(parents=True)
+        (root / f"results/pp{i:03d}/a/metrics.json").write_text('{"status": "ok"}')
+    for j in range(MAX_EXTRA_ITEMS + 3):
+        (root / f"results/pp000/i{j:03d}").mkdir()
+    report = collect(root=root)
+    extra = [p for p in report.papers if p.id.startswith("pp")]
+    assert len(extra) == MAX_EXTRA_PAPERS
+    assert any("5 more papers the registry does not list" in w for w in report.ignored)
+    assert any("more items of pp000 the registry does not list" in w for w in report.ignored)
+    assert len(next(p for p in extra if p.id == "pp000").items) <= MAX_EXTRA_ITEMS

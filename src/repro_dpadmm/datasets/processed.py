@@ -130,6 +130,10 @@ def _build(name: str, *, mirror: str | None, options: dict | None, root: Path | 
     paths = {rel: f.path for rel, f in fetched.items()}
 
     arrays, extra = _preprocess(name, paths, opts)
+    bad = [k for k, v in arrays.items() if np.issubdtype(v.dtype, np.number) and not np.isfinite(v).all()]
+    if bad:   # a file that passed its parse-and-shape check (no published checksum) can still hold nan or inf
+        return unavailable(f"{', '.join(sorted(paths))}: non-finite values (nan or inf) in {', '.join(bad)}; "
+                           "check the data mirror's copy")
     for key, shape in spec.shapes.items():
         if arrays[key].shape != tuple(shape):
             # every file passed its checksum or its parse-and-shape check, so this is our bug, not the data's

@@ -405,7 +405,8 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
     if results.is_dir():
         extra |= {d.name for d in results.iterdir() if d.is_dir() and d.name != "report" and d.name[0] not in "._"
                   and any(d.glob("*/metrics.json"))}
-    paper_ids += sorted(_named(extra - set(paper_ids), "paper", ignored))
+    paper_ids += _at_most(sorted(_named(extra - set(paper_ids), "paper", ignored)), MAX_EXTRA_PAPERS,
+                          "papers the registry does not list", ignored)
 
     papers = []
     for pid in paper_ids:
@@ -417,7 +418,8 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
             others |= set(cf.items) | set(cf.metrics) | {c.item for c in cf.claims if c.item}
         if results.is_dir() and (results / pid).is_dir():
             others |= {d.name for d in (results / pid).iterdir() if d.is_dir() and d.name[0] not in "._"}
-        names += sorted(_named(others - set(names), f"item of {pid}", ignored))
+        names += _at_most(sorted(_named(others - set(names), f"item of {pid}", ignored)),
+                          MAX_EXTRA_ITEMS, f"items of {pid} the registry does not list", ignored)
         pr = PaperResult(pid, rec.short, rec.title, rec.citation, rec.beyond, claims_file=cf, links=rec.links)
         for name in names:
             it = _item_result(pid, name, results, cf, config, sidecars)
@@ -464,6 +466,21 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
 # report's own pages.
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 RESERVED_NAMES = frozenset({"index", "privacy", "provenance", "claims", "items", "summary", "report"})
+
+
+# A results folder (a bundle's, say) may name any number of papers and items; every page lists every paper, so
+# thousands of them make a report quadratic in time and size (6,000 took over two minutes). The registry lists 6
+# papers of at most 8 items; beyond these caps the rest are listed as ignored.
+MAX_EXTRA_PAPERS = 20
+MAX_EXTRA_ITEMS = 50
+
+
+def _at_most(names: list[str], cap: int, what: str, ignored: list[str]) -> list[str]:
+    """The first `cap` of `names`; the rest counted in `ignored`."""
+    if len(names) > cap:
+        ignored.append(f"{len(names) - cap:,} more {what} (first not shown: {safeload.printable(names[cap])[:60]!r}): "
+                       f"a report shows at most {cap}")
+    return names[:cap]
 
 
 def _named(names, what: str, ignored: list[str]) -> list[str]:

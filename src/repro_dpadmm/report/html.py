@@ -23,11 +23,13 @@ from importlib.resources import files
 from pathlib import Path
 
 import jinja2
+from markupsafe import Markup
 
 from ..claims import ALL_VERDICTS, DEFAULT_NOISE_Z, FAILING, fmt
 from ..claims.cases import SOME_CASES
 from .main_claims import STATUS, STATUS_CLASS, curve_svg, number_points, scatter_svg, status_counts
 from ..provenance import canonical_hash
+from ..safeload import visible
 from ..staging import changes_text
 
 VERDICT_HELP = {
@@ -378,11 +380,19 @@ def figure_entry(fig: Path, it, link: dict) -> dict:
 
 # ------------------------------------------------------------------------------------------------ rendering
 
+def _visible(value):
+    """Every value a template writes, text and prepared markup alike, with control, bidi and invisible characters
+    shown as escapes (`safeload.visible`): a bundle's strings reach the pages through many fields."""
+    if isinstance(value, Markup):
+        return Markup(visible(str(value)))
+    return visible(value) if isinstance(value, str) else value
+
+
 @cache
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("repro_dpadmm.report", "templates"),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True,
-                             undefined=jinja2.StrictUndefined)
+                             undefined=jinja2.StrictUndefined, finalize=_visible)
     env.filters.update(slug=slug, secs=secs, value_text=value_text, clip=clip, plural=plural,
                        count_text=count_text, array_shapes=array_shapes, first_reason=first_reason,
                        options_text=options_text, basename=lambda rel: Path(rel).name, item_choices=item_choices,
