@@ -169,3 +169,26 @@ def test_a_yaml_file_gets_a_cap_it_parses_in_seconds(tmp_path, monkeypatch):
     path.write_text("levels: [" + ", ".join(["0.5"] * (safeload.MAX_YAML_BYTES // 5 + 10)) + "]\n")
     with pytest.raises(safeload.LoadError, match="more than the 2,097,152 allowed"):
         safeload.load_yaml(path)
+
+
+def test_every_control_format_and_separator_character_is_shown_as_its_escape():
+    """The soft hyphen, Mongolian vowel separator, deprecated format characters, interlinear annotations and tag
+    characters passed raw into pages and the terminal; every character of Unicode's Cc, Cf, Zl and Zp categories is
+    escaped, on the terminal (`printable`) and in a page (`visible`, which keeps tab and line breaks)."""
+    import sys
+    import unicodedata
+
+    from repro_dpadmm.safeload import printable, visible
+
+    hidden = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) in ("Cc", "Cf", "Zl", "Zp")]
+    text = "".join(hidden)
+    assert not any(ch in printable(text) for ch in hidden)
+    assert not any(ch in visible(text) for ch in hidden if ch not in "\t\n\r")
+    assert visible("a\tb\nc") == "a\tb\nc" and printable("a\U000e0041") == "a\\U000e0041"
+
+
+def test_an_addresses_credentials_are_never_printed_nor_recorded():
+    from repro_dpadmm.datasets.fetch import FetchError, redact
+
+    assert redact("https://user:secret@host/x and http://h/y") == "https://<credentials>@host/x and http://h/y"
+    assert "secret" not in str(FetchError("check the data mirror in force (https://u:secret@127.0.0.1:9/x)"))

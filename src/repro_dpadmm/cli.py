@@ -20,7 +20,7 @@ REJUDGED = "results/rejudged"  # re-judged bundles: results/rejudged/<bundle nam
 
 
 def cmd_info(args) -> int:
-    from .datasets.fetch import cache_status, resolve_mirror
+    from .datasets.fetch import cache_status, redact, resolve_mirror
     from .paths import project_root
 
     root = project_root()
@@ -30,7 +30,8 @@ def cmd_info(args) -> int:
         if name == "python":
             continue
         print(f"  {name:14s} {v}")
-    print(f"data mirror: {resolve_mirror(args.mirror) or 'none (set REPRO_DPADMM_DATA_MIRROR)'}")
+    mirror = resolve_mirror(args.mirror)
+    print(f"data mirror: {printable(redact(mirror)) if mirror else 'none (set REPRO_DPADMM_DATA_MIRROR)'}")
     print("raw cache (resources/raw):")
     for rel, state in cache_status().items():
         print(f"  {state:34s} {rel}")

@@ -38,9 +38,13 @@ MAX_INT = 2**63 - 1
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)   # libyaml when PyYAML has it: the same result, faster
 
 
-# Characters that act on a terminal or reorder what it shows: C0 and C1 controls, DEL, bidi marks and overrides,
-# zero-width characters, line and paragraph separators, the byte-order mark.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+# Characters that act on a terminal or reorder or hide what it shows: C0 and C1 controls, DEL, and every format
+# character of Unicode (category Cf: bidi marks, overrides and isolates, zero-width and invisible characters, the soft
+# hyphen, the byte-order mark, tags), with the line and paragraph separators.
+_FORMAT = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e"
+           "\u2060-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+           "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f")
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f" + _FORMAT + "]")
 
 
 def printable(text) -> str:
@@ -51,8 +55,7 @@ def printable(text) -> str:
 
 
 # The same, less the whitespace a page may hold (tab, newline, carriage return): what `visible` shows as escapes.
-_UNPRINTABLE_IN_PAGE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e"
-                                  "\u2060-\u2069\ufeff]")
+_UNPRINTABLE_IN_PAGE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f" + _FORMAT + "]")
 
 
 def visible(text) -> str:

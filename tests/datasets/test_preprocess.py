@@ -162,3 +162,11 @@ def test_a_mirror_file_with_non_finite_values_leaves_the_dataset_unavailable(mir
     sidecar = build("a8a", mirror=str(mirror), root=tmp_path)
     assert not sidecar["available"] and "non-finite values (nan or inf) in X_train" in sidecar["reason"]
     assert not (tmp_path / "resources/processed/a8a.npz").exists()
+
+
+def test_a_mirror_addresss_credentials_reach_no_sidecar(monkeypatch, tmp_path):
+    """A sidecar is bundled: the user:password of a mirror's address is never written into it."""
+    monkeypatch.setenv("REPRO_DPADMM_OFFLINE", "1")
+    sidecar = build("a8a", mirror="https://user:secret@127.0.0.1:9/x", root=tmp_path)
+    text = (tmp_path / "resources/processed/a8a.json").read_text()
+    assert not sidecar["available"] and "secret" not in text and "<credentials>@127.0.0.1" in text

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 from dataclasses import dataclass
@@ -55,8 +56,20 @@ def _pooch():
     return pooch
 
 
+# The user:password part of an address (https://user:secret@host/...): never printed, recorded or bundled.
+_USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
+
+
+def redact(text) -> str:
+    """`text` with the credentials of every address in it replaced by `<credentials>`."""
+    return _USERINFO.sub("<credentials>@", str(text))
+
+
 class FetchError(RuntimeError):
-    """A raw file could not be had from any source."""
+    """A raw file could not be had from any source (its message never holds an address's credentials)."""
+
+    def __init__(self, *args):
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import numpy as np
 from .. import locks, safeload
 from ..paths import processed_dir, raw_dir
 from . import adult, bio, libsvm
-from .fetch import FetchError, fetch, local_state, offline, resolve_mirror, sha256sum, sources
+from .fetch import FetchError, fetch, local_state, offline, redact, resolve_mirror, sha256sum, sources
 from .registry import RAW_FILES, dataset
 
 DEFAULT_OPTIONS = {
@@ -113,7 +113,7 @@ def _build(name: str, *, mirror: str | None, options: dict | None, root: Path | 
     raw_cache = raw_cache or raw_dir(root)
     mirror = resolve_mirror(mirror)
     base = {"name": name, "description": spec.description, "options": opts, "raw_files": list(spec.raw),
-            "mirror": mirror or "", "attempt": attempt_state if attempt_state is not None
+            "mirror": redact(mirror or ""), "attempt": attempt_state if attempt_state is not None
             else attempt(name, mirror, root=root, raw_cache=raw_cache)}
 
     def unavailable(reason: str) -> dict:
@@ -150,7 +150,7 @@ def _build(name: str, *, mirror: str | None, options: dict | None, root: Path | 
         "arrays": {k: list(v.shape) for k, v in arrays.items()},
         "npz": {"sha256": sha256sum(npz_path), "size": npz_path.stat().st_size},
         "sources": {rel: {"sha256": f.sha256, "published_checksum": RAW_FILES[rel].known_hash,
-                          "url": RAW_FILES[rel].url, "source": f.source, "verified_by": f.verified_by}
+                          "url": RAW_FILES[rel].url, "source": redact(f.source), "verified_by": f.verified_by}
                     for rel, f in fetched.items()},
         **extra,
     }
@@ -232,7 +232,7 @@ def attempt(name: str, mirror: str | None, *, root: Path | None = None, raw_cach
         return prev
     spec = dataset(name)
     raw_cache = raw_cache or raw_dir(root)
-    state = {"mirror": mirror or "", "offline": offline(),
+    state = {"mirror": redact(mirror or ""), "offline": offline(),
              "local": {rel: local_state(rel, mirror, raw_cache) for rel in spec.raw}}
     if damaged:
         state["damaged"] = True

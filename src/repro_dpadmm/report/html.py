@@ -23,7 +23,6 @@ from importlib.resources import files
 from pathlib import Path
 
 import jinja2
-from markupsafe import Markup
 
 from ..claims import ALL_VERDICTS, DEFAULT_NOISE_Z, FAILING, fmt
 from ..claims.cases import SOME_CASES
@@ -383,8 +382,8 @@ def figure_entry(fig: Path, it, link: dict) -> dict:
 def _visible(value):
     """Every value a template writes, text and prepared markup alike, with control, bidi and invisible characters
     shown as escapes (`safeload.visible`): a bundle's strings reach the pages through many fields."""
-    if isinstance(value, Markup):
-        return Markup(visible(str(value)))
+    if hasattr(value, "__html__"):   # prepared markup (markupsafe.Markup): stays markup
+        return type(value)(visible(str(value)))
     return visible(value) if isinstance(value, str) else value
 
 
