@@ -77,7 +77,9 @@ def cmd_data_build(args) -> int:
     config.validate({"seed": 0, "datasets": {args.name: options}, "papers": {}})
     attempt = config.parse_json(args.attempt, "--attempt") if args.attempt else None
     sidecar = build(args.name, mirror=args.mirror or None, options=options, attempt_state=attempt)
-    if sidecar["available"]:
+    if sidecar.get("kept"):
+        print(f"{args.name}: not rebuilt; {_printable_lines(sidecar['kept'])}", file=sys.stderr)
+    elif sidecar["available"]:
         print(f"{args.name}: built {sidecar['arrays']}")
     else:
         print(f"{args.name}: UNAVAILABLE\n{_printable_lines(sidecar['reason'])}", file=sys.stderr)

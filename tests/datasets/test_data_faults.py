@@ -218,10 +218,17 @@ def test_damaged_processed_file_is_not_available_and_is_rebuilt(tiny, how):
     assert is_available("gisette", tiny.root) == (True, "")
 
 
-def test_unavailable_rebuild_removes_the_old_npz(tiny):
-    assert build("gisette", mirror=str(tiny.mirror), root=tiny.root)["available"]
+def test_a_rebuild_that_cannot_fetch_keeps_a_whole_earlier_build_and_removes_a_damaged_one(tiny):
+    """A mirror that cannot serve the files (a bad --mirror by hand) never costs a verified build: the npz that
+    matches its recorded checksum stays, the sidecar says why; a damaged npz goes, so no stale array outlives it."""
+    first = build("gisette", mirror=str(tiny.mirror), root=tiny.root)
+    assert first["available"]
     (tiny.raw / TEST).unlink()
     (tiny.mirror / TEST).unlink()
+    kept = build("gisette", mirror=str(tiny.mirror), root=tiny.root)
+    assert kept["available"] and "was kept" in kept["kept"] and kept["npz"] == first["npz"]
+    assert (tiny.processed / "gisette.npz").is_file()
+    (tiny.processed / "gisette.npz").write_bytes(b"damaged")
     assert not build("gisette", mirror=str(tiny.mirror), root=tiny.root)["available"]
     assert not (tiny.processed / "gisette.npz").exists()
 
