@@ -218,13 +218,12 @@ def run_item(paper: str, item: str, params: dict, out_dir: str | Path, *, root: 
     own = own_folder(out_dir, root)
     stage_parent(out_dir, own).mkdir(parents=True, exist_ok=True)
     with item_lock(paper, item, out_dir, wait, own), locks.signals_raise():   # SIGTERM: the staging folder still goes
-        return _run_locked(paper, item, params, out_dir, notebook, root, run_name)
+        return _run_locked(paper, item, params, out_dir, notebook, root, run_name, own)
 
 
 def _run_locked(paper: str, item: str, params: dict, out_dir: Path, notebook: Path, root: Path,
-                run_name: str | None) -> dict:
-    """run_item's work, done while holding the item's lock."""
-    legacy_all = own_folder(out_dir, root)
+                run_name: str | None, legacy_all: bool) -> dict:
+    """run_item's work, done while holding the item's lock (`legacy_all`: `out_dir` is an item's own folder)."""
     clear_incomplete(out_dir, item, legacy_all)
     # the names every run writes, checked before any work (figures are checked again when the run is committed)
     check_collisions(out_dir, item, [METRICS, SETTINGS, f"{item}.html", f"{item}.ipynb"], legacy_all)

@@ -154,18 +154,17 @@ def own_folder(out_dir: Path, root: Path) -> bool:
         (len(parts) == 4 and parts[0] == "whatif" and parts[3] != "report")
 
 
-def check_item_folder(out_dir: Path, root: Path, paper: str | None = None, item: str | None = None) -> None:
-    """OutDirError unless an item run (of `paper`/`item`, when given) may write into `out_dir`: not a file, not the
+def check_item_folder(out_dir: Path, root: Path, paper: str, item: str) -> None:
+    """OutDirError unless a run of `paper`/`item` may write into `out_dir`: not a file, not the
     project or a folder holding it, not inside the checkout's config/ (or src/, workflow/, notebooks/), not a
     report's folder, not another item's folder (of results/, or one whose settings.json names another item). Any
     other folder may hold other files: a run removes only what runs wrote there (its manifest)."""
     shown = _shown_path(out_dir, root)
     _check_folder_path(out_dir, shown, root)
-    if item is not None:
-        whose = _folder_item(out_dir, root)
-        if whose is not None and whose != (paper, item):
-            raise OutDirError(f"--out-dir {shown} holds the outputs of {whose[0]}/{whose[1]}; a run of {paper}/{item} "
-                              "never writes into another item's folder")
+    whose = _folder_item(out_dir, root)
+    if whose is not None and whose != (paper, item):
+        raise OutDirError(f"--out-dir {shown} holds the outputs of {whose[0]}/{whose[1]}; a run of {paper}/{item} "
+                          "never writes into another item's folder")
     root = Path(root).resolve()
     if root.is_relative_to(out_dir.resolve()):
         raise OutDirError(f"--out-dir {shown} holds the project itself; give a folder of its own")
