@@ -69,6 +69,34 @@ def test_relative_out_dir_is_the_working_directorys(monkeypatch, tmp_path):
     assert seen["out"] == tmp_path / "here/fig1"
 
 
+def test_relative_report_out_dir_is_the_working_directorys_too(monkeypatch, tmp_path):
+    import repro_dpadmm.report as report
+
+    seen = {}
+    monkeypatch.setattr(report, "build_report", lambda out_dir, **kw: seen.update(out=out_dir))
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "--out-dir", "here/report"]) == 0
+    assert seen["out"] == tmp_path / "here/report"
+
+
+def test_a_not_run_item_says_why_on_the_terminal(monkeypatch, tmp_path, capsys):
+    from repro_dpadmm import runner
+
+    monkeypatch.setattr(runner, "run_item", lambda *a, **kw: {"status": "not run", "wall_time_s": 0.0,
+                                                              "reason": "dataset unavailable (adult: build it\x1b[2J)"})
+    assert main(["run", "huang2019_dpadmm", "fig1", "--out-dir", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out
+    assert "not run" in out and "why: dataset unavailable (adult: build it\\x1b[2J)" in out
+
+
+@pytest.mark.parametrize("var, value", [("REPRO_DPADMM_MAX_FILE_MB", "lots"), ("REPRO_DPADMM_BUNDLE_MAX_FILES", "0.5")])
+def test_a_bad_size_cap_is_one_error_naming_it_before_any_work(monkeypatch, tmp_path, capsys, var, value):
+    monkeypatch.setenv(var, value)
+    assert main(["report", "--out-dir", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert err.count(var) == 1 and err.startswith(f"repro-dpadmm: error: {var}") and not (tmp_path / "r").exists()
+
+
 def test_data_list_says_damaged_when_the_npz_is_truncated(capsys, monkeypatch, tmp_path):
     import json
 

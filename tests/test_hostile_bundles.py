@@ -502,3 +502,36 @@ def test_a_report_stopped_by_sigterm_leaves_the_previous_report_and_no_staging_f
     assert proc.returncode == 143 and "stopped (SIGTERM)" in err and "Traceback" not in err
     assert sorted(p.name for p in out.iterdir()) == before
     assert not [p for p in tmp_path.iterdir() if "staging" in p.name]
+
+
+@pytest.mark.parametrize("mode, kind", [("w:xz", "xz"), ("w:bz2", "bzip2")])
+def test_an_archive_compressed_otherwise_than_gzip_is_named_so(base, tmp_path, mode, kind):
+    import tarfile
+
+    archive = tmp_path / f"b.tar.{kind}"
+    with tarfile.open(archive, mode) as tar:
+        tar.add(base, arcname="b")
+    with pytest.raises(BundleError, match=f"is {kind}-compressed; a bundle is a .tar.gz .gzip. or a plain .tar"):
+        with opened(archive):
+            pass
+
+
+def test_a_manifest_mismatch_lists_the_first_problems_and_counts_the_rest(base, tmp_path):
+    import shutil
+
+    folder = tmp_path / "many"
+    shutil.copytree(base, folder)
+    for i in range(500):
+        (folder / "results" / f"extra{i:03d}.txt").write_text("x")
+    with pytest.raises(BundleError) as exc:
+        with opened(folder):
+            pass
+    lines = str(exc.value).splitlines()
+    assert len(lines) == 1 + 20 + 1 and lines[-1] == "  ... and 480 more (not in MANIFEST.sha256: 480)"
+
+
+def test_a_project_folder_given_as_the_bundle_is_refused_as_not_a_bundle(project, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(project))
+    assert main(["report", "--results", str(project)]) == 2
+    err = capsys.readouterr().err
+    assert "is not a results bundle: it has no MANIFEST.sha256 at its top" in err and "--out-dir" not in err

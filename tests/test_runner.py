@@ -304,7 +304,10 @@ def test_a_run_never_replaces_a_users_file_of_an_outputs_name_in_an_out_dir(proj
     with pytest.raises(OutDirError, match=name.replace(".", r"\.")):
         run_item("demo", "item", {"seed": 0}, out, root=project)
     assert (out / name).read_text() == "mine"
-    assert sorted(p.name for p in out.iterdir()) == [f".{out.name}.lock", name]   # the run's lock lies inside
+    # a name known before the run is refused before the run makes its lock there; a figure's only at its commit,
+    # under the run's lock (which lies inside)
+    known_before = name in ("item.html", "metrics.json")
+    assert sorted(p.name for p in out.iterdir()) == ([] if known_before else [f".{out.name}.lock"]) + [name]
 
 
 def test_a_run_into_an_out_dir_writes_nothing_beside_it(project, monkeypatch, tmp_path):
@@ -451,3 +454,39 @@ def test_a_user_folder_with_a_report_s_file_names_is_no_report(tmp_path):
     (mine / "index.html").write_text("USER")
     with pytest.raises(OutDirError, match="holds other files and no report"):
         check_report_folder(mine, kind="rejudged")
+
+
+def test_a_stopped_run_shows_no_kernel_traceback_and_a_failed_one_shows_the_kernels_stderr(project, capsys):
+    """SIGTERM mid-notebook: the kernel, shut down mid-reply, wrote ZMQError tracebacks on the run's stderr; they go
+    to the kernel's own file now. A run whose kernel dies shows that file's tail (the kernel's last words)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    nb = nbformat.read(project / "notebooks/demo/item.ipynb", as_version=4)
+    nb.cells[2].source = ("import os, sys, time\nfrom pathlib import Path\n"
+                          "Path(out_dir, 'item.png').write_text('x')\n"
+                          "if params['die']:\n    os.write(sys.__stderr__.fileno(), b'kernel last words\\n')\n"
+                          "    os._exit(3)\n"
+                          "time.sleep(60)")
+    nbformat.write(nb, project / "notebooks/demo/item.ipynb")
+    out = project / "results/demo/item"
+    code = ("import sys; from pathlib import Path; from repro_dpadmm.runner import run_item\n"
+            "try:\n"
+            f"    run_item('demo', 'item', {{'die': False, 'seed': 0}}, {str(out)!r}, root=Path({str(project)!r}))\n"
+            "except SystemExit:\n    print('stopped', file=sys.stderr)")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.time() + 120
+    while not list(out.parent.glob(".item.staging-*/item.png")):  # mid-notebook
+        assert time.time() < deadline and proc.poll() is None, "the run did not start"
+        time.sleep(0.2)
+    time.sleep(0.5)
+    os.kill(proc.pid, signal.SIGTERM)
+    err = proc.communicate(timeout=60)[1]
+    assert err.strip().splitlines()[-1] == "stopped" and "Traceback" not in err and "ZMQError" not in err, err
+    with pytest.raises(Exception):
+        run_item("demo", "item", {"die": True, "seed": 0}, out, root=project)
+    assert "the notebook kernel's own stderr (last lines):\n  kernel last words" in capsys.readouterr().err

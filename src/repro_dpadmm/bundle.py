@@ -195,6 +195,8 @@ class Limits:
                 number = -1.0
             if not (number > 0 and number < 1e15):
                 raise BundleError(f"{var} must be a positive number, got {text!r}")
+            if name == "members" and number != int(number):
+                raise BundleError(f"{var} must be a whole number of files, got {text!r}")
             values[name] = int(number * 2**20) if name.endswith("bytes") else \
                 (int(number) if name == "members" else number)
         return cls(**values)
@@ -597,6 +599,11 @@ def _refuse_member(m: tarfile.TarInfo, seen: dict[str, str], counts: dict, limit
     return ""
 
 
+# the magic numbers of the compressions tarfile could read but a bundle never uses (it is gzip or plain tar)
+_OTHER_COMPRESSION = ((b"\xfd7zXZ\x00", "xz"), (b"BZh", "bzip2"), (b"\x28\xb5\x2f\xfd", "zstd"),
+                      (b"\x5d\x00\x00", "lzma"), (b"PK\x03\x04", "zip"), (b"7z\xbc\xaf", "7z"))
+
+
 def unpack(source: Path, dest: Path, limits: Limits | None = None) -> None:
     """Unpack the archive `source` (.tar.gz or .tar) into the existing folder `dest`, refusing (BundleError) any
     member that is not a plain regular file or folder inside `dest`, or beyond the limits, before writing it."""
@@ -605,6 +612,12 @@ def unpack(source: Path, dest: Path, limits: Limits | None = None) -> None:
     with open(source, "rb") as fh:
         magic = fh.read(2)
         fh.seek(0)
+        head = fh.read(6)
+        fh.seek(0)
+        other = next((kind for sig, kind in _OTHER_COMPRESSION if head.startswith(sig)), None)
+        if other:
+            raise BundleError(f"{source.name} is {other}-compressed; a bundle is a .tar.gz (gzip) or a plain .tar, "
+                              "as `repro-dpadmm bundle` writes it")
         raw = gzip.GzipFile(fileobj=fh, mode="rb") if magic == b"\x1f\x8b" else fh
         # headers and padding of every member, on top of the data the caps allow
         headers = 4 * 512 * (limits.members + 2) + 2**20
@@ -655,6 +668,22 @@ def _write_member(tar: tarfile.TarFile, m: tarfile.TarInfo, target: Path, source
             left -= len(chunk)
 
 
+SHOWN_PROBLEMS = 20   # lines of a manifest mismatch on the terminal; a stranger's bundle may have any number
+
+
+def _listed(problems: list[str], n: int = SHOWN_PROBLEMS) -> str:
+    """The first `n` problems, one per indented line, and how many more there are of each kind."""
+    lines = [f"  {p}" for p in problems[:n]]
+    if len(problems) > n:
+        kinds = {}
+        for p in problems[n:]:
+            kind = re.sub(r"\bline \d+", "line N", p.split(":", 1)[0])
+            kinds[kind] = kinds.get(kind, 0) + 1
+        lines.append(f"  ... and {len(problems) - n:,} more (" +
+                     ", ".join(f"{k}: {v:,}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])[:5]) + ")")
+    return "\n".join(lines)
+
+
 @contextmanager
 def opened(source: str | Path, limits: Limits | None = None):
     """The folder of a bundle (an archive is unpacked into a temporary folder for the duration), verified against
@@ -664,7 +693,7 @@ def opened(source: str | Path, limits: Limits | None = None):
     if source.is_dir():
         problems = verify(source, limits)
         if problems:
-            raise BundleError(f"{source} does not match its manifest:\n  " + "\n  ".join(problems))
+            raise BundleError(f"{source} does not match its manifest:\n" + _listed(problems))
         yield source
         return
     if not source.is_file():
@@ -682,7 +711,7 @@ def opened(source: str | Path, limits: Limits | None = None):
             folder = tmp / tops[0]
             problems = verify(folder, limits)
             if problems:
-                raise BundleError(f"{source} does not match its manifest:\n  " + "\n  ".join(problems))
+                raise BundleError(f"{source} does not match its manifest:\n" + _listed(problems))
             yield folder
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -852,6 +881,10 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
     out_dir = Path(out_dir).resolve()
     # a bundle given as a folder is never written into (nor a folder around it): checked before anything is unpacked
     keep_out = (Path(source).resolve(),) if Path(source).is_dir() else ()
+    if keep_out and not (Path(source) / MANIFEST).is_file():
+        # said first: a project's own folder (or any other) would otherwise be refused as the output's surroundings
+        raise BundleError(f"{source} is not a results bundle: it has no {MANIFEST} at its top (`repro-dpadmm bundle` "
+                          "makes one of a finished run; `repro-dpadmm report` without --results judges this project)")
     check = dict(kind="rejudged", source=source_id(source), root=root,
                  protected=(root / "config", root / REPORT_DIR, *keep_out))
     check_report_folder(out_dir, **check)

@@ -213,6 +213,8 @@ def cmd_run(args) -> int:
         return 3
     shown = out_dir.relative_to(root) if out_dir.is_relative_to(root) else out_dir
     print(f"{args.paper}/{args.item}: {metrics.get('status')} ({metrics.get('wall_time_s')} s) -> {shown}")
+    if metrics.get("status") == "not run" and metrics.get("reason"):   # why, not only that: the reason names the fix
+        print(f"  why: {safeload.printable(str(metrics['reason']))}")
     if args.run_name is not None:  # the what-if run's own report: its claims judged on its numbers
         from .report import build_report
 
@@ -396,7 +398,8 @@ def _report(args) -> int:
     """The project's report from its results/."""
     from .report import build_report  # provided by the report package
 
-    build_report(out_dir=Path(args.out_dir or "results/report"))
+    # --out-dir is relative to the working folder, as for `run` and the re-judge; the default is the project's
+    build_report(out_dir=Path(args.out_dir).resolve() if args.out_dir else Path("results/report"))
     return 0
 
 
@@ -569,12 +572,24 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+def _check_environment(args) -> None:
+    """The package's size caps from the environment, read once before any work: a bad value is one error naming its
+    variable, not one per file it would have capped (the bundle caps only where bundles are read or made: importing
+    bundle.py costs a job's start-up about 80 ms)."""
+    safeload.max_bytes()
+    if args.func in (cmd_report, cmd_bundle):
+        from .bundle import Limits
+
+        Limits.from_env()
+
+
 def main(argv=None) -> int:
     import time
 
     t0 = time.perf_counter()
     args = build_parser().parse_args(argv)
     try:
+        _check_environment(args)
         rc = args.func(args)
     except (ValueError, KeyError, FileNotFoundError) as exc:
         # a KeyError's str() is the repr of its message (quotes, doubled backslashes): its message as written

@@ -73,6 +73,7 @@ def _stream_log() -> bool:
     return True
 
 
+KERNEL_STDERR = "kernel.err"   # the kernel process's stderr, in the kernel's folder (_kernel_manager)
 KERNEL_PREFIX = "rdk-"   # short: a socket's path may not exceed about 100 characters (104 on macOS)
 
 
@@ -93,6 +94,13 @@ def _kernel_manager(folder: Path | None = None):
             self.transport = "ipc"
             self.ip = os.path.join(folder, "k")
             self.connection_file = os.path.join(folder, "kernel.json")
+
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            # The kernel process's own stderr (not the cells' output, which papermill streams) goes to a file of
+            # this run: a run stopped by Ctrl-C or SIGTERM shuts its kernel down mid-reply, and the kernel's ZMQError
+            # tracebacks would bury the one line that says so. A run that fails otherwise shows its tail.
+            with open(os.path.join(folder, KERNEL_STDERR), "ab") as err:
+                await super()._async_launch_kernel(kernel_cmd, **{**kw, "stderr": err})
 
     return LocalKernelManager
 
@@ -168,6 +176,18 @@ def _expected_cost(paper: str, item: str, changes: list | None, root: Path):
             os.environ[COST_ENV] = old
 
 
+def _show_kernel_stderr(folder: Path | None, lines: int = 20) -> None:
+    """The last `lines` the kernel process wrote to its stderr (a crash, a kill by the memory limit), on stderr."""
+    path = None if folder is None else folder / KERNEL_STDERR
+    if path is None or not path.is_file() or not path.stat().st_size:
+        return
+    with open(path, "rb") as fh:
+        fh.seek(max(0, fh.seek(0, os.SEEK_END) - 64 * 1024))
+        tail = fh.read().decode("utf-8", "replace").splitlines()[-lines:]
+    print("the notebook kernel's own stderr (last lines):", *(safeload.printable(t) for t in tail), sep="\n  ",
+          file=sys.stderr)
+
+
 def _shown(path: Path) -> str:
     """A path as papermill records and logs it: relative to the working directory when it lies below it."""
     return os.path.relpath(path) if path.resolve().is_relative_to(Path.cwd().resolve()) else str(path)
@@ -180,10 +200,14 @@ def _execute(paper: str, item: str, notebook: Path, params: dict, stage: Path, o
     # The notebook writes into the staging folder (named relative to the root, the kernel's working directory);
     # out_dir is where its outputs will live.
     with _kernel_folder() as kernel_folder:
-        pm.execute_notebook(_shown(notebook), _shown(stage / f"{item}.ipynb"),
-                            parameters={"params": params, "out_dir": os.path.relpath(stage, root)},
-                            kernel_name=KERNEL, cwd=str(root), progress_bar=False, log_output=_stream_log(),
-                            kernel_manager_class=_kernel_manager(kernel_folder))
+        try:
+            pm.execute_notebook(_shown(notebook), _shown(stage / f"{item}.ipynb"),
+                                parameters={"params": params, "out_dir": os.path.relpath(stage, root)},
+                                kernel_name=KERNEL, cwd=str(root), progress_bar=False, log_output=_stream_log(),
+                                kernel_manager_class=_kernel_manager(kernel_folder))
+        except Exception:   # not a stop (KeyboardInterrupt, SystemExit): what the kernel itself said may be why
+            _show_kernel_stderr(kernel_folder)
+            raise
     wall = time.perf_counter() - t0
     _relative_paths(stage / f"{item}.ipynb", stage, out_dir, root)
     _render_html(stage / f"{item}.ipynb", stage / f"{item}.html")
@@ -193,6 +217,11 @@ def _execute(paper: str, item: str, notebook: Path, params: dict, stage: Path, o
     metrics = safeload.load_json(metrics_path, expect=dict)
     metrics["wall_time_s"] = round(wall, 3)
     metrics_path.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+
+
+def run_outputs(item: str) -> list[str]:
+    """The names every run of `item` writes (its figures are checked when the run is committed)."""
+    return [METRICS, SETTINGS, f"{item}.html", f"{item}.ipynb"]
 
 
 def item_lock(paper: str, item: str, out_dir: Path, wait: bool = True, own: bool = True):
@@ -216,6 +245,8 @@ def run_item(paper: str, item: str, params: dict, out_dir: str | Path, *, root: 
         raise FileNotFoundError(f"no notebook {notebook} for item {paper}/{item}")
     check_item_folder(out_dir, root, paper, item)
     own = own_folder(out_dir, root)
+    # a folder the run would refuse is refused before its lock is made there (checked again under the lock)
+    check_collisions(out_dir, item, run_outputs(item), own)
     stage_parent(out_dir, own).mkdir(parents=True, exist_ok=True)
     with item_lock(paper, item, out_dir, wait, own), locks.signals_raise():   # SIGTERM: the staging folder still goes
         return _run_locked(paper, item, params, out_dir, notebook, root, run_name, own)
@@ -226,7 +257,7 @@ def _run_locked(paper: str, item: str, params: dict, out_dir: Path, notebook: Pa
     """run_item's work, done while holding the item's lock (`legacy_all`: `out_dir` is an item's own folder)."""
     clear_incomplete(out_dir, item, legacy_all)
     # the names every run writes, checked before any work (figures are checked again when the run is committed)
-    check_collisions(out_dir, item, [METRICS, SETTINGS, f"{item}.html", f"{item}.ipynb"], legacy_all)
+    check_collisions(out_dir, item, run_outputs(item), legacy_all)
 
     needed = params.get("datasets", [])
     status = {name: is_available(name, root) for name in needed}

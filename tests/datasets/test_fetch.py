@@ -95,3 +95,24 @@ def test_http_mirror_base(mirror, offline, tmp_path):
         finally:
             server.shutdown()
     shutil.rmtree(tmp_path / "uci")
+
+
+def test_a_file_url_mirror_is_served_as_the_folder_it_names(mirror, offline, tmp_path):
+    """file:///folder is the folder, not a web address whose "download" fails with a checksum mismatch."""
+    path = fetch_raw(REL, mirror=mirror.resolve().as_uri(), cache=tmp_path)
+    assert "sha256:" + sha256sum(path) == RAW_FILES[REL].known_hash
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_a_mirror_entry_that_is_not_a_regular_file_is_named_so_and_never_opened(offline, tmp_path, kind):
+    bad = tmp_path / "mirror"
+    (bad / "uci/adult").mkdir(parents=True)
+    if kind == "folder":
+        (bad / REL).mkdir()
+    else:
+        import os
+
+        os.mkfifo(bad / REL)   # opening it would block: the fetch must not
+    with pytest.raises(FetchError) as exc:
+        fetch_raw(REL, mirror=str(bad), cache=tmp_path / "c")
+    assert f"in the mirror folder but not a regular file: {bad / REL}" in str(exc.value)

@@ -27,6 +27,7 @@ import secrets
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from .. import locks, safeload
 from ..paths import raw_dir
@@ -104,6 +105,8 @@ def offline() -> bool:
 def sources(raw: RawFile, mirror: str | None) -> list[Source]:
     out: list[Source] = []
     if mirror:
+        if mirror.lower().startswith("file://"):   # a local folder written as a URL: served as the folder it names
+            mirror = unquote(urlsplit(mirror).path)
         if "://" in mirror:
             out.append(Source("mirror-url", mirror.rstrip("/") + "/" + raw.relpath))
         else:
@@ -121,6 +124,8 @@ def _copy_downloader(raw: RawFile):
         if check_only:
             return src.is_file()
         if not src.is_file():
+            if src.exists():   # a folder, FIFO or device of the file's name: never opened (a FIFO would block)
+                raise FileNotFoundError(f"in the mirror folder but not a regular file: {src}")
             raise FileNotFoundError(f"not in the mirror folder: {src}")
         wrong_size = _size_problem(raw, src.stat().st_size)
         if wrong_size:
