@@ -268,6 +268,12 @@ def test_a_run_never_writes_into_a_report_or_the_checkouts_config(project, monke
     for out in (report, project / "config", project / "config/claims", project):
         with pytest.raises(OutDirError):
             run_item("demo", "item", {"seed": 0}, out, root=project)
+    # nor into the datasets it reads, the logs or the repository's own folders
+    for out in ("resources/processed", "resources", "logs/x", ".git", "docs"):
+        existed = (project / out).exists()
+        with pytest.raises(OutDirError, match=f"lies in the checkout's {out.split('/')[0]}/"):
+            run_item("demo", "item", {"seed": 0}, project / out, root=project)
+        assert (project / out).exists() == existed
     assert sorted(p.relative_to(report).as_posix() for p in report.rglob("*")) == before
 
 

@@ -154,9 +154,15 @@ def own_folder(out_dir: Path, root: Path) -> bool:
         (len(parts) == 4 and parts[0] == "whatif" and parts[3] != "report")
 
 
+# the checkout's folders an item run never writes into: its tracked tree, the datasets it reads (resources/: raw
+# files and processed sidecars the workflow checks), the logs and Snakemake's own state
+PROJECT_FOLDERS = ("config", "src", "workflow", "notebooks", "tests", "docs", "benchmarks", "envs", "resources",
+                   "logs", ".git", ".snakemake")
+
+
 def check_item_folder(out_dir: Path, root: Path, paper: str, item: str) -> None:
     """OutDirError unless a run of `paper`/`item` may write into `out_dir`: not a file, not the
-    project or a folder holding it, not inside the checkout's config/ (or src/, workflow/, notebooks/), not a
+    project or a folder holding it, not inside the checkout's own folders (PROJECT_FOLDERS), not a
     report's folder, not another item's folder (of results/, or one whose settings.json names another item). Any
     other folder may hold other files: a run removes only what runs wrote there (its manifest)."""
     shown = _shown_path(out_dir, root)
@@ -172,7 +178,7 @@ def check_item_folder(out_dir: Path, root: Path, paper: str, item: str) -> None:
     if out_dir.resolve() == results or out_dir.resolve().parent == results:
         raise OutDirError(f"--out-dir {shown} is the project's results folder or a paper's folder in it, which hold "
                           "other items' outputs; give an item's folder (results/<paper>/<item>) or one of your own")
-    for tracked in ("config", "src", "workflow", "notebooks"):
+    for tracked in PROJECT_FOLDERS:
         if out_dir.resolve().is_relative_to(root / tracked):
             raise OutDirError(f"--out-dir {shown} lies in the checkout's {tracked}/; give a folder of its own")
     if out_dir.is_dir() and ((out_dir / REPORT_MARK).exists() or
