@@ -51,6 +51,54 @@ def test_unknown_part_is_a_clear_error_before_any_work(capsys, tmp_path):
     assert "its parts: none" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", [["part", "zhang2018_madmm", "fig2", "alpha3", "--configfile", "config/smoke.yaml"],
+                                     ["frontier-job", "xu_dpadmm", "eps1", "--configfile", "config/smoke.yaml"]])
+def test_out_never_replaces_a_users_file_nor_runs_into_a_folder(command, capsys, tmp_path, monkeypatch):
+    """`part --out` / `frontier-job --out` refuse, before any work, a folder, a name of another kind and an existing
+    file the package did not write (the atomic write would have replaced it); the file is as it was."""
+    from repro_dpadmm.experiments import parts
+
+    monkeypatch.setattr(parts, "run_part", lambda *a, **k: pytest.fail("work started"))
+    import repro_dpadmm.experiments.beyond_frontier as bf
+
+    monkeypatch.setattr(bf, "run_job", lambda *a, **k: pytest.fail("work started"))
+    suffix = ".pkl" if command[0] == "part" else ".json"
+    notes = tmp_path / f"notes{suffix}"
+    notes.write_text("my precious notes")
+    for out, why in ((notes, "exists and is not a"), (tmp_path, "is a folder"),
+                     (tmp_path / "notes.txt", f"name ends in {suffix}"),
+                     (tmp_path / f"a\x1b]0;t\x07{suffix}", None)):
+        if why is None:   # a fresh file of the right kind is fine; its name is printed escaped
+            monkeypatch.setattr(parts, "run_part", lambda *a, **k: {"wall_time_s": 0.0})
+            monkeypatch.setattr(parts, "write_part", lambda *a, **k: None)
+            monkeypatch.setattr(bf, "run_job", lambda *a, **k: {"test_error": [0.1], "repeats": 1, "wall_time_s": 0.0})
+            monkeypatch.setattr(bf, "write_job", lambda *a, **k: None)
+            assert main([*command, "--out", str(out)]) == 0
+            printed = capsys.readouterr().out
+            assert "\x1b" not in printed and "\\x1b]0;t\\x07" in printed, printed
+            continue
+        assert main([*command, "--out", str(out)]) == 2, out
+        assert why in capsys.readouterr().err
+    assert notes.read_text() == "my precious notes"
+
+
+def test_output_into_a_closed_pipe_stops_quietly():
+    import subprocess
+    import sys
+
+    proc = subprocess.run(f"{sys.executable} -c 'from repro_dpadmm.cli import main; import sys; "
+                          f"sys.exit(main([\"items\"]))' | head -c 1", shell=True, capture_output=True, text=True,
+                          timeout=120)
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+
+
+def test_a_root_without_config_names_the_variable(monkeypatch, tmp_path, capsys):
+    (tmp_path / "Snakefile").write_text("")
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tmp_path))
+    assert main(["items"]) == 2
+    assert f"REPRO_DPADMM_ROOT={tmp_path} has no config/config.yaml" in capsys.readouterr().err
+
+
 def test_unknown_dataset_is_a_clear_error(capsys):
     with pytest.raises(SystemExit):
         main(["data"])

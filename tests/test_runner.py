@@ -496,3 +496,72 @@ def test_a_stopped_run_shows_no_kernel_traceback_and_a_failed_one_shows_the_kern
     with pytest.raises(Exception):
         run_item("demo", "item", {"die": True, "seed": 0}, out, root=project)
     assert "the notebook kernel's own stderr (last lines):\n  kernel last words" in capsys.readouterr().err
+
+
+def test_a_run_that_waited_for_its_out_dir_checks_again_whose_outputs_it_holds(project, monkeypatch, tmp_path):
+    """Two items run into one --out-dir at once: the second waits for the folder's lock, and by then the folder
+    holds the first's outputs; it is refused then, as it would have been had it started later."""
+    import threading
+    import time
+
+    from repro_dpadmm.runner import item_lock
+    from repro_dpadmm.staging import OutDirError, write_settings
+
+    _fake_papermill(monkeypatch, "v1", OLD_FIGS)
+    out = tmp_path / "shared"
+    out.mkdir()
+    held = threading.Event()
+
+    def other_item():   # holds the folder's lock, commits its outputs, then lets go
+        with item_lock("demo", "other", out, own=False):
+            held.set()
+            time.sleep(1.0)
+            write_settings(out, {"paper": "demo", "item": "other", "params": {}})
+            (out / "metrics.json").write_text('{"status": "ok"}')
+
+    t = threading.Thread(target=other_item)
+    t.start()
+    held.wait(10)
+    try:
+        with pytest.raises(OutDirError, match="holds the outputs of demo/other"):
+            run_item("demo", "item", {"seed": 0}, out, root=project)
+    finally:
+        t.join()
+    assert (out / "metrics.json").read_text() == '{"status": "ok"}' and not (out / "item.html").exists()
+
+
+def test_a_notebook_run_by_hand_clears_and_commits_under_the_items_lock(project, monkeypatch):
+    """setup_item (by hand: no out_dir) and its write_metrics wait for a run of the item that holds its lock, so a
+    run's commit and a by-hand commit never interleave."""
+    import threading
+    import time
+
+    from repro_dpadmm.experiments.common import setup_item, write_metrics
+    from repro_dpadmm.staging import item_lock
+
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(project))
+    final = project / "results/demo/item"
+    final.parent.mkdir(parents=True, exist_ok=True)
+    released = {}
+
+    def a_run(seconds):
+        with item_lock("demo", "item", final):
+            held.set()
+            time.sleep(seconds)
+            released["at"] = time.monotonic()
+
+    for step in ("setup", "commit"):
+        held = threading.Event()
+        if step == "commit":
+            params, out = setup_item("demo", "item", {"x": 1, "seed": 0})
+        t = threading.Thread(target=a_run, args=(0.8,))
+        t.start()
+        held.wait(10)
+        if step == "setup":
+            setup_item("demo", "item", {"x": 1, "seed": 0})
+        else:
+            write_metrics(out, {"x": 1})
+        done = time.monotonic()
+        t.join()
+        assert done >= released["at"], f"{step} did not wait for the run holding the item's lock"
+    assert (final / "metrics.json").is_file()

@@ -192,3 +192,14 @@ def test_an_addresses_credentials_are_never_printed_nor_recorded():
 
     assert redact("https://user:secret@host/x and http://h/y") == "https://<credentials>@host/x and http://h/y"
     assert "secret" not in str(FetchError("check the data mirror in force (https://u:secret@127.0.0.1:9/x)"))
+
+
+def test_a_cap_far_beyond_memory_reads_only_what_the_file_holds(tmp_path, monkeypatch):
+    """REPRO_DPADMM_MAX_FILE_MB=1e30 (the errors invite raising it): the read allocates the file's bytes, not the
+    cap's (fh.read(cap + 1) raised MemoryError before reading a byte)."""
+    from repro_dpadmm import safeload
+
+    monkeypatch.setenv("REPRO_DPADMM_MAX_FILE_MB", "1e30")
+    path = tmp_path / "a.json"
+    path.write_text('{"a": 1}')
+    assert safeload.load_json(path) == {"a": 1}

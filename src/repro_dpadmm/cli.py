@@ -212,7 +212,7 @@ def cmd_run(args) -> int:
         print(f"repro-dpadmm: {exc}", file=sys.stderr)
         return 3
     shown = out_dir.relative_to(root) if out_dir.is_relative_to(root) else out_dir
-    print(f"{args.paper}/{args.item}: {metrics.get('status')} ({metrics.get('wall_time_s')} s) -> {shown}")
+    print(f"{args.paper}/{args.item}: {metrics.get('status')} ({metrics.get('wall_time_s')} s) -> {printable(shown)}")
     if metrics.get("status") == "not run" and metrics.get("reason"):   # why, not only that: the reason names the fix
         print(f"  why: {safeload.printable(str(metrics['reason']))}")
     if args.run_name is not None:  # the what-if run's own report: its claims judged on its numbers
@@ -332,16 +332,35 @@ def cmd_part(args) -> int:
     parts.check_key(args.paper, args.item, args.key, params)  # before any work: the key, and what is allowed
     _check_cost(args.paper, args.item, params, args.yes)
     out = Path(args.out) if args.out else parts.part_path(args.paper, args.item, args.key)
+    _check_out_file(out, ".pkl", lambda head: head.startswith(parts.SIGNED), "part")
     needed = params.get("datasets", [])
     status = {name: is_available(name, project_root()) for name in needed}
     if needed and not any(ok for ok, _ in status.values()):  # the item itself will say "not run" (runner.run_item)
         parts.write_part(out, parts.record(args.key, params, status="not run"))
-        print(f"{args.paper}/{args.item} part {args.key}: not run (datasets unavailable) -> {out}")
+        print(f"{args.paper}/{args.item} part {args.key}: not run (datasets unavailable) -> {printable(out)}")
         return 0
     record = parts.run_part(args.paper, args.item, args.key, params)
     parts.write_part(out, record)
-    print(f"{args.paper}/{args.item} part {args.key}: {record['wall_time_s']:.1f} s -> {out}")
+    print(f"{args.paper}/{args.item} part {args.key}: {record['wall_time_s']:.1f} s -> {printable(out)}")
     return 0
+
+
+def _check_out_file(out: Path, suffix: str, ours, kind: str) -> None:
+    """Before any work: `--out` names a file of `suffix` that is absent or one this package wrote (`ours` reads its
+    first bytes); never a folder, never a user's file, which the atomic write would replace."""
+    if out.is_dir():
+        raise ValueError(f"--out {printable(out)} is a folder; give the {kind} file's path")
+    if out.suffix != suffix:
+        raise ValueError(f"--out {printable(out)}: a {kind} file's name ends in {suffix}")
+    if out.exists() or out.is_symlink():
+        try:
+            with open(out, "rb") as fh:
+                head = fh.read(4096) if out.is_file() and not out.is_symlink() else b""
+        except OSError:
+            head = b""
+        if not ours(head):
+            raise ValueError(f"--out {printable(out)} exists and is not a {kind} file of repro-dpadmm; it is never "
+                             "replaced: move it away or give another path")
 
 
 def cmd_frontier_job(args) -> int:
@@ -359,11 +378,12 @@ def cmd_frontier_job(args) -> int:
         params = config.item_params(bf.PAPER, bf.ITEM, *_from_cwd(args.configfile))
     bf.check_job(args.method, args.level, params)
     out = Path(args.out or bf.job_path(f"results/{bf.PAPER}/{bf.ITEM}", args.method, args.level))
+    _check_out_file(out, ".json", lambda head: head.lstrip().startswith(b"{") and b'"method"' in head, "job")
     ok, reason = is_available(bf.DATASET)
     if not ok:  # recorded, not an error: the item then says "not run" (runner.run_item)
         bf.write_job({"method": args.method, "level": args.level, "status": "not run",
                       "reason": f"dataset unavailable: {reason.splitlines()[0] if reason else bf.DATASET}"}, out)
-        print(f"{args.method}/{args.level}: not run ({bf.DATASET} unavailable) -> {out}")
+        print(f"{args.method}/{args.level}: not run ({bf.DATASET} unavailable) -> {printable(out)}")
         return 0
     job = bf.run_job(args.method, args.level, params)
     bf.write_job(job, out)
@@ -371,7 +391,7 @@ def cmd_frontier_job(args) -> int:
     cal = job.get("calibration", {})
     noise = f", {cal['noise_name']} = {cal['noise']:.4g}" if cal else ""
     print(f"{args.method}/{args.level}: test error {err:.4f} over {job['repeats']} repeats{noise} "
-          f"({job['wall_time_s']:.1f} s) -> {out}")
+          f"({job['wall_time_s']:.1f} s) -> {printable(out)}")
     return 0
 
 
@@ -596,6 +616,11 @@ def main(argv=None) -> int:
         text = exc.args[0] if isinstance(exc, KeyError) and len(exc.args) == 1 and isinstance(exc.args[0], str) else exc
         print(f"repro-dpadmm: error: {_printable_lines(text)}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the reader of the output went away (`| head`): stop quietly, as command-line tools do on SIGPIPE; stdout
+        # points at nothing from here on, so Python's own flush at exit cannot fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13
     except OSError as exc:
         if not exc.filename:   # not about a path the command was given or made: a defect, with its traceback
             raise

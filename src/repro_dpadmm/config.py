@@ -12,6 +12,7 @@ import copy
 import functools
 import json
 import math
+import os
 import re
 from pathlib import Path
 
@@ -309,14 +310,17 @@ def read_config_file(path: str | Path) -> dict:
         raise ConfigError(f"config file {path} does not exist (relative paths are read from {Path.cwd()})")
     try:   # NaN and infinity pass here: the schema refuses them naming the key and what is allowed
         data = safeload.load_yaml(path, expect=dict, finite=False)
-    except safeload.LoadError as exc:
-        raise ConfigError(f"config file {exc}") from None
+    except safeload.LoadError as exc:   # about the file, or about the size cap the environment sets
+        raise ConfigError(str(exc) if exc.source == safeload.MAX_BYTES_ENV else f"config file {exc}") from None
     return data or {}
 
 
 def load(*overrides: str | Path, root: Path | None = None) -> dict:
     """config/config.yaml merged with each override file in turn (relative to the working directory), validated."""
     root = root or project_root()
+    if not (root / "config/config.yaml").exists() and os.environ.get("REPRO_DPADMM_ROOT"):
+        raise ConfigError(f"REPRO_DPADMM_ROOT={os.environ['REPRO_DPADMM_ROOT']} has no config/config.yaml: it must "
+                          "name the project's root (the checkout's top folder)")
     config = read_config_file(root / "config/config.yaml")
     for path in overrides:
         config = deep_merge(config, read_config_file(path))

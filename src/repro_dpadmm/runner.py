@@ -40,6 +40,7 @@ from .experiments.common import write_metrics
 from .experiments.progress import COST_ENV
 from .paths import SETTINGS, project_root
 from .registry import notebook_path
+from .staging import item_lock  # noqa: F401  (the lock a run holds; tests and the workflow's helpers use it here)
 from .staging import (METRICS, check_collisions, check_item_folder, clear_incomplete, commit, new_stage, own_folder,
                       remove_outputs, settings_record, stage_parent, write_settings)
 
@@ -224,13 +225,6 @@ def run_outputs(item: str) -> list[str]:
     return [METRICS, SETTINGS, f"{item}.html", f"{item}.ipynb"]
 
 
-def item_lock(paper: str, item: str, out_dir: Path, wait: bool = True, own: bool = True):
-    """The lock one run of an item holds: `.<folder>.lock` beside an item's own folder of results/, inside any other
-    output folder (`staging.stage_parent`; locks.held)."""
-    return locks.held(stage_parent(out_dir, own) / f".{out_dir.name}.lock", f"item {paper}/{item} ({out_dir})",
-                      wait=wait)
-
-
 def run_item(paper: str, item: str, params: dict, out_dir: str | Path, *, root: Path | None = None,
              run_name: str | None = None, wait: bool = True) -> dict:
     """Run one item into `out_dir` (relative: below the project root); return its metrics. `run_name` names a
@@ -255,6 +249,8 @@ def run_item(paper: str, item: str, params: dict, out_dir: str | Path, *, root: 
 def _run_locked(paper: str, item: str, params: dict, out_dir: Path, notebook: Path, root: Path,
                 run_name: str | None, legacy_all: bool) -> dict:
     """run_item's work, done while holding the item's lock (`legacy_all`: `out_dir` is an item's own folder)."""
+    # again under the lock: a run of another item into the same --out-dir may have committed while this one waited
+    check_item_folder(out_dir, root, paper, item)
     clear_incomplete(out_dir, item, legacy_all)
     # the names every run writes, checked before any work (figures are checked again when the run is committed)
     check_collisions(out_dir, item, run_outputs(item), legacy_all)

@@ -91,6 +91,19 @@ def max_yaml_bytes() -> int:
     return max_bytes() if os.environ.get(MAX_BYTES_ENV) else MAX_YAML_BYTES
 
 
+def _read_at_most(fh, n: int, chunk: int = 1 << 20) -> bytes:
+    """Up to `n` bytes of `fh`, read in chunks: fh.read(n) would allocate all of a large cap (the environment may
+    set it far beyond the machine's memory) before reading a byte."""
+    parts, got = [], 0
+    while got < n:
+        part = fh.read(min(chunk, n - got))
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
+
+
 def read_text(path: str | Path, limit: int | None = None) -> str:
     """The UTF-8 text of a file no larger than `limit` bytes (default: max_bytes()), checked before reading."""
     path = Path(path)
@@ -101,7 +114,7 @@ def read_text(path: str | Path, limit: int | None = None) -> str:
             if size > limit:
                 raise LoadError(path, f"{size:,} bytes, more than the {limit:,} allowed "
                                       f"(set {MAX_BYTES_ENV} to allow more)")
-            data = fh.read(limit + 1)
+            data = _read_at_most(fh, limit + 1)
     except OSError as exc:
         raise LoadError(path, f"cannot be read ({exc.strerror or exc})") from None
     if len(data) > limit:   # grew while being read (a FIFO, a file being written)

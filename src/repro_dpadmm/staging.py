@@ -87,6 +87,14 @@ def clear_incomplete(out_dir: Path, item: str, legacy_all: bool = True) -> None:
         remove_outputs(out_dir, item, legacy_all)
 
 
+def item_lock(paper: str, item: str, out_dir: Path, wait: bool = True, own: bool = True):
+    """The lock one run of an item holds: `.<folder>.lock` beside an item's own folder of results/, inside any other
+    output folder (`stage_parent`; locks.held). A notebook run by hand takes it while it clears and while it commits
+    (experiments.common), so neither interleaves with a run's."""
+    return locks.held(stage_parent(out_dir, own) / f".{out_dir.name}.lock", f"item {paper}/{item} ({out_dir})",
+                      wait=wait)
+
+
 def check_collisions(out_dir: Path, item: str, names, legacy_all: bool = True) -> None:
     """OutDirError when an output folder other than the item's own (`legacy_all` False: an `--out-dir`) holds an
     entry of one of `names` that no run of this item wrote: a user's file is never replaced by a run's output."""

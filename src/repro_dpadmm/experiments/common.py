@@ -36,7 +36,9 @@ def setup_item(paper: str, item: str, params: dict | None = None, out_dir: str |
         settings = staging.read_settings(out)
     else:
         final = results_dir() / paper / item
-        staging.clear_incomplete(final, item)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        with staging.item_lock(paper, item, final):   # never while a run of the item (runner) clears or commits
+            staging.clear_incomplete(final, item)
         out = staging.new_stage(final, item)
         _BY_HAND[out.resolve()] = (final, item)
         settings = staging.settings_record(paper, item, params, by_hand=True)
@@ -139,7 +141,8 @@ def write_metrics(out_dir: str | Path, metrics: dict, *, status: str = "ok", rea
     by_hand = _BY_HAND.pop(out_dir.resolve(), None)
     if by_hand is not None:  # a notebook run by hand: its staged outputs replace the item's, metrics.json last
         final, item = by_hand
-        staging.commit(out_dir, final, item)
+        with staging.item_lock(final.parent.name, item, final):   # after a run of the item that is under way
+            staging.commit(out_dir, final, item)
         shutil.rmtree(out_dir, ignore_errors=True)
         path = final / "metrics.json"
         print(f"outputs committed to {_relative(final)}")
