@@ -474,10 +474,11 @@ def test_a_bundle_name_with_control_characters_is_refused(run, tmp_path, name):
     assert not (tmp_path / "out").exists()
 
 
-def test_a_bundle_inside_results_is_refused(run):
-    with pytest.raises(BundleError, match="lies in the project's results/"):
-        make_bundle(run / "results" / "inner.tar.gz", root=run)
-    assert not (run / "results" / "inner.tar.gz").exists()
+@pytest.mark.parametrize("folder", ["results", "logs", "config"])
+def test_a_bundle_inside_a_folder_a_bundle_packs_is_refused(run, folder):
+    with pytest.raises(BundleError, match=f"lies in the project's {folder}/"):
+        make_bundle(run / folder / "inner.tar.gz", root=run)
+    assert not (run / folder / "inner.tar.gz").exists()
 
 
 def test_a_result_file_whose_name_the_re_judge_refuses_is_named_before_bundling(run, tmp_path):

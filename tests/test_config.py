@@ -101,3 +101,14 @@ def test_a_misspelt_key_is_one_line_with_did_you_mean():
     bad = config.deep_merge(config.load(), {"papers": {"huang2019_dpadmm": {"fig3": {"repeatz": 2}}}})
     (msg,) = config.errors(bad)
     assert msg.startswith("papers.huang2019_dpadmm.fig3.repeatz: unknown key (did you mean 'repeats'?)")
+
+
+def test_an_integer_beyond_64_bits_from_any_path_is_named_by_the_config_check():
+    """A `--config seed=<23 digits>` reaches the workflow as a Python int the schema accepts; every job's --params
+    would refuse it, so the config check names it first."""
+    from repro_dpadmm.config import errors, load
+
+    cfg = load()
+    cfg["seed"] = 10**22
+    assert any(m.startswith("seed: the integer 100000000000... (23 digits) is outside the 64-bit range")
+               for m in errors(cfg))

@@ -338,9 +338,10 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
                           "with '.' (it names the bundle's top folder)")
     if safeload.printable(top) != top:   # the re-judge refuses control characters in member names
         raise BundleError(f"bundle name {safeload.printable(out.name)!r} holds control or invisible characters")
-    if out.resolve().is_relative_to((root / "results").resolve()):   # the next bundle would pack this one
-        raise BundleError(f"{out} lies in the project's results/, which a bundle packs: give a path outside it "
-                          "(default: bundles/)")
+    packed = next((folder for folder, _ in CONTENT if out.resolve().is_relative_to((root / folder).resolve())), None)
+    if packed is not None:   # the next bundle would pack this one
+        raise BundleError(f"{safeload.printable(out)} lies in the project's {packed}/, which a bundle packs: give a "
+                          "path outside it (default: bundles/)")
     limits = Limits.from_env()
     rels = _member_files(root, with_whatif)
     odd = [safeload.printable(r) for r in rels if safeload.printable(r) != r]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import platform
 import re
 import sys
@@ -456,7 +457,7 @@ def cmd_bundle(args) -> int:
         print(f"repro-dpadmm: error: {exc}", file=sys.stderr)
         return 2
     print(f"bundle: {printable(path)} ({path.stat().st_size / 1e6:.1f} MB); "
-          f"re-judge it with: repro-dpadmm report --results {printable(path)}")
+          f"re-judge it with: repro-dpadmm report --results {printable(shlex.quote(str(path)))}")
     return 0
 
 

@@ -172,7 +172,10 @@ def errors(config: dict, root: Path | None = None) -> list[str]:
     found = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
     msgs = list(dict.fromkeys(m for e in found if not _spurious(e, sch) for m in _describe(_leaf(e), sch)))
     papers = config.get("papers") if isinstance(config, dict) else None
-    return msgs + registry.config_errors(papers or {}, root)
+    # what a value must be wherever it comes from (a 23-digit seed from `--config` passes the schema, and every job
+    # would refuse it); NaN and infinities are the schema's to name, with the key's allowed range
+    beyond = safeload.value_problem(config, finite=False)
+    return ([beyond] if beyond else []) + msgs + registry.config_errors(papers or {}, root)
 
 
 def validate(config: dict, root: Path | None = None) -> dict:

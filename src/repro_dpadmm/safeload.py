@@ -197,6 +197,15 @@ def _walk(value, max_depth: int, finite: bool = True):
     return None, "", None
 
 
+def value_problem(value, finite: bool = True) -> str:
+    """Why an already parsed value (a config Snakemake read itself, `--config`) breaks the limits of this module:
+    its depth or an integer beyond 64 bits (and, with `finite`, NaN or an infinity), naming the key ('' if none)."""
+    where, why, _ = _walk(value, MAX_DEPTH, finite)
+    if where is None:
+        return ""
+    return f"{'.'.join(map(str, where)) or '(top)'}: {why}"
+
+
 def _path_text(path) -> str:
     text = ".".join(map(str, path)) or "top level"
     return text if len(text) <= 80 else text[:77] + "..."

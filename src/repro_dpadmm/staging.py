@@ -282,10 +282,11 @@ class OutDirError(ValueError):
 def _check_folder_path(out_dir: Path, shown: str, root: Path | None) -> None:
     """OutDirError when `out_dir` is a file, or lies below one (it could never be made)."""
     if out_dir.exists() and not out_dir.is_dir():
-        raise OutDirError(f"--out-dir {shown} is a file, not a folder")
+        raise OutDirError(f"the output folder {shown} is a file, not a folder")
     above = next((p for p in out_dir.parents if p.exists() or p.is_symlink()), None)
     if above is not None and not above.is_dir():
-        raise OutDirError(f"--out-dir {shown} lies below {_shown_path(above, root)}, which is a file, not a folder")
+        raise OutDirError(f"the output folder {shown} lies below {_shown_path(above, root)}, which is a file, not a "
+                          "folder")
 
 
 def _shown_path(path: Path, root: Path | None) -> str:
