@@ -490,3 +490,22 @@ def test_a_result_file_whose_name_the_re_judge_refuses_is_named_before_bundling(
         assert not (tmp_path / "b.tar.gz").exists()
     finally:
         odd.unlink()
+
+
+def test_an_out_that_cannot_be_written_is_named_by_its_own_path(run, tmp_path):
+    (tmp_path / "afile").write_text("mine")
+    with pytest.raises(BundleError, match="lies below .*afile, which is a file, not a folder"):
+        make_bundle(tmp_path / "afile" / "b.tar.gz", root=run)
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        import os
+
+        if os.access(ro, os.W_OK):   # as root every folder is writable: /proc's is not
+            ro = Path("/proc")
+        with pytest.raises(BundleError, match=r"cannot write .*b\.tar\.gz: ") as exc:
+            make_bundle(ro / "b.tar.gz", root=run)
+        assert ".bundle-" not in str(exc.value)
+    finally:
+        (tmp_path / "ro").chmod(0o700)

@@ -137,7 +137,8 @@ def test_a_not_run_item_says_why_on_the_terminal(monkeypatch, tmp_path, capsys):
     assert "not run" in out and "why: dataset unavailable (adult: build it\\x1b[2J)" in out
 
 
-@pytest.mark.parametrize("var, value", [("REPRO_DPADMM_MAX_FILE_MB", "lots"), ("REPRO_DPADMM_BUNDLE_MAX_FILES", "0.5")])
+@pytest.mark.parametrize("var, value", [("REPRO_DPADMM_MAX_FILE_MB", "lots"), ("REPRO_DPADMM_BUNDLE_MAX_FILES", "0.5"),
+                                        ("REPRO_DPADMM_MAX_FILE_MB", "1e-9"), ("REPRO_DPADMM_BUNDLE_MAX_FILE_MB", "1e-9")])
 def test_a_bad_size_cap_is_one_error_naming_it_before_any_work(monkeypatch, tmp_path, capsys, var, value):
     monkeypatch.setenv(var, value)
     assert main(["report", "--out-dir", str(tmp_path / "r")]) == 2

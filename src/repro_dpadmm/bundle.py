@@ -197,6 +197,8 @@ class Limits:
                 raise BundleError(f"{var} must be a positive number, got {text!r}")
             if name == "members" and number != int(number):
                 raise BundleError(f"{var} must be a whole number of files, got {text!r}")
+            if name.endswith("bytes") and number * 2**20 < 1:
+                raise BundleError(f"{var} must allow at least one byte (it is in MiB), got {text!r}")
             values[name] = int(number * 2**20) if name.endswith("bytes") else \
                 (int(number) if name == "members" else number)
         return cls(**values)
@@ -352,7 +354,17 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
     if too_large:
         more = [f"... and {len(too_large) - 10:,} more"] if len(too_large) > 10 else []
         raise BundleError(f"{out.name} would be refused by its own re-judge:\n  " + "\n  ".join(too_large[:10] + more))
-    out.parent.mkdir(parents=True, exist_ok=True)
+    above = next((p for p in out.parents if p.exists() or p.is_symlink()), None)
+    if above is not None and not above.is_dir():
+        raise BundleError(f"{safeload.printable(out)} lies below {safeload.printable(above)}, which is a file, not a "
+                          "folder")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        probe = locks.owned_dir(out.parent, STAGE_PREFIX)   # can a folder be made beside it (where it is staged)?
+        probe.rmdir()
+    except OSError as exc:   # named by the bundle's path, not by the staging folder the package would make there
+        raise BundleError(f"cannot write {safeload.printable(out)}: {exc.strerror or exc} in "
+                          f"{safeload.printable(out.parent)}") from None
     # the staging folder is named by its process (locks.owned_dir) and removed on every exit, SIGTERM and SIGHUP
     # included (locks.signals_raise); one left by a killed bundle (SIGKILL, power loss) is swept by the next bundle
     # made in the same folder once its process is gone (a name that records no owner is never ours to remove)

@@ -81,8 +81,8 @@ def max_bytes() -> int:
         mb = float(value)
     except ValueError:
         mb = float("nan")
-    if not (math.isfinite(mb) and mb > 0):
-        raise LoadError(MAX_BYTES_ENV, f"must be a positive number of MiB, got {value!r}")
+    if not (math.isfinite(mb) and mb * 2**20 >= 1):
+        raise LoadError(MAX_BYTES_ENV, f"must be a positive number of MiB (at least one byte), got {value!r}")
     return min(int(mb * 2**20), sys.maxsize // 4)   # "no limit" in practice; a read size must stay a C ssize_t
 
 
