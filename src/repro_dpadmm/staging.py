@@ -391,8 +391,9 @@ def check_report_folder(out_dir: Path, *, kind: str, source: str | None = None, 
         raise OutDirError(f"--out-dir {shown} is a folder that holds other files and no report; a report never "
                           "writes into (or deletes from) a folder it did not create: give a new or empty folder")
     if mark is not None and mark.get("kind") != kind and "rejudged" in (kind, mark.get("kind")):
-        raise OutDirError(f"--out-dir {shown} holds a {mark.get('kind')} report, not a re-judged bundle's; give "
-                          "another folder")
+        what = {"rejudged": "a re-judged bundle's report", "whatif": "a what-if run's report"}
+        raise OutDirError(f"--out-dir {shown} holds {what.get(mark.get('kind'), 'a project report')}, and this is "
+                          f"{what.get(kind, 'a project report')}; give another folder")
 
 
 def report_stage(out_dir: Path) -> Path:
