@@ -12,7 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from . import registry, safeload
-from .safeload import printable
+from .safeload import printable, redact
 from .provenance import package_versions
 
 WHATIF = "results/whatif"  # what-if runs: results/whatif/<name>/<paper>/<item>/, and their report in .../<name>/report/
@@ -20,7 +20,7 @@ REJUDGED = "results/rejudged"  # re-judged bundles: results/rejudged/<bundle nam
 
 
 def cmd_info(args) -> int:
-    from .datasets.fetch import cache_status, redact, resolve_mirror
+    from .datasets.fetch import cache_status, resolve_mirror
     from .paths import project_root
 
     root = project_root()

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import secrets
 import shutil
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from .. import locks, safeload
+from ..safeload import redact
 from ..paths import raw_dir
 from . import verify
 from .capped import copy_capped
@@ -55,15 +55,6 @@ def _pooch():
 
     pooch.get_logger().setLevel("WARNING")
     return pooch
-
-
-# The user:password part of an address (https://user:secret@host/...): never printed, recorded or bundled.
-_USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
-
-
-def redact(text) -> str:
-    """`text` with the credentials of every address in it replaced by `<credentials>`."""
-    return _USERINFO.sub("<credentials>@", str(text))
 
 
 class FetchError(RuntimeError):

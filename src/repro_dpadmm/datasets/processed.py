@@ -20,7 +20,8 @@ import numpy as np
 from .. import locks, safeload
 from ..paths import processed_dir, raw_dir
 from . import adult, bio, libsvm
-from .fetch import FetchError, fetch, local_state, offline, redact, resolve_mirror, sha256sum, sources
+from ..safeload import redact
+from .fetch import FetchError, fetch, local_state, offline, resolve_mirror, sha256sum, sources
 from .registry import RAW_FILES, dataset
 
 DEFAULT_OPTIONS = {
