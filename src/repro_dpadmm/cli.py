@@ -75,7 +75,8 @@ def cmd_data_build(args) -> int:
     dataset(args.name)  # an unknown name is an error before anything is fetched
     options = config.parse_json(args.options, "--options") if args.options else {}
     config.validate({"seed": 0, "datasets": {args.name: options}, "papers": {}})
-    attempt = config.parse_json(args.attempt, "--attempt") if args.attempt else None
+    # no schema checks --attempt: NaN or Infinity written into the sidecar would make it unreadable
+    attempt = config.parse_json(args.attempt, "--attempt", finite=True) if args.attempt else None
     sidecar = build(args.name, mirror=args.mirror or None, options=options, attempt_state=attempt)
     if sidecar.get("kept"):
         print(f"{args.name}: not rebuilt; {_printable_lines(sidecar['kept'])}", file=sys.stderr)

@@ -273,3 +273,19 @@ def test_mirror_flag_wins_over_the_environment(tiny, monkeypatch):
 
     monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tiny.root))
     assert main(["data", "fetch", "bio_train", "--mirror", str(tiny.mirror)]) == 0
+
+
+@pytest.mark.parametrize("state", ['{"a": NaN}', '{"local": {"x": [Infinity]}}', '{"a": 1e400}'])
+def test_data_build_refuses_a_non_finite_attempt_state_before_any_work(tiny, monkeypatch, capsys, state):
+    """--attempt is recorded in the sidecar as given, and no schema checks it: NaN or Infinity there would make the
+    new sidecar unreadable, so it is refused as --options is, before anything is fetched or written."""
+    from repro_dpadmm.cli import main
+    from repro_dpadmm.datasets import processed
+
+    tiny.root.mkdir()
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tiny.root))
+    monkeypatch.setattr(processed, "fetch", lambda *a, **k: pytest.fail("fetched despite a bad --attempt"))
+    assert main(["data", "build", "bio_train", "--mirror", str(tiny.mirror), "--attempt", state]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("repro-dpadmm: error: --attempt") and "not a finite number" in err
+    assert not tiny.processed.exists()
