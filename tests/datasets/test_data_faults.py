@@ -233,6 +233,27 @@ def test_a_rebuild_that_cannot_fetch_keeps_a_whole_earlier_build_and_removes_a_d
     assert not (tiny.processed / "gisette.npz").exists()
 
 
+def test_a_rebuild_with_other_options_that_cannot_fetch_keeps_the_earlier_build_saying_so(tiny, capsys, monkeypatch):
+    """A what-if rebuild (`data build --options ...`) whose files cannot be had keeps the verified earlier build
+    whatever options it was built with: its npz stays, the sidecar keeps the options it was built with and says the
+    others were asked for; the command says it was not rebuilt."""
+    first = build("bio_train", mirror=str(tiny.mirror), root=tiny.root, options={"split_seed": 0})
+    assert first["available"] and first["options"] == {"split_seed": 0}
+    (tiny.raw / ARCHIVE).unlink()
+    (tiny.mirror / ARCHIVE).unlink()
+    kept = build("bio_train", mirror=str(tiny.mirror), root=tiny.root, options={"split_seed": 7})
+    assert kept["available"] and kept["npz"] == first["npz"] and kept["options"] == {"split_seed": 0}
+    assert 'built with the options {"split_seed": 0}, not the {"split_seed": 7} asked for' in kept["kept"]
+    assert is_available("bio_train", tiny.root) == (True, "")
+    from repro_dpadmm.cli import main
+
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tiny.root))
+    assert main(["data", "build", "bio_train", "--mirror", str(tiny.mirror), "--options", '{"split_seed": 3}']) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("bio_train: not rebuilt;") and '{"split_seed": 3} asked for' in err
+    assert (tiny.processed / "bio_train.npz").is_file()
+
+
 def test_attempt_state_retries_a_failure_only_when_something_changed(tiny):
     """The rule's params: stable while nothing changes, different once the mirror is fixed or another is set."""
     (tiny.mirror / TEST).unlink()
