@@ -39,12 +39,11 @@ def cmd_info(args) -> int:
 
 
 def cmd_data_list(args) -> int:
-    from .datasets import DATASETS, is_available
+    from .datasets import DATASETS
+    from .datasets.processed import state as dataset_state
 
     for name, spec in DATASETS.items():
-        ok, reason = is_available(name)
-        state = ("available" if ok else "not built" if "does not exist" in reason
-                 else "damaged" if f"{name}.npz" in reason else "unavailable")
+        state, _ = dataset_state(name)
         print(f"{name:16s} {state:12s} {', '.join(spec.papers):40s} {spec.description}")
     return 0
 

@@ -310,3 +310,20 @@ def test_data_build_refuses_a_non_finite_attempt_state_before_any_work(tiny, mon
     err = capsys.readouterr().err
     assert err.startswith("repro-dpadmm: error: --attempt") and "not a finite number" in err
     assert not tiny.processed.exists()
+
+
+def test_data_list_says_damaged_for_an_unreadable_sidecar(tiny, capsys, monkeypatch):
+    """A sidecar that is not valid JSON is "damaged" (rebuild it), as a damaged npz is, not "unavailable" (which says
+    its build could not have the files); a missing one is "not built"."""
+    from repro_dpadmm.cli import main
+
+    build("gisette", mirror=str(tiny.mirror), root=tiny.root)
+    build("bio_train", mirror=str(tiny.mirror), root=tiny.root)
+    (tiny.processed / "gisette.json").write_text("{")
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tiny.root))
+    assert main(["data", "list"]) == 0
+    states = {ln.split()[0]: ln.split()[1:3] for ln in capsys.readouterr().out.splitlines()}
+    assert states["gisette"][0] == "damaged" and states["bio_train"][0] == "available"
+    assert states["a9a"] == ["not", "built"]
+    ok, why = is_available("gisette", tiny.root)
+    assert not ok and "gisette.json:1: not valid JSON" in why and "repro-dpadmm data build gisette" in why

@@ -218,16 +218,24 @@ def npz_problem(name: str, meta: dict, root: Path | None = None) -> str:
     return f"{path}: member {bad} is corrupted; {fix}" if bad else ""
 
 
-def is_available(name: str, root: Path | None = None) -> tuple[bool, str]:
-    """(True, '') when the sidecar says available and the npz is intact; else (False, why)."""
+def state(name: str, root: Path | None = None) -> tuple[str, str]:
+    """(state, why) of a processed dataset: 'available' (why is ''), 'not built' (no sidecar), 'damaged' (a sidecar
+    that cannot be read, or an npz that no longer matches it) or 'unavailable' (its build could not have the files)."""
     try:
         meta = sidecar(name, root)
     except FileNotFoundError as exc:
-        return False, str(exc)
+        return ("damaged" if (processed_dir(root) / f"{name}.json").is_file() else "not built"), str(exc)
     if not meta.get("available"):
-        return False, meta.get("reason", "") or "unavailable"
+        return "unavailable", meta.get("reason", "") or "unavailable"
     problem = npz_problem(name, meta, root)
-    return (not problem), problem
+    return ("damaged", problem) if problem else ("available", "")
+
+
+def is_available(name: str, root: Path | None = None) -> tuple[bool, str]:
+    """(True, '') when the sidecar says available and the npz is intact; else (False, why): a sidecar that cannot
+    be read makes its dataset unavailable (its items run the other datasets), never an error."""
+    what, why = state(name, root)
+    return what == "available", why
 
 
 def load(name: str, root: Path | None = None) -> dict[str, np.ndarray]:
