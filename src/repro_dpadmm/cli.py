@@ -573,10 +573,14 @@ def _cpu_seconds() -> float:
 
 
 def _check_environment(args) -> None:
-    """The package's size caps from the environment, read once before any work: a bad value is one error naming its
-    variable, not one per file it would have capped (the bundle caps only where bundles are read or made: importing
-    bundle.py costs a job's start-up about 80 ms)."""
+    """The package's size caps (and the data commands' fetch deadline) from the environment, read once before any
+    work: a bad value is one error naming its variable, not one per file it would have capped (the bundle caps only
+    where bundles are read or made: importing bundle.py costs a job's start-up about 80 ms)."""
     safeload.max_bytes()
+    if args.func in (cmd_data_fetch, cmd_data_build):
+        from .datasets.fetch import deadline_override
+
+        deadline_override()
     if args.func in (cmd_report, cmd_bundle):
         from .bundle import Limits
 

@@ -4,8 +4,8 @@ cleanup when a process is stopped.
 Snakemake and a run by hand, or two `repro-dpadmm data build` calls, may work on the same files at once.
 
 * `held(lock_file, what)`: an exclusive lock (fcntl.flock) for the duration of a block. The lock file records the
-  holder (pid, host, start time, command, with any address's user:password redacted), so that a second process waits for it saying whom it waits for, or
-  (wait=False) refuses naming it. The lock is the kernel's: it ends with the process however the process ends, so a
+  holder (pid, host, start time, command, any address's user:password redacted), so that a second process waits
+  for it saying whom it waits for, or (wait=False) refuses naming it. The lock is the kernel's: it ends with the process however the process ends, so a
   killed run never leaves a stale lock. Lock files stay in place (removing one would let a third process lock a new
   file while the second still waits on the old one); they are hidden files, which bundles leave out.
 * `owned_dir(parent, prefix)`: a temporary folder whose name says which process made it (`<prefix><pid>@<host>.`),
