@@ -185,3 +185,25 @@ def test_item_lock_lives_beside_the_item_folder_and_is_hidden(tmp_path):
         assert (tmp_path / "results/p/.item.lock").is_file()
         assert json.loads((tmp_path / "results/p/.item.lock").read_text())["pid"] == os.getpid()
     assert STAGING.startswith(".")
+
+
+def test_a_lock_never_records_nor_shows_a_mirror_password(tmp_path):
+    """The lock records the holder's command line, which may hold `--mirror http://user:password@host/`: the
+    record on disk and the line of a process waiting for it show `<credentials>` instead."""
+    lock = tmp_path / "resources/processed/.a8a.lock"
+    code = ("import sys, time; from repro_dpadmm import locks\n"
+            "with locks.held(sys.argv[1], 'dataset a8a'):\n    print('held', flush=True); time.sleep(1.5)")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(lock), "--mirror", "http://alice:s3cr3tpw@127.0.0.1:9/"],
+                            stdout=subprocess.PIPE, text=True)
+    lines = []
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        record = lock.read_text()
+        with locks.held(lock, "dataset a8a", log=lines.append):
+            pass
+    finally:
+        proc.wait()
+    assert "s3cr3tpw" not in record and "alice" not in record
+    assert "--mirror http://<credentials>@127.0.0.1:9/" in json.loads(record)["command"]
+    assert len(lines) == 1 and "waiting for the run by" in lines[0]
+    assert "s3cr3tpw" not in lines[0] and "http://<credentials>@127.0.0.1:9/" in lines[0]

@@ -13,7 +13,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from . import registry, safeload
-from .safeload import printable
+from .safeload import printable, redact
 from .provenance import package_versions
 
 WHATIF = "results/whatif"  # what-if runs: results/whatif/<name>/<paper>/<item>/, and their report in .../<name>/report/
@@ -21,7 +21,7 @@ REJUDGED = "results/rejudged"  # re-judged bundles: results/rejudged/<bundle nam
 
 
 def cmd_info(args) -> int:
-    from .datasets.fetch import cache_status, redact, resolve_mirror
+    from .datasets.fetch import cache_status, resolve_mirror
     from .paths import project_root
 
     root = project_root()
@@ -40,12 +40,11 @@ def cmd_info(args) -> int:
 
 
 def cmd_data_list(args) -> int:
-    from .datasets import DATASETS, is_available
+    from .datasets import DATASETS
+    from .datasets.processed import state as dataset_state
 
     for name, spec in DATASETS.items():
-        ok, reason = is_available(name)
-        state = ("available" if ok else "not built" if "does not exist" in reason
-                 else "damaged" if f"{name}.npz" in reason else "unavailable")
+        state, _ = dataset_state(name)
         print(f"{name:16s} {state:12s} {', '.join(spec.papers):40s} {spec.description}")
     return 0
 
@@ -76,7 +75,8 @@ def cmd_data_build(args) -> int:
     dataset(args.name)  # an unknown name is an error before anything is fetched
     options = config.parse_json(args.options, "--options") if args.options else {}
     config.validate({"seed": 0, "datasets": {args.name: options}, "papers": {}})
-    attempt = config.parse_json(args.attempt, "--attempt") if args.attempt else None
+    # no schema checks --attempt: NaN or Infinity written into the sidecar would make it unreadable
+    attempt = config.parse_json(args.attempt, "--attempt", finite=True) if args.attempt else None
     sidecar = build(args.name, mirror=args.mirror or None, options=options, attempt_state=attempt)
     if sidecar.get("kept"):
         print(f"{args.name}: not rebuilt; {_printable_lines(sidecar['kept'])}", file=sys.stderr)
@@ -594,10 +594,14 @@ def _cpu_seconds() -> float:
 
 
 def _check_environment(args) -> None:
-    """The package's size caps from the environment, read once before any work: a bad value is one error naming its
-    variable, not one per file it would have capped (the bundle caps only where bundles are read or made: importing
-    bundle.py costs a job's start-up about 80 ms)."""
+    """The package's size caps (and the data commands' fetch deadline) from the environment, read once before any
+    work: a bad value is one error naming its variable, not one per file it would have capped (the bundle caps only
+    where bundles are read or made: importing bundle.py costs a job's start-up about 80 ms)."""
     safeload.max_bytes()
+    if args.func in (cmd_data_fetch, cmd_data_build):
+        from .datasets.fetch import deadline_override
+
+        deadline_override()
     if args.func in (cmd_report, cmd_bundle):
         from .bundle import Limits
 

@@ -341,11 +341,11 @@ def item_params(paper: str, item: str, *overrides: str | Path, root: Path | None
     return {**params, "seed": config["seed"]}
 
 
-def parse_json(text: str, what: str) -> dict:
+def parse_json(text: str, what: str, *, finite: bool = False) -> dict:
     """A JSON object given on the command line, read within the limits of `safeload`; ConfigError naming the option
-    if it is not one."""
+    if it is not one. finite=True refuses NaN and infinities here, for an option no schema checks afterwards."""
     try:   # as in read_config_file: the schema refuses NaN and infinity, naming the key
-        value = safeload.loads_json(text, what, finite=False, unique_keys=True)
+        value = safeload.loads_json(text, what, finite=finite, unique_keys=True)
     except safeload.LoadError as exc:
         if exc.problem.startswith("not valid JSON"):
             raise ConfigError(f"{what} is not valid JSON ({exc.problem.removeprefix('not valid JSON: ')})") from None

@@ -4,8 +4,8 @@ cleanup when a process is stopped.
 Snakemake and a run by hand, or two `repro-dpadmm data build` calls, may work on the same files at once.
 
 * `held(lock_file, what)`: an exclusive lock (fcntl.flock) for the duration of a block. The lock file records the
-  holder (pid, host, start time, command), so that a second process waits for it saying whom it waits for, or
-  (wait=False) refuses naming it. The lock is the kernel's: it ends with the process however the process ends, so a
+  holder (pid, host, start time, command, any address's user:password redacted), so that a second process waits
+  for it saying whom it waits for, or (wait=False) refuses naming it. The lock is the kernel's: it ends with the process however the process ends, so a
   killed run never leaves a stale lock. Lock files stay in place (removing one would let a third process lock a new
   file while the second still waits on the old one); they are hidden files, which bundles leave out.
 * `owned_dir(parent, prefix)`: a temporary folder whose name says which process made it (`<prefix><pid>@<host>.`),
@@ -31,6 +31,8 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
+
+from .safeload import redact
 
 try:
     import fcntl
@@ -68,8 +70,9 @@ def _holder_text(raw: bytes) -> str:
         info = {}
     if not isinstance(info, dict) or "pid" not in info:
         return "another process"
-    return (f"process {info.get('pid')} on {info.get('host', '?')} (started {info.get('started', '?')}"
-            + (f": {info['command']}" if info.get("command") else "") + ")")
+    # redacted again when shown: a record written before commands were redacted may still hold a password
+    return redact(f"process {info.get('pid')} on {info.get('host', '?')} (started {info.get('started', '?')}"
+                  + (f": {info['command']}" if info.get("command") else "") + ")")
 
 
 def holder(lock_file: str | Path) -> str:
@@ -111,7 +114,8 @@ def held(lock_file: str | Path, what: str, *, wait: bool = True, log=None):
                 f"{what}: waiting for the run by {other} to finish (lock {lock_file})")
             fcntl.flock(fd, fcntl.LOCK_EX)
         me = {"pid": os.getpid(), "host": HOST, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
-              "command": " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))[:300]}
+              # an argument may be a mirror's address with its user:password (README: never written)
+              "command": redact(" ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv)))[:300]}
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
         yield

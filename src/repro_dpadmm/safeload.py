@@ -64,6 +64,16 @@ def visible(text) -> str:
     return _UNPRINTABLE_IN_PAGE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
+# The user:password part of an address (https://user:secret@host/...): never printed, recorded or bundled.
+_USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
+
+
+def redact(text) -> str:
+    """`text` with the credentials of every address in it replaced by `<credentials>` (a data mirror's address may
+    carry them; the fetch errors, the sidecars and the lock records all pass through here)."""
+    return _USERINFO.sub("<credentials>@", str(text))
+
+
 class LoadError(ValueError):
     """A JSON or YAML file (or option) that cannot be read within the limits; names the file and line."""
 

@@ -233,6 +233,27 @@ def test_a_rebuild_that_cannot_fetch_keeps_a_whole_earlier_build_and_removes_a_d
     assert not (tiny.processed / "gisette.npz").exists()
 
 
+def test_a_rebuild_with_other_options_that_cannot_fetch_keeps_the_earlier_build_saying_so(tiny, capsys, monkeypatch):
+    """A what-if rebuild (`data build --options ...`) whose files cannot be had keeps the verified earlier build
+    whatever options it was built with: its npz stays, the sidecar keeps the options it was built with and says the
+    others were asked for; the command says it was not rebuilt."""
+    first = build("bio_train", mirror=str(tiny.mirror), root=tiny.root, options={"split_seed": 0})
+    assert first["available"] and first["options"] == {"split_seed": 0}
+    (tiny.raw / ARCHIVE).unlink()
+    (tiny.mirror / ARCHIVE).unlink()
+    kept = build("bio_train", mirror=str(tiny.mirror), root=tiny.root, options={"split_seed": 7})
+    assert kept["available"] and kept["npz"] == first["npz"] and kept["options"] == {"split_seed": 0}
+    assert 'built with the options {"split_seed": 0}, not the {"split_seed": 7} asked for' in kept["kept"]
+    assert is_available("bio_train", tiny.root) == (True, "")
+    from repro_dpadmm.cli import main
+
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tiny.root))
+    assert main(["data", "build", "bio_train", "--mirror", str(tiny.mirror), "--options", '{"split_seed": 3}']) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("bio_train: not rebuilt;") and '{"split_seed": 3} asked for' in err
+    assert (tiny.processed / "bio_train.npz").is_file()
+
+
 def test_attempt_state_retries_a_failure_only_when_something_changed(tiny):
     """The rule's params: stable while nothing changes, different once the mirror is fixed or another is set."""
     (tiny.mirror / TEST).unlink()
@@ -273,3 +294,36 @@ def test_mirror_flag_wins_over_the_environment(tiny, monkeypatch):
 
     monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tiny.root))
     assert main(["data", "fetch", "bio_train", "--mirror", str(tiny.mirror)]) == 0
+
+
+@pytest.mark.parametrize("state", ['{"a": NaN}', '{"local": {"x": [Infinity]}}', '{"a": 1e400}'])
+def test_data_build_refuses_a_non_finite_attempt_state_before_any_work(tiny, monkeypatch, capsys, state):
+    """--attempt is recorded in the sidecar as given, and no schema checks it: NaN or Infinity there would make the
+    new sidecar unreadable, so it is refused as --options is, before anything is fetched or written."""
+    from repro_dpadmm.cli import main
+    from repro_dpadmm.datasets import processed
+
+    tiny.root.mkdir()
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tiny.root))
+    monkeypatch.setattr(processed, "fetch", lambda *a, **k: pytest.fail("fetched despite a bad --attempt"))
+    assert main(["data", "build", "bio_train", "--mirror", str(tiny.mirror), "--attempt", state]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("repro-dpadmm: error: --attempt") and "not a finite number" in err
+    assert not tiny.processed.exists()
+
+
+def test_data_list_says_damaged_for_an_unreadable_sidecar(tiny, capsys, monkeypatch):
+    """A sidecar that is not valid JSON is "damaged" (rebuild it), as a damaged npz is, not "unavailable" (which says
+    its build could not have the files); a missing one is "not built"."""
+    from repro_dpadmm.cli import main
+
+    build("gisette", mirror=str(tiny.mirror), root=tiny.root)
+    build("bio_train", mirror=str(tiny.mirror), root=tiny.root)
+    (tiny.processed / "gisette.json").write_text("{")
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tiny.root))
+    assert main(["data", "list"]) == 0
+    states = {ln.split()[0]: ln.split()[1:3] for ln in capsys.readouterr().out.splitlines()}
+    assert states["gisette"][0] == "damaged" and states["bio_train"][0] == "available"
+    assert states["a9a"] == ["not", "built"]
+    ok, why = is_available("gisette", tiny.root)
+    assert not ok and "gisette.json:1: not valid JSON" in why and "repro-dpadmm data build gisette" in why

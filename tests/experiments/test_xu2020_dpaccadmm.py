@@ -447,3 +447,20 @@ def test_smoke_table1_through_runner(processed_root, tmp_path):
     else:
         assert metrics["majority_rate.bio_train"] > 0.99 and metrics["max_abs_feature_raw.bio_train"] > 1e4
     assert (tmp_path / "table1" / "table1.html").stat().st_size > 0
+
+
+def test_table1_runs_the_available_datasets_and_marks_one_with_a_damaged_sidecar_not_run(tmp_path, monkeypatch):
+    """README: items that use several datasets run the available ones and mark the others. A sidecar that is not
+    valid JSON makes its dataset "not run", naming the file, instead of stopping the item."""
+    root = _synthetic_root(tmp_path)
+    (root / "resources/processed/bio_train.json").write_text("{")
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(root))
+    params = {**PARAMS, "datasets": ["ijcnn1", "bio_train"], "graph": {"alphas": [0.3, 0.1], "tol": 1e-3}}
+    t1 = xu.run_table1(params)
+    m1 = xu.metrics_table1(t1)["metrics"]
+    assert m1["n_train.ijcnn1"] == 300 and m1["available.bio_train"] is False
+    assert m1["status.bio_train"] == xu.UNAVAILABLE and "n_train.bio_train" not in m1
+    assert "bio_train.json:1: not valid JSON" in t1["missing"]["bio_train"]
+    table = xu.table_table1(t1, m1)
+    assert f"- **bio_train**: {xu.UNAVAILABLE} (" in table and "bio_train.json:1: not valid JSON" in table
+    assert "| ijcnn1 | 300 | 49990 |" in table

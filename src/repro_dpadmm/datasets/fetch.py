@@ -1,4 +1,5 @@
-"""Download raw dataset files: cached, verified, atomic, mirror-able (pooch's public `retrieve` does the transfer).
+"""Download raw dataset files: cached, verified, atomic, mirror-able (pooch's public `retrieve` does the transfer,
+through this module's downloaders: a capped copy from a folder, urllib for a URL).
 
 Order of sources for one file: the local cache (`resources/raw/<relpath>`, used only if verified), then the data
 mirror (a local folder or a URL base laid out like the canonical servers), then the canonical URL (unless offline
@@ -16,20 +17,29 @@ name.
 Size caps (registry.py; README.md#size-caps): a mirror folder's file whose size differs from the registry's known
 size is refused before a byte is copied, and every copy (mirror folder, mirror URL, canonical URL) stops with
 `SizeCapError` past the file's `served_cap`, so a sparse or endless file never fills the disk.
+
+Deadlines (README.md#size-caps): a transfer from a URL, all its attempts together, must end within `deadline(raw)`
+seconds (the file's size, or its cap, at MIN_RATE; at least MIN_DEADLINE_S; REPRO_DPADMM_FETCH_DEADLINE_S sets
+it), when its sockets are shut down, so a server that drips bytes or never answers cannot hold a fetch; a connect
+waits at most CONNECT_TIMEOUT_S, a read at most `timeout`. A source that timed out is not tried again for the file.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
-import re
 import secrets
 import shutil
+import socket
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .. import locks, safeload
+from ..safeload import redact
 from ..paths import raw_dir
 from . import verify
 from .capped import copy_capped
@@ -37,6 +47,13 @@ from .registry import RAW_FILES, RawFile, SizeCapError
 
 MIRROR_ENV = "REPRO_DPADMM_DATA_MIRROR"
 OFFLINE_ENV = "REPRO_DPADMM_OFFLINE"
+DEADLINE_ENV = "REPRO_DPADMM_FETCH_DEADLINE_S"
+# A URL transfer's deadline (README.md#size-caps): its file's size at MIN_RATE bytes per second, at least
+# MIN_DEADLINE_S; a per-read timeout alone lets a server that drips a byte every few seconds hold a fetch for ever.
+MIN_RATE = 50_000
+MIN_DEADLINE_S = 60.0
+CONNECT_TIMEOUT_S = 10.0
+CHUNK = 2**16
 INCOMING = ".incoming"
 STAGE_PREFIX = "fetch-"   # resources/raw/.incoming/fetch-<pid>@<host>.<random>/: one staging folder per process
 
@@ -55,15 +72,6 @@ def _pooch():
 
     pooch.get_logger().setLevel("WARNING")
     return pooch
-
-
-# The user:password part of an address (https://user:secret@host/...): never printed, recorded or bundled.
-_USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
-
-
-def redact(text) -> str:
-    """`text` with the credentials of every address in it replaced by `<credentials>`."""
-    return _USERINFO.sub("<credentials>@", str(text))
 
 
 class FetchError(RuntimeError):
@@ -145,18 +153,178 @@ def _size_problem(raw: RawFile, size: int) -> str:
     return ""
 
 
-def _http_downloader(raw: RawFile, timeout: float):
-    """pooch's HTTP downloader writing through a cap of `raw.served_cap` bytes (a URL may serve without end)."""
-    inner = _pooch().HTTPDownloader(timeout=timeout, progressbar=False)
+def deadline_override() -> float | None:
+    """REPRO_DPADMM_FETCH_DEADLINE_S when set (a positive number of seconds: every URL transfer's deadline), else
+    None; a ValueError naming the variable otherwise."""
+    text = os.environ.get(DEADLINE_ENV)
+    if not text:
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ValueError(f"{DEADLINE_ENV}: must be a positive number of seconds, got {text!r}")
+    return seconds
+
+
+def deadline(raw: RawFile) -> float:
+    """Seconds a transfer of `raw` from a URL may take in all (connecting, every retry, every byte): the time its
+    size (or, unknown, its cap) takes at MIN_RATE, at least MIN_DEADLINE_S; REPRO_DPADMM_FETCH_DEADLINE_S instead
+    when set."""
+    override = deadline_override()
+    return override if override is not None else max(MIN_DEADLINE_S, raw.served_cap / MIN_RATE)
+
+
+def _seconds(x: float) -> str:
+    return f"{x:,.0f}" if x >= 10 else f"{x:.3g}"
+
+
+class FetchTimeout(TimeoutError):
+    """A URL that did not serve a file within its deadline, or sent nothing for a whole read timeout: that source is
+    not tried again for the file (a retry would wait as long again)."""
+
+
+def _shutdown(sock) -> None:
+    try:   # the plain socket's shutdown, also for a TLS one: its own would unwrap it under a reading thread
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+class _Watchdog:
+    """Shuts the sockets of one transfer down once `seconds` have passed: a read blocked on a server that drips a
+    byte now and then (each within the read timeout) or never answers then returns at once."""
+
+    def __init__(self, seconds: float):
+        self.expired, self._socks, self._lock = False, [], threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def add(self, sock) -> None:
+        with self._lock:
+            self._socks.append(sock)
+            late = self.expired
+        if late:
+            _shutdown(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            socks = list(self._socks)
+        for sock in socks:
+            _shutdown(sock)
+
+    def __enter__(self):
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._timer.cancel()
+
+
+def _tls():
+    """The system's certificate authorities, and certifi's where it is installed (those requests trusts)."""
+    import ssl
+
+    context = ssl.create_default_context()
+    try:
+        import certifi
+
+        context.load_verify_locations(certifi.where())
+    except (ImportError, OSError):
+        pass
+    return context
+
+
+def _opener(dog: _Watchdog, read_timeout: float):
+    """A urllib opener for http and https only (proxies from the environment, redirects followed) whose every
+    connection is watched by `dog` and waits at most `read_timeout` for each read."""
+    import urllib.request
+
+    def watched(handler, **kwargs):
+        class Handler(handler):
+            def do_open(self, http_class, req, **conn_args):
+                class Connection(http_class):
+                    def connect(self):
+                        super().connect()
+                        self.sock.settimeout(read_timeout)
+                        dog.add(self.sock)
+                return super().do_open(Connection, req, **conn_args)
+        return Handler(**kwargs)
+
+    opener = urllib.request.OpenerDirector()
+    for handler in (urllib.request.ProxyHandler(), urllib.request.UnknownHandler(),
+                    watched(urllib.request.HTTPHandler), watched(urllib.request.HTTPSHandler, context=_tls()),
+                    urllib.request.HTTPDefaultErrorHandler(), urllib.request.HTTPRedirectHandler(),
+                    urllib.request.HTTPErrorProcessor()):
+        opener.add_handler(handler)
+    return opener
+
+
+def _request(url: str, method: str):
+    """The urllib request for `url`; an address's user:password (urllib would take it for part of the host name) is
+    sent as HTTP basic authentication, to that host only (not to one it redirects to)."""
+    import base64
+    import urllib.request
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return urllib.request.Request(url, method=method, headers={"User-Agent": "repro-dpadmm"})
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    request = urllib.request.Request(urlunsplit(parts._replace(netloc=host)), method=method,
+                                     headers={"User-Agent": "repro-dpadmm"})
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
+    request.add_unredirected_header("Authorization", f"Basic {token}")
+    return request
+
+
+def _http_downloader(raw: RawFile, timeout: float, ends: float, seconds: float):
+    """A pooch downloader for a URL (a mirror's or the canonical one), writing through a cap of `raw.served_cap`
+    bytes (a URL may serve without end) and finished by `ends` (time.monotonic()), the deadline of `seconds` that
+    all attempts at this source share: past it FetchTimeout naming the deadline (fetch names the file and the
+    address). No connect waits more than CONNECT_TIMEOUT_S, no read more than `timeout`."""
+    import http.client
+    import urllib.request
 
     def download(url: str, output_file, pooch_obj, check_only: bool = False):
-        if check_only:
-            return inner(url, output_file, pooch_obj, check_only=True)
-        what = f"{url}: the download"
-        if hasattr(output_file, "write"):
-            return inner(url, _CappedWriter(output_file, raw.served_cap, what), pooch_obj)
+        if check_only or hasattr(output_file, "write"):
+            return transfer(url, None if check_only else output_file)
         with open(output_file, "w+b") as fh:
-            return inner(url, _CappedWriter(fh, raw.served_cap, what), pooch_obj)
+            return transfer(url, fh)
+
+    def late(writer) -> FetchTimeout:
+        got = f"{writer.count:,} of {raw.size:,} bytes" if writer and raw.size else \
+            f"{writer.count:,} bytes" if writer else "nothing"
+        return FetchTimeout(f"not complete within its deadline of {_seconds(seconds)} s ({got} received; "
+                            f"{DEADLINE_ENV} sets the deadline); not tried again")
+
+    def transfer(url: str, out):
+        left = ends - time.monotonic()
+        writer = _CappedWriter(out, raw.served_cap, f"{url}: the download") if out is not None else None
+        if left <= 0:
+            raise late(writer)
+        request = _request(url, "GET" if out is not None else "HEAD")
+        with _Watchdog(left) as dog:
+            try:
+                with _opener(dog, timeout).open(request, timeout=min(CONNECT_TIMEOUT_S, timeout, left)) as resp:
+                    if writer is None:
+                        return resp.status == 200
+                    while chunk := resp.read(CHUNK):
+                        writer.write(chunk)
+                        if time.monotonic() > ends:
+                            break
+            except (OSError, ValueError, http.client.HTTPException) as exc:
+                if dog.expired or time.monotonic() > ends:   # the watchdog ended it: whatever the read raised
+                    raise late(writer) from None
+                if isinstance(exc, TimeoutError) or isinstance(getattr(exc, "reason", None), TimeoutError):
+                    raise FetchTimeout(f"no answer for {_seconds(min(timeout, left))} s (its deadline is "
+                                       f"{_seconds(seconds)} s; {DEADLINE_ENV} sets it); not tried again") from None
+                raise
+        if dog.expired or time.monotonic() > ends:   # a shut socket can look like the end of the file
+            raise late(writer)
+        return None
     return download
 
 
@@ -220,20 +388,21 @@ def _write_record(target: Path, fetched: Fetched) -> None:
     os.replace(tmp, rec)
 
 
-def _download(src: Source, dest: Path, raw: RawFile, retries: int, timeout: float) -> None:
+def _download(src: Source, dest: Path, raw: RawFile, retries: int, timeout: float, seconds: float) -> None:
     """pooch.retrieve into dest (a temporary file beside it, size-capped, hash-checked, then moved); network errors
-    retried."""
+    retried within the source's deadline of `seconds`."""
     pooch = _pooch()
     if src.kind == "mirror-folder":
         downloader, attempts = _copy_downloader(raw), 1
     else:
-        downloader, attempts = _http_downloader(raw, timeout), retries + 1
+        downloader = _http_downloader(raw, timeout, time.monotonic() + seconds, seconds)
+        attempts = retries + 1
     for attempt in range(attempts):
         try:
             pooch.retrieve(src.location, raw.known_hash, fname=dest.name, path=dest.parent, downloader=downloader)
             return
-        except ValueError:  # checksum mismatch or size cap: pooch deleted its temporary file; retrying gives the same
-            raise
+        except (ValueError, FetchTimeout):  # checksum mismatch or size cap (pooch deleted its temporary file), or
+            raise                           # a source that timed out: a retry gives the same, or waits as long again
         except Exception:
             if attempt == attempts - 1:
                 raise
@@ -279,11 +448,12 @@ def fetch(relpath: str, *, mirror: str | None = None, cache: Path | None = None,
                 failures.append(f"cached copy {target}: failed verification, {exc} (deleted)")
                 target.unlink()
 
+    seconds = deadline(raw)   # before any source: a bad REPRO_DPADMM_FETCH_DEADLINE_S is an error, not a failure
     locks.sweep(cache / INCOMING, STAGE_PREFIX)  # staging folders of fetches that were killed
     with locks.signals_raise():
         stage = locks.owned_dir(cache / INCOMING, STAGE_PREFIX) if raw.known_hash is None else None
         try:
-            fetched = _fetch_sources(relpath, raw, target, stage, mirror, failures, retries, timeout)
+            fetched = _fetch_sources(relpath, raw, target, stage, mirror, failures, retries, timeout, seconds)
         finally:
             if stage is not None:
                 shutil.rmtree(stage, ignore_errors=True)
@@ -293,7 +463,7 @@ def fetch(relpath: str, *, mirror: str | None = None, cache: Path | None = None,
 
 
 def _fetch_sources(relpath: str, raw: RawFile, target: Path, stage: Path | None, mirror: str | None,
-                   failures: list[str], retries: int, timeout: float) -> Fetched | None:
+                   failures: list[str], retries: int, timeout: float, seconds: float) -> Fetched | None:
     """Try each source in turn; the verified file at `target`, or None with every failure in `failures`. A file
     without a published checksum is staged in `stage` (this process's own folder) until it parses."""
     for src in sources(raw, mirror):
@@ -301,7 +471,10 @@ def _fetch_sources(relpath: str, raw: RawFile, target: Path, stage: Path | None,
         if dest != target and dest.exists():
             dest.unlink()  # the previous source's copy, which failed verification
         try:
-            _download(src, dest, raw, retries, timeout)
+            _download(src, dest, raw, retries, timeout, seconds)
+        except FetchTimeout as exc:
+            failures.append(f"{src.kind} {src.location}: timed out: {exc}")
+            continue
         except SizeCapError as exc:
             failures.append(f"{src.kind} {src.location}: refused by size: {exc}")
             continue
@@ -323,7 +496,8 @@ def _fetch_sources(relpath: str, raw: RawFile, target: Path, stage: Path | None,
                 continue
             os.replace(dest, target)
         _readable(target)
-        fetched = Fetched(target, sha256sum(target), f"{src.kind} {src.location}", how)
+        # the source as recorded (provenance record, sidecar): an address's user:password never written
+        fetched = Fetched(target, sha256sum(target), f"{src.kind} {redact(src.location)}", how)
         _write_record(target, fetched)
         return fetched
     return None

@@ -20,7 +20,8 @@ import numpy as np
 from .. import locks, safeload
 from ..paths import processed_dir, raw_dir
 from . import adult, bio, libsvm
-from .fetch import FetchError, fetch, local_state, offline, redact, resolve_mirror, sha256sum, sources
+from ..safeload import redact
+from .fetch import FetchError, fetch, local_state, offline, resolve_mirror, sha256sum, sources
 from .registry import RAW_FILES, dataset
 
 DEFAULT_OPTIONS = {
@@ -96,8 +97,9 @@ def build(name: str, *, mirror: str | None = None, options: dict | None = None, 
     A source that cannot be fetched or verified gives an unavailable sidecar (not an exception), so the rest of the
     workflow proceeds. `attempt_state` (the workflow passes attempt()) is recorded in the sidecar: it is what decides
     whether the next run retries. An unavailable result removes the old npz, so no stale array outlives it; but a
-    rebuild whose files cannot be fetched keeps an earlier build that is still whole (same options, its npz matching
-    its recorded checksum), saying so in the sidecar's `kept`.
+    rebuild whose files cannot be fetched keeps an earlier build that is still whole (its npz matching its recorded
+    checksum), whatever its options, saying so in the sidecar's `kept` (the sidecar keeps the options it was built
+    with).
     Two builds of one dataset at once (two `repro-dpadmm data build`, or one beside Snakemake): the second waits for
     the first (`resources/processed/.<name>.lock`), then finds the raw files verified in the cache.
     """
@@ -128,11 +130,14 @@ def _build(name: str, *, mirror: str | None, options: dict | None, root: Path | 
     try:
         fetched = {rel: fetch(rel, mirror=mirror, cache=raw_cache) for rel in spec.raw}
     except FetchError as exc:
-        earlier = _intact(sidecar_path, npz_path, opts)
+        earlier = _intact(sidecar_path, npz_path)
         if earlier is not None:   # a mirror that cannot serve the files never costs a verified build
+            other = ("" if earlier.get("options") == opts else
+                     f", built with the options {json.dumps(earlier.get('options'), sort_keys=True)}, not the "
+                     f"{json.dumps(opts, sort_keys=True)} asked for")
             side = {**earlier, "attempt": base["attempt"],
                     "kept": f"a rebuild could not fetch its files, so this earlier build (its arrays match their "
-                            f"recorded checksum) was kept: {exc}"}
+                            f"recorded checksum{other}) was kept: {exc}"}
             _write_json(sidecar_path, side)
             return side
         return unavailable(str(exc))
@@ -167,15 +172,15 @@ def _build(name: str, *, mirror: str | None, options: dict | None, root: Path | 
     return side
 
 
-def _intact(sidecar_path: Path, npz_path: Path, options: dict) -> dict | None:
-    """The sidecar of an earlier build that is still whole: available, built with `options`, and its npz matching the
-    checksum it recorded; None otherwise."""
+def _intact(sidecar_path: Path, npz_path: Path) -> dict | None:
+    """The sidecar of an earlier build that is still whole: available and its npz matching the checksum it recorded,
+    whatever options it was built with (its sidecar says which); None otherwise."""
     try:
         side = safeload.load_json(sidecar_path, expect=dict)
     except safeload.LoadError:
         return None
     npz = side.get("npz") if isinstance(side.get("npz"), dict) else {}
-    if side.get("available") is not True or side.get("options") != options or not npz_path.is_file():
+    if side.get("available") is not True or not npz_path.is_file():
         return None
     return side if npz.get("sha256") == sha256sum(npz_path) else None
 
@@ -213,16 +218,24 @@ def npz_problem(name: str, meta: dict, root: Path | None = None) -> str:
     return f"{path}: member {bad} is corrupted; {fix}" if bad else ""
 
 
-def is_available(name: str, root: Path | None = None) -> tuple[bool, str]:
-    """(True, '') when the sidecar says available and the npz is intact; else (False, why)."""
+def state(name: str, root: Path | None = None) -> tuple[str, str]:
+    """(state, why) of a processed dataset: 'available' (why is ''), 'not built' (no sidecar), 'damaged' (a sidecar
+    that cannot be read, or an npz that no longer matches it) or 'unavailable' (its build could not have the files)."""
     try:
         meta = sidecar(name, root)
     except FileNotFoundError as exc:
-        return False, str(exc)
+        return ("damaged" if (processed_dir(root) / f"{name}.json").is_file() else "not built"), str(exc)
     if not meta.get("available"):
-        return False, meta.get("reason", "") or "unavailable"
+        return "unavailable", meta.get("reason", "") or "unavailable"
     problem = npz_problem(name, meta, root)
-    return (not problem), problem
+    return ("damaged", problem) if problem else ("available", "")
+
+
+def is_available(name: str, root: Path | None = None) -> tuple[bool, str]:
+    """(True, '') when the sidecar says available and the npz is intact; else (False, why): a sidecar that cannot
+    be read makes its dataset unavailable (its items run the other datasets), never an error."""
+    what, why = state(name, root)
+    return what == "available", why
 
 
 def load(name: str, root: Path | None = None) -> dict[str, np.ndarray]:

@@ -48,7 +48,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..algorithms import linearized as lin
-from ..datasets import load, sidecar
+from ..datasets import is_available, load, sidecar
 from ..datasets.processed import atomic_write
 from ..paths import resources_dir
 from ..privacy import accounting
@@ -394,12 +394,12 @@ def split_part_key(key: str, params: dict) -> tuple[str, str]:
 def table1_row(name: str, params: dict, root: Path | None = None) -> dict:
     """Counts from the processed sidecar and, for an available dataset, the graph, the step size and the references
     actually used."""
-    meta = sidecar(name, root)
-    row = {"dataset": name, "available": bool(meta.get("available")), "reason": meta.get("reason", ""),
+    ok, reason = is_available(name, root)   # a damaged sidecar or npz: this row is "not run", the others run
+    row = {"dataset": name, "available": ok, "reason": reason,
            **{f"paper_{k}": v for k, v in TABLE1_PAPER[name].items()}}
-    if not row["available"]:
+    if not ok:
         return row
-    arrays = meta["arrays"]
+    arrays = sidecar(name, root)["arrays"]
     row.update(n_train=arrays["X_train"][0], n_test=arrays["X_test"][0], d=arrays["X_train"][1],
                lam=float(params.get("lam", 1e-5)))
     s = setup(name, params, root)
@@ -1127,6 +1127,7 @@ def table_table1(result: dict, metrics: dict) -> str:
     tuning = [{"dataset": r["dataset"], "algorithm": LABELS[a]}
               | {f"F(x_T), eta = {e:g}": r["tuning"][e][a] for e in result["grid"] if e in r["tuning"]}
               for r in result["rows"] if r.get("tuning") for a in ("admm", "acc_admm")]
+    main = _with_missing(result, main)   # each dataset not run, with why (its sidecar's reason, or the damaged file)
     return main + ("\n\nThe step each dataset uses: the noise-free objective after `tune_iterations` iterations at "
                    "every step of the grid (the lowest mean of ADMM and AccADMM wins):\n\n" + rows_table(tuning)
                    if tuning else "")
