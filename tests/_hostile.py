@@ -340,6 +340,17 @@ def _metrics_probe(text: str):
     return build
 
 
+def _metrics_edit(**changes):
+    """fig1's intact metrics with `changes` applied (a key set to None is removed)."""
+    def build(base, tmp):
+        folder = copy_base(base, tmp)
+        metrics = json.loads((folder / ITEM / "metrics.json").read_text())
+        metrics.update(changes)
+        _edit_json(folder, f"{ITEM}/metrics.json", json.dumps(metrics))
+        return with_manifest(folder, tmp / "p.tar.gz")
+    return build
+
+
 def deep_sidecar(base, tmp):
     folder = copy_base(base, tmp)
     _edit_json(folder, "resources/processed/adult_huang2019.json", '{"available": ' + deep(100_000) + "}")
@@ -413,6 +424,16 @@ PROBES = [
     ("metrics.json with 300,001 keys", "bombs", _metrics_probe(METRICS_MANY_KEYS), None),
     ("metrics.json of 2.1 million numbers", "bombs", _metrics_probe(METRICS_WIDE), None),
     ("metrics.json of 17 MiB", "bombs", _metrics_probe(METRICS_LARGE), None),
+    # an inconclusive check whose SE overflows when squared (finite), or is infinite: no repeats count, no crash
+    ("per-repeat values of +-1e155", "numbers",
+     _metrics_edit(repeats={"err.dpadmm": [1e155, -1e155], "err.dpsgd": [0.2, 0.21]}), None),
+    ("per-repeat values of +-1e308", "numbers",
+     _metrics_edit(repeats={"err.dpadmm": [1e308, -1e308, 1e308], "err.dpsgd": [1e308, -1e308, 1e308]}), None),
+    ("repeats a list", "types", _metrics_edit(repeats=[1, 2]), None),
+    ("repeats an integer", "types", _metrics_edit(repeats=5), None),
+    ("repeats a string", "types", _metrics_edit(repeats="ab"), None),
+    ("repeats of strings and mappings", "types", _metrics_edit(repeats={"err.dpadmm": "ab", "err.dpsgd": {"a": 1}}),
+     None),
     ("sidecar nested 100,000 deep", "nesting", deep_sidecar, None),
     ("notebook nested 100,000 deep", "nesting", deep_notebook, None),
     ("report claims.json nested 100,000 deep", "nesting", deep_report_claims,

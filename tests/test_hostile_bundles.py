@@ -535,3 +535,36 @@ def test_a_project_folder_given_as_the_bundle_is_refused_as_not_a_bundle(project
     assert main(["report", "--results", str(project)]) == 2
     err = capsys.readouterr().err
     assert "is not a results bundle: it has no MANIFEST.sha256 at its top" in err and "--out-dir" not in err
+
+
+# ------------------------------------------------------------------------------------ values of the wrong shape
+
+def test_an_inconclusive_check_with_a_huge_or_infinite_se_has_no_repeats_count():
+    """The repeats that would decide a difference are not computable when the SE overflows: None, never a crash."""
+    from repro_dpadmm.claims.judge import evaluate_check
+
+    check = {"kind": "less", "left": "a", "right": "b"}
+    for reps in ([1e155, -1e155], [1e308, -1e308, 1e308]):
+        r = evaluate_check(check, {"a": 0.2, "b": 0.21, "repeats": {"a": reps}})
+        assert r.outcome == "inconclusive" and r.repeats_needed is None, r
+    r = evaluate_check(check, {"a": 0.2, "b": 0.21, "a.se": float("inf")})
+    assert r.repeats_needed is None
+    r = evaluate_check(check, {"a": 0.2, "b": 0.21, "repeats": {"a": [0.1, 0.3]}})
+    assert r.outcome == "inconclusive" and r.repeats_needed > 2     # a computable count stays
+
+
+@pytest.mark.parametrize("repeats", [[1, 2], 5, "ab", None, {"x.err": "ab"}])
+def test_repeats_not_a_mapping_of_lists_count_as_no_per_repeat_values(repeats):
+    from repro_dpadmm.claims import evaluate_claim, parse_claims, with_cited
+
+    cf = parse_claims({"metrics": {"fig1": {"err.a": "a"}},
+                       "evidence": {"fig1": [{"keys": "*", "kind": "measured"}]},
+                       "claims": [{"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q",
+                                   "checks": [{"kind": "less", "left": "err.a",
+                                               "right": "huang2019_dpadmm/fig2:x.err"}]}]}, "huang2019_dpadmm.yaml")
+    assert not cf.problems, cf.problems
+    claim = cf.claims[0]
+    produced = {("huang2019_dpadmm", "fig2"): {"x.err": 0.3, "repeats": repeats}}
+    metrics = with_cited({"err.a": 0.1, "repeats": repeats}, claim, produced)
+    assert metrics["huang2019_dpadmm/fig2:x.err"] == 0.3
+    assert evaluate_claim(claim, metrics).verdict == "reproduced"
