@@ -351,6 +351,20 @@ def _metrics_edit(**changes):
     return build
 
 
+SIDECAR = "resources/processed/adult_huang2019.json"
+
+
+def _sidecar_edit(**changes):
+    """adult_huang2019's intact sidecar with `changes` applied."""
+    def build(base, tmp):
+        folder = copy_base(base, tmp)
+        side = json.loads((folder / SIDECAR).read_text())
+        side.update(changes)
+        _edit_json(folder, SIDECAR, json.dumps(side))
+        return with_manifest(folder, tmp / "p.tar.gz")
+    return build
+
+
 def deep_sidecar(base, tmp):
     folder = copy_base(base, tmp)
     _edit_json(folder, "resources/processed/adult_huang2019.json", '{"available": ' + deep(100_000) + "}")
@@ -435,6 +449,9 @@ PROBES = [
     ("repeats of strings and mappings", "types", _metrics_edit(repeats={"err.dpadmm": "ab", "err.dpsgd": {"a": 1}}),
      None),
     ("sidecar nested 100,000 deep", "nesting", deep_sidecar, None),
+    ("sidecar options a list", "types", _sidecar_edit(options=[1, 2]), None),
+    ("sidecar sources a list", "types", _sidecar_edit(sources=["x"]), None),
+    ("sidecar sources of strings", "types", _sidecar_edit(sources={"x": "abc", "y": {"sha256": 5}}), None),
     ("notebook nested 100,000 deep", "nesting", deep_notebook, None),
     ("report claims.json nested 100,000 deep", "nesting", deep_report_claims,
      "results/report/claims.json: nested deeper than 64 levels"),

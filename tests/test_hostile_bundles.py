@@ -568,3 +568,15 @@ def test_repeats_not_a_mapping_of_lists_count_as_no_per_repeat_values(repeats):
     metrics = with_cited({"err.a": 0.1, "repeats": repeats}, claim, produced)
     assert metrics["huang2019_dpadmm/fig2:x.err"] == 0.3
     assert evaluate_claim(claim, metrics).verdict == "reproduced"
+
+
+@pytest.mark.parametrize("probe, shown", [
+    ("sidecar options a list", "unreadable (options is a list, not a mapping)"),
+    ("sidecar sources a list", "unreadable (sources is a list, not a mapping)"),
+    ("sidecar sources of strings", "x <span class='mono' title='unreadable'>unreadable</span>"),
+])
+def test_a_sidecar_field_of_the_wrong_type_is_shown_unreadable(project, base, tmp_path, probe, shown):
+    out, _ = _rejudge(project, base, tmp_path, probe)
+    page = (out / "provenance.html").read_text()
+    row = page[page.index("adult_huang2019</td>"):]
+    assert shown in row[:row.index("</tr>")], row[:2000]

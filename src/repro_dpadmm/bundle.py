@@ -138,8 +138,8 @@ def dataset_checksums(processed: Path) -> dict[str, dict]:
         except safeload.LoadError as exc:
             out[sidecar.stem] = {"available": False, "reason": f"unreadable sidecar: {exc}"}
             continue
-        sources = {rel: (info.get("sha256") if isinstance(info, dict) else info)
-                   for rel, info in (side.get("sources") or {}).items()}
+        listed = side.get("sources") if isinstance(side.get("sources"), dict) else {}   # a sidecar may be damaged
+        sources = {rel: (info.get("sha256") if isinstance(info, dict) else info) for rel, info in listed.items()}
         arrays = processed / f"{sidecar.stem}.npz"
         out[sidecar.stem] = {"available": bool(side.get("available")), "sources_sha256": sources,
                              "processed_sha256": sha256_file(arrays) if arrays.is_file() else None}
