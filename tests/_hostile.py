@@ -377,6 +377,26 @@ def deep_notebook(base, tmp):
     return with_manifest(folder, tmp / "p.tar.gz")
 
 
+def empty_lists_notebook(base, tmp):
+    """8 MiB of empty lists beside an intact metadata: the notebook is read for its metadata alone."""
+    folder = copy_base(base, tmp)
+    nb = json.loads((folder / ITEM / "fig1.ipynb").read_text())
+    nb["x"] = [[] for _ in range(8 * 2**20 // 3)]
+    _edit_json(folder, f"{ITEM}/fig1.ipynb", json.dumps(nb, separators=(",", ":")))
+    return with_manifest(folder, tmp / "p.tar.gz")
+
+
+def notebook_datasets(datasets):
+    """fig1's executed notebook recording `datasets` as given."""
+    def build(base, tmp):
+        folder = copy_base(base, tmp)
+        nb = json.loads((folder / ITEM / "fig1.ipynb").read_text())
+        nb["metadata"]["papermill"]["parameters"]["params"]["datasets"] = datasets
+        _edit_json(folder, f"{ITEM}/fig1.ipynb", json.dumps(nb))
+        return with_manifest(folder, tmp / "p.tar.gz")
+    return build
+
+
 def _provenance_probe(text: str):
     def build(base, tmp):
         folder = copy_base(base, tmp)
@@ -453,6 +473,9 @@ PROBES = [
     ("sidecar sources a list", "types", _sidecar_edit(sources=["x"]), None),
     ("sidecar sources of strings", "types", _sidecar_edit(sources={"x": "abc", "y": {"sha256": 5}}), None),
     ("notebook nested 100,000 deep", "nesting", deep_notebook, None),
+    ("notebook of 8 MiB of empty lists", "bombs", empty_lists_notebook, None),
+    ("notebook datasets a list of lists", "types", notebook_datasets([["adult_huang2019"]]), None),
+    ("notebook datasets a string", "types", notebook_datasets("adult_huang2019"), None),
     ("report claims.json nested 100,000 deep", "nesting", deep_report_claims,
      "results/report/claims.json: nested deeper than 64 levels"),
     ("provenance.json nested 100,000 deep", "nesting", _provenance_probe(deep(100_000)), "provenance.json"),

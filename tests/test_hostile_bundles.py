@@ -580,3 +580,47 @@ def test_a_sidecar_field_of_the_wrong_type_is_shown_unreadable(project, base, tm
     page = (out / "provenance.html").read_text()
     row = page[page.index("adult_huang2019</td>"):]
     assert shown in row[:row.index("</tr>")], row[:2000]
+
+
+@pytest.mark.parametrize("probe, fragment", [
+    ("notebook of 8 MiB of empty lists", "huang2019_dpadmm/fig1/fig1.ipynb: holds 2,796,211 lists and objects, "
+                                         "more than the 100,000"),
+    ("notebook datasets a list of lists", "huang2019_dpadmm/fig1/fig1.ipynb: parameter datasets must be a list of "
+                                          'dataset names, got [["adult_huang2019"]]'),
+    ("notebook datasets a string", 'parameter datasets must be a list of dataset names, got "adult_huang2019"'),
+])
+def test_a_notebook_whose_parameters_cannot_be_read_leaves_them_unknown_naming_it(project, base, tmp_path, probe,
+                                                                                   fragment, capsys):
+    t0 = time.perf_counter()
+    out, state = _rejudge(project, base, tmp_path, probe)
+    assert time.perf_counter() - t0 < 10
+    assert state["state"] == "produced" and state["params_from"] != "run"
+    assert fragment in state["params_problem"], state["params_problem"]
+    assert "The run's own record of its parameters is not read: " in (out / "huang2019_dpadmm.html").read_text()
+    assert "huang2019_dpadmm/fig1: the run's parameters are unknown: huang2019_dpadmm/fig1/fig1.ipynb" \
+        in capsys.readouterr().out
+
+
+def test_a_notebook_over_its_cap_is_not_read_and_each_notebook_is_read_once(project, base, tmp_path, monkeypatch):
+    """A notebook is read for its metadata only, under a cap of its own, once per re-judge (the report and the
+    bundle's parameter check share the read)."""
+    from _hostile import copy_base, with_manifest
+
+    import repro_dpadmm.provenance as provenance
+    from repro_dpadmm import safeload
+
+    reads, read_text = [], safeload.read_text
+
+    def counted(path, *args, **kwargs):
+        reads.append(Path(path).name)
+        return read_text(path, *args, **kwargs)
+
+    monkeypatch.setattr(safeload, "read_text", counted)
+    folder = copy_base(base, tmp_path)
+    rejudge(with_manifest(folder, tmp_path / "p.tar.gz"), tmp_path / "o1", root=project)
+    assert reads.count("fig1.ipynb") == 1 and reads.count("table1.ipynb") == 1, reads
+    monkeypatch.setattr(provenance, "NOTEBOOK_MAX_BYTES", 100)
+    rejudge(with_manifest(folder, tmp_path / "p2.tar.gz"), tmp_path / "o2", root=project)
+    state = json.loads((tmp_path / "o2/summary.json").read_text())["papers"]["huang2019_dpadmm"]["item_states"]
+    assert state["fig1"]["params_problem"].startswith("huang2019_dpadmm/fig1/fig1.ipynb: "), state["fig1"]
+    assert "more than the 100 allowed" in state["fig1"]["params_problem"] and state["fig1"]["params_from"] != "run"

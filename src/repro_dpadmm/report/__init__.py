@@ -51,7 +51,6 @@ from ..claims import (
 from ..config_doc import parameter_descriptions
 from ..paths import project_root
 from .. import staging
-from ..staging import read_settings
 from .main_claims import deciding_counts, summarise_main
 
 __all__ = ["build_report", "collect", "Report", "ItemResult", "VERDICTS"]
@@ -89,6 +88,7 @@ class ItemResult:
     mtime: float | None = None
     params: dict | None = None          # the parameters the item ran with (or the config's, see params_source)
     params_source: str = ""             # "run" (papermill record), "config" (config/config.yaml) or ""
+    params_problem: str = ""            # why the run's own record could not be read (too large, malformed), or ""
     params_differ: bool = False         # the run's parameters differ from config/config.yaml (e.g. a smoke run)
     param_docs: dict = field(default_factory=dict)  # each parameter's meaning, from the config schema's descriptions
     figures: list[Path] = field(default_factory=list)
@@ -287,14 +287,15 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
     cfg_params = ((config.get("papers") or {}).get(paper) or {}).get(item)
     # Parameters come from the executed notebook only beside a metrics.json: without it the notebook is stale or
     # partial (the runner writes metrics.json last).
-    run_params = prov_mod.executed_params(item_dir, item) if (item_dir / "metrics.json").is_file() else None
+    run_params, res.params_problem = prov_mod.executed_record(item_dir, item) \
+        if (item_dir / "metrics.json").is_file() else (None, "")
     if run_params is not None:
         res.params, res.params_source = run_params, "run"
         if isinstance(cfg_params, dict):
             ran = {k: v for k, v in run_params.items() if k != "seed"}
             res.params_differ = ran != cfg_params
             res.changes = prov_mod.param_changes(ran, cfg_params)
-        settings = read_settings(item_dir) or {}
+        settings = prov_mod.read_settings_record(item_dir)[0] or {}
         res.run_name, res.commit = settings.get("run"), settings.get("commit")
     elif isinstance(cfg_params, dict):
         res.params, res.params_source = cfg_params, "config"
@@ -620,6 +621,7 @@ def summary(report: Report) -> dict:
                                                     "params_hash": prov_mod.canonical_hash(it.params)
                                                     if it.params is not None else None,
                                                     "params_from": it.params_source or None,
+                                                    "params_problem": it.params_problem or None,
                                                     "params_differ_from_config": it.params_differ}
                                           for it in p.items}}
                    for p in report.papers},
@@ -729,6 +731,9 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
         print(f"report: results folder ignored: {why}")
     for it in (it for p in report.papers for it in p.items if it.reason.startswith("unreadable metrics.json")):
         print(f"report: {it.paper}/{it.item} shown as missing: {safeload.printable(it.reason)}")
+    for it in (it for p in report.papers for it in p.items if it.params_problem):
+        print(f"report: {it.paper}/{it.item}: the run's parameters are unknown: "
+              f"{safeload.printable(it.params_problem)}")
     return report
 
 
