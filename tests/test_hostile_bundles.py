@@ -624,3 +624,25 @@ def test_a_notebook_over_its_cap_is_not_read_and_each_notebook_is_read_once(proj
     state = json.loads((tmp_path / "o2/summary.json").read_text())["papers"]["huang2019_dpadmm"]["item_states"]
     assert state["fig1"]["params_problem"].startswith("huang2019_dpadmm/fig1/fig1.ipynb: "), state["fig1"]
     assert "more than the 100 allowed" in state["fig1"]["params_problem"] and state["fig1"]["params_from"] != "run"
+
+
+def test_a_bundles_pdf_and_csv_figure_files_are_named_never_served(project, base, tmp_path):
+    """Of a bundle's figures only checked PNGs are copied and linked: a PDF may run a script in its viewer and a CSV
+    formulas in a spreadsheet, so they are listed by name; the project's own report still links them."""
+    out, _ = _rejudge(project, base, tmp_path, "PDF with a script and CSV with formulas")
+    item = out / "items" / ITEM.removeprefix("results/")
+    assert (item / "fig1.png").is_file() and not (item / "fig1.pdf").exists() and not (item / "fig1.csv").exists()
+    page = (out / "huang2019_dpadmm.html").read_text()
+    assert 'fig1.pdf"' not in page and 'fig1.csv"' not in page
+    assert "not linked (a re-judge serves a bundle's PNG figures only): <span class=\"mono\">fig1.pdf, fig1.csv" \
+        in page
+    for path in (project / ITEM / "fig1.pdf", project / ITEM / "fig1.csv"):
+        path.write_text("x")
+    try:
+        build_report(tmp_path / "own", root=project)
+        own = (tmp_path / "own" / "huang2019_dpadmm.html").read_text()
+        assert 'href="items/huang2019_dpadmm/fig1/fig1.pdf">PDF</a>' in own and (tmp_path / "own" / "items" /
+                                                                                  "huang2019_dpadmm/fig1/fig1.csv").is_file()
+    finally:
+        for path in (project / ITEM / "fig1.pdf", project / ITEM / "fig1.csv"):
+            path.unlink()

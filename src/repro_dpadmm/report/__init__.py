@@ -17,7 +17,7 @@ Results from a bundle (`bundle.rejudge`) may come from anyone, so nothing of the
 item's rendered notebook is copied with a Content-Security-Policy that forbids scripts, plugins, forms and outside
 requests, and the report links it through a page that shows it in a sandboxed iframe (`SANDBOX_PAGE`). Figures are
 shown only when they are at most FIGURE_MAX_BYTES and (for a PNG) of sane dimensions; others are listed with the
-reason.
+reason. Of a bundle's figure files only PNGs are copied and linked; its PDFs, CSVs and any other are named only.
 """
 
 from __future__ import annotations
@@ -94,6 +94,7 @@ class ItemResult:
     figures: list[Path] = field(default_factory=list)
     missing_figures: list[str] = field(default_factory=list)  # named in the claims file but not written
     refused_figures: list[str] = field(default_factory=list)  # not embedded: too large or malformed (with why)
+    unlinked_files: list[str] = field(default_factory=list)   # a bundle's figure files other than PNGs: named only
     notebook: Path | None = None
     spec: dict = field(default_factory=dict)     # claims file `items.<item>`: title, caption, choices...
     metric_docs: dict = field(default_factory=dict)
@@ -595,10 +596,21 @@ def _copy_item_files(report: Report, out_dir: Path, sandbox: bool = False) -> di
             if settings is not None and settings.is_file():
                 shutil.copy2(settings, dest / settings.name)
                 entry["settings"] = f"{rel}/settings.json"
+            copied = []
+            if sandbox:   # of a bundle's figures only checked PNGs are served: a PDF may carry a script, a CSV
+                # spreadsheet formulas, an SVG both; they are listed by name, neither copied nor linked
+                it.unlinked_files = [f.name for f in it.figures if f.suffix.lower() != ".png"]
+                it.figures = [f for f in it.figures if f.suffix.lower() == ".png"]
             for fig in it.figures:
                 for path in (fig, fig.with_suffix(".pdf"), fig.with_suffix(".csv")):
-                    if path.is_file():
-                        shutil.copy2(path, dest / path.name)
+                    if not path.is_file() or path.name in copied:
+                        continue
+                    if sandbox and path != fig:
+                        it.unlinked_files.append(path.name)
+                        continue
+                    shutil.copy2(path, dest / path.name)
+                    copied.append(path.name)
+            entry["files"] = copied
             links[(it.paper, it.item)] = entry
     return links
 

@@ -385,11 +385,12 @@ def ordered_counts(counts: dict) -> dict:
 
 
 def figure_entry(fig: Path, it, link: dict) -> dict:
-    """A figure's files in the report folder: png, and the pdf and csv saved beside it."""
+    """A figure's files in the report folder: png, and the pdf and csv saved beside it (only those copied there)."""
     base = f"items/{it.paper}/{it.item}/"
+    copied = link.get("files", ())
     return {"name": fig.name, "png": base + fig.name,
             **{ext: base + fig.with_suffix(f".{ext}").name for ext in ("pdf", "csv")
-               if fig.with_suffix(f".{ext}").is_file()},
+               if fig.with_suffix(f".{ext}").name in copied},
             "notebook": link.get("notebook")}
 
 
