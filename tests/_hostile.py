@@ -256,6 +256,30 @@ def pickle_member(base, tmp):
     return with_manifest(folder, tmp / "p.tar.gz")
 
 
+def pickle_upper_case(base, tmp):
+    """A pickle whose suffix is in capitals: a pickle all the same."""
+    folder = copy_base(base, tmp)
+    (folder / ITEM / "parts").mkdir()
+    (folder / ITEM / "parts/a.PKL").write_bytes(b"cos\nsystem\n(S'touch owned'\ntR.")
+    return with_manifest(folder, tmp / "p.tar.gz")
+
+
+def pickle_upper_case_folder(base, tmp):
+    folder = copy_base(base, tmp)
+    (folder / ITEM / "x.Pickle").write_bytes(b"cos\nsystem\n(S'touch owned'\ntR.")
+    (folder / MANIFEST).unlink()
+    write_manifest(folder)
+    return folder
+
+
+def empty_manifest_only(base, tmp):
+    """A folder holding nothing but an empty MANIFEST.sha256: intact, and nothing to judge."""
+    folder = tmp / "work" / TOP
+    folder.mkdir(parents=True)
+    (folder / MANIFEST).write_text("")
+    return pack(folder, tmp / "p.tar.gz")
+
+
 def truncated(base, tmp):
     folder = copy_base(base, tmp)
     out = pack(folder, tmp / "whole.tar.gz")
@@ -456,6 +480,10 @@ PROBES = [
     ("truncated archive", "malformed", truncated, "p.tar.gz"),
     ("not an archive", "malformed", not_an_archive, "cannot unpack p.tar.gz"),
     ("pickle in the bundle", "pickles", pickle_member, "is a pickle"),
+    ("pickle suffix in capitals (.PKL)", "pickles", pickle_upper_case, "parts/a.PKL' is a pickle"),
+    ("pickle suffix in capitals in a folder (.Pickle)", "pickles", pickle_upper_case_folder,
+     "pickle: results/huang2019_dpadmm/fig1/x.Pickle"),
+    ("only an empty manifest", "manifest", empty_manifest_only, "lists no file: not a results bundle"),
     ("manifest names /etc/shadow", "manifest", manifest_absolute, "'/etc/shadow': an absolute path"),
     ("manifest names ../../..", "manifest", manifest_dotdot, "'..' (a path outside the bundle)"),
     ("unpacked folder with a symlink", "manifest", folder_with_symlink, "is a link"),
