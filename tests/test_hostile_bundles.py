@@ -641,8 +641,8 @@ def test_a_bundles_pdf_and_csv_figure_files_are_named_never_served(project, base
     try:
         build_report(tmp_path / "own", root=project)
         own = (tmp_path / "own" / "huang2019_dpadmm.html").read_text()
-        assert 'href="items/huang2019_dpadmm/fig1/fig1.pdf">PDF</a>' in own and (tmp_path / "own" / "items" /
-                                                                                  "huang2019_dpadmm/fig1/fig1.csv").is_file()
+        assert 'href="items/huang2019_dpadmm/fig1/fig1.pdf">PDF</a>' in own
+        assert (tmp_path / "own/items/huang2019_dpadmm/fig1/fig1.csv").is_file()
     finally:
         for path in (project / ITEM / "fig1.pdf", project / ITEM / "fig1.csv"):
             path.unlink()

@@ -411,7 +411,8 @@ def environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, finalize=_visible)
     env.filters.update(slug=slug, secs=secs, value_text=value_text, clip=clip, plural=plural,
                        count_text=count_text, array_shapes=array_shapes, first_reason=first_reason,
-                       options_text=options_text, source_hashes=source_hashes, basename=lambda rel: Path(rel).name, item_choices=item_choices,
+                       options_text=options_text, source_hashes=source_hashes,
+                       basename=lambda rel: Path(rel).name, item_choices=item_choices,
                        item_index=item_index, mark_text=mark_text, ordered_counts=ordered_counts,
                        changes_text=changes_text, nonzero=lambda c: {k: n for k, n in c.items() if n}, tally=lambda xs: dict(Counter(xs)))
     env.globals.update(VERDICT_HELP=VERDICT_HELP, item_time=item_time, total_time=total_time, curve_svg=curve_svg,
