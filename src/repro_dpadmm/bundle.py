@@ -79,6 +79,11 @@ CONTENT = (("results", "**/*"), ("resources/processed", "*.json"), ("logs", "**/
            ("config/claims", "*.yaml"))
 # Never bundled, and refused in a bundle: a pickle (parts/*.pkl) can run code when it is loaded.
 PICKLE_SUFFIXES = (".pkl", ".pickle")
+
+
+def is_pickle(name: str) -> bool:
+    """Whether a file name ends in a pickle suffix, in any case (`x.PKL` is as much a pickle as `x.pkl`)."""
+    return name.lower().endswith(PICKLE_SUFFIXES)
 UNPACK_PREFIX = "repro-dpadmm-bundle-"
 STAGE_PREFIX = ".bundle-"       # make_bundle's staging folder beside the archive: .bundle-<pid>@<host>.<random>
 # provenance.json as make_bundle writes it: the re-judge shows these fields, so their types are checked first.
@@ -114,7 +119,7 @@ def _member_files(root: Path, with_whatif: bool = False) -> list[str]:
             rel = path.relative_to(root).as_posix()
             # a link is never followed: it may point anywhere on the machine that packs the bundle
             if path.is_file() and not path.is_symlink() and not rel.startswith(left_out) \
-                    and "/." not in f"/{rel}" and not rel.endswith(PICKLE_SUFFIXES):
+                    and "/." not in f"/{rel}" and not is_pickle(rel):
                 out.add(rel)
     return sorted(out)
 
@@ -138,8 +143,8 @@ def dataset_checksums(processed: Path) -> dict[str, dict]:
         except safeload.LoadError as exc:
             out[sidecar.stem] = {"available": False, "reason": f"unreadable sidecar: {exc}"}
             continue
-        sources = {rel: (info.get("sha256") if isinstance(info, dict) else info)
-                   for rel, info in (side.get("sources") or {}).items()}
+        listed = side.get("sources") if isinstance(side.get("sources"), dict) else {}   # a sidecar may be damaged
+        sources = {rel: (info.get("sha256") if isinstance(info, dict) else info) for rel, info in listed.items()}
         arrays = processed / f"{sidecar.stem}.npz"
         out[sidecar.stem] = {"available": bool(side.get("available")), "sources_sha256": sources,
                              "processed_sha256": sha256_file(arrays) if arrays.is_file() else None}
@@ -251,7 +256,7 @@ def _files(folder: Path, limits: Limits) -> tuple[dict[str, int], list[str]]:
             if not stat.S_ISREG(mode):
                 kind = "a link" if stat.S_ISLNK(mode) else "a special file"
                 problems.append(f"not a regular file: {safeload.printable(rel)} is {kind} (a bundle holds only files and folders)")
-            elif rel.endswith(PICKLE_SUFFIXES):
+            elif is_pickle(rel):
                 problems.append(f"pickle: {safeload.printable(rel)} (a bundle never holds pickles: loading one can run code)")
             else:
                 size = path.lstat().st_size
@@ -300,6 +305,8 @@ def verify(folder: str | Path, limits: Limits | None = None) -> list[str]:
         elif sha256_file(folder / rel) != digest:
             problems.append(f"modified: {safeload.printable(rel)} (sha256 differs from {MANIFEST})")
     problems += [f"not in {MANIFEST}: {safeload.printable(rel)}" for rel in sorted(set(present) - set(listed) - {MANIFEST})]
+    if not listed and not problems:   # an empty manifest of an empty folder: nothing to judge
+        problems.append(f"{MANIFEST} lists no file: not a results bundle")
     return problems
 
 
@@ -453,7 +460,16 @@ def scrub_paths(text: str, root: Path) -> str:
 # An absolute POSIX path of at least two parts, its first part a name (so that `</div>`, URLs, `a/b`, `it/s`, dates
 # and base64 data are not paths): what is left of one after the known roots are taken out (another checkout's, the
 # venv's, a scratch folder's). Not preceded by a character that makes the slash part of something else.
-_ABSOLUTE = re.compile(r"(?<![\w.~/:<>+\\@-])/[A-Za-z_][\w.+@-]*(?:/[\w.+@~-]+)+/?")
+# A folder's name may hold single spaces where a slash follows ("/mnt/Jane Doe/notes"): a path's last part cannot be
+# told from the prose after it, unless it is quoted (_QUOTED).
+_ABSOLUTE = re.compile(r"(?<![\w.~/:<>+\\@-])/[A-Za-z_][\w.+@-]*(?:(?: [\w.+@~-]+)*/[\w.+@~-]+)+/?")
+# The same path in the other forms text holds it: a whole quoted string (its last part may hold spaces), a file://
+# address, JSON's escaped slashes (\/home\/x) and percent-encoding (%2Fhome%2Fx).
+_QUOTED = re.compile(r"""(?<=["'])/[A-Za-z_][^"'\\\n<>/]*(?:/[^"'\\\n<>/]+)+/?(?=["']|\\n)""")
+_FILE_URL = re.compile(r"""file://(?:localhost)?(/[^\s"'<>()\[\]\\]*)""", re.IGNORECASE)
+_ESCAPED = re.compile(r"(?<![\w.~/:<>+\\@-])\\/[A-Za-z_][\w.+@-]*(?:(?: [\w.+@~-]+)*\\/[\w.+@~-]+)+(?:\\/)?")
+_ENCODED = re.compile(r"(?<![\w%])%2F[A-Za-z_](?:[\w.+@~-]|%(?!2F)[0-9A-F]{2})*"
+                      r"(?:%2F(?:[\w.+@~-]|%(?!2F)[0-9A-F]{2})+)+(?:%2F)?", re.IGNORECASE)
 # The top folders of the project's layout: an absolute path through one of them, whose part from there on exists in
 # the project, is a path of (a copy of) the project and becomes relative to it.
 PROJECT_TOPS = ("results", "resources", "logs", "config", "notebooks", "workflow", "bundles")
@@ -475,7 +491,17 @@ def scrub_other_paths(text: str, root: Path) -> str:
     """`text` with every absolute path that is left (one of no root this machine knows: results copied from another
     checkout, a package's or a scratch folder's path) made relative to the project where it is a project path, and
     `<path>` otherwise (issue "Hostile input": moved runs were bundled with the old checkout's paths)."""
-    return _ABSOLUTE.sub(lambda m: _project_relative(m.group(0), root), text)
+    from urllib.parse import unquote
+
+    def relative(path: str, slash: str = "/") -> str:
+        rel = _project_relative(path, root)
+        return rel if rel == PATH_PLACEHOLDER else rel.replace("/", slash)
+
+    text = _FILE_URL.sub(lambda m: "file://" + relative(unquote(m.group(1))), text)
+    text = _ESCAPED.sub(lambda m: relative(m.group(0).replace("\\/", "/"), "\\/"), text)
+    text = _ENCODED.sub(lambda m: relative(unquote(m.group(0)), "%2F"), text)
+    text = _QUOTED.sub(lambda m: relative(m.group(0)), text)
+    return _ABSOLUTE.sub(lambda m: relative(m.group(0)), text)
 
 
 # An owned folder's name records its process (`<prefix><pid>@<host>.<random>`, locks.owned_dir), and a lock's
@@ -601,7 +627,7 @@ def _refuse_member(m: tarfile.TarInfo, seen: dict[str, str], counts: dict, limit
     if m.size > limits.member_bytes:
         return (f"member {m.name!r} has {m.size:,} bytes, more than {limits.member_bytes:,} "
                 f"({limits.hint('member_bytes')})")
-    if m.name.endswith(PICKLE_SUFFIXES):
+    if is_pickle(m.name):
         return f"member {m.name!r} is a pickle (a bundle never holds pickles: loading one can run code)"
     counts["bytes"] += m.size
     if counts["bytes"] > limits.total_bytes:
@@ -855,9 +881,12 @@ class Rejudged:
             lines.append("the bundle was judged by the claims rules before v3 (causes typed in findings, the "
                          "degenerate rule on both sides of a comparison); this judgement uses v3 (causes computed "
                          "from the verdicts under every reading, the degenerate rule on the side claimed better)")
-        if self.claims_differ:
+        if self.claims_differ:   # a bundle may carry any number of claims files, of any name length
+            differ = self.claims_differ
+            more = f" ... and {len(differ) - SHOWN_ITEMS:,} more" if len(differ) > SHOWN_ITEMS else ""
             lines.append("judged with this checkout's claims files and rules, not the bundle's; these differ from the "
-                         f"bundle's copy ({len(self.claims_differ)}): {', '.join(self.claims_differ)} (the bundle's "
+                         f"bundle's copy ({len(differ)}): {', '.join(_short(n) for n in differ[:SHOWN_ITEMS])}{more}"
+                         " (the bundle's "
                          "own judgement is its results/report/claims.json)")
         changed = [c for c in self.changes if c["before"] and c["after"]]
         if changed:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import subprocess
 from datetime import datetime, timezone
@@ -74,26 +75,91 @@ def load_config(root: Path) -> dict:
         return {}
 
 
+# A notebook is read only for its metadata (papermill's record of the parameters) and settings.json only for a few
+# fields, so each has a cap of its own far below the general one, and a bound on its lists and objects counted before
+# parsing (a real notebook holds a few hundred; tens of MiB of nested empty lists took a minute and gigabytes to
+# parse). REPRO_DPADMM_MAX_FILE_MB, when set, is the size cap of both, as of every file.
+NOTEBOOK_MAX_BYTES = 32 * 2**20
+SETTINGS_MAX_BYTES = 2**20
+PARAMS_MAX_CONTAINERS = 100_000
+_READ: dict[tuple, tuple] = {}   # each file is read once per process (the report and the bundle's check share it)
+
+
+def _read_record(path: Path, name: str, limit: int, pick=lambda data: data) -> tuple:
+    """(pick(the JSON object in `path`), '') or (None, why it is not read: too large, too many containers,
+    malformed); (None, '') when there is no such file. Only what `pick` keeps is remembered."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None, ""
+    key = (str(path), st.st_ino, st.st_size, st.st_mtime_ns, limit, pick)
+    if key not in _READ:
+        if len(_READ) > 4096:
+            _READ.clear()
+        data, problem = _parse_record(path, name, limit)
+        _READ[key] = (pick(data) if data is not None else None), problem
+    return _READ[key]
+
+
+def _parse_record(path: Path, name: str, limit: int) -> tuple[dict | None, str]:
+    try:
+        if not path.is_file():
+            return None, f"{name}: not a regular file"
+        text = safeload.read_text(path, limit=safeload.max_bytes() if os.environ.get(safeload.MAX_BYTES_ENV)
+                                  else limit)
+        containers = text.count("[") + text.count("{")
+        if containers > PARAMS_MAX_CONTAINERS:
+            return None, (f"{name}: holds {containers:,} lists and objects, more than the {PARAMS_MAX_CONTAINERS:,} "
+                          "it may hold")
+        return safeload.loads_json(text, name, expect=dict), ""
+    except safeload.LoadError as exc:   # named as the bundle names it, not by where it was unpacked
+        return None, f"{name}{f':{exc.line}' if exc.line else ''}: {exc.problem}"
+
+
+def _checked_params(params, name: str) -> tuple[dict | None, str]:
+    """The recorded parameters if they are a mapping whose `datasets` (when given) is a list of names."""
+    if not isinstance(params, dict):
+        return None, ""
+    datasets = params.get("datasets")
+    if datasets is not None and not (isinstance(datasets, list) and all(isinstance(d, str) for d in datasets)):
+        shown = json.dumps(datasets)
+        return None, (f"{name}: parameter datasets must be a list of dataset names, got "
+                      f"{shown if len(shown) <= 80 else shown[:77] + '...'}")
+    return params, ""
+
+
+def _papermill_params(notebook: dict):
+    meta = notebook.get("metadata")
+    papermill = meta.get("papermill") if isinstance(meta, dict) else None
+    recorded = papermill.get("parameters") if isinstance(papermill, dict) else None
+    return recorded.get("params") if isinstance(recorded, dict) else None
+
+
+def executed_record(item_dir: Path, item: str) -> tuple[dict | None, str]:
+    """(the parameters the item's notebook actually ran with, why they are unknown or '' ): papermill's record in the
+    executed notebook, else the run's `settings.json` (a notebook run by hand leaves no executed copy in the item's
+    folder). A file too large or malformed, or parameters of the wrong shape, leave them unknown, named in the why."""
+    where = f"{item_dir.parent.name}/{item_dir.name}"
+    recorded, problem = _read_record(item_dir / f"{item}.ipynb", f"{where}/{item}.ipynb", NOTEBOOK_MAX_BYTES,
+                                     _papermill_params)
+    params, why = _checked_params(recorded, f"{where}/{item}.ipynb")
+    problems = [p for p in (problem, why) if p]
+    if params is None:
+        settings, problem = read_settings_record(item_dir)
+        params, why = _checked_params(settings.get("params") if settings else None, f"{where}/{SETTINGS}")
+        problems += [p for p in (problem, why) if p]
+    return params, "; ".join(problems)
+
+
+def read_settings_record(item_dir: Path) -> tuple[dict | None, str]:
+    """An item folder's settings.json (read once, under its own cap), or (None, why it cannot be read)."""
+    return _read_record(item_dir / SETTINGS, f"{item_dir.parent.name}/{item_dir.name}/{SETTINGS}",
+                        SETTINGS_MAX_BYTES)
+
+
 def executed_params(item_dir: Path, item: str) -> dict | None:
-    """The parameters the item's notebook actually ran with: papermill's record in the executed notebook, else the
-    run's `settings.json` (a notebook run by hand leaves no executed copy in the item's folder)."""
-    nb = item_dir / f"{item}.ipynb"
-    params = None
-    if nb.is_file():
-        try:
-            meta = safeload.load_json(nb, expect=dict).get("metadata")
-        except safeload.LoadError:
-            meta = None
-        papermill = meta.get("papermill") if isinstance(meta, dict) else None
-        recorded = papermill.get("parameters") if isinstance(papermill, dict) else None
-        params = recorded.get("params") if isinstance(recorded, dict) else None
-    if not isinstance(params, dict) and (item_dir / SETTINGS).is_file():
-        try:
-            settings = safeload.load_json(item_dir / SETTINGS, expect=dict)
-        except safeload.LoadError:
-            settings = {}
-        params = settings.get("params")
-    return params if isinstance(params, dict) else None
+    """The parameters the item's notebook actually ran with (executed_record without the why)."""
+    return executed_record(item_dir, item)[0]
 
 
 def param_changes(ran: dict, reference: dict, prefix: str = "") -> list[dict]:

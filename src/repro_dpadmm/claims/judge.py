@@ -93,7 +93,13 @@ def _repeats_needed(r, z: float) -> int | None:
     falls as 1 / sqrt(n)); None where the noise model does not give it (no per-repeat values, a zero difference)."""
     if r.outcome != INCONCLUSIVE or not r.se or not r.n or not r.gap:
         return None
-    return max(r.n + 1, math.ceil(r.n * (z * r.se / r.gap) ** 2))
+    try:    # a bundle's huge or infinite SE overflows: not computable, never a crash
+        need = r.n * (z * r.se / r.gap) ** 2
+    except (OverflowError, ZeroDivisionError):
+        return None
+    if not math.isfinite(need):
+        return None
+    return max(r.n + 1, math.ceil(need))
 
 
 @dataclass
@@ -619,7 +625,8 @@ def with_cited(metrics: dict | None, claim: Claim, produced: dict[tuple[str, str
     if metrics is None or not keys:
         return metrics
     out = dict(metrics)
-    repeats = dict(out.get(REPEATS_KEY) or {})
+    # `repeats` as a bundle may hold it: anything other than a mapping is no per-repeat values at all
+    repeats = dict(out[REPEATS_KEY]) if isinstance(out.get(REPEATS_KEY), dict) else {}
     for key in keys:
         paper, item, inner = cited(key)
         other = produced.get((paper, item))
@@ -628,7 +635,8 @@ def with_cited(metrics: dict | None, claim: Claim, produced: dict[tuple[str, str
         for suffix in ("", ".se"):
             if inner + suffix in other:
                 out[key + suffix] = other[inner + suffix]
-        reps = (other.get(REPEATS_KEY) or {}).get(inner)
+        theirs = other.get(REPEATS_KEY)
+        reps = theirs.get(inner) if isinstance(theirs, dict) else None
         if reps is not None:
             repeats[key] = reps
     if repeats:

@@ -17,7 +17,7 @@ Results from a bundle (`bundle.rejudge`) may come from anyone, so nothing of the
 item's rendered notebook is copied with a Content-Security-Policy that forbids scripts, plugins, forms and outside
 requests, and the report links it through a page that shows it in a sandboxed iframe (`SANDBOX_PAGE`). Figures are
 shown only when they are at most FIGURE_MAX_BYTES and (for a PNG) of sane dimensions; others are listed with the
-reason.
+reason. Of a bundle's figure files only PNGs are copied and linked; its PDFs, CSVs and any other are named only.
 """
 
 from __future__ import annotations
@@ -51,7 +51,6 @@ from ..claims import (
 from ..config_doc import parameter_descriptions
 from ..paths import project_root
 from .. import staging
-from ..staging import read_settings
 from .main_claims import deciding_counts, summarise_main
 
 __all__ = ["build_report", "collect", "Report", "ItemResult", "VERDICTS"]
@@ -89,11 +88,13 @@ class ItemResult:
     mtime: float | None = None
     params: dict | None = None          # the parameters the item ran with (or the config's, see params_source)
     params_source: str = ""             # "run" (papermill record), "config" (config/config.yaml) or ""
+    params_problem: str = ""            # why the run's own record could not be read (too large, malformed), or ""
     params_differ: bool = False         # the run's parameters differ from config/config.yaml (e.g. a smoke run)
     param_docs: dict = field(default_factory=dict)  # each parameter's meaning, from the config schema's descriptions
     figures: list[Path] = field(default_factory=list)
     missing_figures: list[str] = field(default_factory=list)  # named in the claims file but not written
     refused_figures: list[str] = field(default_factory=list)  # not embedded: too large or malformed (with why)
+    unlinked_files: list[str] = field(default_factory=list)   # a bundle's figure files other than PNGs: named only
     notebook: Path | None = None
     spec: dict = field(default_factory=dict)     # claims file `items.<item>`: title, caption, choices...
     metric_docs: dict = field(default_factory=dict)
@@ -287,14 +288,15 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
     cfg_params = ((config.get("papers") or {}).get(paper) or {}).get(item)
     # Parameters come from the executed notebook only beside a metrics.json: without it the notebook is stale or
     # partial (the runner writes metrics.json last).
-    run_params = prov_mod.executed_params(item_dir, item) if (item_dir / "metrics.json").is_file() else None
+    run_params, res.params_problem = prov_mod.executed_record(item_dir, item) \
+        if (item_dir / "metrics.json").is_file() else (None, "")
     if run_params is not None:
         res.params, res.params_source = run_params, "run"
         if isinstance(cfg_params, dict):
             ran = {k: v for k, v in run_params.items() if k != "seed"}
             res.params_differ = ran != cfg_params
             res.changes = prov_mod.param_changes(ran, cfg_params)
-        settings = read_settings(item_dir) or {}
+        settings = prov_mod.read_settings_record(item_dir)[0] or {}
         res.run_name, res.commit = settings.get("run"), settings.get("commit")
     elif isinstance(cfg_params, dict):
         res.params, res.params_source = cfg_params, "config"
@@ -594,10 +596,21 @@ def _copy_item_files(report: Report, out_dir: Path, sandbox: bool = False) -> di
             if settings is not None and settings.is_file():
                 shutil.copy2(settings, dest / settings.name)
                 entry["settings"] = f"{rel}/settings.json"
+            copied = []
+            if sandbox:   # of a bundle's figures only checked PNGs are served: a PDF may carry a script, a CSV
+                # spreadsheet formulas, an SVG both; they are listed by name, neither copied nor linked
+                it.unlinked_files = [f.name for f in it.figures if f.suffix.lower() != ".png"]
+                it.figures = [f for f in it.figures if f.suffix.lower() == ".png"]
             for fig in it.figures:
                 for path in (fig, fig.with_suffix(".pdf"), fig.with_suffix(".csv")):
-                    if path.is_file():
-                        shutil.copy2(path, dest / path.name)
+                    if not path.is_file() or path.name in copied:
+                        continue
+                    if sandbox and path != fig:
+                        it.unlinked_files.append(path.name)
+                        continue
+                    shutil.copy2(path, dest / path.name)
+                    copied.append(path.name)
+            entry["files"] = copied
             links[(it.paper, it.item)] = entry
     return links
 
@@ -620,6 +633,7 @@ def summary(report: Report) -> dict:
                                                     "params_hash": prov_mod.canonical_hash(it.params)
                                                     if it.params is not None else None,
                                                     "params_from": it.params_source or None,
+                                                    "params_problem": it.params_problem or None,
                                                     "params_differ_from_config": it.params_differ}
                                           for it in p.items}}
                    for p in report.papers},
@@ -732,6 +746,9 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
         print(f"report: results folder ignored: {why}")
     for it in (it for p in report.papers for it in p.items if it.reason.startswith("unreadable metrics.json")):
         print(f"report: {it.paper}/{it.item} shown as missing: {safeload.printable(it.reason)}")
+    for it in (it for p in report.papers for it in p.items if it.params_problem):
+        print(f"report: {it.paper}/{it.item}: the run's parameters are unknown: "
+              f"{safeload.printable(it.params_problem)}")
     return report
 
 

@@ -159,7 +159,23 @@ def first_reason(side: dict) -> str:
 
 
 def options_text(side: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in (side.get("options") or {}).items())
+    options = side.get("options") or {}
+    if not isinstance(options, dict):   # a sidecar from a bundle may hold anything here
+        return f"unreadable (options is a {type(options).__name__}, not a mapping)"
+    return ", ".join(f"{k}={v}" for k, v in options.items())
+
+
+def source_hashes(side: dict) -> list[tuple[str, str]]:
+    """[(source file, its sha256)] of a sidecar's `sources`; a field or entry of the wrong type (a sidecar from a
+    bundle may hold anything) is shown as unreadable, never read further."""
+    sources = side.get("sources") or {}
+    if not isinstance(sources, dict):
+        return [(f"unreadable (sources is a {type(sources).__name__}, not a mapping)", "")]
+    out = []
+    for rel, info in sources.items():
+        sha = info.get("sha256") if isinstance(info, dict) else None
+        out.append((Path(str(rel)).name, sha if isinstance(sha, str) else "unreadable"))
+    return out
 
 
 def mark_text(key: str) -> str:
@@ -369,11 +385,12 @@ def ordered_counts(counts: dict) -> dict:
 
 
 def figure_entry(fig: Path, it, link: dict) -> dict:
-    """A figure's files in the report folder: png, and the pdf and csv saved beside it."""
+    """A figure's files in the report folder: png, and the pdf and csv saved beside it (only those copied there)."""
     base = f"items/{it.paper}/{it.item}/"
+    copied = link.get("files", ())
     return {"name": fig.name, "png": base + fig.name,
             **{ext: base + fig.with_suffix(f".{ext}").name for ext in ("pdf", "csv")
-               if fig.with_suffix(f".{ext}").is_file()},
+               if fig.with_suffix(f".{ext}").name in copied},
             "notebook": link.get("notebook")}
 
 
@@ -394,7 +411,8 @@ def environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, finalize=_visible)
     env.filters.update(slug=slug, secs=secs, value_text=value_text, clip=clip, plural=plural,
                        count_text=count_text, array_shapes=array_shapes, first_reason=first_reason,
-                       options_text=options_text, basename=lambda rel: Path(rel).name, item_choices=item_choices,
+                       options_text=options_text, source_hashes=source_hashes,
+                       basename=lambda rel: Path(rel).name, item_choices=item_choices,
                        item_index=item_index, mark_text=mark_text, ordered_counts=ordered_counts,
                        changes_text=changes_text, nonzero=lambda c: {k: n for k, n in c.items() if n}, tally=lambda xs: dict(Counter(xs)))
     env.globals.update(VERDICT_HELP=VERDICT_HELP, item_time=item_time, total_time=total_time, curve_svg=curve_svg,
