@@ -82,15 +82,24 @@ class LoadError(ValueError):
         super().__init__(f"{self.source}{f':{line}' if line else ''}: {problem}")
 
 
+def env_number(var: str) -> float | None:
+    """The number an environment variable holds: None when unset or empty, NaN when it is no number (the caller
+    names what is allowed)."""
+    text = os.environ.get(var, "").strip()
+    if not text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
 def max_bytes() -> int:
     """The size limit in force: REPRO_DPADMM_MAX_FILE_MB when set (a positive number of MiB), else MAX_BYTES."""
-    value = os.environ.get(MAX_BYTES_ENV)
-    if not value:
+    mb = env_number(MAX_BYTES_ENV)
+    if mb is None:
         return MAX_BYTES
-    try:
-        mb = float(value)
-    except ValueError:
-        mb = float("nan")
+    value = os.environ[MAX_BYTES_ENV]
     if not (math.isfinite(mb) and mb * 2**20 >= 1):
         raise LoadError(MAX_BYTES_ENV, f"must be a positive number of MiB (at least one byte), got {value!r}")
     return min(int(mb * 2**20), sys.maxsize // 4)   # "no limit" in practice; a read size must stay a C ssize_t

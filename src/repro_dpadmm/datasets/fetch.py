@@ -156,15 +156,11 @@ def _size_problem(raw: RawFile, size: int) -> str:
 def deadline_override() -> float | None:
     """REPRO_DPADMM_FETCH_DEADLINE_S when set (a positive number of seconds: every URL transfer's deadline), else
     None; a ValueError naming the variable otherwise."""
-    text = os.environ.get(DEADLINE_ENV)
-    if not text:
+    seconds = safeload.env_number(DEADLINE_ENV)
+    if seconds is None:
         return None
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = float("nan")
     if not (math.isfinite(seconds) and seconds > 0):
-        raise ValueError(f"{DEADLINE_ENV}: must be a positive number of seconds, got {text!r}")
+        raise ValueError(f"{DEADLINE_ENV}: must be a positive number of seconds, got {os.environ[DEADLINE_ENV]!r}")
     return seconds
 
 
