@@ -670,7 +670,11 @@ def headline(report: Report) -> str:
 # timings (wall_time_s, graph_seconds.<dataset>, admm_setup_time_s, time_ratio...): they move with the machine's load,
 # so a what-if's "moved most" never lists them
 _TIMING = re.compile(r"seconds|time")
-WHATIF_TOP_METRICS = 10   # the metrics a what-if report lists as having moved most from the paper run
+WHATIF_TOP_METRICS = 10
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)   # the metrics a what-if report lists as having moved most from the paper run
 
 
 def whatif_diff(report: Report, root: Path, previous: dict | None) -> dict:
@@ -685,8 +689,7 @@ def whatif_diff(report: Report, root: Path, previous: dict | None) -> dict:
                                              f"results/{p.id}/{it.item}/metrics.json")
             for key, new in (it.metrics or {}).items():
                 old = (paper_metrics or {}).get(key)
-                if key.endswith(".se") or _TIMING.search(key.split(".")[0]) or isinstance(new, bool) or isinstance(old, bool) \
-                        or not isinstance(new, (int, float)) or not isinstance(old, (int, float)):
+                if key.endswith(".se") or _TIMING.search(key.split(".")[0]) or not _number(new) or not _number(old):
                     continue
                 if math.isfinite(new) and math.isfinite(old) and new != old:
                     moved.append({"key": f"{p.id}/{it.item}:{key}", "paper": old, "whatif": new,
