@@ -524,11 +524,16 @@ def test_an_out_that_cannot_be_written_is_named_by_its_own_path(run, tmp_path):
      '{"p": "results\\/huang2019_dpadmm\\/fig1"}'),
     ("next=%2Fhome%2Falice%2Fsecret%20stuff%2Fa.txt&x=1", "next=<path>&x=1"),
     ("q=%2fhome%2falice", "q=<path>"),
+    ('{"p": "\\u002fhome\\u002falice\\u002f.ssh\\u002fid_rsa"}', '{"p": "<path>"}'),
+    ('"\\u002Felsewhere\\u002Fcheckout\\u002Fresults\\u002Fhuang2019_dpadmm"',
+     '"results\\u002Fhuang2019_dpadmm"'),
+    ("<p>&#x2F;home&#x2F;alice&#x2F;secret &#47;home&#47;alice &#X002f;home&#x2f;alice &sol;home&sol;alice</p>",
+     "<p><path> <path> <path> <path></p>"),
     ("from /elsewhere/checkout/results/huang2019_dpadmm/fig1 to b", "from results/huang2019_dpadmm/fig1 to b"),
 ])
 def test_scrubbing_leaves_no_piece_of_an_absolute_path_in_any_form(run, written, expected):
-    """A path with spaces, a file:// address, JSON's escaped slashes and percent-encoding: no part of the path is
-    left (a project path becomes relative, any other `<path>`), the text around it is kept."""
+    """A path with spaces, a file:// address, JSON's escaped slashes (\\/, \\u002f), HTML's character references and
+    percent-encoding: no part of the path is left (a project path becomes relative, any other `<path>`), the text around it is kept."""
     from repro_dpadmm.bundle import scrub_paths
 
     scrubbed = scrub_paths(written, run)
@@ -541,7 +546,8 @@ def test_scrubbing_keeps_what_is_not_a_path(run):
     from repro_dpadmm.bundle import scrub_paths
 
     text = ('units it/s, 3/4 done, https://example.org/a/b, </div>, "a/b c", \'x\', 50%20off, ratio 1/2 of 3/4\n'
-            '{"url": "https:\\/\\/example.org\\/a"}, results/huang2019_dpadmm/fig1 and logs/x.log\n')
+            '{"url": "https:\\/\\/example.org\\/a"}, results/huang2019_dpadmm/fig1 and logs/x.log\n'
+            'a\\u002fb, 1&#47;2, "\\u002f", &#x2F;&#x2F;\n')
     assert scrub_paths(text, run) == text
 
 

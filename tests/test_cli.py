@@ -274,3 +274,61 @@ def test_a_project_root_that_does_not_exist_is_an_error_not_a_new_tree(capsys, m
     monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tmp_path / "no-such-project"))
     assert main(["report"]) == 2
     assert "REPRO_DPADMM_ROOT=" in capsys.readouterr().err and not (tmp_path / "no-such-project").exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "huang2019_dpadmm", "fig1", "--out-dir", ""],
+    ["run", "huang2019_dpadmm", "fig1", "--out-dir", "  "],
+    ["part", "huang2019_dpadmm", "fig6", "admm", "--out", ""],
+    ["frontier-job", "floor", "nonprivate", "--out", ""],
+    ["bundle", "--out", ""],
+    ["report", "--out-dir", ""],
+    ["report", "--results", ""],
+    ["info", "--mirror", ""],
+    ["data", "fetch", "a9a", "--mirror", ""],
+    ["items", "--configfile", ""],
+])
+def test_an_empty_path_is_an_error_never_the_default(argv, monkeypatch, capsys):
+    """`--out-dir "$OUT"` with OUT unset ran into the item's own folder and replaced its outputs: every option
+    naming a path refuses an empty one before any work."""
+    from repro_dpadmm import bundle, runner
+
+    def no_work(*a, **kw):
+        raise AssertionError("work started")
+
+    monkeypatch.setattr(runner, "run_item", no_work)
+    monkeypatch.setattr(bundle, "make_bundle", no_work)
+    assert main(argv) == 2
+    option = next(a for a in argv if a.startswith("--"))
+    assert f"{option} is empty: give a path, or leave {option} out" in capsys.readouterr().err
+
+
+def test_a_report_of_a_root_without_claims_is_an_error_not_an_empty_report(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tmp_path))
+    assert main(["report"]) == 2
+    assert "no config/claims/ in" in capsys.readouterr().err
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("mirror, why", [("file://work/shared/datasets", "'work' is a host"),
+                                         ("file://", "it names no folder"), ("FILE:///", "it names no folder")])
+def test_a_file_address_naming_a_host_or_no_folder_is_refused(mirror, why, monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tmp_path))
+    monkeypatch.setenv("REPRO_DPADMM_OFFLINE", "1")
+    assert main(["data", "fetch", "a9a", "--mirror", mirror]) == 2
+    err = capsys.readouterr().err
+    assert f"--mirror {mirror}: a file:// address names a folder of this machine" in err and why in err, err
+    assert not (tmp_path / "resources").exists()
+    monkeypatch.setenv("REPRO_DPADMM_DATA_MIRROR", mirror)
+    assert main(["info"]) == 2
+    assert "REPRO_DPADMM_DATA_MIRROR" in capsys.readouterr().err
+
+
+def test_a_config_file_holding_a_template_marker_is_refused_unrun(tmp_path, capsys):
+    """Snakemake's loader runs the `?` expressions of a YAML file holding `__use_yte__: true`; the package never
+    does, and names the key, so that a file can be checked before it is given to snakemake."""
+    flag = tmp_path / "ran"
+    config = tmp_path / "y.yaml"
+    config.write_text(f'__use_yte__: true\nx: ?__import__("pathlib").Path("{flag}").write_text("p")\n')
+    assert main(["items", "--configfile", str(config)]) == 2
+    assert f"config file {config} holds __use_yte__" in capsys.readouterr().err and not flag.exists()

@@ -646,3 +646,99 @@ def test_a_bundles_pdf_and_csv_figure_files_are_named_never_served(project, base
     finally:
         for path in (project / ITEM / "fig1.pdf", project / ITEM / "fig1.csv"):
             path.unlink()
+
+
+def test_folders_nested_deeper_than_the_cap_are_refused_not_a_recursion_error(project, base, tmp_path, monkeypatch,
+                                                                              capsys):
+    """A folder bundle (and a project's results/) 1,500 folders deep: os.walk and glob('**') recursed once per level
+    and ended in RecursionError; the walk is iterative and the depth capped, named in the error (200 levels here:
+    pytest's own cleanup, shutil.rmtree, recurses too)."""
+    import shutil
+
+    from _hostile import copy_base
+
+    from repro_dpadmm.bundle import MAX_DEPTH, verify
+
+    def nest(top: Path, depth: int) -> None:
+        os.makedirs(top, exist_ok=True)
+        here = os.open(top, os.O_RDONLY)
+        try:
+            for _ in range(depth):   # relative steps: the whole path would pass the system's length limit
+                os.mkdir("a", dir_fd=here)
+                nxt = os.open("a", os.O_RDONLY, dir_fd=here)
+                os.close(here)
+                here = nxt
+        finally:
+            os.close(here)
+
+    folder = copy_base(base, tmp_path)
+    nest(folder / "results" / "deep", 200)
+    (problem,) = verify(folder)
+    assert problem.startswith(f"folders nested deeper than {MAX_DEPTH} levels: results/deep/a/a/"), problem
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(project))
+    assert main(["report", "--results", str(folder), "--out-dir", str(tmp_path / "rj")]) == 2
+    assert "nested deeper than" in capsys.readouterr().err
+    nest(project / "results" / "deep", MAX_DEPTH + 2)
+    try:
+        with pytest.raises(BundleError, match=f"nested deeper than {MAX_DEPTH} levels under results/"):
+            make_bundle(tmp_path / "deep.tar.gz", root=project)
+        assert not (tmp_path / "deep.tar.gz").exists() and not list(tmp_path.glob(".bundle-*"))
+    finally:
+        shutil.rmtree(project / "results" / "deep")
+
+
+def test_links_under_results_are_left_out_of_a_bundle_and_said(project, tmp_path, capsys):
+    link = project / ITEM / "notes.txt"
+    link.symlink_to("/etc/passwd")
+    try:
+        archive = make_bundle(tmp_path / "l.tar.gz", root=project)
+    finally:
+        link.unlink()
+    assert f"1 link left out (a bundle never follows a link): {ITEM}/notes.txt" in capsys.readouterr().err
+    import tarfile
+
+    with tarfile.open(archive) as tar:
+        assert not [n for n in tar.getnames() if n.endswith("notes.txt")]
+
+
+def test_a_bundle_whose_config_holds_a_template_marker_is_refused(project, base, tmp_path, monkeypatch):
+    """Snakemake runs the expressions of a --configfile holding `__use_yte__` as Python: a bundle's config files are
+    the ones a user would give it to repeat the run, so a bundle that holds one is refused."""
+    from _hostile import copy_base, with_manifest
+
+    folder = copy_base(base, tmp_path)
+    (folder / "config" / "smoke.yaml").write_text('__use_yte__: true\nx: ?__import__("os").getpid()\n')
+    archive = with_manifest(folder, tmp_path / "p.tar.gz")
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(project))
+    with pytest.raises(BundleError, match=r"template code: config/smoke.yaml holds __use_yte__"):
+        rejudge(archive, tmp_path / "rj")
+    assert not (tmp_path / "rj").exists()
+
+
+def test_no_report_is_written_into_an_unpacked_bundle_or_the_checkouts_folders(project, base, tmp_path, monkeypatch,
+                                                                               capsys):
+    """The project's own report into an unpacked bundle's results/report replaced the bundle's judged report (which
+    then failed its manifest); a report into .git/ or resources/ of the checkout was written."""
+    import shutil
+
+    folder = tmp_path / "unpacked"
+    shutil.copytree(base, folder)
+    before = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(project))
+    for out in (folder / "results" / "report", folder / "results" / "new", folder):
+        assert main(["report", "--out-dir", str(out)]) == 2, out
+        assert "lies in the results bundle" in capsys.readouterr().err or out == folder
+    assert {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
+    archive = make_bundle(tmp_path / "o.tar.gz", root=project)
+    for rel in (".git/rj", "resources/newrj", "logs/rj"):
+        assert main(["report", "--out-dir", str(project / rel)]) == 2, rel
+        assert "never writes into" in capsys.readouterr().err and not (project / rel).exists()
+        assert main(["report", "--results", str(archive), "--out-dir", str(project / rel)]) == 2, rel
+        assert not (project / rel).exists()
+
+
+def test_a_bundle_named_only_by_its_suffix_is_re_judged_into_a_plain_folder(tmp_path):
+    from repro_dpadmm.bundle import rejudge_folder
+
+    for name in (".tar.gz", ".tgz", ".tar"):
+        assert rejudge_folder(tmp_path / name, tmp_path / "rejudged") == tmp_path / "rejudged" / "bundle", name

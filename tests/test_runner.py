@@ -565,3 +565,24 @@ def test_a_notebook_run_by_hand_clears_and_commits_under_the_items_lock(project,
         t.join()
         assert done >= released["at"], f"{step} did not wait for the run holding the item's lock"
     assert (final / "metrics.json").is_file()
+
+
+def test_a_run_never_writes_into_a_folder_anyone_may_write_into_or_into_a_bundle(tmp_path):
+    """`run --out-dir /tmp` wrote its outputs, lock and manifest among other users' files; a folder inside an
+    unpacked results bundle would break its manifest."""
+    from repro_dpadmm.paths import project_root
+    from repro_dpadmm.staging import OutDirError, check_item_folder
+
+    ROOT = project_root()
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    with pytest.raises(OutDirError, match="is a folder anyone may write into"):
+        check_item_folder(shared, ROOT, "huang2019_dpadmm", "fig1")
+    check_item_folder(shared / "mine", ROOT, "huang2019_dpadmm", "fig1")   # one made inside it is fine
+    bundle = tmp_path / "b"
+    (bundle / "results").mkdir(parents=True)
+    (bundle / "MANIFEST.sha256").write_text("")
+    for out in (bundle / "results" / "x", bundle):
+        with pytest.raises(OutDirError, match="lies in the results bundle"):
+            check_item_folder(out, ROOT, "huang2019_dpadmm", "fig1")

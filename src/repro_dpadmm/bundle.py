@@ -51,6 +51,7 @@ import posixpath
 import re
 import shutil
 import stat
+import sys
 import tarfile
 import tempfile
 import zlib
@@ -64,11 +65,12 @@ import jsonschema
 import pooch
 
 from . import locks, safeload
-from .staging import add_report_file
+from .config import YTE_KEY
+from .staging import BUNDLE_MANIFEST, add_report_file
 from .paths import project_root
 
 FORMAT = 1
-MANIFEST = "MANIFEST.sha256"
+MANIFEST = BUNDLE_MANIFEST   # "MANIFEST.sha256"
 PROVENANCE = "provenance.json"
 REPORT_DIR = "results/report"
 WHATIF_DIR = "results/whatif"   # what-if runs: bundled only with --with-whatif (they are not the paper run)
@@ -109,19 +111,53 @@ def sha256_file(path: Path) -> str:
     return pooch.file_hash(str(path), alg="sha256")
 
 
-def _member_files(root: Path, with_whatif: bool = False) -> list[str]:
-    """The project files a bundle holds, as sorted POSIX paths relative to `root` (what-if runs only when asked)."""
-    out = set()
+# Folders below a bundle's top (or a packed folder of the project) a walk goes into: a paper-scale bundle needs 5; an
+# archive's names (at most 1,024 characters) allow about 500, a folder on disk thousands.
+MAX_DEPTH = 64
+
+
+def walk(folder: Path):
+    """(folder, its entries sorted by name, depth below `folder`) for `folder` and every folder under it, links never
+    followed, depth first. Without recursion: os.walk and Path.glob('**') recurse once per level on Python 3.11, so a
+    tree a thousand folders deep ends in RecursionError; the caller decides what a depth beyond MAX_DEPTH means."""
+    stack = [(Path(folder), 0)]
+    while stack:
+        here, depth = stack.pop()
+        with os.scandir(here) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        yield here, entries, depth
+        stack.extend((Path(e.path), depth + 1) for e in reversed(entries) if e.is_dir(follow_symlinks=False))
+
+
+def _member_files(root: Path, with_whatif: bool = False) -> tuple[list[str], list[str]]:
+    """The project files a bundle holds, as sorted POSIX paths relative to `root` (what-if runs only when asked), and
+    the links among the candidates, which are left out (a link is never followed: it may point anywhere on the
+    machine that packs the bundle). BundleError for a folder nested deeper than MAX_DEPTH."""
+    out, links = set(), set()
     left_out = (f"{REPORT_DIR}/items/", "results/rejudged/") + (() if with_whatif else (f"{WHATIF_DIR}/",))
     for folder, pattern in CONTENT:
         base = root / folder
-        for path in base.glob(pattern) if base.is_dir() else []:
+        if not base.is_dir():
+            continue
+        if pattern == "**/*":
+            found = []
+            for here, entries, depth in walk(base):
+                if depth > MAX_DEPTH:
+                    raise BundleError(f"{safeload.printable(here.relative_to(root).as_posix()[:200])}...: folders "
+                                      f"nested deeper than {MAX_DEPTH} levels under {folder}/; a bundle (and its "
+                                      "re-judge) refuses them: move that tree out of the project")
+                found += [(Path(e.path), e.is_symlink()) for e in entries if not e.is_dir(follow_symlinks=False)]
+        else:
+            found = [(path, path.is_symlink()) for path in base.glob(pattern)]
+        for path, is_link in found:
             rel = path.relative_to(root).as_posix()
-            # a link is never followed: it may point anywhere on the machine that packs the bundle
-            if path.is_file() and not path.is_symlink() and not rel.startswith(left_out) \
-                    and "/." not in f"/{rel}" and not is_pickle(rel):
+            if rel.startswith(left_out) or "/." in f"/{rel}" or is_pickle(rel):
+                continue
+            if is_link:
+                links.add(rel)
+            elif path.is_file():
                 out.add(rel)
-    return sorted(out)
+    return sorted(out), sorted(links)
 
 
 def installed_packages() -> dict[str, str]:
@@ -241,9 +277,12 @@ def _files(folder: Path, limits: Limits) -> tuple[dict[str, int], list[str]]:
     walked (folders, links and special files too) counts against `limits.members`, as every member of an archive
     does, so a folder of countless empty folders is refused as early as an archive of them."""
     found, problems, total, entries = {}, [], 0, 0
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
-        here = Path(dirpath)
-        for name in sorted(dirnames + filenames):
+    for here, names, depth in walk(folder):
+        if depth > MAX_DEPTH:
+            problems.append(f"folders nested deeper than {MAX_DEPTH} levels: "
+                            f"{safeload.printable(here.relative_to(folder).as_posix()[:200])}...")
+            return found, problems
+        for name in (e.name for e in names):
             entries += 1
             if entries > limits.members:
                 problems.append(f"more than {limits.members:,} files and folders ({limits.hint('members')})")
@@ -307,7 +346,22 @@ def verify(folder: str | Path, limits: Limits | None = None) -> list[str]:
     problems += [f"not in {MANIFEST}: {safeload.printable(rel)}" for rel in sorted(set(present) - set(listed) - {MANIFEST})]
     if not listed and not problems:   # an empty manifest of an empty folder: nothing to judge
         problems.append(f"{MANIFEST} lists no file: not a results bundle")
+    problems += [f"template code: {safeload.printable(rel)} holds {YTE_KEY} (Snakemake would run its expressions as "
+                 "Python if the file were given with --configfile; a bundle's config never has it)"
+                 for rel in sorted(present) if rel.startswith("config/") and rel.endswith((".yaml", ".yml", ".json"))
+                 and _holds(folder / rel, YTE_KEY.encode())]
     return problems
+
+
+def _holds(path: Path, needle: bytes, chunk: int = 1 << 20) -> bool:
+    """Whether the file holds `needle`, read in pieces (a member may be as large as the caps allow)."""
+    tail = b""
+    with open(path, "rb") as fh:
+        while piece := fh.read(chunk):
+            if needle in tail + piece:
+                return True
+            tail = piece[-len(needle):]
+    return False
 
 
 def default_name(prov: dict) -> str:
@@ -352,7 +406,11 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
         raise BundleError(f"{safeload.printable(out)} lies in the project's {packed}/, which a bundle packs: give a "
                           "path outside it (default: bundles/)")
     limits = Limits.from_env()
-    rels = _member_files(root, with_whatif)
+    rels, links = _member_files(root, with_whatif)
+    if links:   # left out, and said: the user sees these files in results/ and would not find them in the bundle
+        print(f"bundle: {len(links):,} link{'s' if len(links) > 1 else ''} left out (a bundle never follows a link): "
+              + ", ".join(safeload.printable(r) for r in links[:5]) + (" ..." if len(links) > 5 else ""),
+              file=sys.stderr)
     odd = [safeload.printable(r) for r in rels if safeload.printable(r) != r]
     if odd:   # refused here, naming them, rather than by the re-judge of the bundle
         raise BundleError(f"{out.name} would be refused by its own re-judge: file names with control or invisible "
@@ -470,6 +528,10 @@ _FILE_URL = re.compile(r"""file://(?:localhost)?(/[^\s"'<>()\[\]\\]*)""", re.IGN
 _ESCAPED = re.compile(r"(?<![\w.~/:<>+\\@-])\\/[A-Za-z_][\w.+@-]*(?:(?: [\w.+@~-]+)*\\/[\w.+@~-]+)+(?:\\/)?")
 _ENCODED = re.compile(r"(?<![\w%])%2F[A-Za-z_](?:[\w.+@~-]|%(?!2F)[0-9A-F]{2})*"
                       r"(?:%2F(?:[\w.+@~-]|%(?!2F)[0-9A-F]{2})+)+(?:%2F)?", re.IGNORECASE)
+# Slashes written as JSON's (or JavaScript's) \u002f and as HTML's character references: a reader (a JSON parser, a
+# browser) shows the same path, so the path is scrubbed in that form too.
+_SLASH_CODE = r"(?:\\u002[fF]|&#[xX]0*2[fF];|&#0*47;|&sol;)"
+_CODED = re.compile(rf"(?<![\w.~:+@-]){_SLASH_CODE}[A-Za-z_][\w.+@-]*(?:{_SLASH_CODE}[\w.+@~-]+)+(?:{_SLASH_CODE})?")
 # The top folders of the project's layout: an absolute path through one of them, whose part from there on exists in
 # the project, is a path of (a copy of) the project and becomes relative to it.
 PROJECT_TOPS = ("results", "resources", "logs", "config", "notebooks", "workflow", "bundles")
@@ -500,6 +562,8 @@ def scrub_other_paths(text: str, root: Path) -> str:
     text = _FILE_URL.sub(lambda m: "file://" + relative(unquote(m.group(1))), text)
     text = _ESCAPED.sub(lambda m: relative(m.group(0).replace("\\/", "/"), "\\/"), text)
     text = _ENCODED.sub(lambda m: relative(unquote(m.group(0)), "%2F"), text)
+    text = _CODED.sub(lambda m: relative(re.sub(_SLASH_CODE, "/", m.group(0)), re.match(_SLASH_CODE, m.group(0))[0]),
+                      text)
     text = _QUOTED.sub(lambda m: relative(m.group(0)), text)
     return _ABSOLUTE.sub(lambda m: relative(m.group(0)), text)
 
@@ -917,7 +981,7 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
     of the project at `root`, into `out_dir`; nothing is recomputed. Also writes `out_dir/rejudged.json`."""
     from .report import build_report
 
-    from .staging import check_report_folder
+    from .staging import PROJECT_FOLDERS, check_report_folder
 
     root = Path(root) if root else project_root()
     out_dir = Path(out_dir).resolve()
@@ -928,7 +992,7 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
         raise BundleError(f"{source} is not a results bundle: it has no {MANIFEST} at its top (`repro-dpadmm bundle` "
                           "makes one of a finished run; `repro-dpadmm report` without --results judges this project)")
     check = dict(kind="rejudged", source=source_id(source), root=root,
-                 protected=(root / "config", root / REPORT_DIR, *keep_out))
+                 protected=(*(root / folder for folder in PROJECT_FOLDERS), root / REPORT_DIR, *keep_out))
     check_report_folder(out_dir, **check)
     with opened(source) as folder:
         prov = read_provenance(folder)
@@ -951,15 +1015,15 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
 
 def rejudge_folder(source: str | Path, parent: Path) -> Path:
     """The default folder of a bundle's re-judge under `parent` (results/rejudged/): the bundle's name without its
-    archive suffix, made a plain folder name ('run.v1.tar.gz' -> 'run.v1'; '.hidden.tar.gz' -> 'hidden'); when that
-    folder holds the re-judge of another bundle, the name gets a hash of this bundle's path, so that two bundles of
-    one name never share (or replace) a folder."""
+    archive suffix, made a plain folder name ('run.v1.tar.gz' -> 'run.v1'; '.hidden.tar.gz' -> 'hidden'; '.tar.gz' ->
+    'bundle'); when that folder holds the re-judge of another bundle, the name gets a hash of this bundle's path, so
+    that two bundles of one name never share (or replace) a folder."""
     from .staging import read_report_mark
 
     source = Path(source)
     name = source.name
     for suffix in (".tar.gz", ".tgz", ".tar"):
-        if name.endswith(suffix) and len(name) > len(suffix):
+        if name.endswith(suffix):   # '.tar.gz' alone leaves nothing: the folder is then 'bundle'
             name = name[: -len(suffix)]
             break
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", name).lstrip(".-")[:100] or "bundle"

@@ -401,9 +401,14 @@ def cmd_report(args) -> int:
     from .locks import signals_raise
     from .staging import OutDirError
 
-    for option, value in (("--results", args.results), ("--out-dir", args.out_dir)):
-        if value is not None and not value.strip():
-            raise ValueError(f"{option} is empty: give a path, or leave {option} out")
+    if args.results is None:
+        from .paths import project_root
+
+        claims = project_root() / "config" / "claims"
+        if not claims.is_dir():   # a report of no claims would say nothing and exit 0: not this project's folder?
+            raise ValueError(f"no config/claims/ in {printable(claims.parent.parent)} (the project's root: "
+                             "REPRO_DPADMM_ROOT or the folder above the working one holding the Snakefile); the "
+                             "report judges the claims files there")
     try:
         with signals_raise():   # SIGTERM/SIGHUP: the staging folder goes and the previous report stays, as on Ctrl-C
             return _rejudge(args) if args.results else _report(args)
@@ -593,15 +598,30 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+# The options naming a path or an address: given empty (`--out-dir "$OUT"` with OUT unset), each is an error, never
+# its default (which may hold good results the command would replace).
+PATH_OPTIONS = {"out_dir": "--out-dir", "out": "--out", "results": "--results", "mirror": "--mirror",
+                "configfile": "--configfile"}
+
+
+def _check_paths_given(args) -> None:
+    for key, option in PATH_OPTIONS.items():
+        values = getattr(args, key, None)
+        for value in values if isinstance(values, list) else [values]:
+            if value is not None and not value.strip():
+                raise ValueError(f"{option} is empty: give a path, or leave {option} out")
+
+
 def _check_environment(args) -> None:
-    """The package's size caps (and the data commands' fetch deadline) from the environment, read once before any
-    work: a bad value is one error naming its variable, not one per file it would have capped (the bundle caps only
-    where bundles are read or made: importing bundle.py costs a job's start-up about 80 ms)."""
+    """The package's size caps (and the data commands' fetch deadline and mirror) from the environment, read once
+    before any work: a bad value is one error naming its variable, not one per file it would have capped (the bundle
+    caps only where bundles are read or made: importing bundle.py costs a job's start-up about 80 ms)."""
     safeload.max_bytes()
-    if args.func in (cmd_data_fetch, cmd_data_build):
-        from .datasets.fetch import deadline_override
+    if args.func in (cmd_data_fetch, cmd_data_build, cmd_info):
+        from .datasets.fetch import deadline_override, resolve_mirror
 
         deadline_override()
+        resolve_mirror(args.mirror)   # a file:// address that names no folder here: an error before any work
     if args.func in (cmd_report, cmd_bundle):
         from .bundle import Limits
 
@@ -614,6 +634,7 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     args = build_parser().parse_args(argv)
     try:
+        _check_paths_given(args)
         _check_environment(args)
         rc = args.func(args)
     except (ValueError, KeyError, FileNotFoundError) as exc:

@@ -315,7 +315,15 @@ def read_config_file(path: str | Path) -> dict:
         data = safeload.load_yaml(path, expect=dict, finite=False)
     except safeload.LoadError as exc:   # about the file, or about the size cap the environment sets
         raise ConfigError(str(exc) if exc.source == safeload.MAX_BYTES_ENV else f"config file {exc}") from None
+    if isinstance(data, dict) and YTE_KEY in data:
+        raise ConfigError(f"config file {path} holds {YTE_KEY}: Snakemake runs such a file's template expressions "
+                          "as Python code when it is given with --configfile, before this workflow's checks; a config "
+                          "of this project never has it (do not give this file to snakemake)")
     return data or {}
+
+
+# The key that turns a YAML file into a YTE template in Snakemake's own --configfile loader (yte's require_use_yte).
+YTE_KEY = "__use_yte__"
 
 
 def load(*overrides: str | Path, root: Path | None = None) -> dict:

@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from .paths import SETTINGS
 METRICS = "metrics.json"
 MANIFEST = ".outputs.json"  # the names a run wrote into the item's folder (so a rerun removes exactly those)
 STAGING = ".staging-"
+BUNDLE_MANIFEST = "MANIFEST.sha256"   # at the top of a results bundle (repro_dpadmm.bundle)
 PAPER_SETTINGS = "config/config.yaml"
 
 
@@ -192,6 +194,11 @@ def check_item_folder(out_dir: Path, root: Path, paper: str, item: str) -> None:
     if out_dir.is_dir() and ((out_dir / REPORT_MARK).exists() or
                              (_legacy_entries(out_dir) is not None and not (out_dir / METRICS).exists())):
         raise OutDirError(f"--out-dir {shown} holds a report; an item run never writes into a report's folder")
+    if out_dir.is_dir() and out_dir.stat().st_mode & stat.S_IWOTH:
+        # a folder anyone may write into (the system's temporary folder): other users' files, and a lock or staging
+        # folder of this run that others could replace
+        raise OutDirError(f"--out-dir {shown} is a folder anyone may write into (like the system's temporary folder); "
+                          "give a folder of your own (e.g. one made inside it)")
 
 
 def _folder_item(out_dir: Path, root: Path) -> tuple[str, str] | None:
@@ -280,13 +287,20 @@ class OutDirError(ValueError):
 
 
 def _check_folder_path(out_dir: Path, shown: str, root: Path | None) -> None:
-    """OutDirError when `out_dir` is a file, or lies below one (it could never be made)."""
+    """OutDirError when `out_dir` is a file, or lies below one (it could never be made), or lies in a results bundle
+    (a folder with MANIFEST.sha256 at its top: a file written there breaks the bundle's manifest, and a bundle's own
+    report is what its re-judge compares with)."""
     if out_dir.exists() and not out_dir.is_dir():
         raise OutDirError(f"the output folder {shown} is a file, not a folder")
     above = next((p for p in out_dir.parents if p.exists() or p.is_symlink()), None)
     if above is not None and not above.is_dir():
         raise OutDirError(f"the output folder {shown} lies below {_shown_path(above, root)}, which is a file, not a "
                           "folder")
+    target = out_dir.resolve()
+    bundle = next((p for p in (target, *target.parents) if (p / BUNDLE_MANIFEST).is_file()), None)
+    if bundle is not None:
+        raise OutDirError(f"the output folder {shown} lies in the results bundle {_shown_path(bundle, root)} (its "
+                          f"{BUNDLE_MANIFEST}), which is never written into; give a folder of its own")
 
 
 def _shown_path(path: Path, root: Path | None) -> str:

@@ -30,6 +30,12 @@ class Hostile(http.server.BaseHTTPRequestHandler):
         if mode == "silent":
             stop.wait(LIFETIME_S)
             return
+        if mode == "loop":   # a redirect to itself, for ever
+            self.send_response(302)
+            self.send_header("Location", self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if mode == "drip":
             self.send_response(200)
             self.send_header("Content-Length", str(RAW_FILES[A9A].size))
@@ -158,3 +164,15 @@ def test_an_address_with_user_and_password_is_sent_basic_authentication(monkeypa
     assert seen == [want] and got.path.read_bytes() == data
     assert "s3" not in got.source and "<credentials>@127.0.0.1" in got.source
     assert "cr3t" not in (tmp_path / "cache" / (rel + ".provenance.json")).read_text()
+
+
+def test_a_redirect_loop_is_one_line_per_source(hostile, tmp_path):
+    """urllib's message for a redirect loop has several lines (and the server's reason phrase): under "tried:" each
+    source is one line."""
+    server, url = hostile("loop")
+    with pytest.raises(FetchError) as exc:
+        fetch(A9A, mirror=url, cache=tmp_path / "cache", retries=0)
+    lines = str(exc.value).splitlines()
+    tried = lines.index("  tried:")
+    assert lines[tried + 1].startswith("    - mirror-url http://127.0.0.1:") and "HTTPError" in lines[tried + 1]
+    assert lines[tried + 2].startswith("  fix: "), lines

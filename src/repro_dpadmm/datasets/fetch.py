@@ -39,7 +39,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .. import locks, safeload
-from ..safeload import redact
+from ..safeload import printable, redact
 from ..paths import raw_dir
 from . import verify
 from .capped import copy_capped
@@ -102,8 +102,18 @@ class Fetched:
 
 
 def resolve_mirror(flag: str | None = None, config_mirror: str | None = None) -> str | None:
-    """The data mirror in force: an explicit setting (CLI flag) wins over the environment, which wins over config."""
-    return flag or os.environ.get(MIRROR_ENV) or config_mirror or None
+    """The data mirror in force: an explicit setting (CLI flag) wins over the environment, which wins over config.
+    ValueError for a file:// address that names no folder of this machine (a host, or no path)."""
+    mirror = flag or os.environ.get(MIRROR_ENV) or config_mirror or None
+    if mirror and mirror.lower().startswith("file://"):
+        parts = urlsplit(mirror)
+        if parts.netloc not in ("", "localhost") or not unquote(parts.path).strip("/"):
+            said = "--mirror" if flag else MIRROR_ENV if os.environ.get(MIRROR_ENV) else "data_mirror"
+            raise ValueError(f"{said} {printable(redact(mirror))}: a file:// address names a folder of this machine, "
+                             "file:///path/to/mirror (or file://localhost/path); "
+                             + (f"'{printable(parts.netloc)}' is a host" if parts.netloc not in ("", "localhost")
+                                else "it names no folder"))
+    return mirror
 
 
 def offline() -> bool:
@@ -478,7 +488,10 @@ def _fetch_sources(relpath: str, raw: RawFile, target: Path, stage: Path | None,
             failures.append(f"{src.kind} {src.location}: checksum mismatch ({str(exc).splitlines()[0]})")
             continue
         except Exception as exc:  # network errors, missing mirror file, HTTP errors
-            failures.append(f"{src.kind} {src.location}: {type(exc).__name__}: {exc}")
+            # one line per source (urllib's redirect-loop message has several; a server's reason phrase is its own)
+            said = " ".join(str(exc).split())
+            failures.append(f"{src.kind} {src.location}: {type(exc).__name__}: "
+                            f"{said if len(said) <= 300 else said[:299] + '…'}")
             continue
         if raw.known_hash is not None:
             how = raw.known_hash

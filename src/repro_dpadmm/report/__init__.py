@@ -727,7 +727,7 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
     # Written into a staging folder and swapped in whole (staging.swap_report): a stopped build leaves the old
     # report or the new one, and only what a report wrote is ever replaced.
     kind = "rejudged" if bundle is not None else "whatif" if run_name is not None else "report"
-    protected = (root / "config", root / "src", root / "workflow", root / "notebooks")
+    protected = tuple(root / folder for folder in staging.PROJECT_FOLDERS)   # the checkout's own, as for a run
     if kind != "report":
         protected += (root / "results" / "report",)
     staging.check_report_folder(out_dir, kind=kind, source=source, root=root,
