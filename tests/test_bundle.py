@@ -254,6 +254,9 @@ def test_a_bundle_names_no_path_of_this_machine(tmp_path, monkeypatch):
     side.write_text(json.dumps(data))
     (root / "logs").mkdir(exist_ok=True)
     (root / "logs/x.log").write_text(f"cd {root.resolve()} && run\n")
+    # a Latin-1 byte (not UTF-8) and a file of no known text suffix were copied as they were, paths and all
+    (root / "logs/latin.log").write_bytes(b"caf\xe9 " + f"{mirror}/a/b {root.resolve()}/logs".encode() + b"\n")
+    (root / "logs/job").write_text(f"PATH=/usr/bin:{mirror}/bin\n")
     build_report("results/report", root=root)
     archive = make_bundle(tmp_path / "b.tar.gz", root=root)
     with tarfile.open(archive) as tar:
@@ -261,6 +264,9 @@ def test_a_bundle_names_no_path_of_this_machine(tmp_path, monkeypatch):
             if m.isfile():
                 text = tar.extractfile(m).read().decode("utf-8", "replace")
                 assert str(root.resolve()) not in text and str(mirror) not in text, m.name
+                assert "mirror-somewhere" not in text and "/usr/bin" not in text, m.name
+        latin = next(m for m in tar.getmembers() if m.name.endswith("logs/latin.log"))
+        assert tar.extractfile(latin).read() == b"caf\xe9 <mirror>/a/b logs\n"   # the other bytes as they were
     with opened(archive) as folder:
         assert "<mirror>/kddcup2004" in (folder / "resources/processed/bio_train.json").read_text()
 
@@ -524,6 +530,9 @@ def test_an_out_that_cannot_be_written_is_named_by_its_own_path(run, tmp_path):
      '{"p": "results\\/huang2019_dpadmm\\/fig1"}'),
     ("next=%2Fhome%2Falice%2Fsecret%20stuff%2Fa.txt&x=1", "next=<path>&x=1"),
     ("q=%2fhome%2falice", "q=<path>"),
+    ("PATH=/usr/bin:/home/alice/secret/bin\n", "PATH=<path>:<path>\n"),
+    ("flag -I/home/alice/include/x, path:/home/alice/secret, file:/home/alice/f/g",
+     "flag -I<path>, path:<path>, file:<path>"),
     ('{"p": "\\u002fhome\\u002falice\\u002f.ssh\\u002fid_rsa"}', '{"p": "<path>"}'),
     ('"\\u002Felsewhere\\u002Fcheckout\\u002Fresults\\u002Fhuang2019_dpadmm"',
      '"results\\u002Fhuang2019_dpadmm"'),
@@ -542,12 +551,15 @@ def test_scrubbing_leaves_no_piece_of_an_absolute_path_in_any_form(run, written,
         assert piece not in scrubbed, piece
 
 
-def test_scrubbing_keeps_what_is_not_a_path(run):
+def test_scrubbing_keeps_what_is_not_a_path(run, monkeypatch):
+    """Nor a path that merely starts like the mirror's (`/data` in `claims/datasets.yaml`, `/database`)."""
     from repro_dpadmm.bundle import scrub_paths
 
+    monkeypatch.setenv("REPRO_DPADMM_DATA_MIRROR", "/data")
     text = ('units it/s, 3/4 done, https://example.org/a/b, </div>, "a/b c", \'x\', 50%20off, ratio 1/2 of 3/4\n'
             '{"url": "https:\\/\\/example.org\\/a"}, results/huang2019_dpadmm/fig1 and logs/x.log\n'
-            'a\\u002fb, 1&#47;2, "\\u002f", &#x2F;&#x2F;\n')
+            'a\\u002fb, 1&#47;2, "\\u002f", &#x2F;&#x2F;\n'
+            'config/claims/datasets.yaml, data/x, /database\n')
     assert scrub_paths(text, run) == text
 
 

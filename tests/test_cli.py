@@ -65,7 +65,12 @@ def test_out_never_replaces_a_users_file_nor_runs_into_a_folder(command, capsys,
     suffix = ".pkl" if command[0] == "part" else ".json"
     notes = tmp_path / f"notes{suffix}"
     notes.write_text("my precious notes")
-    for out, why in ((notes, "exists and is not a"), (tmp_path, "is a folder"),
+    # a user's JSON that names a method (a job file was anything with "method" in its first 4 KiB)
+    config_like = tmp_path / f"mine{suffix}"
+    config_like.write_text('{"method": "sgd", "level": "x", "notes": "my experiment log"}')
+    for out, why in ((notes, "exists and is not a"), (tmp_path, "is a folder"), (config_like, "exists and is not a"),
+                     (Path("config") / f"x{suffix}", "lies in the checkout's config/"),
+                     (Path("src") / f"x{suffix}", "lies in the checkout's src/"),
                      (tmp_path / "notes.txt", f"name ends in {suffix}"),
                      (tmp_path / f"a\x1b]0;t\x07{suffix}", None)):
         if why is None:   # a fresh file of the right kind is fine; its name is printed escaped
@@ -79,7 +84,8 @@ def test_out_never_replaces_a_users_file_nor_runs_into_a_folder(command, capsys,
             continue
         assert main([*command, "--out", str(out)]) == 2, out
         assert why in capsys.readouterr().err
-    assert notes.read_text() == "my precious notes"
+    assert notes.read_text() == "my precious notes" and "my experiment log" in config_like.read_text()
+    assert not (Path("config") / f"x{suffix}").exists()
 
 
 def test_output_into_a_closed_pipe_stops_quietly():
@@ -332,3 +338,92 @@ def test_a_config_file_holding_a_template_marker_is_refused_unrun(tmp_path, caps
     config.write_text(f'__use_yte__: true\nx: ?__import__("pathlib").Path("{flag}").write_text("p")\n')
     assert main(["items", "--configfile", str(config)]) == 2
     assert f"config file {config} holds __use_yte__" in capsys.readouterr().err and not flag.exists()
+
+
+def test_a_frontier_job_checks_its_work_as_run_and_part_do(monkeypatch, capsys, tmp_path):
+    """`frontier-job` started `iterations: 100000` (a day) at once, and `repeats: 1000` ran out of memory."""
+    import repro_dpadmm.experiments.beyond_frontier as bf
+    from repro_dpadmm import config
+
+    monkeypatch.setattr(bf, "run_job", lambda *a, **k: pytest.fail("work started"))
+    params = config.item_params("beyond", "frontier", Path("config/smoke.yaml").resolve())
+    params.pop("datasets")
+    argv = ["frontier-job", "huang_dpadmm", bf.level_key(params["levels"][0]), "--out", str(tmp_path / "j.json")]
+    assert main([*argv, "--params", json.dumps({**params, "iterations": 100000})]) == 2
+    assert "the work of the paper's settings" in capsys.readouterr().err
+    assert main(["frontier-job", "floor", "eps0.1"]) == 2
+    assert "the floor job has the one level 'nonprivate', not 'eps0.1'" in capsys.readouterr().err
+
+
+def test_a_config_file_that_cannot_be_read_is_named_even_with_params(capsys, tmp_path):
+    assert main(["run", "huang2019_dpadmm", "fig3", "--configfile", str(tmp_path / "smok.yaml"),
+                 "--params", '{"iterations": 2}']) == 2
+    assert f"config file {tmp_path / 'smok.yaml'} does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value, offline", [("on", True), ("ON", True), ("1", True), ("off", False), ("", False)])
+def test_the_offline_switch_takes_on_and_off(monkeypatch, value, offline):
+    from repro_dpadmm.datasets.fetch import offline as is_offline
+
+    monkeypatch.setenv("REPRO_DPADMM_OFFLINE", value)
+    assert is_offline() is offline
+
+
+def test_an_unknown_offline_value_or_home_of_no_user_is_named_before_any_work(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tmp_path))
+    monkeypatch.setenv("REPRO_DPADMM_OFFLINE", "perhaps")
+    assert main(["data", "fetch", "a9a"]) == 2
+    assert "REPRO_DPADMM_OFFLINE=perhaps: give 1" in capsys.readouterr().err
+    monkeypatch.setenv("REPRO_DPADMM_OFFLINE", "1")
+    for argv in (["data", "fetch", "a9a", "--mirror", "~no-such-user-x/m"], ["bundle"]):
+        monkeypatch.setenv("REPRO_DPADMM_DATA_MIRROR", "~no-such-user-x/m")
+        assert main(argv) == 2, argv
+        assert "~no-such-user-x/m: no such user's home folder" in capsys.readouterr().err
+    assert not (tmp_path / "resources").exists() and not (tmp_path / "bundles").exists()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+def test_a_full_output_device_is_one_line():
+    import subprocess
+    import sys
+
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-c", "import sys; from repro_dpadmm.cli import main; "
+                               "sys.exit(main(['items']))"], stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert proc.returncode == 1 and proc.stderr.strip() == ("repro-dpadmm: error: cannot write the output: No space "
+                                                            "left on device"), proc.stderr
+
+
+def test_a_failed_notebook_or_solver_is_one_line(monkeypatch, capsys, tmp_path):
+    from papermill.exceptions import PapermillExecutionError
+
+    from repro_dpadmm import runner
+    from repro_dpadmm.solvers import NotConvergedError
+
+    def fails(*a, **k):
+        raise PapermillExecutionError(6, 7, "eps = 1e-300", "OverflowError", "(34, 'Numerical result out of range')",
+                                      [])   # cell index, execution count, source, name, value, traceback
+
+    monkeypatch.setattr(runner, "run_item", fails)
+    argv = ["run", "huang2019_dpadmm", "fig3", "--configfile", "config/smoke.yaml", "--out-dir", str(tmp_path / "o")]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert ("huang2019_dpadmm/fig3: the notebook failed in cell 7: OverflowError: (34, 'Numerical result out of "
+            "range'); the item's previous outputs are as they were") in err and "Traceback" not in err, err
+
+    def diverges(*a, **k):
+        raise NotConvergedError("R-ADMM odd-step local problem at t = 3", 100, float("inf"), 1e-9)
+
+    monkeypatch.setattr(runner, "run_item", diverges)
+    assert main(argv) == 1
+    assert capsys.readouterr().err.strip().endswith("repro-dpadmm: error: R-ADMM odd-step local problem at t = 3: not "
+                                                    "converged after 100 iteration(s); residual inf > tolerance 1.000e-09")
+
+
+def test_a_path_that_is_not_utf8_is_named_before_any_work(monkeypatch, capsys, tmp_path):
+    from repro_dpadmm import runner
+
+    monkeypatch.setattr(runner, "run_item", lambda *a, **k: pytest.fail("work started"))
+    bad = str(tmp_path) + "/o\udcffd"
+    assert main(["run", "huang2019_dpadmm", "fig3", "--configfile", "config/smoke.yaml", "--out-dir", bad]) == 2
+    assert "a path whose name is not valid UTF-8" in capsys.readouterr().err

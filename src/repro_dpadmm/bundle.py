@@ -490,8 +490,11 @@ def beyond_limits(stage: Path, packed: int, limits: Limits) -> list[str]:
     return problems
 
 
-# Files a bundle copies as text with the machine's paths taken out (figures, PDFs and archives are copied as they are).
-TEXT_SUFFIXES = (".json", ".log", ".txt", ".tsv", ".yaml", ".yml", ".html", ".ipynb", ".csv", ".md")
+# Files a bundle copies byte for byte: figures and archives, whose bytes may spell a path by chance (a PDF's
+# `/Type/Catalog`) and whose edit would break them. Every other file is copied as text with the machine's paths taken
+# out, whatever its suffix (a suffix-less log, `.out`, `.sh`), unless it holds a NUL byte (binary).
+BINARY_SUFFIXES = (".png", ".pdf", ".jpg", ".jpeg", ".gif", ".webp", ".npz", ".npy", ".gz", ".tgz", ".bz2", ".xz",
+                   ".zip", ".zst")
 
 
 def scrub_paths(text: str, root: Path) -> str:
@@ -511,21 +514,24 @@ def scrub_paths(text: str, root: Path) -> str:
         pairs.append((f"{home}{os.sep}", f"~{os.sep}"))
     for old, new in pairs:
         if old and old != os.sep:
-            text = text.replace(old, new)
+            # whole paths only: a mirror `/data` is not the `/data` of `claims/datasets.yaml` or `/database/x`
+            end = "" if old.endswith(os.sep) else r"(?![\w.+@~-])"
+            text = re.sub(rf"(?<![\w.~-]){re.escape(old)}{end}", lambda m: new, text)
     return scrub_owners(scrub_other_paths(text, root))
 
 
 # An absolute POSIX path of at least two parts, its first part a name (so that `</div>`, URLs, `a/b`, `it/s`, dates
 # and base64 data are not paths): what is left of one after the known roots are taken out (another checkout's, the
-# venv's, a scratch folder's). Not preceded by a character that makes the slash part of something else.
+# venv's, a scratch folder's). Not preceded by a character that makes the slash part of something else; after a `:`
+# it is a path (a PATH list's entry, `key:/srv/x`, `file:/x`), and after a one-letter option too (`-I/opt/x`).
 # A folder's name may hold single spaces where a slash follows ("/mnt/Jane Doe/notes"): a path's last part cannot be
 # told from the prose after it, unless it is quoted (_QUOTED).
-_ABSOLUTE = re.compile(r"(?<![\w.~/:<>+\\@-])/[A-Za-z_][\w.+@-]*(?:(?: [\w.+@~-]+)*/[\w.+@~-]+)+/?")
+_ABSOLUTE = re.compile(r"(?:(?<![\w.~/<>+\\@-])|(?<=[\s\"'=,(]-[A-Za-z]))/[A-Za-z_][\w.+@-]*(?:(?: [\w.+@~-]+)*/[\w.+@~-]+)+/?")
 # The same path in the other forms text holds it: a whole quoted string (its last part may hold spaces), a file://
 # address, JSON's escaped slashes (\/home\/x) and percent-encoding (%2Fhome%2Fx).
 _QUOTED = re.compile(r"""(?<=["'])/[A-Za-z_][^"'\\\n<>/]*(?:/[^"'\\\n<>/]+)+/?(?=["']|\\n)""")
 _FILE_URL = re.compile(r"""file://(?:localhost)?(/[^\s"'<>()\[\]\\]*)""", re.IGNORECASE)
-_ESCAPED = re.compile(r"(?<![\w.~/:<>+\\@-])\\/[A-Za-z_][\w.+@-]*(?:(?: [\w.+@~-]+)*\\/[\w.+@~-]+)+(?:\\/)?")
+_ESCAPED = re.compile(r"(?<![\w.~/<>+\\@-])\\/[A-Za-z_][\w.+@-]*(?:(?: [\w.+@~-]+)*\\/[\w.+@~-]+)+(?:\\/)?")
 _ENCODED = re.compile(r"(?<![\w%])%2F[A-Za-z_](?:[\w.+@~-]|%(?!2F)[0-9A-F]{2})*"
                       r"(?:%2F(?:[\w.+@~-]|%(?!2F)[0-9A-F]{2})+)+(?:%2F)?", re.IGNORECASE)
 # Slashes written as JSON's (or JavaScript's) \u002f and as HTML's character references: a reader (a JSON parser, a
@@ -584,14 +590,14 @@ def scrub_owners(text: str) -> str:
 
 
 def _copy_scrubbed(src: Path, dest: Path, root: Path) -> None:
-    """Copy one file into a bundle: text files without this machine's paths (scrub_paths), others byte for byte."""
-    if src.suffix.lower() in TEXT_SUFFIXES:
-        try:
-            text = src.read_bytes().decode("utf-8")
-        except UnicodeDecodeError:
-            text = None
-        if text is not None:
-            dest.write_text(scrub_paths(text, root), encoding="utf-8")
+    """Copy one file into a bundle: text without this machine's paths (scrub_paths), binary files byte for byte.
+    Text that is not valid UTF-8 (a Latin-1 byte in a log) is scrubbed too: its other bytes are kept as they are
+    (surrogateescape)."""
+    if src.suffix.lower() not in BINARY_SUFFIXES:
+        data = src.read_bytes()
+        if b"\0" not in data[:8192]:
+            dest.write_bytes(scrub_paths(data.decode("utf-8", "surrogateescape"), root)
+                             .encode("utf-8", "surrogateescape"))
             shutil.copystat(src, dest)
             return
     shutil.copy2(src, dest)

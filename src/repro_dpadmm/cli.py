@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import shlex
 import platform
@@ -111,6 +112,8 @@ def _item_params(paper: str, item: str, args) -> dict:
 
     if args.params is not None and not args.params.strip():
         raise ValueError("--params is empty: give a JSON object of the parameters to change, or leave --params out")
+    for path in _from_cwd(args.configfile):   # a file given by name is an error when it cannot be read, --params or not
+        config.read_config_file(path)
     try:
         params = config.item_params(paper, item, *_from_cwd(args.configfile))
     except (config.ConfigError, OSError):
@@ -205,6 +208,8 @@ def cmd_run(args) -> int:
     # A what-if run is started by hand: its notebook's cell output goes to a log file and the terminal shows progress
     # and a short summary (under Snakemake, a job's stderr is its log already).
     log = root / WHATIF / args.run_name / "logs" / f"{args.paper}_{args.item}.log" if args.run_name else None
+    from papermill.exceptions import PapermillExecutionError
+
     try:
         with cell_output_to(log, f"{args.paper}/{args.item}"):
             metrics = run_item(args.paper, args.item, params, out_dir, run_name=args.run_name,
@@ -212,6 +217,12 @@ def cmd_run(args) -> int:
     except Busy as exc:
         print(f"repro-dpadmm: {exc}", file=sys.stderr)
         return 3
+    except PapermillExecutionError as exc:   # the kernel's traceback is in the cell output above (or the log)
+        said = " ".join(str(exc.evalue).split())
+        print(f"repro-dpadmm: {args.paper}/{args.item}: the notebook failed in cell {exc.exec_count}: {exc.ename}: "
+              f"{printable(said[:500])}" + (f" (the whole output: {printable(log)})" if log else "")
+              + "; the item's previous outputs are as they were", file=sys.stderr)
+        return 1
     shown = out_dir.relative_to(root) if out_dir.is_relative_to(root) else out_dir
     print(f"{args.paper}/{args.item}: {metrics.get('status')} ({metrics.get('wall_time_s')} s) -> {printable(shown)}")
     if metrics.get("status") == "not run" and metrics.get("reason"):   # why, not only that: the reason names the fix
@@ -333,7 +344,7 @@ def cmd_part(args) -> int:
     parts.check_key(args.paper, args.item, args.key, params)  # before any work: the key, and what is allowed
     _check_cost(args.paper, args.item, params, args.yes)
     out = Path(args.out) if args.out else parts.part_path(args.paper, args.item, args.key)
-    _check_out_file(out, ".pkl", lambda head: head.startswith(parts.SIGNED), "part")
+    _check_out_file(out, ".pkl", parts.is_part_file, "part")
     needed = params.get("datasets", [])
     status = {name: is_available(name, project_root()) for name in needed}
     if needed and not any(ok for ok, _ in status.values()):  # the item itself will say "not run" (runner.run_item)
@@ -347,19 +358,23 @@ def cmd_part(args) -> int:
 
 
 def _check_out_file(out: Path, suffix: str, ours, kind: str) -> None:
-    """Before any work: `--out` names a file of `suffix` that is absent or one this package wrote (`ours` reads its
-    first bytes); never a folder, never a user's file, which the atomic write would replace."""
+    """Before any work: `--out` names a file of `suffix` that is absent or one this package wrote (`ours(path)`
+    decides, reading it); never a folder, never a user's file, which the atomic write would replace, never a file in
+    the checkout's own folders."""
+    from .paths import project_root
+    from .staging import PROJECT_FOLDERS
+
     if out.is_dir():
         raise ValueError(f"--out {printable(out)} is a folder; give the {kind} file's path")
     if out.suffix != suffix:
         raise ValueError(f"--out {printable(out)}: a {kind} file's name ends in {suffix}")
+    root = project_root()
+    inside = next((f for f in PROJECT_FOLDERS if out.resolve().is_relative_to(root / f)), None)
+    if inside is not None:
+        raise ValueError(f"--out {printable(out)} lies in the checkout's {inside}/, which a {kind} never writes into; "
+                         "give a path of its own (default: under results/)")
     if out.exists() or out.is_symlink():
-        try:
-            with open(out, "rb") as fh:
-                head = fh.read(4096) if out.is_file() and not out.is_symlink() else b""
-        except OSError:
-            head = b""
-        if not ours(head):
+        if not (out.is_file() and not out.is_symlink() and ours(out)):
             raise ValueError(f"--out {printable(out)} exists and is not a {kind} file of repro-dpadmm; it is never "
                              "replaced: move it away or give another path")
 
@@ -376,10 +391,11 @@ def cmd_frontier_job(args) -> int:
         whole = {"datasets": [bf.DATASET], **params, "methods": params.get("methods") or list(bf.METHODS)[:1]}
         config.check_item_params(bf.PAPER, bf.ITEM, whole)
     else:
-        params = config.item_params(bf.PAPER, bf.ITEM, *_from_cwd(args.configfile))
+        whole = params = config.item_params(bf.PAPER, bf.ITEM, *_from_cwd(args.configfile))
     bf.check_job(args.method, args.level, params)
+    _check_cost(bf.PAPER, bf.ITEM, whole, args.yes)   # memory and work, as for `run` and `part`
     out = Path(args.out or bf.job_path(f"results/{bf.PAPER}/{bf.ITEM}", args.method, args.level))
-    _check_out_file(out, ".json", lambda head: head.lstrip().startswith(b"{") and b'"method"' in head, "job")
+    _check_out_file(out, ".json", bf.is_job_file, "job")
     ok, reason = is_available(bf.DATASET)
     if not ok:  # recorded, not an error: the item then says "not run" (runner.run_item)
         bf.write_job({"method": args.method, "level": args.level, "status": "not run",
@@ -561,6 +577,7 @@ def build_parser() -> argparse.ArgumentParser:
     fj.add_argument("--params", default=None, help="item parameters as JSON (default: from the config)")
     fj.add_argument("--configfile", action="append", default=[], help="config override, e.g. config/smoke.yaml")
     fj.add_argument("--out", default=None, help="default results/beyond/frontier/jobs/<method>/<level>.json")
+    fj.add_argument("--yes", action="store_true", help="as for `run`: run settings of very large estimated work")
     fj.set_defaults(func=cmd_frontier_job)
 
     rep = sub.add_parser("report", help="build the reproduction report from results/*/*/metrics.json, or re-judge "
@@ -610,6 +627,11 @@ def _check_paths_given(args) -> None:
         for value in values if isinstance(values, list) else [values]:
             if value is not None and not value.strip():
                 raise ValueError(f"{option} is empty: give a path, or leave {option} out")
+            try:   # a name of bytes that are not UTF-8 cannot be written into the records that name it
+                _ = value is not None and value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(f"{option} {printable(value)}: a path whose name is not valid UTF-8; rename it") \
+                    from None
 
 
 def _check_environment(args) -> None:
@@ -617,11 +639,14 @@ def _check_environment(args) -> None:
     before any work: a bad value is one error naming its variable, not one per file it would have capped (the bundle
     caps only where bundles are read or made: importing bundle.py costs a job's start-up about 80 ms)."""
     safeload.max_bytes()
-    if args.func in (cmd_data_fetch, cmd_data_build, cmd_info):
-        from .datasets.fetch import deadline_override, resolve_mirror
+    if args.func in (cmd_data_fetch, cmd_data_build, cmd_info, cmd_bundle):
+        from .datasets.fetch import deadline_override, offline, resolve_mirror
 
         deadline_override()
-        resolve_mirror(args.mirror)   # a file:// address that names no folder here: an error before any work
+        offline()
+        # a file:// address that names no folder here, a ~user of no user: an error before any work (a bundle names
+        # the mirror in force as <mirror>)
+        resolve_mirror(getattr(args, "mirror", None))
     if args.func in (cmd_report, cmd_bundle):
         from .bundle import Limits
 
@@ -637,6 +662,14 @@ def main(argv=None) -> int:
         _check_paths_given(args)
         _check_environment(args)
         rc = args.func(args)
+    except RuntimeError as exc:
+        from .solvers import NotConvergedError   # here, not at the top: numpy's import would slow every command
+
+        if not isinstance(exc, NotConvergedError):
+            raise
+        # a solver that stopped short of its tolerance: its own message names the problem and the residual
+        print(f"repro-dpadmm: error: {_printable_lines(exc)}", file=sys.stderr)
+        return 1
     except (ValueError, KeyError, FileNotFoundError) as exc:
         # a KeyError's str() is the repr of its message (quotes, doubled backslashes): its message as written
         text = exc.args[0] if isinstance(exc, KeyError) and len(exc.args) == 1 and isinstance(exc.args[0], str) else exc
@@ -648,6 +681,12 @@ def main(argv=None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 128 + 13
     except OSError as exc:
+        if not exc.filename and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG):
+            # the output (standard output, say) cannot be written: one line, as for a closed pipe, and stdout points
+            # at nothing from here on, so Python's own flush at exit cannot fail again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            print(f"repro-dpadmm: error: cannot write the output: {exc.strerror}", file=sys.stderr)
+            return 1
         if not exc.filename:   # not about a path the command was given or made: a defect, with its traceback
             raise
         # a path that cannot be used (a file where a folder is needed, a name too long, no permission): one line

@@ -40,8 +40,9 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)   # libyaml when PyYAML 
 
 # Characters that act on a terminal or reorder or hide what it shows: C0 and C1 controls, DEL, and every format
 # character of Unicode (category Cf: bidi marks, overrides and isolates, zero-width and invisible characters, the soft
-# hyphen, the byte-order mark, tags), with the line and paragraph separators.
-_FORMAT = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e"
+# hyphen, the byte-order mark, tags), with the line and paragraph separators; and lone surrogates (a file name's bytes
+# that are not UTF-8, as Python decodes them), which no terminal can be sent.
+_FORMAT = ("\ud800-\udfff\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e"
            "\u2060-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
            "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f")
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f" + _FORMAT + "]")

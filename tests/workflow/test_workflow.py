@@ -118,3 +118,12 @@ def test_nested_config_values_are_read_as_the_schema_types_and_typos_get_did_you
                       "papers={zhang2018_radmm: {fig3: {qq: 1.02}}}"], proj)
     assert proc.returncode != 0
     assert "papers.zhang2018_radmm.fig3.qq: unknown key (did you mean 'q'?)" in proc.stdout + proc.stderr
+
+
+def test_a_data_mirror_naming_no_folder_here_is_a_config_error_not_a_traceback(tmp_path):
+    proj = fresh_copy(tmp_path / "project")
+    proc = snakemake(["-n", "--cores", "1", "--config", "data_mirror=file://evilhost/x"], proj,
+                     env={"REPRO_DPADMM_DATA_MIRROR": ""})   # the variable would win over the config key
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "data_mirror file://evilhost/x: a file:// address names a folder" in out, out
+    assert "Traceback" not in out and "InputFunctionException" not in out, out

@@ -105,10 +105,15 @@ def resolve_mirror(flag: str | None = None, config_mirror: str | None = None) ->
     """The data mirror in force: an explicit setting (CLI flag) wins over the environment, which wins over config.
     ValueError for a file:// address that names no folder of this machine (a host, or no path)."""
     mirror = flag or os.environ.get(MIRROR_ENV) or config_mirror or None
+    said = "--mirror" if flag else MIRROR_ENV if os.environ.get(MIRROR_ENV) else "data_mirror"
+    if mirror and mirror.startswith("~"):
+        try:
+            Path(mirror).expanduser()
+        except RuntimeError:   # ~user of no such user: pathlib cannot say where it is
+            raise ValueError(f"{said} {printable(redact(mirror))}: no such user's home folder") from None
     if mirror and mirror.lower().startswith("file://"):
         parts = urlsplit(mirror)
         if parts.netloc not in ("", "localhost") or not unquote(parts.path).strip("/"):
-            said = "--mirror" if flag else MIRROR_ENV if os.environ.get(MIRROR_ENV) else "data_mirror"
             raise ValueError(f"{said} {printable(redact(mirror))}: a file:// address names a folder of this machine, "
                              "file:///path/to/mirror (or file://localhost/path); "
                              + (f"'{printable(parts.netloc)}' is a host" if parts.netloc not in ("", "localhost")
@@ -117,7 +122,15 @@ def resolve_mirror(flag: str | None = None, config_mirror: str | None = None) ->
 
 
 def offline() -> bool:
-    return os.environ.get(OFFLINE_ENV, "").strip().lower() in {"1", "true", "yes"}
+    """REPRO_DPADMM_OFFLINE: 1, true, yes or on; 0, false, no, off or unset. Any other value is an error naming it
+    (`ON` and `on` were silently online)."""
+    text = os.environ.get(OFFLINE_ENV, "").strip().lower()
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    if text in {"", "0", "false", "no", "off"}:
+        return False
+    raise ValueError(f"{OFFLINE_ENV}={printable(os.environ[OFFLINE_ENV])}: give 1 (or true, yes, on) to skip the "
+                     "canonical URLs, 0 (or false, no, off) or nothing to use them")
 
 
 def sources(raw: RawFile, mirror: str | None) -> list[Source]:

@@ -265,6 +265,8 @@ def check_job(method: str, level: str, params: dict) -> None:
     check_params(params)
     if (method, level) == FLOOR:
         return
+    if method == FLOOR[0]:
+        raise ValueError(f"the {FLOOR[0]} job has the one level {FLOOR[1]!r}, not {level!r}")
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; known: {list(METHODS)} and {FLOOR[0]!r}")
     levels = [level_key(v) for v in params["levels"]]
@@ -386,6 +388,25 @@ def run_job(method: str, level: str, params: dict, root: Path | None = None) -> 
     # each reading at the step the default chose (the one rule tunes on the agents' own models)
     out["readings"] = {r: by_step[chosen] for r, by_step in readings.items() if by_step}
     return out
+
+
+# Every key a job file holds (run_job's record, the floor's, a "not run" record's): a JSON file with any other key,
+# or without a method and a level, is not a job file, and `frontier-job --out` never replaces it.
+JOB_KEYS = {"method", "level", "params_hash", "repeats", "test_error", "train_objective", "trivial_error",
+            "wall_time_s", "cpu_time_s", "calibration", "noiseless", "calibration_time_s", "step_scale", "step_sweep",
+            "readings", "status", "reason"}
+
+
+def is_job_file(path: Path) -> bool:
+    """Whether the file at `path` is a job file this package wrote (a mapping of JOB_KEYS naming its method and
+    level)."""
+    from ..safeload import LoadError, load_json
+
+    try:
+        record = load_json(path, expect=dict)
+    except LoadError:
+        return False
+    return set(record) <= JOB_KEYS and isinstance(record.get("method"), str) and isinstance(record.get("level"), str)
 
 
 def write_job(result: dict, path: str | Path) -> Path:

@@ -43,6 +43,15 @@ from .progress import progress
 PARTS_DIR = "parts"
 FORMAT = 1  # bumped when the file layout changes
 SIGNED = b"repro-dpadmm signed part 1\n"   # a part file: SIGNED, the 32-byte HMAC of the pickle, the pickle
+
+
+def is_part_file(path: Path) -> bool:
+    """Whether the file at `path` is a part file (it starts with SIGNED): one `--out` may replace."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(SIGNED)) == SIGNED
+    except OSError:
+        return False
 KEY_FILE = ".parts-key"
 
 
