@@ -427,3 +427,15 @@ def test_a_path_that_is_not_utf8_is_named_before_any_work(monkeypatch, capsys, t
     bad = str(tmp_path) + "/o\udcffd"
     assert main(["run", "huang2019_dpadmm", "fig3", "--configfile", "config/smoke.yaml", "--out-dir", bad]) == 2
     assert "a path whose name is not valid UTF-8" in capsys.readouterr().err
+
+
+def test_running_out_of_memory_is_one_line(monkeypatch, capsys):
+    from repro_dpadmm import runner
+
+    def allocate(*a, **k):
+        raise MemoryError()
+
+    monkeypatch.setattr(runner, "run_item", allocate)
+    assert main(["run", "huang2019_dpadmm", "fig3", "--configfile", "config/smoke.yaml"]) == 1
+    err = capsys.readouterr().err
+    assert "repro-dpadmm: error: out of memory after" in err and "Traceback" not in err

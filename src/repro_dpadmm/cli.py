@@ -702,6 +702,11 @@ def main(argv=None) -> int:
                   f"{time.perf_counter() - t0:.1f} s; the outputs of what was running are as they were before it",
                   file=sys.stderr)
         raise
+    except MemoryError:   # beyond the estimate (refused before any work), e.g. under a process limit lower than RAM
+        print(f"repro-dpadmm: error: out of memory after {time.perf_counter() - t0:.1f} s (the estimate of the "
+              "settings is shown above; REPRO_DPADMM_MEMORY_GB sets the memory assumed); lower the settings",
+              file=sys.stderr)
+        return 1
     except KeyboardInterrupt:   # Ctrl-C: one line, not the tracebacks of every layer it went through
         print(f"repro-dpadmm: stopped (Ctrl-C) after {time.perf_counter() - t0:.1f} s; the outputs of what was "
               "running are as they were before it", file=sys.stderr)
