@@ -127,3 +127,20 @@ def test_a_data_mirror_naming_no_folder_here_is_a_config_error_not_a_traceback(t
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "data_mirror file://evilhost/x: a file:// address names a folder" in out, out
     assert "Traceback" not in out and "InputFunctionException" not in out, out
+
+
+def test_the_dataset_rule_passes_a_mirror_only_from_the_config_key(tmp_path):
+    """An empty `--mirror` is an error: with no mirror the rule passes none; the environment's mirror is inherited,
+    never written into the command line (a user:password in it would be printed); the config key's is passed."""
+    proj = fresh_copy(tmp_path / "project")
+    target = "resources/processed/a8a.json"
+    runs = {"none": ({"REPRO_DPADMM_DATA_MIRROR": ""}, []),
+            "env": ({"REPRO_DPADMM_DATA_MIRROR": "https://u:secret@example.org/m"}, []),
+            "config": ({"REPRO_DPADMM_DATA_MIRROR": ""}, ["--config", "data_mirror=/srv/mirror"])}
+    for name, (env, extra) in runs.items():
+        proc = snakemake(["-n", "-p", "--cores", "1", target, *extra], proj, env=env)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 0, out
+        line = next(x for x in out.splitlines() if "repro-dpadmm data build a8a" in x)
+        assert ("--mirror=/srv/mirror" in line) if name == "config" else ("--mirror" not in line), (name, line)
+        assert "secret" not in out

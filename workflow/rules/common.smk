@@ -42,6 +42,20 @@ def dataset_attempt(name):
     return attempt(name, resolve_mirror(None, config.get("data_mirror")), root=Path.cwd())
 
 
+def dataset_mirror_arg():
+    """`--mirror=...` for `repro-dpadmm data build` when the mirror in force is the config key's; nothing when it is
+    REPRO_DPADMM_DATA_MIRROR's (the job inherits the variable, so a mirror's user:password never appears in a
+    command line Snakemake prints) or there is none (an empty `--mirror` is an error)."""
+    import os
+    import shlex
+
+    from repro_dpadmm.datasets.fetch import MIRROR_ENV
+
+    if os.environ.get(MIRROR_ENV) or not config.get("data_mirror"):
+        return ""
+    return f"--mirror={shlex.quote(str(config['data_mirror']))}"
+
+
 def item_dataset_records(wildcards):
     names = item_config(wildcards.paper, wildcards.item).get("datasets", [])
     return [f"resources/processed/{name}.json" for name in names]

@@ -13,7 +13,7 @@ rule dataset:
     output:
         "resources/processed/{name}.json",
     params:
-        mirror=lambda w: dataset_attempt(w.name)["mirror"],
+        mirror=lambda w: dataset_mirror_arg(),
         attempt=lambda w: json.dumps(dataset_attempt(w.name), sort_keys=True),
         options=lambda w: json.dumps(config["datasets"].get(w.name, {})),
     log:
@@ -25,7 +25,7 @@ rule dataset:
     conda:
         "../../envs/repro-dpadmm.yaml"
     shell:
-        "repro-dpadmm data build {wildcards.name} --mirror={params.mirror:q} "
+        "repro-dpadmm data build {wildcards.name} {params.mirror} "
         "--options {params.options:q} --attempt {params.attempt:q} > {log} 2>&1"
 
 
