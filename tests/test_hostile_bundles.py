@@ -742,3 +742,39 @@ def test_a_bundle_named_only_by_its_suffix_is_re_judged_into_a_plain_folder(tmp_
 
     for name in (".tar.gz", ".tgz", ".tar"):
         assert rejudge_folder(tmp_path / name, tmp_path / "rejudged") == tmp_path / "rejudged" / "bundle", name
+
+
+def _gzip_member(data: bytes, *, flag: int = 0, field: bytes = b"") -> bytes:
+    """One gzip member of `data`, its header carrying `field` (NUL-terminated) as FNAME (flag 8) or FCOMMENT (16)."""
+    import struct
+    import zlib
+
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return (b"\x1f\x8b\x08" + bytes([flag]) + b"\x00" * 4 + b"\x00\x03" + (field + b"\x00" if flag else b"") +
+            c.compress(data) + c.flush() + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF))
+
+
+@pytest.mark.parametrize("flag, where", [(16, "first"), (8, "first"), (16, "second")])
+def test_a_gzip_header_field_over_64_kib_is_refused_naming_the_bundle(project, base, tmp_path, flag, where):
+    """Python's gzip reads a header's file name and comment one byte per call: a 2 GB comment kept a re-judge busy
+    for minutes. A field of a few bytes (as `gzip` writes) is read as ever."""
+    import tarfile
+
+    plain = tmp_path / "b.tar"
+    with tarfile.open(plain, "w") as tar:
+        tar.add(base, arcname="b")
+    data = plain.read_bytes()
+    long = b"A" * (200 * 1024)
+    half = len(data) // 2
+    if where == "first":
+        packed = _gzip_member(data, flag=flag, field=long)
+    else:   # a later member of the same stream
+        packed = _gzip_member(data[:half], flag=8, field=b"b.tar") + _gzip_member(data[half:], flag=flag, field=long)
+    (tmp_path / "long.tar.gz").write_bytes(packed)
+    with pytest.raises(BundleError, match=r"long\.tar\.gz: a gzip header field \(file name or comment\)"):
+        rejudge(tmp_path / "long.tar.gz", tmp_path / "rj", root=project)
+    assert not (tmp_path / "rj").exists()
+    (tmp_path / "short.tar.gz").write_bytes(_gzip_member(data[:half], flag=16, field=b"C" * 1000) +
+                                            _gzip_member(data[half:], flag=8, field=b"b.tar"))
+    with opened(tmp_path / "short.tar.gz") as folder:
+        assert (folder / "MANIFEST.sha256").is_file()

@@ -666,6 +666,29 @@ class _Budget:
         return True
 
 
+# The longest gzip header name or comment (FNAME, FCOMMENT) a bundle may carry; `gzip` writes a file name of a few
+# dozen bytes, and Python's gzip reads these fields (and zero padding between members) one byte per call.
+MAX_GZIP_FIELD = 64 * 1024
+
+
+class _GzipFields:
+    """The packed file as GzipFile reads it: a run of more than MAX_GZIP_FIELD one-byte reads (a header's FNAME or
+    FCOMMENT, or zero padding, read byte by byte) is refused, since a field of gigabytes would take minutes."""
+
+    def __init__(self, raw, source: str):
+        self.raw, self.source, self.run = raw, source, 0
+
+    def read(self, n: int = -1) -> bytes:
+        self.run = self.run + 1 if n == 1 else 0
+        if self.run > MAX_GZIP_FIELD:
+            raise BundleError(f"{self.source}: a gzip header field (file name or comment) or padding longer than "
+                              f"{MAX_GZIP_FIELD:,} bytes: a malformed or hostile archive")
+        return self.raw.read(n)
+
+    def __getattr__(self, name):
+        return getattr(self.raw, name)
+
+
 _KINDS = {tarfile.SYMTYPE: "a symbolic link", tarfile.LNKTYPE: "a hard link", tarfile.CHRTYPE: "a character device",
           tarfile.BLKTYPE: "a block device", tarfile.FIFOTYPE: "a FIFO", tarfile.CONTTYPE: "a contiguous file",
           tarfile.GNUTYPE_SPARSE: "a sparse file"}
@@ -727,7 +750,7 @@ def unpack(source: Path, dest: Path, limits: Limits | None = None) -> None:
         if other:
             raise BundleError(f"{source.name} is {other}-compressed; a bundle is a .tar.gz (gzip) or a plain .tar, "
                               "as `repro-dpadmm bundle` writes it")
-        raw = gzip.GzipFile(fileobj=fh, mode="rb") if magic == b"\x1f\x8b" else fh
+        raw = gzip.GzipFile(fileobj=_GzipFields(fh, source.name), mode="rb") if magic == b"\x1f\x8b" else fh
         # headers and padding of every member, on top of the data the caps allow
         headers = 4 * 512 * (limits.members + 2) + 2**20
         budget = _Budget(raw, limits.total_bytes + headers, source.name, limits.hint("total_bytes"),
