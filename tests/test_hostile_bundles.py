@@ -778,3 +778,24 @@ def test_a_gzip_header_field_over_64_kib_is_refused_naming_the_bundle(project, b
                                             _gzip_member(data[half:], flag=8, field=b"b.tar"))
     with opened(tmp_path / "short.tar.gz") as folder:
         assert (folder / "MANIFEST.sha256").is_file()
+
+
+def test_a_report_never_replaces_a_report_of_another_kind(project, tmp_path, monkeypatch, capsys):
+    """`report --out-dir results/whatif/<name>/report` replaced the what-if run's report (its diff against the paper
+    run included) with the project's: only a re-judge was refused a folder of another kind."""
+    from repro_dpadmm.staging import REPORT_MARK, OutDirError, check_report_folder
+
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(project))
+    out = tmp_path / "whatif-report"
+    build_report(out, root=project, quiet=True)
+    mark = json.loads((out / REPORT_MARK).read_text())
+    (out / REPORT_MARK).write_text(json.dumps({**mark, "kind": "whatif"}))   # as a what-if run writes it
+    (out / "index.html").write_text("the what-if report")
+    assert main(["report", "--out-dir", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "holds a what-if run's report, and this is a project report" in err, err
+    assert (out / "index.html").read_text() == "the what-if report"
+    (out / REPORT_MARK).write_text(json.dumps(mark))
+    with pytest.raises(OutDirError, match="holds a project report, and this is a what-if run's report"):
+        check_report_folder(out, kind="whatif")
+    check_report_folder(out, kind="report")   # the same kind is rewritten as ever
