@@ -799,3 +799,37 @@ def test_a_report_never_replaces_a_report_of_another_kind(project, tmp_path, mon
     with pytest.raises(OutDirError, match="holds a project report, and this is a what-if run's report"):
         check_report_folder(out, kind="whatif")
     check_report_folder(out, kind="report")   # the same kind is rewritten as ever
+
+
+def test_a_re_judge_inside_results_goes_only_under_results_rejudged(project, base, tmp_path, monkeypatch, capsys):
+    """A re-judge into results/<name>/ was accepted, and the next `bundle` packed the stranger's report into ours."""
+    import tarfile
+
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(project))
+    for rel in ("results/stranger", "results/huang2019_dpadmm/stranger", "results/whatif/x/report"):
+        assert main(["report", "--results", str(base), "--out-dir", str(project / rel)]) == 2, rel
+        err = capsys.readouterr().err
+        assert "lies in the project's results/" in err and "goes under results/rejudged/" in err, err
+        assert not (project / rel).exists()
+    assert main(["report", "--results", str(base), "--out-dir", str(project / "results" / "rejudged" / "mine")]) == 0
+    capsys.readouterr()
+    with tarfile.open(make_bundle(tmp_path / "mine.tar.gz", root=project)) as tar:
+        assert not [n for n in tar.getnames() if "stranger" in n or "rejudged" in n]
+
+
+def test_a_temporary_folder_inside_the_out_dir_is_refused_naming_tmpdir(project, base, tmp_path, monkeypatch,
+                                                                        capsys):
+    """TMPDIR set to the re-judge's --out-dir: the unpack folder made the out-dir non-empty, and the re-judge then
+    said it "holds other files and no report"."""
+    archive = make_bundle(tmp_path / "b.tar.gz", root=project)
+    out = tmp_path / "out"
+    for tmp in (out, out / "sub"):
+        tmp.mkdir(parents=True, exist_ok=True)
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+        assert main(["report", "--results", str(archive), "--out-dir", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert "(TMPDIR) lies in --out-dir" in err and "holds other files" not in err, err
+        assert not [p for p in out.rglob("*") if p.name.startswith(UNPACK_PREFIX)], "unpacked into the out-dir"
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "systmp"))
+    (out / "sub").rmdir()
+    assert main(["report", "--results", str(archive), "--out-dir", str(out)]) == 0

@@ -73,6 +73,7 @@ FORMAT = 1
 MANIFEST = BUNDLE_MANIFEST   # "MANIFEST.sha256"
 PROVENANCE = "provenance.json"
 REPORT_DIR = "results/report"
+REJUDGED_DIR = "results/rejudged"   # re-judged bundles' reports: never packed into a bundle
 WHATIF_DIR = "results/whatif"   # what-if runs: bundled only with --with-whatif (they are not the paper run)
 # The packages whose versions the re-judged report shows for the bundle's run (provenance.json has them all).
 KEY_PACKAGES = ("numpy", "scipy", "scikit-learn", "dp-accounting", "privacy-estimates", "snakemake", "papermill")
@@ -1010,10 +1011,20 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
     of the project at `root`, into `out_dir`; nothing is recomputed. Also writes `out_dir/rejudged.json`."""
     from .report import build_report
 
-    from .staging import PROJECT_FOLDERS, check_report_folder
+    from .staging import PROJECT_FOLDERS, OutDirError, _shown_path, check_report_folder
 
     root = Path(root) if root else project_root()
     out_dir = Path(out_dir).resolve()
+    shown = _shown_path(out_dir, root)
+    results, rejudged = (root / "results").resolve(), (root / REJUDGED_DIR).resolve()
+    # `bundle` packs everything under results/ but results/rejudged/: a stranger's report elsewhere would ride along
+    if out_dir.is_relative_to(results) and not out_dir.is_relative_to(rejudged):
+        raise OutDirError(f"--out-dir {shown} lies in the project's results/, which `repro-dpadmm bundle` packs: a "
+                          f"re-judged bundle's report goes under {REJUDGED_DIR}/ (the default) or outside the project")
+    tmp = Path(tempfile.gettempdir()).resolve()
+    if not Path(source).is_dir() and tmp.is_relative_to(out_dir):   # the unpack folder would fill the out-dir
+        raise OutDirError(f"the temporary folder {tmp} (TMPDIR) lies in --out-dir {shown}, where an archive is "
+                          "unpacked for the re-judge; set TMPDIR to a folder outside it")
     # a bundle given as a folder is never written into (nor a folder around it): checked before anything is unpacked
     keep_out = (Path(source).resolve(),) if Path(source).is_dir() else ()
     if keep_out and not (Path(source) / MANIFEST).is_file():
