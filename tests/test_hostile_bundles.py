@@ -833,3 +833,16 @@ def test_a_temporary_folder_inside_the_out_dir_is_refused_naming_tmpdir(project,
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "systmp"))
     (out / "sub").rmdir()
     assert main(["report", "--results", str(archive), "--out-dir", str(out)]) == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_metrics_file_that_is_a_fifo_is_said_to_be_no_regular_file(tmp_path):
+    """A FIFO at results/<paper>/<item>/metrics.json was shown as "no .../metrics.json"; it is never opened."""
+    root = make_project(tmp_path / "project")
+    metrics = root / ITEM / "metrics.json"
+    metrics.unlink()
+    os.mkfifo(metrics)
+    build_report(tmp_path / "out", root=root, quiet=True)   # opening the FIFO would block here
+    state = json.loads((tmp_path / "out" / "summary.json").read_text())["papers"]["huang2019_dpadmm"]["item_states"]
+    assert state["fig1"]["state"] == "missing"
+    assert state["fig1"]["reason"].startswith(f"{ITEM}/metrics.json is not a regular file"), state["fig1"]

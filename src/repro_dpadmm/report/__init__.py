@@ -25,6 +25,7 @@ from __future__ import annotations
 from html import escape
 import json
 import math
+import os
 import re
 import shutil
 import struct
@@ -312,6 +313,8 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
     if not metrics_path.is_file():
         if not item_dir.is_dir():
             res.reason = f"no results/{paper}/{item}/ (the item has not been run)"
+        elif os.path.lexists(metrics_path):   # a FIFO, device, folder or link: never opened (a FIFO would block)
+            res.reason = f"results/{paper}/{item}/metrics.json is not a regular file"
         else:
             res.reason = f"no results/{paper}/{item}/metrics.json (the item failed or has not finished)"
         if cfg_params is None and res.expected:
