@@ -846,3 +846,68 @@ def test_a_metrics_file_that_is_a_fifo_is_said_to_be_no_regular_file(tmp_path):
     state = json.loads((tmp_path / "out" / "summary.json").read_text())["papers"]["huang2019_dpadmm"]["item_states"]
     assert state["fig1"]["state"] == "missing"
     assert state["fig1"]["reason"].startswith(f"{ITEM}/metrics.json is not a regular file"), state["fig1"]
+
+
+def _long_strings(value, text: str):
+    """`value` with every string in it replaced by `text`."""
+    if isinstance(value, dict):
+        return {k: _long_strings(v, text) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_long_strings(v, text) for v in value]
+    return text if isinstance(value, str) else value
+
+
+def _longest_run(folder: Path, char: bytes) -> tuple[int, int]:
+    """(the longest run of `char` in any file under `folder`, the files' total size)."""
+    import re
+
+    longest = total = 0
+    for path in folder.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            total += len(data)
+            longest = max([longest, *(len(m) for m in re.findall(re.escape(char) + b"{100,}", data))])
+    return longest, total
+
+
+def test_bundle_free_text_is_clipped_wherever_the_report_takes_it(project, base, tmp_path):
+    """A sidecar reason of 60 MB (copied into every dataset claim's verdict, then onto every page and into
+    claims.json) or an item reason of 15 MB made a re-judge run out of memory: every string the report takes from a
+    bundle is clipped to 2,000 characters, so the report's size is bounded whatever the strings' length."""
+    import shutil
+
+    from _hostile import with_manifest
+
+    sizes = {}
+    for n in (30_000, 300_000):
+        folder = tmp_path / f"b{n}" / "b"
+        shutil.copytree(base, folder)
+        text = "Q" * n
+        for side in (folder / "resources" / "processed").glob("*.json"):
+            data = json.loads(side.read_text())
+            side.write_text(json.dumps({**_long_strings(data, text), "available": False, "reason": text + "\nmore"}))
+        for path in (folder / "results").glob("*/*/*.json"):
+            if path.parent.name != "report" and path.name in ("metrics.json", "settings.json"):
+                data = _long_strings(json.loads(path.read_text()), text)
+                if path.name == "metrics.json":
+                    data.update({"status": "not run", "reason": text, "note": text})
+                path.write_text(json.dumps(data))
+        prov = json.loads((folder / "provenance.json").read_text())
+        prov["datasets"] = _long_strings(prov.get("datasets") or {"x": {"reason": ""}}, text)
+        (folder / "provenance.json").write_text(json.dumps(prov))
+        judged = json.loads((folder / "results" / "report" / "claims.json").read_text())
+        (folder / "results" / "report" / "claims.json").write_text(json.dumps([{**r, "verdict": text}
+                                                                               for r in judged]))
+        out = tmp_path / f"rj{n}"
+        rejudge(with_manifest(folder, tmp_path / f"b{n}.tar.gz"), out, root=project)
+        longest, sizes[n] = _longest_run(out, b"Q")
+        assert longest == 2000, (n, longest)
+        assert f" ({n + 5:,} characters)" in (out / "claims.json").read_text()     # a sidecar's reason
+        assert f" ({n:,} characters)" in (out / "huang2019_dpadmm.html").read_text()        # an item's reason
+    assert sizes[300_000] < sizes[30_000] + 10_000, sizes   # the size no longer grows with the strings
+    # the project's own report: the same cap
+    root = make_project(tmp_path / "own")
+    for side in (root / "resources" / "processed").glob("*.json"):
+        side.write_text(json.dumps({**json.loads(side.read_text()), "available": False, "reason": "R" * 100_000}))
+    build_report(tmp_path / "own-report", root=root, quiet=True)
+    assert _longest_run(tmp_path / "own-report", b"R")[0] == 2000

@@ -915,7 +915,7 @@ def _bundle_json(path: Path, name: str, expect):
 def read_verdicts(path: Path, name: str) -> dict[str, str]:
     """{claim id: verdict} of a claims.json ({} when there is none); BundleError naming `name` if it is unreadable."""
     records = _bundle_json(path, name, list) or []
-    return {r["id"]: r["verdict"] for r in records
+    return {safeload.clipped(r["id"]): safeload.clipped(r["verdict"]) for r in records
             if isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(r.get("verdict"), str)}
 
 
@@ -942,7 +942,7 @@ def read_provenance(folder: Path) -> dict:
     if error is not None:
         where = ".".join(map(str, error.absolute_path)) or "top level"
         raise BundleError(f"the bundle's {PROVENANCE}: {where}: {error.message[:300]}")
-    return prov
+    return safeload.clip_strings(prov)   # its strings are shown on every page (its datasets have no schema cap)
 
 
 @dataclass

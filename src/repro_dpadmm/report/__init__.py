@@ -202,12 +202,8 @@ def verdict_marks(verdicts: list[Verdict]) -> dict[str, int]:
             **{s: sum(1 for v in verdicts if v.verdict == s) for s in CLASS_VERDICTS["setup"][:2]}}
 
 
-TEXT_MAX = 4000   # characters of an item's reason or note that the report shows
-
-
 def _clipped(value) -> str:
-    text = str(value or "")
-    return text if len(text) <= TEXT_MAX else text[:TEXT_MAX] + f"… ({len(text):,} characters in metrics.json)"
+    return safeload.clipped(str(value or ""))   # an item's reason or note: a list or number becomes text first
 
 
 # The most keys (its own plus its per-repeat entries) an item's metrics.json may hold: the paper-scale run's largest
@@ -240,7 +236,8 @@ def _read_metrics(path: Path, name: str) -> tuple[dict | None, str]:
         if size > METRICS_MAX_BYTES:
             return None, (f"unreadable metrics.json: {name} is {size / 2**20:.1f} MiB, more than the "
                           f"{METRICS_MAX_BYTES // 2**20} MiB an item's metrics may take")
-        metrics = safeload.load_json(path, expect=dict, name=name)
+        # every string in it is clipped (safeload.TEXT_MAX): a reason or status may be repeated on every page
+        metrics = safeload.clip_strings(safeload.load_json(path, expect=dict, name=name))
     except safeload.LoadError as exc:
         return None, f"unreadable metrics.json: {exc}"
     reps = metrics.get("repeats")
