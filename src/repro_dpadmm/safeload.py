@@ -89,9 +89,15 @@ class LoadError(ValueError):
 TEXT_MAX = 2000
 
 
+_CLIPPED_END = re.compile(r"… \([\d,]+ characters\)\Z")
+
+
 def clipped(text: str, limit: int = TEXT_MAX) -> str:
-    """`text` if it has at most `limit` characters, else its first `limit` and "… (N characters)"."""
-    return text if len(text) <= limit else text[:limit] + f"… ({len(text):,} characters)"
+    """`text` if it has at most `limit` characters (or was clipped so already), else its first `limit` and
+    "… (N characters)"."""
+    if len(text) <= limit or (len(text) <= limit + 40 and _CLIPPED_END.match(text, limit)):
+        return text
+    return text[:limit] + f"… ({len(text):,} characters)"
 
 
 def clip_strings(data, limit: int = TEXT_MAX):
