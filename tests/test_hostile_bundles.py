@@ -742,3 +742,172 @@ def test_a_bundle_named_only_by_its_suffix_is_re_judged_into_a_plain_folder(tmp_
 
     for name in (".tar.gz", ".tgz", ".tar"):
         assert rejudge_folder(tmp_path / name, tmp_path / "rejudged") == tmp_path / "rejudged" / "bundle", name
+
+
+def _gzip_member(data: bytes, *, flag: int = 0, field: bytes = b"") -> bytes:
+    """One gzip member of `data`, its header carrying `field` (NUL-terminated) as FNAME (flag 8) or FCOMMENT (16)."""
+    import struct
+    import zlib
+
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return (b"\x1f\x8b\x08" + bytes([flag]) + b"\x00" * 4 + b"\x00\x03" + (field + b"\x00" if flag else b"") +
+            c.compress(data) + c.flush() + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF))
+
+
+@pytest.mark.parametrize("flag, where", [(16, "first"), (8, "first"), (16, "second")])
+def test_a_gzip_header_field_over_64_kib_is_refused_naming_the_bundle(project, base, tmp_path, flag, where):
+    """Python's gzip reads a header's file name and comment one byte per call: a 2 GB comment kept a re-judge busy
+    for minutes. A field of a few bytes (as `gzip` writes) is read as ever."""
+    import tarfile
+
+    plain = tmp_path / "b.tar"
+    with tarfile.open(plain, "w") as tar:
+        tar.add(base, arcname="b")
+    data = plain.read_bytes()
+    long = b"A" * (200 * 1024)
+    half = len(data) // 2
+    if where == "first":
+        packed = _gzip_member(data, flag=flag, field=long)
+    else:   # a later member of the same stream
+        packed = _gzip_member(data[:half], flag=8, field=b"b.tar") + _gzip_member(data[half:], flag=flag, field=long)
+    (tmp_path / "long.tar.gz").write_bytes(packed)
+    with pytest.raises(BundleError, match=r"long\.tar\.gz: a gzip header field \(file name or comment\)"):
+        rejudge(tmp_path / "long.tar.gz", tmp_path / "rj", root=project)
+    assert not (tmp_path / "rj").exists()
+    (tmp_path / "short.tar.gz").write_bytes(_gzip_member(data[:half], flag=16, field=b"C" * 1000) +
+                                            _gzip_member(data[half:], flag=8, field=b"b.tar"))
+    with opened(tmp_path / "short.tar.gz") as folder:
+        assert (folder / "MANIFEST.sha256").is_file()
+
+
+def test_a_report_never_replaces_a_report_of_another_kind(project, tmp_path, monkeypatch, capsys):
+    """`report --out-dir results/whatif/<name>/report` replaced the what-if run's report (its diff against the paper
+    run included) with the project's: only a re-judge was refused a folder of another kind."""
+    from repro_dpadmm.staging import REPORT_MARK, OutDirError, check_report_folder
+
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(project))
+    out = tmp_path / "whatif-report"
+    build_report(out, root=project, quiet=True)
+    mark = json.loads((out / REPORT_MARK).read_text())
+    (out / REPORT_MARK).write_text(json.dumps({**mark, "kind": "whatif"}))   # as a what-if run writes it
+    (out / "index.html").write_text("the what-if report")
+    assert main(["report", "--out-dir", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "holds a what-if run's report, and this is a project report" in err, err
+    assert (out / "index.html").read_text() == "the what-if report"
+    (out / REPORT_MARK).write_text(json.dumps(mark))
+    with pytest.raises(OutDirError, match="holds a project report, and this is a what-if run's report"):
+        check_report_folder(out, kind="whatif")
+    check_report_folder(out, kind="report")   # the same kind is rewritten as ever
+
+
+def test_a_re_judge_inside_results_goes_only_under_results_rejudged(project, base, tmp_path, monkeypatch, capsys):
+    """A re-judge into results/<name>/ was accepted, and the next `bundle` packed the stranger's report into ours."""
+    import tarfile
+
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(project))
+    for rel in ("results/stranger", "results/huang2019_dpadmm/stranger", "results/whatif/x/report"):
+        assert main(["report", "--results", str(base), "--out-dir", str(project / rel)]) == 2, rel
+        err = capsys.readouterr().err
+        assert "lies in the project's results/" in err and "goes under results/rejudged/" in err, err
+        assert not (project / rel).exists()
+    assert main(["report", "--results", str(base), "--out-dir", str(project / "results" / "rejudged" / "mine")]) == 0
+    capsys.readouterr()
+    with tarfile.open(make_bundle(tmp_path / "mine.tar.gz", root=project)) as tar:
+        assert not [n for n in tar.getnames() if "stranger" in n or "rejudged" in n]
+
+
+def test_a_temporary_folder_inside_the_out_dir_is_refused_naming_tmpdir(project, base, tmp_path, monkeypatch,
+                                                                        capsys):
+    """TMPDIR set to the re-judge's --out-dir: the unpack folder made the out-dir non-empty, and the re-judge then
+    said it "holds other files and no report"."""
+    archive = make_bundle(tmp_path / "b.tar.gz", root=project)
+    out = tmp_path / "out"
+    for tmp in (out, out / "sub"):
+        tmp.mkdir(parents=True, exist_ok=True)
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+        assert main(["report", "--results", str(archive), "--out-dir", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert "(TMPDIR) lies in --out-dir" in err and "holds other files" not in err, err
+        assert not [p for p in out.rglob("*") if p.name.startswith(UNPACK_PREFIX)], "unpacked into the out-dir"
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "systmp"))
+    (out / "sub").rmdir()
+    assert main(["report", "--results", str(archive), "--out-dir", str(out)]) == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_metrics_file_that_is_a_fifo_is_said_to_be_no_regular_file(tmp_path):
+    """A FIFO at results/<paper>/<item>/metrics.json was shown as "no .../metrics.json"; it is never opened."""
+    root = make_project(tmp_path / "project")
+    metrics = root / ITEM / "metrics.json"
+    metrics.unlink()
+    os.mkfifo(metrics)
+    build_report(tmp_path / "out", root=root, quiet=True)   # opening the FIFO would block here
+    state = json.loads((tmp_path / "out" / "summary.json").read_text())["papers"]["huang2019_dpadmm"]["item_states"]
+    assert state["fig1"]["state"] == "missing"
+    assert state["fig1"]["reason"].startswith(f"{ITEM}/metrics.json is not a regular file"), state["fig1"]
+
+
+def _long_strings(value, text: str):
+    """`value` with every string in it replaced by `text`."""
+    if isinstance(value, dict):
+        return {k: _long_strings(v, text) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_long_strings(v, text) for v in value]
+    return text if isinstance(value, str) else value
+
+
+def _longest_run(folder: Path, char: bytes) -> tuple[int, int]:
+    """(the longest run of `char` in any file under `folder`, the files' total size)."""
+    import re
+
+    longest = total = 0
+    for path in folder.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            total += len(data)
+            longest = max([longest, *(len(m) for m in re.findall(re.escape(char) + b"{100,}", data))])
+    return longest, total
+
+
+def test_bundle_free_text_is_clipped_wherever_the_report_takes_it(project, base, tmp_path):
+    """A sidecar reason of 60 MB (copied into every dataset claim's verdict, then onto every page and into
+    claims.json) or an item reason of 15 MB made a re-judge run out of memory: every string the report takes from a
+    bundle is clipped to 2,000 characters, so the report's size is bounded whatever the strings' length."""
+    import shutil
+
+    from _hostile import with_manifest
+
+    sizes = {}
+    for n in (30_000, 300_000):
+        folder = tmp_path / f"b{n}" / "b"
+        shutil.copytree(base, folder)
+        text = "Q" * n
+        for side in (folder / "resources" / "processed").glob("*.json"):
+            data = json.loads(side.read_text())
+            side.write_text(json.dumps({**_long_strings(data, text), "available": False, "reason": text + "\nmore"}))
+        for path in (folder / "results").glob("*/*/*.json"):
+            if path.parent.name != "report" and path.name in ("metrics.json", "settings.json"):
+                data = _long_strings(json.loads(path.read_text()), text)
+                if path.name == "metrics.json":
+                    data.update({"status": "not run", "reason": text, "note": text})
+                path.write_text(json.dumps(data))
+        prov = json.loads((folder / "provenance.json").read_text())
+        prov["datasets"] = _long_strings(prov.get("datasets") or {"x": {"reason": ""}}, text)
+        (folder / "provenance.json").write_text(json.dumps(prov))
+        judged = json.loads((folder / "results" / "report" / "claims.json").read_text())
+        (folder / "results" / "report" / "claims.json").write_text(json.dumps([{**r, "verdict": text}
+                                                                               for r in judged]))
+        out = tmp_path / f"rj{n}"
+        rejudge(with_manifest(folder, tmp_path / f"b{n}.tar.gz"), out, root=project)
+        longest, sizes[n] = _longest_run(out, b"Q")
+        assert longest == 2000, (n, longest)
+        assert f" ({n + 5:,} characters)" in (out / "claims.json").read_text()     # a sidecar's reason
+        assert f" ({n:,} characters)" in (out / "huang2019_dpadmm.html").read_text()        # an item's reason
+    assert sizes[300_000] < sizes[30_000] + 10_000, sizes   # the size no longer grows with the strings
+    # the project's own report: the same cap
+    root = make_project(tmp_path / "own")
+    for side in (root / "resources" / "processed").glob("*.json"):
+        side.write_text(json.dumps({**json.loads(side.read_text()), "available": False, "reason": "R" * 100_000}))
+    build_report(tmp_path / "own-report", root=root, quiet=True)
+    assert _longest_run(tmp_path / "own-report", b"R")[0] == 2000

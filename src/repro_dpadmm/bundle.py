@@ -73,6 +73,7 @@ FORMAT = 1
 MANIFEST = BUNDLE_MANIFEST   # "MANIFEST.sha256"
 PROVENANCE = "provenance.json"
 REPORT_DIR = "results/report"
+REJUDGED_DIR = "results/rejudged"   # re-judged bundles' reports: never packed into a bundle
 WHATIF_DIR = "results/whatif"   # what-if runs: bundled only with --with-whatif (they are not the paper run)
 # The packages whose versions the re-judged report shows for the bundle's run (provenance.json has them all).
 KEY_PACKAGES = ("numpy", "scipy", "scikit-learn", "dp-accounting", "privacy-estimates", "snakemake", "papermill")
@@ -666,6 +667,29 @@ class _Budget:
         return True
 
 
+# The longest gzip header name or comment (FNAME, FCOMMENT) a bundle may carry; `gzip` writes a file name of a few
+# dozen bytes, and Python's gzip reads these fields (and zero padding between members) one byte per call.
+MAX_GZIP_FIELD = 64 * 1024
+
+
+class _GzipFields:
+    """The packed file as GzipFile reads it: a run of more than MAX_GZIP_FIELD one-byte reads (a header's FNAME or
+    FCOMMENT, or zero padding, read byte by byte) is refused, since a field of gigabytes would take minutes."""
+
+    def __init__(self, raw, source: str):
+        self.raw, self.source, self.run = raw, source, 0
+
+    def read(self, n: int = -1) -> bytes:
+        self.run = self.run + 1 if n == 1 else 0
+        if self.run > MAX_GZIP_FIELD:
+            raise BundleError(f"{self.source}: a gzip header field (file name or comment) or padding longer than "
+                              f"{MAX_GZIP_FIELD:,} bytes: a malformed or hostile archive")
+        return self.raw.read(n)
+
+    def __getattr__(self, name):
+        return getattr(self.raw, name)
+
+
 _KINDS = {tarfile.SYMTYPE: "a symbolic link", tarfile.LNKTYPE: "a hard link", tarfile.CHRTYPE: "a character device",
           tarfile.BLKTYPE: "a block device", tarfile.FIFOTYPE: "a FIFO", tarfile.CONTTYPE: "a contiguous file",
           tarfile.GNUTYPE_SPARSE: "a sparse file"}
@@ -727,7 +751,7 @@ def unpack(source: Path, dest: Path, limits: Limits | None = None) -> None:
         if other:
             raise BundleError(f"{source.name} is {other}-compressed; a bundle is a .tar.gz (gzip) or a plain .tar, "
                               "as `repro-dpadmm bundle` writes it")
-        raw = gzip.GzipFile(fileobj=fh, mode="rb") if magic == b"\x1f\x8b" else fh
+        raw = gzip.GzipFile(fileobj=_GzipFields(fh, source.name), mode="rb") if magic == b"\x1f\x8b" else fh
         # headers and padding of every member, on top of the data the caps allow
         headers = 4 * 512 * (limits.members + 2) + 2**20
         budget = _Budget(raw, limits.total_bytes + headers, source.name, limits.hint("total_bytes"),
@@ -891,7 +915,7 @@ def _bundle_json(path: Path, name: str, expect):
 def read_verdicts(path: Path, name: str) -> dict[str, str]:
     """{claim id: verdict} of a claims.json ({} when there is none); BundleError naming `name` if it is unreadable."""
     records = _bundle_json(path, name, list) or []
-    return {r["id"]: r["verdict"] for r in records
+    return {safeload.clipped(r["id"]): safeload.clipped(r["verdict"]) for r in records
             if isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(r.get("verdict"), str)}
 
 
@@ -918,7 +942,7 @@ def read_provenance(folder: Path) -> dict:
     if error is not None:
         where = ".".join(map(str, error.absolute_path)) or "top level"
         raise BundleError(f"the bundle's {PROVENANCE}: {where}: {error.message[:300]}")
-    return prov
+    return safeload.clip_strings(prov)   # its strings are shown on every page (its datasets have no schema cap)
 
 
 @dataclass
@@ -987,10 +1011,20 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
     of the project at `root`, into `out_dir`; nothing is recomputed. Also writes `out_dir/rejudged.json`."""
     from .report import build_report
 
-    from .staging import PROJECT_FOLDERS, check_report_folder
+    from .staging import PROJECT_FOLDERS, OutDirError, _shown_path, check_report_folder
 
     root = Path(root) if root else project_root()
     out_dir = Path(out_dir).resolve()
+    shown = _shown_path(out_dir, root)
+    results, rejudged = (root / "results").resolve(), (root / REJUDGED_DIR).resolve()
+    # `bundle` packs everything under results/ but results/rejudged/: a stranger's report elsewhere would ride along
+    if out_dir.is_relative_to(results) and not out_dir.is_relative_to(rejudged):
+        raise OutDirError(f"--out-dir {shown} lies in the project's results/, which `repro-dpadmm bundle` packs: a "
+                          f"re-judged bundle's report goes under {REJUDGED_DIR}/ (the default) or outside the project")
+    tmp = Path(tempfile.gettempdir()).resolve()
+    if not Path(source).is_dir() and tmp.is_relative_to(out_dir):   # the unpack folder would fill the out-dir
+        raise OutDirError(f"the temporary folder {tmp} (TMPDIR) lies in --out-dir {shown}, where an archive is "
+                          "unpacked for the re-judge; set TMPDIR to a folder outside it")
     # a bundle given as a folder is never written into (nor a folder around it): checked before anything is unpacked
     keep_out = (Path(source).resolve(),) if Path(source).is_dir() else ()
     if keep_out and not (Path(source) / MANIFEST).is_file():

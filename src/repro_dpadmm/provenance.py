@@ -97,7 +97,8 @@ def _read_record(path: Path, name: str, limit: int, pick=lambda data: data) -> t
         if len(_READ) > 4096:
             _READ.clear()
         data, problem = _parse_record(path, name, limit)
-        _READ[key] = (pick(data) if data is not None else None), problem
+        # strings clipped (safeload.TEXT_MAX): the report repeats a run's settings and parameters on its pages
+        _READ[key] = (safeload.clip_strings(pick(data)) if data is not None else None), problem
     return _READ[key]
 
 
@@ -180,7 +181,9 @@ def dataset_sidecars(processed: Path) -> dict[str, dict]:
     out = {}
     for path in sorted(processed.glob("*.json")) if processed.is_dir() else []:
         try:
-            out[path.stem] = safeload.load_json(path, expect=dict, name=f"{processed.name}/{path.name}")
+            # strings clipped: a sidecar's reason goes into the verdict of every claim on its dataset
+            out[path.stem] = safeload.clip_strings(safeload.load_json(path, expect=dict,
+                                                                      name=f"{processed.name}/{path.name}"))
         except safeload.LoadError as exc:
             out[path.stem] = {"name": path.stem, "available": False, "reason": f"unreadable sidecar: {exc}"}
     return out

@@ -83,6 +83,47 @@ class LoadError(ValueError):
         super().__init__(f"{self.source}{f':{line}' if line else ''}: {problem}")
 
 
+# The most characters of one free-text string (a reason, a note, a sidecar field, a provenance entry) that a report
+# takes from results or a bundle: each such string may be repeated on many pages and in claims.json, so a bundle
+# within the file caps whose strings ran to megabytes made a report of gigabytes (or a MemoryError).
+TEXT_MAX = 2000
+
+
+_CLIPPED_END = re.compile(r"… \([\d,]+ characters\)\Z")
+
+
+def clipped(text: str, limit: int = TEXT_MAX) -> str:
+    """`text` if it has at most `limit` characters (or was clipped so already), else its first `limit` and
+    "… (N characters)"."""
+    if len(text) <= limit or (len(text) <= limit + 40 and _CLIPPED_END.match(text, limit)):
+        return text
+    return text[:limit] + f"… ({len(text):,} characters)"
+
+
+def clip_strings(data, limit: int = TEXT_MAX):
+    """A copy of the JSON value `data` with every string value (not key) clipped to `limit` characters (clipped);
+    walked with a stack, no recursion (a loaded value is at most MAX_DEPTH deep)."""
+    if isinstance(data, str):
+        return clipped(data, limit)
+    if not isinstance(data, (dict, list)):
+        return data
+    top = {} if isinstance(data, dict) else []
+    stack = [(data, top)]
+    while stack:
+        src, dst = stack.pop()
+        for key, value in (src.items() if isinstance(src, dict) else enumerate(src)):
+            if isinstance(value, (dict, list)):
+                new = {} if isinstance(value, dict) else []
+                stack.append((value, new))
+            else:
+                new = clipped(value, limit) if isinstance(value, str) else value
+            if isinstance(dst, dict):
+                dst[key] = new
+            else:
+                dst.append(new)
+    return top
+
+
 def env_number(var: str) -> float | None:
     """The number an environment variable holds: None when unset or empty, NaN when it is no number (the caller
     names what is allowed)."""

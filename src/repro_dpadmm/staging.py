@@ -387,7 +387,8 @@ def check_report_folder(out_dir: Path, *, kind: str, source: str | None = None, 
     """Raise OutDirError unless a report of `kind` ("report", "whatif", "rejudged") may be written into `out_dir`:
     not a file; not the project's root, nor a folder holding it; none of `protected` (folders that must never receive
     a report, e.g. a bundle's own folder), nor inside or around one; empty, absent, or a report folder already (its
-    marker, or the files of a report written before markers); and, for a re-judge, not a report of another kind."""
+    marker, or the files of a report written before markers); and not a report of another kind (a project report
+    never replaces a what-if run's report, nor a re-judge either, nor the other way round)."""
     shown = _shown_path(out_dir, root)
     _check_folder_path(out_dir, shown, root)
     target = out_dir.resolve()
@@ -404,7 +405,7 @@ def check_report_folder(out_dir: Path, *, kind: str, source: str | None = None, 
     if mark is None and _legacy_entries(out_dir) is None:
         raise OutDirError(f"--out-dir {shown} is a folder that holds other files and no report; a report never "
                           "writes into (or deletes from) a folder it did not create: give a new or empty folder")
-    if mark is not None and mark.get("kind") != kind and "rejudged" in (kind, mark.get("kind")):
+    if mark is not None and mark.get("kind") != kind:
         what = {"rejudged": "a re-judged bundle's report", "whatif": "a what-if run's report"}
         raise OutDirError(f"--out-dir {shown} holds {what.get(mark.get('kind'), 'a project report')}, and this is "
                           f"{what.get(kind, 'a project report')}; give another folder")

@@ -25,6 +25,7 @@ from __future__ import annotations
 from html import escape
 import json
 import math
+import os
 import re
 import shutil
 import struct
@@ -201,12 +202,8 @@ def verdict_marks(verdicts: list[Verdict]) -> dict[str, int]:
             **{s: sum(1 for v in verdicts if v.verdict == s) for s in CLASS_VERDICTS["setup"][:2]}}
 
 
-TEXT_MAX = 4000   # characters of an item's reason or note that the report shows
-
-
 def _clipped(value) -> str:
-    text = str(value or "")
-    return text if len(text) <= TEXT_MAX else text[:TEXT_MAX] + f"… ({len(text):,} characters in metrics.json)"
+    return safeload.clipped(str(value or ""))   # an item's reason or note: a list or number becomes text first
 
 
 # The most keys (its own plus its per-repeat entries) an item's metrics.json may hold: the paper-scale run's largest
@@ -239,7 +236,8 @@ def _read_metrics(path: Path, name: str) -> tuple[dict | None, str]:
         if size > METRICS_MAX_BYTES:
             return None, (f"unreadable metrics.json: {name} is {size / 2**20:.1f} MiB, more than the "
                           f"{METRICS_MAX_BYTES // 2**20} MiB an item's metrics may take")
-        metrics = safeload.load_json(path, expect=dict, name=name)
+        # every string in it is clipped (safeload.TEXT_MAX): a reason or status may be repeated on every page
+        metrics = safeload.clip_strings(safeload.load_json(path, expect=dict, name=name))
     except safeload.LoadError as exc:
         return None, f"unreadable metrics.json: {exc}"
     reps = metrics.get("repeats")
@@ -312,6 +310,8 @@ def _item_result(paper: str, item: str, results: Path, cf: ClaimsFile | None, co
     if not metrics_path.is_file():
         if not item_dir.is_dir():
             res.reason = f"no results/{paper}/{item}/ (the item has not been run)"
+        elif os.path.lexists(metrics_path):   # a FIFO, device, folder or link: never opened (a FIFO would block)
+            res.reason = f"results/{paper}/{item}/metrics.json is not a regular file"
         else:
             res.reason = f"no results/{paper}/{item}/metrics.json (the item failed or has not finished)"
         if cfg_params is None and res.expected:
