@@ -416,8 +416,9 @@ def test_a_failed_notebook_or_solver_is_one_line(monkeypatch, capsys, tmp_path):
 
     monkeypatch.setattr(runner, "run_item", diverges)
     assert main(argv) == 1
-    assert capsys.readouterr().err.strip().endswith("repro-dpadmm: error: R-ADMM odd-step local problem at t = 3: not "
-                                                    "converged after 100 iteration(s); residual inf > tolerance 1.000e-09")
+    assert capsys.readouterr().err.strip().endswith(
+        "repro-dpadmm: error: NotConvergedError: R-ADMM odd-step local problem at t = 3: not converged after 100 "
+        "iteration(s); residual inf > tolerance 1.000e-09")
 
 
 def test_a_path_that_is_not_utf8_is_named_before_any_work(monkeypatch, capsys, tmp_path):

@@ -668,7 +668,7 @@ def main(argv=None) -> int:
         if not isinstance(exc, NotConvergedError):
             raise
         # a solver that stopped short of its tolerance: its own message names the problem and the residual
-        print(f"repro-dpadmm: error: {_printable_lines(exc)}", file=sys.stderr)
+        print(f"repro-dpadmm: error: {type(exc).__name__}: {_printable_lines(exc)}", file=sys.stderr)
         return 1
     except (ValueError, KeyError, FileNotFoundError) as exc:
         # a KeyError's str() is the repr of its message (quotes, doubled backslashes): its message as written
