@@ -572,3 +572,10 @@ def test_the_claims_files_that_differ_are_capped_in_the_summary():
     line = next(x for x in text.splitlines() if "differ from the bundle's copy (5000)" in x)
     assert len(line) < 3000 and line.count(".yaml") < SHOWN_ITEMS + 1 and "... and 4,980 more" in line, line
     assert "0000xxx" in line and "4999x" not in line
+
+
+def test_a_bundle_holds_no_address_credentials(run):
+    from repro_dpadmm.bundle import scrub_paths
+
+    text = "data_mirror: https://alice:s3cret@mirror.example.org/datasets\n"
+    assert scrub_paths(text, run) == "data_mirror: https://<credentials>@mirror.example.org/datasets\n"

@@ -440,3 +440,29 @@ def test_running_out_of_memory_is_one_line(monkeypatch, capsys):
     assert main(["run", "huang2019_dpadmm", "fig3", "--configfile", "config/smoke.yaml"]) == 1
     err = capsys.readouterr().err
     assert "repro-dpadmm: error: out of memory after" in err and "Traceback" not in err
+
+
+def test_a_part_or_job_of_another_key_is_never_replaced_nor_read_as_this_one(tmp_path, monkeypatch, capsys):
+    """`frontier-job huang_dpadmm eps3 --out .../eps0.1.json` replaced the eps0.1 job, which the item then read as
+    eps0.1; a part of another key likewise."""
+    import repro_dpadmm.experiments.beyond_frontier as bf
+    from repro_dpadmm import config
+    from repro_dpadmm.experiments import parts
+
+    monkeypatch.setattr(bf, "run_job", lambda *a, **k: pytest.fail("work started"))
+    params = config.item_params(bf.PAPER, bf.ITEM, Path("config/smoke.yaml").resolve())
+    lv = [bf.level_key(v) for v in params["levels"]]
+    job = tmp_path / "jobs" / "huang_dpadmm" / f"{lv[0]}.json"
+    job.parent.mkdir(parents=True)
+    bf.write_job({"method": "huang_dpadmm", "level": lv[0], "params_hash": "h", "test_error": [0.1]}, job)
+    before = job.read_text()
+    assert main(["frontier-job", "huang_dpadmm", lv[1], "--configfile", "config/smoke.yaml", "--out", str(job)]) == 2
+    assert f"is not a huang_dpadmm/{lv[1]} job file" in capsys.readouterr().err and job.read_text() == before
+    assert bf.is_job_file(job, "huang_dpadmm", lv[0]) and not bf.is_job_file(job, "huang_dpadmm", lv[1])
+    # read back: a job file holding another level is stale
+    bf.write_job({"method": "huang_dpadmm", "level": lv[1], "params_hash": "h"}, tmp_path / "jobs/huang_dpadmm/x.json")
+    part = tmp_path / "alpha1.pkl"
+    parts.write_part(part, parts.record("alpha3", {"a": 1}, value=1))
+    assert parts.is_part_file(part, "alpha3") and not parts.is_part_file(part, "alpha1")
+    rec, why = parts._load(part, parts.params_hash({"a": 1}), "alpha1")
+    assert rec is None and "holds part 'alpha3', not 'alpha1'" in why

@@ -207,3 +207,14 @@ def test_a_lock_never_records_nor_shows_a_mirror_password(tmp_path):
     assert "--mirror http://<credentials>@127.0.0.1:9/" in json.loads(record)["command"]
     assert len(lines) == 1 and "waiting for the run by" in lines[0]
     assert "s3cr3tpw" not in lines[0] and "http://<credentials>@127.0.0.1:9/" in lines[0]
+
+
+def test_a_lock_holders_command_line_is_shown_escaped():
+    """The record names another run's command line, whose arguments (a file name) may hold ESC, OSC or bidi."""
+    import json
+
+    from repro_dpadmm.locks import _holder_text
+
+    raw = json.dumps({"pid": 1, "host": "h\x1b[2J", "started": "t", "command": "run --configfile a\x1b]0;x\x07\u202e.yaml"})
+    shown = _holder_text(raw.encode())
+    assert "\x1b" not in shown and "\u202e" not in shown and "\\x1b]0;x\\x07\\u202e" in shown

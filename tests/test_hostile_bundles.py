@@ -911,3 +911,39 @@ def test_bundle_free_text_is_clipped_wherever_the_report_takes_it(project, base,
         side.write_text(json.dumps({**json.loads(side.read_text()), "available": False, "reason": "R" * 100_000}))
     build_report(tmp_path / "own-report", root=root, quiet=True)
     assert _longest_run(tmp_path / "own-report", b"R")[0] == 2000
+
+
+def test_a_folder_bundle_is_read_from_a_private_copy_never_through_a_link(base, tmp_path):
+    """A folder bundle was verified in place and then read: a file swapped for a link in between pulled a file from
+    outside the bundle into the report. The re-judge reads a private copy, made without following links."""
+    from _hostile import copy_base
+
+    from repro_dpadmm.bundle import _snapshot, opened
+
+    folder = copy_base(base, tmp_path)
+    with opened(folder) as seen:
+        assert seen.resolve() != folder.resolve() and not seen.resolve().is_relative_to(folder.resolve())
+        assert (seen / ITEM / "metrics.json").read_bytes() == (folder / ITEM / "metrics.json").read_bytes()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("outside")
+    (folder / ITEM / "metrics.json").unlink()
+    (folder / ITEM / "metrics.json").symlink_to(secret)   # as if swapped after the check
+    with pytest.raises(BundleError, match="metrics.json is no longer a regular file"):
+        _snapshot(folder, tmp_path / "copy")
+
+
+def test_paper_and_item_folders_differing_only_in_case_get_no_page(project, base, tmp_path, monkeypatch):
+    """On a file system that ignores case, `Huang2019_DPADMM.html` would overwrite `huang2019_dpadmm.html`."""
+    from _hostile import copy_base, with_manifest
+
+    folder = copy_base(base, tmp_path)
+    for rel in ("results/Huang2019_DPADMM/fig1", "results/huang2019_dpadmm/FIG1"):
+        (folder / rel).mkdir(parents=True)
+        (folder / rel / "metrics.json").write_text('{"status": "ok"}')
+    archive = with_manifest(folder, tmp_path / "p.tar.gz")
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(project))
+    result = rejudge(archive, tmp_path / "rj")
+    pages = {p.name for p in (tmp_path / "rj").iterdir()}
+    assert "Huang2019_DPADMM.html" not in pages and "huang2019_dpadmm.html" in pages
+    assert not (tmp_path / "rj" / "items" / "huang2019_dpadmm" / "FIG1").exists()
+    assert result is not None

@@ -65,6 +65,7 @@ import jsonschema
 import pooch
 
 from . import locks, safeload
+from .safeload import redact
 from .config import YTE_KEY
 from .staging import BUNDLE_MANIFEST, add_report_file
 from .paths import project_root
@@ -518,7 +519,8 @@ def scrub_paths(text: str, root: Path) -> str:
             # whole paths only: a mirror `/data` is not the `/data` of `claims/datasets.yaml` or `/database/x`
             end = "" if old.endswith(os.sep) else r"(?![\w.+@~-])"
             text = re.sub(rf"(?<![\w.~-]){re.escape(old)}{end}", lambda m: new, text)
-    return scrub_owners(scrub_other_paths(text, root))
+    # and no address's user:password (a mirror with credentials in a config file or a log)
+    return redact(scrub_owners(scrub_other_paths(text, root)))
 
 
 # An absolute POSIX path of at least two parts, its first part a name (so that `</div>`, URLs, `a/b`, `it/s`, dates
@@ -824,19 +826,24 @@ def opened(source: str | Path, limits: Limits | None = None):
     source = Path(source)
     limits = limits or Limits.from_env()
     if source.is_dir():
-        problems = verify(source, limits)
+        problems = verify(source, limits)   # said first, of the folder as given
         if problems:
-            raise BundleError(f"{source} does not match its manifest:\n" + _listed(problems))
-        yield source
-        return
-    if not source.is_file():
+            raise BundleError(f"{source} is refused as a results bundle:\n" + _listed(problems))
+    elif source.exists() and not source.is_file():
+        raise BundleError(f"{source} is not a regular file: a bundle is a .tar.gz file or its unpacked folder")
+    elif not source.is_file():
         raise BundleError(f"no bundle at {source}")
     tmp_root = Path(tempfile.gettempdir())
     locks.sweep(tmp_root, UNPACK_PREFIX, unnamed_stale=False)   # of re-judges that were killed (SIGKILL, power loss)
     with locks.signals_raise():
         tmp = locks.owned_dir(tmp_root, UNPACK_PREFIX)
         try:
-            unpack(source, tmp, limits)
+            if source.is_dir():
+                # a private copy, verified again, is what the report reads: whoever can write into the folder could
+                # otherwise swap a checked file for a link between the check and the copy into the report
+                _snapshot(source, tmp / "bundle")
+            else:
+                unpack(source, tmp, limits)
             tops = sorted(p.name for p in tmp.iterdir())
             if len(tops) != 1 or not (tmp / tops[0]).is_dir():
                 raise BundleError(f"{source.name} is not a results bundle: it must hold one folder, and it holds "
@@ -844,10 +851,33 @@ def opened(source: str | Path, limits: Limits | None = None):
             folder = tmp / tops[0]
             problems = verify(folder, limits)
             if problems:
-                raise BundleError(f"{source} does not match its manifest:\n" + _listed(problems))
+                raise BundleError(f"{source} is refused as a results bundle:\n" + _listed(problems))
             yield folder
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _snapshot(folder: Path, dest: Path) -> None:
+    """Copy the folders and regular files under `folder` into `dest`, never following a link: each file is opened
+    with O_NOFOLLOW and copied from the descriptor whose type was checked. BundleError for anything else (the folder
+    changed since it was verified)."""
+    for here, entries, _ in walk(folder):
+        (dest / here.relative_to(folder)).mkdir(parents=True, exist_ok=True)
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                continue
+            rel = Path(entry.path).relative_to(folder)
+            try:
+                fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+            except OSError:
+                fd = None
+            if fd is None or not stat.S_ISREG(os.fstat(fd).st_mode):
+                if fd is not None:
+                    os.close(fd)
+                raise BundleError(f"{folder}: {safeload.printable(rel.as_posix())} is no longer a regular file (the "
+                                  "folder changed while it was read)")
+            with os.fdopen(fd, "rb") as src, open(dest / rel, "xb") as out:
+                shutil.copyfileobj(src, out, 1 << 20)
 
 
 def param_differences(results: Path, root: Path) -> dict[str, list[str]]:
@@ -1022,9 +1052,9 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
         raise OutDirError(f"--out-dir {shown} lies in the project's results/, which `repro-dpadmm bundle` packs: a "
                           f"re-judged bundle's report goes under {REJUDGED_DIR}/ (the default) or outside the project")
     tmp = Path(tempfile.gettempdir()).resolve()
-    if not Path(source).is_dir() and tmp.is_relative_to(out_dir):   # the unpack folder would fill the out-dir
-        raise OutDirError(f"the temporary folder {tmp} (TMPDIR) lies in --out-dir {shown}, where an archive is "
-                          "unpacked for the re-judge; set TMPDIR to a folder outside it")
+    if tmp.is_relative_to(out_dir):   # the unpacked (or copied) bundle would fill the out-dir
+        raise OutDirError(f"the temporary folder {tmp} (TMPDIR) lies in --out-dir {shown}, where the bundle is "
+                          "unpacked (or copied) for the re-judge; set TMPDIR to a folder outside it")
     # a bundle given as a folder is never written into (nor a folder around it): checked before anything is unpacked
     keep_out = (Path(source).resolve(),) if Path(source).is_dir() else ()
     if keep_out and not (Path(source) / MANIFEST).is_file():

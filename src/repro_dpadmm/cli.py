@@ -32,7 +32,13 @@ def cmd_info(args) -> int:
         if name == "python":
             continue
         print(f"  {name:14s} {v}")
-    mirror = resolve_mirror(args.mirror)
+    try:   # the config key counts too, as in the workflow (after --mirror and the environment)
+        from .config import read_config_file
+
+        config_mirror = read_config_file(root / "config" / "config.yaml").get("data_mirror")
+    except ValueError:
+        config_mirror = None
+    mirror = resolve_mirror(args.mirror, config_mirror if isinstance(config_mirror, str) else None)
     print(f"data mirror: {printable(redact(mirror)) if mirror else 'none (set REPRO_DPADMM_DATA_MIRROR)'}")
     print("raw cache (resources/raw):")
     for rel, state in cache_status().items():
@@ -344,7 +350,7 @@ def cmd_part(args) -> int:
     parts.check_key(args.paper, args.item, args.key, params)  # before any work: the key, and what is allowed
     _check_cost(args.paper, args.item, params, args.yes)
     out = Path(args.out) if args.out else parts.part_path(args.paper, args.item, args.key)
-    _check_out_file(out, ".pkl", parts.is_part_file, "part")
+    _check_out_file(out, ".pkl", lambda path: parts.is_part_file(path, args.key), f"part {args.key}")
     needed = params.get("datasets", [])
     status = {name: is_available(name, project_root()) for name in needed}
     if needed and not any(ok for ok, _ in status.values()):  # the item itself will say "not run" (runner.run_item)
@@ -395,7 +401,8 @@ def cmd_frontier_job(args) -> int:
     bf.check_job(args.method, args.level, params)
     _check_cost(bf.PAPER, bf.ITEM, whole, args.yes)   # memory and work, as for `run` and `part`
     out = Path(args.out or bf.job_path(f"results/{bf.PAPER}/{bf.ITEM}", args.method, args.level))
-    _check_out_file(out, ".json", bf.is_job_file, "job")
+    _check_out_file(out, ".json", lambda path: bf.is_job_file(path, args.method, args.level),
+                    f"{args.method}/{args.level} job")
     ok, reason = is_available(bf.DATASET)
     if not ok:  # recorded, not an error: the item then says "not run" (runner.run_item)
         bf.write_job({"method": args.method, "level": args.level, "status": "not run",

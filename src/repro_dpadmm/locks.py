@@ -32,7 +32,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from .safeload import redact
+from .safeload import printable, redact
 
 try:
     import fcntl
@@ -70,9 +70,10 @@ def _holder_text(raw: bytes) -> str:
         info = {}
     if not isinstance(info, dict) or "pid" not in info:
         return "another process"
-    # redacted again when shown: a record written before commands were redacted may still hold a password
-    return redact(f"process {info.get('pid')} on {info.get('host', '?')} (started {info.get('started', '?')}"
-                  + (f": {info['command']}" if info.get("command") else "") + ")")
+    # redacted again when shown: a record written before commands were redacted may still hold a password; and
+    # printable: the record holds another run's command line, whose arguments (a file name) may hold ESC or bidi
+    return printable(redact(f"process {info.get('pid')} on {info.get('host', '?')} (started {info.get('started', '?')}"
+                  + (f": {info['command']}" if info.get("command") else "") + ")"))
 
 
 def holder(lock_file: str | Path) -> str:

@@ -79,3 +79,21 @@ def test_a_member_larger_than_the_real_file_is_refused_from_its_header(tmp_path,
         tar.addfile(info, io.BytesIO(data))
     with pytest.raises(ValueError, match="bio_train.dat has 2,407 bytes, more than the 1,000"):
         bio.read_archive(archive)
+
+
+def test_an_oversized_pax_header_is_refused_before_it_is_read(tmp_path):
+    """tarfile reads a pax header whole: a 1 GiB one in a 4.6 MB archive from a mirror ran out of memory."""
+    import io
+    import tarfile
+
+    from repro_dpadmm.datasets import bio
+    from repro_dpadmm.datasets.registry import SizeCapError
+
+    archive = tmp_path / "data_kddcup04.tar.gz"
+    with tarfile.open(archive, "w:gz", format=tarfile.PAX_FORMAT) as tar:
+        info = tarfile.TarInfo("bio_train.dat")
+        info.pax_headers = {"comment": "x" * (bio.MAX_HEADER + 10)}
+        info.size = 4
+        tar.addfile(info, io.BytesIO(b"1 1\n"))
+    with pytest.raises(SizeCapError, match=r"a tar header of [\d,]+ bytes \(pax or GNU long name; at most 1,048,576\)"):
+        bio.read_archive(archive)

@@ -45,10 +45,34 @@ def read_archive(path: Path, *, max_bytes: int = KDD_MAX_BYTES,
     path = Path(path)
     if path.name.endswith((".tar.gz", ".tgz", ".tar")):
         with open_content(path, max_bytes, f"{path.name} (decompressed tar stream)") as fh, \
-                tarfile.open(fileobj=fh, mode="r|") as tar:
+                tarfile.open(fileobj=fh, mode="r|", tarinfo=_HeaderCapped) as tar:
             return _find_member(path, tar, fh, max_bytes, max_members)
     _check_size(path.stat().st_size, path.name)
     return parse(path)
+
+
+# The largest pax or GNU long-name header read: tarfile reads one whole into memory (in stream mode through a buffer
+# the capped reader below cannot bound), so a 1 GiB header in a 4 MB archive took gigabytes. A real one is a few
+# hundred bytes.
+MAX_HEADER = 1 << 20
+
+
+class _HeaderCapped(tarfile.TarInfo):
+    """TarInfo whose pax and GNU long-name headers are refused above MAX_HEADER before they are read (tarfile's own
+    hooks for those headers; it has no option for this)."""
+
+    def _proc_pax(self, tarfile_):
+        self._check_header(tarfile_)
+        return super()._proc_pax(tarfile_)
+
+    def _proc_gnulong(self, tarfile_):
+        self._check_header(tarfile_)
+        return super()._proc_gnulong(tarfile_)
+
+    def _check_header(self, tarfile_) -> None:
+        if self.size > MAX_HEADER:
+            raise SizeCapError(f"a tar header of {self.size:,} bytes "
+                               f"(pax or GNU long name; at most {MAX_HEADER:,}): a malformed or hostile archive")
 
 
 def _find_member(path: Path, tar, fh, max_bytes: int, max_members: int) -> tuple[np.ndarray, np.ndarray]:

@@ -397,16 +397,18 @@ JOB_KEYS = {"method", "level", "params_hash", "repeats", "test_error", "train_ob
             "readings", "status", "reason"}
 
 
-def is_job_file(path: Path) -> bool:
+def is_job_file(path: Path, method: str | None = None, level: str | None = None) -> bool:
     """Whether the file at `path` is a job file this package wrote (a mapping of JOB_KEYS naming its method and
-    level)."""
+    level), of `method` and `level` when given: a job of another level is not one to replace (its result would be
+    lost and read as this level's)."""
     from ..safeload import LoadError, load_json
 
     try:
         record = load_json(path, expect=dict)
     except LoadError:
         return False
-    return set(record) <= JOB_KEYS and isinstance(record.get("method"), str) and isinstance(record.get("level"), str)
+    return (set(record) <= JOB_KEYS and isinstance(record.get("method"), str) and isinstance(record.get("level"), str)
+            and method in (None, record["method"]) and level in (None, record["level"]))
 
 
 def write_job(result: dict, path: str | Path) -> Path:
@@ -441,6 +443,8 @@ def load_jobs(params: dict, out_dir: str | Path, *, run_missing: bool = True, ro
             job, why = None, f"{exc}"
         if job is not None and job.get("params_hash") != want:
             job, why = None, f"{path} was written with other parameters"
+        elif job is not None and (job.get("method"), job.get("level")) != (method, level):
+            job, why = None, f"{path} holds the job {job.get('method')}/{job.get('level')}, not {method}/{level}"
         elif job is not None and (method, level) != FLOOR and METHODS[method].layout is STAR and "readings" not in job:
             # HUANG's star jobs record the aggregated model's scores beside their own (`readings`); one written
             # before they did is stale (the other layouts' jobs are unchanged by it)

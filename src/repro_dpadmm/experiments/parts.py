@@ -45,13 +45,17 @@ FORMAT = 1  # bumped when the file layout changes
 SIGNED = b"repro-dpadmm signed part 1\n"   # a part file: SIGNED, the 32-byte HMAC of the pickle, the pickle
 
 
-def is_part_file(path: Path) -> bool:
-    """Whether the file at `path` is a part file (it starts with SIGNED): one `--out` may replace."""
+def is_part_file(path: Path, key: str | None = None) -> bool:
+    """Whether the file at `path` is a part file this project signed (of `key`, when given): one `--out` may replace.
+    A part of another key is not: its result would be lost and read as this key's."""
     try:
         with open(path, "rb") as fh:
-            return fh.read(len(SIGNED)) == SIGNED
+            if fh.read(len(SIGNED)) != SIGNED:
+                return False
     except OSError:
         return False
+    rec = _signed_record(path)
+    return rec is not None and (key is None or rec.get("key") == key)
 KEY_FILE = ".parts-key"
 
 
@@ -151,16 +155,26 @@ def run_part(paper: str, item: str, key: str, params: dict) -> dict:
     return record(key, params, value=value, wall_time_s=time.perf_counter() - t0)
 
 
-def _load(path: Path, want: str) -> tuple[dict | None, str]:
-    if not path.is_file():
-        return None, f"{path} is missing"
+def _signed_record(path: Path) -> dict | None:
+    """The record of a part file whose signature checks (unpickled only then), else None."""
     blob = path.read_bytes()
     head, mac, data = blob[:len(SIGNED)], blob[len(SIGNED):len(SIGNED) + 32], blob[len(SIGNED) + 32:]
     if head != SIGNED or not hmac.compare_digest(mac, _signature(data)):
-        return None, f"{path} was not written by this project (unsigned or signed with another key: never unpickled)"
+        return None
     rec = pickle.loads(data)
-    if not isinstance(rec, dict) or rec.get("format") != FORMAT or rec.get("params_hash") != want:
+    return rec if isinstance(rec, dict) else None
+
+
+def _load(path: Path, want: str, key: str | None = None) -> tuple[dict | None, str]:
+    if not path.is_file():
+        return None, f"{path} is missing"
+    rec = _signed_record(path)
+    if rec is None:
+        return None, f"{path} was not written by this project (unsigned or signed with another key: never unpickled)"
+    if rec.get("format") != FORMAT or rec.get("params_hash") != want:
         return None, f"{path} was written with other parameters"
+    if key is not None and rec.get("key") != key:
+        return None, f"{path} holds part {rec.get('key')!r}, not {key!r}"
     if "value" not in rec:
         return None, f"{path} holds no result ({rec.get('status', 'incomplete')})"
     return rec, ""
@@ -181,7 +195,7 @@ def gather(paper: str, item: str, params: dict, compute: Callable[[str], object]
     compute = compute or (lambda key: _part_function(paper, item)(params, key))
     out, todo = {}, []
     for key in keys:
-        rec, why = _load(part_path(paper, item, key, out_dir), want) if split_keys else (None, "")
+        rec, why = _load(part_path(paper, item, key, out_dir), want, key) if split_keys else (None, "")
         if rec is None:
             if split_keys:
                 log(f"{why}: computing part {key} here")

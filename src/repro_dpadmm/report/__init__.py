@@ -407,7 +407,7 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
     if results.is_dir():
         extra |= {d.name for d in results.iterdir() if d.is_dir() and d.name != "report" and d.name[0] not in "._"
                   and any(d.glob("*/metrics.json"))}
-    paper_ids += _at_most(sorted(_named(extra - set(paper_ids), "paper", ignored)), MAX_EXTRA_PAPERS,
+    paper_ids += _at_most(sorted(_named(extra - set(paper_ids), "paper", ignored, paper_ids)), MAX_EXTRA_PAPERS,
                           "papers the registry does not list", ignored)
 
     papers = []
@@ -420,7 +420,7 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
             others |= set(cf.items) | set(cf.metrics) | {c.item for c in cf.claims if c.item}
         if results.is_dir() and (results / pid).is_dir():
             others |= {d.name for d in (results / pid).iterdir() if d.is_dir() and d.name[0] not in "._"}
-        names += _at_most(sorted(_named(others - set(names), f"item of {pid}", ignored)),
+        names += _at_most(sorted(_named(others - set(names), f"item of {pid}", ignored, names)),
                           MAX_EXTRA_ITEMS, f"items of {pid} the registry does not list", ignored)
         pr = PaperResult(pid, rec.short, rec.title, rec.citation, rec.beyond, claims_file=cf, links=rec.links)
         for name in names:
@@ -485,15 +485,19 @@ def _at_most(names: list[str], cap: int, what: str, ignored: list[str]) -> list[
     return names[:cap]
 
 
-def _named(names, what: str, ignored: list[str]) -> list[str]:
-    """The names that are safe as a page name and a link; the others are listed in `ignored`."""
-    out = []
-    for name in names:
-        if SAFE_NAME.fullmatch(name) and name.lower() not in RESERVED_NAMES:
+def _named(names, what: str, ignored: list[str], taken=()) -> list[str]:
+    """The names that are safe as a page name and a link; the others are listed in `ignored`. A name that differs
+    only in case from one of `taken` (the names already shown) or from another of `names` is not safe either: on a
+    file system that ignores case its page would overwrite the other's."""
+    out, seen = [], {t.casefold() for t in taken}
+    for name in sorted(names):
+        if SAFE_NAME.fullmatch(name) and name.lower() not in RESERVED_NAMES and name.casefold() not in seen:
             out.append(name)
+            seen.add(name.casefold())
         else:
             ignored.append(f"{what} {safeload.printable(name)[:120]!r}: not a plain name (letters, digits, '_', "
-                           "'-'; none of the report's own page names), so it is not shown")
+                           "'-'; none of the report's own page names, nor one shown already in other letter case), "
+                           "so it is not shown")
     return out
 
 
