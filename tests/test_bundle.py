@@ -579,3 +579,14 @@ def test_a_bundle_holds_no_address_credentials(run):
 
     text = "data_mirror: https://alice:s3cret@mirror.example.org/datasets\n"
     assert scrub_paths(text, run) == "data_mirror: https://<credentials>@mirror.example.org/datasets\n"
+
+
+def test_a_report_folder_that_is_a_link_is_refused_not_left_out(run, tmp_path):
+    import shutil
+
+    report = run / "results/report"
+    shutil.move(report, tmp_path / "elsewhere")
+    report.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(BundleError, match="results/report is a link"):
+        make_bundle(tmp_path / "b.tar.gz", root=run)
+    assert not (tmp_path / "b.tar.gz").exists()

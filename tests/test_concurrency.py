@@ -218,3 +218,30 @@ def test_a_lock_holders_command_line_is_shown_escaped():
     raw = json.dumps({"pid": 1, "host": "h\x1b[2J", "started": "t", "command": "run --configfile a\x1b]0;x\x07\u202e.yaml"})
     shown = _holder_text(raw.encode())
     assert "\x1b" not in shown and "\u202e" not in shown and "\\x1b]0;x\\x07\\u202e" in shown
+
+
+def test_a_report_swap_waits_for_another_swap_of_the_same_folder(tmp_path):
+    """Two reports built at once into one folder: one swap's renames could move the other's entries into its trash
+    (a raw errno, or an incomplete report). A swap holds the folder's lock, so the second waits."""
+    import fcntl
+    import os
+    import threading
+
+    from repro_dpadmm.staging import swap_report
+
+    out = tmp_path / "report"
+    out.mkdir()
+    stage = tmp_path / "stage"
+    stage.mkdir()
+    (stage / "index.html").write_text("new")
+    fd = os.open(out, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)   # another swap under way
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (swap_report(stage, out, kind="report"), done.set()))
+    worker.start()
+    try:
+        assert not done.wait(1.0), "the swap did not wait for the folder's lock"
+    finally:
+        os.close(fd)
+    worker.join(30)
+    assert done.is_set() and (out / "index.html").read_text() == "new"

@@ -383,6 +383,9 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
     """
     root = Path(root) if root else project_root()
     claims = root / REPORT_DIR / "claims.json"
+    if (root / REPORT_DIR).is_symlink():   # a bundle never follows a link: the judged report would be left out
+        raise BundleError(f"{REPORT_DIR} is a link; a bundle packs the report as judged at run time and never follows "
+                          "a link: rebuild it in place (`repro-dpadmm report`) first")
     if not claims.is_file():
         raise BundleError(f"no {REPORT_DIR}/claims.json under {root}: finish the run first "
                           "(`snakemake --cores all`, or `repro-dpadmm report` after the items)")

@@ -437,21 +437,40 @@ def _write_mark(out_dir: Path, kind: str, source: str | None, entries) -> None:
     os.replace(tmp, out_dir / REPORT_MARK)
 
 
+@contextmanager
+def _folder_locked(folder: Path):
+    """An exclusive lock on the folder itself (flock on its descriptor: no lock file is left beside a report)."""
+    try:
+        import fcntl
+    except ImportError:   # no file locks on this system: swaps are not serialised
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def swap_report(stage: Path, out_dir: Path, *, kind: str, source: str | None = None) -> None:
     """Replace the report in `out_dir` by the one built in `stage` (which is consumed): with signals held back, the
     old report's entries move aside and the new ones in (renames only), then the old ones are deleted."""
     out_dir.mkdir(parents=True, exist_ok=True)
     new = sorted(p.name for p in stage.iterdir())
-    trash = locks.owned_dir(out_dir.parent, f".{out_dir.name}{REPORT_STAGING}")
-    with _signals_held():
-        old = report_entries(out_dir)
-        _write_mark(out_dir, kind, source, [*old, *new])
-        for name in old:
-            os.replace(out_dir / name, trash / name)
-        for name in new:
-            os.replace(stage / name, out_dir / name)
-        _write_mark(out_dir, kind, source, new)
-    shutil.rmtree(trash, ignore_errors=True)
+    # one swap at a time per folder (two reports built at once: the second waits, then replaces the first whole);
+    # without it, one swap's renames could move the other's entries into its trash
+    with _folder_locked(out_dir):
+        trash = locks.owned_dir(out_dir.parent, f".{out_dir.name}{REPORT_STAGING}")
+        with _signals_held():
+            old = report_entries(out_dir)
+            _write_mark(out_dir, kind, source, [*old, *new])
+            for name in old:
+                os.replace(out_dir / name, trash / name)
+            for name in new:
+                os.replace(stage / name, out_dir / name)
+            _write_mark(out_dir, kind, source, new)
+        shutil.rmtree(trash, ignore_errors=True)
 
 
 def add_report_file(out_dir: Path, name: str, text: str) -> Path:
