@@ -221,7 +221,8 @@ def test_a_star_job_without_the_readings_is_stale(tmp_path, monkeypatch):
     params.update(methods=["huang_dpadmm", "zhang_pp"], levels=[1.0])
     want = bf.canonical_hash(bf.job_params(params))
     for method, level in bf.jobs_of(params):
-        bf.write_job({"params_hash": want, "test_error": [0.2]}, bf.job_path(tmp_path, method, level))
+        bf.write_job({"method": method, "level": level, "params_hash": want, "test_error": [0.2]},
+                     bf.job_path(tmp_path, method, level))
     ran = []
     monkeypatch.setattr(bf, "run_job", lambda method, level, p, root=None: ran.append((method, level)) or
                         {"params_hash": want, "readings": {}})
@@ -282,7 +283,7 @@ def test_item_functions_read_the_job_files(tmp_path):
     params = copy.deepcopy(PARAMS)
     want = bf.canonical_hash(bf.job_params(params))
     for key, job in _fake_jobs(params).items():
-        bf.write_job({**job, "params_hash": want}, bf.job_path(tmp_path, *key))
+        bf.write_job({**job, "method": key[0], "level": key[1], "params_hash": want}, bf.job_path(tmp_path, *key))
     result = bf.run_frontier(params, tmp_path)
     m = bf.metrics_frontier(result)
     assert set(m) == {"metrics", "repeats", "note"} and m["note"] == bf.report_note(
