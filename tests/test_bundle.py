@@ -590,3 +590,15 @@ def test_a_report_folder_that_is_a_link_is_refused_not_left_out(run, tmp_path):
     with pytest.raises(BundleError, match="results/report is a link"):
         make_bundle(tmp_path / "b.tar.gz", root=run)
     assert not (tmp_path / "b.tar.gz").exists()
+
+
+@pytest.mark.parametrize("written, expected", [
+    ("tried http://127.0.0.1:18765/m?X-Amz-Signature=SIG999/libsvm/a8a: 403\n",
+     "tried http://127.0.0.1:18765/m?<query> 403\n"),   # a query runs to the next space
+    ("https://u:pw@h.example/x?token=abc#f", "https://<credentials>@h.example/x?<query>#f"),
+    ("log /opt//secretproj/u and /tmp//x/y\n", "log <path> and <path>\n"),
+])
+def test_a_bundle_holds_no_query_secret_nor_a_path_with_doubled_slashes(run, written, expected):
+    from repro_dpadmm.bundle import scrub_paths
+
+    assert scrub_paths(written, run) == expected

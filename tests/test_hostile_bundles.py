@@ -947,3 +947,17 @@ def test_paper_and_item_folders_differing_only_in_case_get_no_page(project, base
     assert "Huang2019_DPADMM.html" not in pages and "huang2019_dpadmm.html" in pages
     assert not (tmp_path / "rj" / "items" / "huang2019_dpadmm" / "FIG1").exists()
     assert result is not None
+
+
+def test_a_temporary_folder_inside_results_is_refused(project, base, tmp_path, monkeypatch):
+    """A re-judge killed while TMPDIR lay in results/ left the stranger's unpacked bundle where `bundle` packs."""
+    import tempfile
+
+    from repro_dpadmm.staging import OutDirError
+
+    inside = project / "results" / "huang2019_dpadmm"
+    monkeypatch.setattr(tempfile, "tempdir", str(inside))
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(project))
+    with pytest.raises(OutDirError, match=r"\(TMPDIR\) lies in the project's results/"):
+        rejudge(base, tmp_path / "rj")
+    assert not list(inside.glob("repro-dpadmm-bundle-*"))

@@ -532,7 +532,7 @@ def scrub_paths(text: str, root: Path) -> str:
 # it is a path (a PATH list's entry, `key:/srv/x`, `file:/x`), and after a one-letter option too (`-I/opt/x`).
 # A folder's name may hold single spaces where a slash follows ("/mnt/Jane Doe/notes"): a path's last part cannot be
 # told from the prose after it, unless it is quoted (_QUOTED).
-_ABSOLUTE = re.compile(r"(?:(?<![\w.~/<>+\\@-])|(?<=[\s\"'=,(]-[A-Za-z]))/[A-Za-z_][\w.+@-]*(?:(?: [\w.+@~-]+)*/[\w.+@~-]+)+/?")
+_ABSOLUTE = re.compile(r"(?:(?<![\w.~/<>+\\@-])|(?<=[\s\"'=,(]-[A-Za-z]))/[A-Za-z_][\w.+@-]*(?:(?: [\w.+@~-]+)*/+[\w.+@~-]+)+/?")
 # The same path in the other forms text holds it: a whole quoted string (its last part may hold spaces), a file://
 # address, JSON's escaped slashes (\/home\/x) and percent-encoding (%2Fhome%2Fx).
 _QUOTED = re.compile(r"""(?<=["'])/[A-Za-z_][^"'\\\n<>/]*(?:/[^"'\\\n<>/]+)+/?(?=["']|\\n)""")
@@ -1058,6 +1058,9 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
     if tmp.is_relative_to(out_dir):   # the unpacked (or copied) bundle would fill the out-dir
         raise OutDirError(f"the temporary folder {tmp} (TMPDIR) lies in --out-dir {shown}, where the bundle is "
                           "unpacked (or copied) for the re-judge; set TMPDIR to a folder outside it")
+    if tmp.is_relative_to(results):   # a killed re-judge would leave the stranger's files where `bundle` packs them
+        raise OutDirError(f"the temporary folder {tmp} (TMPDIR) lies in the project's results/, which `repro-dpadmm "
+                          "bundle` packs; set TMPDIR to a folder outside it")
     # a bundle given as a folder is never written into (nor a folder around it): checked before anything is unpacked
     keep_out = (Path(source).resolve(),) if Path(source).is_dir() else ()
     if keep_out and not (Path(source) / MANIFEST).is_file():

@@ -69,10 +69,15 @@ def visible(text) -> str:
 _USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
 
 
+# The query of an address (https://host/m?token=...&X-Amz-Signature=...): signed and token URLs carry their secret there.
+_QUERY = re.compile(r"(?<=[A-Za-z0-9]://)([^\s\"'<>?]*)\?[^\s\"'<>#]*")
+
+
 def redact(text) -> str:
-    """`text` with the credentials of every address in it replaced by `<credentials>` (a data mirror's address may
-    carry them; the fetch errors, the sidecars and the lock records all pass through here)."""
-    return _USERINFO.sub("<credentials>@", str(text))
+    """`text` with the credentials of every address in it replaced by `<credentials>`, and its query (where signed or
+    token addresses hold their secret) by `<query>` (a data mirror's address may carry them; the fetch errors, the
+    sidecars, the lock records and bundled files all pass through here)."""
+    return _USERINFO.sub("<credentials>@", _QUERY.sub(r"\1?<query>", str(text)))
 
 
 class LoadError(ValueError):

@@ -127,27 +127,32 @@ def _build(name: str, *, mirror: str | None, options: dict | None, root: Path | 
         _write_json(sidecar_path, side)
         return side
 
+    def kept_or_unavailable(reason: str, what: str) -> dict:
+        """A rebuild that failed (`what` happened) never costs a verified earlier build: kept, saying so."""
+        earlier = _intact(sidecar_path, npz_path)
+        if earlier is None:
+            return unavailable(reason)
+        other = ("" if earlier.get("options") == opts else
+                 f", built with the options {json.dumps(earlier.get('options'), sort_keys=True)}, not the "
+                 f"{json.dumps(opts, sort_keys=True)} asked for")
+        side = {**earlier, "attempt": base["attempt"],
+                "kept": f"a rebuild {what}, so this earlier build (its arrays match their recorded checksum{other}) "
+                        f"was kept: {reason}"}
+        _write_json(sidecar_path, side)
+        return side
+
     try:
         fetched = {rel: fetch(rel, mirror=mirror, cache=raw_cache) for rel in spec.raw}
     except FetchError as exc:
-        earlier = _intact(sidecar_path, npz_path)
-        if earlier is not None:   # a mirror that cannot serve the files never costs a verified build
-            other = ("" if earlier.get("options") == opts else
-                     f", built with the options {json.dumps(earlier.get('options'), sort_keys=True)}, not the "
-                     f"{json.dumps(opts, sort_keys=True)} asked for")
-            side = {**earlier, "attempt": base["attempt"],
-                    "kept": f"a rebuild could not fetch its files, so this earlier build (its arrays match their "
-                            f"recorded checksum{other}) was kept: {exc}"}
-            _write_json(sidecar_path, side)
-            return side
-        return unavailable(str(exc))
+        return kept_or_unavailable(str(exc), "could not fetch its files")
     paths = {rel: f.path for rel, f in fetched.items()}
 
     arrays, extra = _preprocess(name, paths, opts)
     bad = [k for k, v in arrays.items() if np.issubdtype(v.dtype, np.number) and not np.isfinite(v).all()]
     if bad:   # a file that passed its parse-and-shape check (no published checksum) can still hold nan or inf
-        return unavailable(f"{', '.join(sorted(paths))}: non-finite values (nan or inf) in {', '.join(bad)}; "
-                           "check the data mirror's copy")
+        return kept_or_unavailable(f"{', '.join(sorted(paths))}: non-finite values (nan or inf) in "
+                                   f"{', '.join(bad)}; check the data mirror's copy", "read files that failed "
+                                   "verification")
     for key, shape in spec.shapes.items():
         if arrays[key].shape != tuple(shape):
             # every file passed its checksum or its parse-and-shape check, so this is our bug, not the data's
