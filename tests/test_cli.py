@@ -466,3 +466,11 @@ def test_a_part_or_job_of_another_key_is_never_replaced_nor_read_as_this_one(tmp
     assert parts.is_part_file(part, "alpha3") and not parts.is_part_file(part, "alpha1")
     rec, why = parts._load(part, parts.params_hash({"a": 1}), "alpha1")
     assert rec is None and "holds part 'alpha3', not 'alpha1'" in why
+
+
+@pytest.mark.parametrize("mirror", ["ftp://example.org/m", "gopher://example.org/m"])
+def test_a_mirror_of_another_scheme_is_refused_before_any_work(mirror, monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tmp_path))
+    assert main(["data", "fetch", "a9a", "--mirror", mirror]) == 2
+    assert "a mirror is a folder, a file:// address or an http(s) URL" in capsys.readouterr().err
+    assert not (tmp_path / "resources").exists()

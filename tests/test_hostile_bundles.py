@@ -961,3 +961,21 @@ def test_a_temporary_folder_inside_results_is_refused(project, base, tmp_path, m
     with pytest.raises(OutDirError, match=r"\(TMPDIR\) lies in the project's results/"):
         rejudge(base, tmp_path / "rj")
     assert not list(inside.glob("repro-dpadmm-bundle-*"))
+
+
+def test_a_manifest_listing_a_file_twice_and_a_bundle_made_inside_a_bundle_are_refused(project, base, tmp_path):
+    import shutil
+
+    from _hostile import copy_base
+
+    from repro_dpadmm.bundle import MANIFEST, verify
+
+    folder = copy_base(base, tmp_path)
+    first = (folder / MANIFEST).read_text().splitlines()[0]
+    with open(folder / MANIFEST, "a") as fh:
+        fh.write(first + "\n")
+    assert any("a second time" in p for p in verify(folder))
+    inside = tmp_path / "unpacked"
+    shutil.copytree(base, inside)
+    with pytest.raises(BundleError, match="lies in the results bundle"):
+        make_bundle(inside / "results" / "x.tar.gz", root=project)

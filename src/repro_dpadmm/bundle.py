@@ -339,6 +339,9 @@ def verify(folder: str | Path, limits: Limits | None = None) -> list[str]:
             problems.append(f"{MANIFEST} line {n} names {rel[:200]!r}: {why}; a bundle's manifest lists only files "
                             "inside the bundle")
             continue
+        if rel in listed:
+            problems.append(f"{MANIFEST} line {n} lists {safeload.printable(rel[:200])} a second time")
+            continue
         listed[rel] = digest
     for rel, digest in listed.items():
         if rel not in present:   # never opened: only files found by the walk are
@@ -404,6 +407,10 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
     if not top or top.startswith("."):   # the top folder of the archive: a bundle without one is refused
         raise BundleError(f"bundle name {out.name!r} must have a name before .tar.gz or .tgz that does not start "
                           "with '.' (it names the bundle's top folder)")
+    inside = next((p for p in out.resolve().parents if (p / MANIFEST).is_file()), None)
+    if inside is not None:   # a file added to an unpacked bundle breaks its manifest
+        raise BundleError(f"{safeload.printable(out)} lies in the results bundle {safeload.printable(inside)} (its "
+                          f"{MANIFEST}), which is never written into; give a path outside it")
     if safeload.printable(top) != top:   # the re-judge refuses control characters in member names
         raise BundleError(f"bundle name {safeload.printable(out.name)!r} holds control or invisible characters")
     packed = next((folder for folder, _ in CONTENT if out.resolve().is_relative_to((root / folder).resolve())), None)

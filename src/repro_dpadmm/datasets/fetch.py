@@ -111,6 +111,10 @@ def resolve_mirror(flag: str | None = None, config_mirror: str | None = None) ->
             Path(mirror).expanduser()
         except RuntimeError:   # ~user of no such user: pathlib cannot say where it is
             raise ValueError(f"{said} {printable(redact(mirror))}: no such user's home folder") from None
+    scheme = mirror.split("://", 1)[0].lower() if mirror and "://" in mirror else None
+    if scheme not in (None, "http", "https", "file"):   # urllib would try ftp:// and others file by file, then fail
+        raise ValueError(f"{said} {printable(redact(mirror))}: a mirror is a folder, a file:// address or an http(s) "
+                         f"URL, not {printable(scheme)}://")
     if mirror and mirror.lower().startswith("file://"):
         parts = urlsplit(mirror)
         if parts.netloc not in ("", "localhost") or not unquote(parts.path).strip("/"):
