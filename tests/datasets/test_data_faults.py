@@ -332,21 +332,11 @@ def test_data_list_says_damaged_for_an_unreadable_sidecar(tiny, capsys, monkeypa
 def test_a_rebuild_whose_files_fail_verification_keeps_the_earlier_build(tiny, monkeypatch):
     """A mirror's archive of the right shape but holding NaN passed the parse-and-shape check, failed the later
     non-finite check, and cost the verified earlier build; it is kept, saying why."""
-    import numpy as np
-
-    from repro_dpadmm.datasets import processed
+    from _data_faults import nan_in_x_train
 
     first = build("bio_train", mirror=str(tiny.mirror), root=tiny.root)
     assert first["available"]
-    parse = processed._preprocess
-
-    def with_nan(*a, **k):
-        arrays, extra = parse(*a, **k)
-        arrays["X_train"] = arrays["X_train"].copy()
-        arrays["X_train"][0, 0] = np.nan
-        return arrays, extra
-
-    monkeypatch.setattr(processed, "_preprocess", with_nan)
+    nan_in_x_train(monkeypatch)
     kept = build("bio_train", mirror=str(tiny.mirror), root=tiny.root)
     assert kept["available"] and kept["npz"] == first["npz"] and (tiny.processed / "bio_train.npz").is_file()
     assert "read files that failed verification" in kept["kept"] and "non-finite values" in kept["kept"]

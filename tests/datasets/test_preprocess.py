@@ -147,18 +147,10 @@ def test_build_from_mirror_writes_npz_and_sidecar(mirror, monkeypatch, tmp_path)
 def test_a_mirror_file_with_non_finite_values_leaves_the_dataset_unavailable(mirror, monkeypatch, tmp_path):
     """A file that passes its parse-and-shape check can still hold nan or 1e999 (a hostile mirror's bio_train.dat):
     the dataset is unavailable, naming the file, never built with NaNs."""
-    from repro_dpadmm.datasets import processed
+    from _data_faults import nan_in_x_train
 
     monkeypatch.setenv("REPRO_DPADMM_OFFLINE", "1")
-    parse = processed._preprocess
-
-    def with_nan(*a, **k):
-        arrays, extra = parse(*a, **k)
-        arrays["X_train"] = arrays["X_train"].copy()
-        arrays["X_train"][0, 0] = np.nan
-        return arrays, extra
-
-    monkeypatch.setattr(processed, "_preprocess", with_nan)
+    nan_in_x_train(monkeypatch)
     sidecar = build("a8a", mirror=str(mirror), root=tmp_path)
     assert not sidecar["available"] and "non-finite values (nan or inf) in X_train" in sidecar["reason"]
     assert not (tmp_path / "resources/processed/a8a.npz").exists()
