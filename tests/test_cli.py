@@ -316,7 +316,7 @@ def test_a_report_of_a_root_without_claims_is_an_error_not_an_empty_report(monke
     assert not (tmp_path / "results").exists()
 
 
-@pytest.mark.parametrize("mirror, why", [("file://work/shared/datasets", "'work' is a host"),
+@pytest.mark.parametrize("mirror, why", [("file://mirrorhost/datasets", "'mirrorhost' is a host"),
                                          ("file://", "it names no folder"), ("FILE:///", "it names no folder")])
 def test_a_file_address_naming_a_host_or_no_folder_is_refused(mirror, why, monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tmp_path))
