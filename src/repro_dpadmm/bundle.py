@@ -67,7 +67,7 @@ import pooch
 from . import locks, safeload
 from .safeload import redact
 from .config import YTE_KEY
-from .staging import BUNDLE_MANIFEST, add_report_file
+from .staging import BUNDLE_MANIFEST, add_report_file, bundle_around
 from .paths import project_root
 
 FORMAT = 1
@@ -407,7 +407,7 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
     if not top or top.startswith("."):   # the top folder of the archive: a bundle without one is refused
         raise BundleError(f"bundle name {out.name!r} must have a name before .tar.gz or .tgz that does not start "
                           "with '.' (it names the bundle's top folder)")
-    inside = next((p for p in out.resolve().parents if (p / MANIFEST).is_file()), None)
+    inside = bundle_around(out.parent)
     if inside is not None:   # a file added to an unpacked bundle breaks its manifest
         raise BundleError(f"{safeload.printable(out)} lies in the results bundle {safeload.printable(inside)} (its "
                           f"{MANIFEST}), which is never written into; give a path outside it")

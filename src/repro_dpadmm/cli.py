@@ -368,14 +368,13 @@ def _check_out_file(out: Path, suffix: str, ours, kind: str) -> None:
     decides, reading it); never a folder, never a user's file, which the atomic write would replace, never a file in
     the checkout's own folders."""
     from .paths import project_root
-    from .staging import PROJECT_FOLDERS
+    from .staging import project_folder
 
     if out.is_dir():
         raise ValueError(f"--out {printable(out)} is a folder; give the {kind} file's path")
     if out.suffix != suffix:
         raise ValueError(f"--out {printable(out)}: a {kind} file's name ends in {suffix}")
-    root = project_root()
-    inside = next((f for f in PROJECT_FOLDERS if out.resolve().is_relative_to(root / f)), None)
+    inside = project_folder(out, project_root())
     if inside is not None:
         raise ValueError(f"--out {printable(out)} lies in the checkout's {inside}/, which a {kind} never writes into; "
                          "give a path of its own (default: under results/)")
@@ -634,11 +633,9 @@ def _check_paths_given(args) -> None:
         for value in values if isinstance(values, list) else [values]:
             if value is not None and not value.strip():
                 raise ValueError(f"{option} is empty: give a path, or leave {option} out")
-            try:   # a name of bytes that are not UTF-8 cannot be written into the records that name it
-                _ = value is not None and value.encode("utf-8")
-            except UnicodeEncodeError:
-                raise ValueError(f"{option} {printable(value)}: a path whose name is not valid UTF-8; rename it") \
-                    from None
+            # a name of bytes that are not UTF-8 (lone surrogates here) cannot go into the records that name it
+            if value is not None and not value.isascii() and re.search("[\ud800-\udfff]", value):
+                raise ValueError(f"{option} {printable(value)}: a path whose name is not valid UTF-8; rename it")
 
 
 def _check_environment(args) -> None:
@@ -710,9 +707,8 @@ def main(argv=None) -> int:
                   file=sys.stderr)
         raise
     except MemoryError:   # beyond the estimate (refused before any work), e.g. under a process limit lower than RAM
-        print(f"repro-dpadmm: error: out of memory after {time.perf_counter() - t0:.1f} s (the estimate of the "
-              "settings is shown above; REPRO_DPADMM_MEMORY_GB sets the memory assumed); lower the settings",
-              file=sys.stderr)
+        print(f"repro-dpadmm: error: out of memory after {time.perf_counter() - t0:.1f} s; lower the settings (a "
+              "run's estimate assumes the machine's memory, or REPRO_DPADMM_MEMORY_GB)", file=sys.stderr)
         return 1
     except KeyboardInterrupt:   # Ctrl-C: one line, not the tracebacks of every layer it went through
         print(f"repro-dpadmm: stopped (Ctrl-C) after {time.perf_counter() - t0:.1f} s; the outputs of what was "

@@ -72,8 +72,9 @@ def _holder_text(raw: bytes) -> str:
         return "another process"
     # redacted again when shown: a record written before commands were redacted may still hold a password; and
     # printable: the record holds another run's command line, whose arguments (a file name) may hold ESC or bidi
-    return printable(redact(f"process {info.get('pid')} on {info.get('host', '?')} (started {info.get('started', '?')}"
-                  + (f": {info['command']}" if info.get("command") else "") + ")"))
+    text = (f"process {info.get('pid')} on {info.get('host', '?')} (started {info.get('started', '?')}"
+            + (f": {info['command']}" if info.get("command") else "") + ")")
+    return printable(redact(text))
 
 
 def holder(lock_file: str | Path) -> str:

@@ -188,9 +188,9 @@ def check_item_folder(out_dir: Path, root: Path, paper: str, item: str) -> None:
     if out_dir.resolve() == results or out_dir.resolve().parent == results:
         raise OutDirError(f"--out-dir {shown} is the project's results folder or a paper's folder in it, which hold "
                           "other items' outputs; give an item's folder (results/<paper>/<item>) or one of your own")
-    for tracked in PROJECT_FOLDERS:
-        if out_dir.resolve().is_relative_to(root / tracked):
-            raise OutDirError(f"--out-dir {shown} lies in the checkout's {tracked}/; give a folder of its own")
+    tracked = project_folder(out_dir, root)
+    if tracked is not None:
+        raise OutDirError(f"--out-dir {shown} lies in the checkout's {tracked}/; give a folder of its own")
     if out_dir.is_dir() and ((out_dir / REPORT_MARK).exists() or
                              (_legacy_entries(out_dir) is not None and not (out_dir / METRICS).exists())):
         raise OutDirError(f"--out-dir {shown} holds a report; an item run never writes into a report's folder")
@@ -296,11 +296,22 @@ def _check_folder_path(out_dir: Path, shown: str, root: Path | None) -> None:
     if above is not None and not above.is_dir():
         raise OutDirError(f"the output folder {shown} lies below {_shown_path(above, root)}, which is a file, not a "
                           "folder")
-    target = out_dir.resolve()
-    bundle = next((p for p in (target, *target.parents) if (p / BUNDLE_MANIFEST).is_file()), None)
+    bundle = bundle_around(out_dir)
     if bundle is not None:
         raise OutDirError(f"the output folder {shown} lies in the results bundle {_shown_path(bundle, root)} (its "
                           f"{BUNDLE_MANIFEST}), which is never written into; give a folder of its own")
+
+
+def bundle_around(path: Path) -> Path | None:
+    """The results bundle `path` lies in (or is): the nearest folder at or above it with BUNDLE_MANIFEST at its top."""
+    target = Path(path).resolve()
+    return next((p for p in (target, *target.parents) if (p / BUNDLE_MANIFEST).is_file()), None)
+
+
+def project_folder(path: Path, root: Path) -> str | None:
+    """The checkout's own folder (PROJECT_FOLDERS) that `path` lies in, if any: never an output's place."""
+    target = Path(path).resolve()
+    return next((f for f in PROJECT_FOLDERS if target.is_relative_to(Path(root).resolve() / f)), None)
 
 
 def _shown_path(path: Path, root: Path | None) -> str:
