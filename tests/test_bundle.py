@@ -363,8 +363,8 @@ import sys, time
 from pathlib import Path
 import repro_dpadmm.bundle as bundle
 copy = bundle._copy_scrubbed
-def slow(src, dest, root):
-    copy(src, dest, root)
+def slow(*args):
+    copy(*args)
     print("copying", flush=True)
     time.sleep(60)
 bundle._copy_scrubbed = slow
@@ -422,11 +422,11 @@ def test_a_bundle_name_without_a_plain_stem_is_refused(run, tmp_path, name):
 
 def test_a_bundle_its_own_re_judge_would_refuse_is_not_made(run, tmp_path, monkeypatch):
     """`bundle` checks the limits the re-judge applies (Limits), naming the file, before it says to re-judge it."""
-    big = run / "results/huang2019_dpadmm/fig1/big.npy"
-    big.write_bytes(b"\0" * 300_000)
+    big = run / "results/huang2019_dpadmm/fig1/big.csv"
+    big.write_text("0\n" * 150_000)
     monkeypatch.setenv("REPRO_DPADMM_BUNDLE_MAX_FILE_MB", str(200_000 / 2**20))
     with pytest.raises(BundleError, match=r"would be refused by its own re-judge:\n  too large: "
-                                          r"results/huang2019_dpadmm/fig1/big.npy has 300,000 bytes, more than "
+                                          r"results/huang2019_dpadmm/fig1/big.csv has 300,000 bytes, more than "
                                           r"200,000 \(set REPRO_DPADMM_BUNDLE_MAX_FILE_MB to allow more[^\n]*$"):
         make_bundle(tmp_path / "b.tar.gz", root=run)
     big.unlink()
@@ -539,6 +539,10 @@ def test_an_out_that_cannot_be_written_is_named_by_its_own_path(run, tmp_path):
     ("<p>&#x2F;home&#x2F;alice&#x2F;secret &#47;home&#47;alice &#X002f;home&#x2f;alice &sol;home&sol;alice</p>",
      "<p><path> <path> <path> <path></p>"),
     ("from /elsewhere/checkout/results/huang2019_dpadmm/fig1 to b", "from results/huang2019_dpadmm/fig1 to b"),
+    ("two //home/alice/secret, three ///home/alice/secret", "two <path>, three <path>"),
+    ('{"p": "\\/\\/home\\/alice\\/secret"}, &#47;&#47;home&#47;alice', '{"p": "<path>"}, <path>'),
+    ("mixed %2Fhome/alice/secret and /home%2Falice%2Fsecret", "mixed <path> and <path>"),
+    ("up /elsewhere/checkout/results/../../../home/alice/secret", "up <path>"),
 ])
 def test_scrubbing_leaves_no_piece_of_an_absolute_path_in_any_form(run, written, expected):
     """A path with spaces, a file:// address, JSON's escaped slashes (\\/, \\u002f), HTML's character references and
@@ -549,6 +553,13 @@ def test_scrubbing_leaves_no_piece_of_an_absolute_path_in_any_form(run, written,
     assert scrubbed == expected, scrubbed
     for piece in ("alice", "Jane", "Doe", "private", "secret", "elsewhere", "checkout", "home"):
         assert piece not in scrubbed, piece
+
+
+def test_a_path_that_leaves_the_project_by_dot_dot_is_not_made_relative(run):
+    """`<root>/../../home/alice/x` is not a project path: cutting the root off would leave `../../home/alice/x`."""
+    from repro_dpadmm.bundle import scrub_paths
+
+    assert scrub_paths(f"at {run}/../../home/alice/secret, {run}/./results//x", run) == "at <path>, results/x"
 
 
 def test_scrubbing_keeps_what_is_not_a_path(run, monkeypatch):
@@ -602,3 +613,42 @@ def test_a_bundle_holds_no_query_secret_nor_a_path_with_doubled_slashes(run, wri
     from repro_dpadmm.bundle import scrub_paths
 
     assert scrub_paths(written, run) == expected
+
+
+def test_a_figure_whose_text_holds_a_path_is_refused_by_name(run, tmp_path):
+    """A figure is copied byte for byte (an edit would break it): one whose text holds a path is refused, naming it,
+    and no bundle is made (issue "Hostile input": a PNG's tEXt chunk and a PDF's bytes were packed as they were)."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(2, 2))
+    buf = io.BytesIO()
+    fig.savefig(buf, format="pdf", metadata={"Title": "/home/alice/secret/run"})
+    plt.close(fig)
+    pdf = run / "results/huang2019_dpadmm/fig1/fig1.pdf"
+    pdf.write_bytes(buf.getvalue())
+    with pytest.raises(BundleError, match=r"results/huang2019_dpadmm/fig1/fig1\.pdf holds a path"):
+        make_bundle(tmp_path / "b.tar.gz", root=run)
+    assert not (tmp_path / "b.tar.gz").exists()
+    pdf.write_bytes(b"%PDF-1.4 not a figure\n1 0 obj << /Filter /DCTDecode >>\nstream\nxx\nendstream\n")
+    with pytest.raises(BundleError, match=r"fig1\.pdf cannot be bundled: a stream is encoded with DCTDecode"):
+        make_bundle(tmp_path / "b.tar.gz", root=run)
+    pdf.unlink()
+
+
+def test_binary_files_of_other_kinds_are_left_out_and_said(run, tmp_path, capsys):
+    """An array or archive under results/ (or a log with a NUL byte) may hold a path a bundle cannot see: left out,
+    and said, as links are."""
+    fig1 = run / "results/huang2019_dpadmm/fig1"
+    (fig1 / "cache.npz").write_bytes(b"PK\x03\x04/home/alice/secret/a")
+    (run / "logs/odd.log").write_bytes(b"\0/home/alice/secret/a\n")
+    archive = make_bundle(tmp_path / "b.tar.gz", root=run)
+    err = capsys.readouterr().err
+    assert "2 binary files left out" in err and "cache.npz" in err and "logs/odd.log" in err, err
+    folder = unpack(archive, tmp_path / "x")
+    assert not (folder / "results/huang2019_dpadmm/fig1/cache.npz").exists() and not (folder / "logs/odd.log").exists()
+    assert verify(folder) == []

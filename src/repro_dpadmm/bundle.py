@@ -423,6 +423,13 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
         print(f"bundle: {len(links):,} link{'s' if len(links) > 1 else ''} left out (a bundle never follows a link): "
               + ", ".join(safeload.printable(r) for r in links[:5]) + (" ..." if len(links) > 5 else ""),
               file=sys.stderr)
+    opaque = [r for r in rels if is_opaque(root / r)]
+    if opaque:   # left out, and said, as links are
+        print(f"bundle: {len(opaque):,} binary file{'s' if len(opaque) > 1 else ''} left out (a bundle takes text, "
+              "PNG and PDF files only, whose text it can check for paths): "
+              + ", ".join(safeload.printable(r) for r in opaque[:5]) + (" ..." if len(opaque) > 5 else ""),
+              file=sys.stderr)
+        rels = [r for r in rels if r not in set(opaque)]
     odd = [safeload.printable(r) for r in rels if safeload.printable(r) != r]
     if odd:   # refused here, naming them, rather than by the re-judge of the bundle
         raise BundleError(f"{out.name} would be refused by its own re-judge: file names with control or invisible "
@@ -452,7 +459,7 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
             stage = tmp / top
             for rel in rels:
                 (stage / rel).parent.mkdir(parents=True, exist_ok=True)
-                _copy_scrubbed(root / rel, stage / rel, root)
+                _copy_scrubbed(root / rel, stage / rel, root, rel)
             (stage / PROVENANCE).write_text(scrub_paths(json.dumps(prov, indent=2, sort_keys=True), root) + "\n")
             write_manifest(stage)
             partial = tmp / out.name
@@ -502,11 +509,23 @@ def beyond_limits(stage: Path, packed: int, limits: Limits) -> list[str]:
     return problems
 
 
-# Files a bundle copies byte for byte: figures and archives, whose bytes may spell a path by chance (a PDF's
-# `/Type/Catalog`) and whose edit would break them. Every other file is copied as text with the machine's paths taken
-# out, whatever its suffix (a suffix-less log, `.out`, `.sh`), unless it holds a NUL byte (binary).
-BINARY_SUFFIXES = (".png", ".pdf", ".jpg", ".jpeg", ".gif", ".webp", ".npz", ".npy", ".gz", ".tgz", ".bz2", ".xz",
-                   ".zip", ".zst")
+# Figures are copied byte for byte (an edit would break them) once their text is checked to hold no path
+# (figure_files). Every other file is copied as text with the machine's paths taken out, whatever its suffix (a
+# suffix-less log, `.out`, `.sh`); a binary file of another kind (an archive, an array, a file with a NUL byte) is
+# left out, and said: its text cannot be checked, and a run writes none where a bundle looks.
+FIGURE_SUFFIXES = (".png", ".pdf")
+BINARY_SUFFIXES = (".jpg", ".jpeg", ".gif", ".webp", ".npz", ".npy", ".gz", ".tgz", ".bz2", ".xz", ".zip", ".zst")
+
+
+def is_opaque(path: Path) -> bool:
+    """A binary file a bundle leaves out: a BINARY_SUFFIXES suffix, or a NUL byte in its first 8 KiB."""
+    suffix = path.suffix.lower()
+    if suffix in FIGURE_SUFFIXES:
+        return False
+    if suffix in BINARY_SUFFIXES:
+        return True
+    with open(path, "rb") as fh:
+        return b"\0" in fh.read(8192)
 
 
 def scrub_paths(text: str, root: Path) -> str:
@@ -524,6 +543,8 @@ def scrub_paths(text: str, root: Path) -> str:
     home = os.path.expanduser("~")
     if home not in ("", "/", "~"):
         pairs.append((f"{home}{os.sep}", f"~{os.sep}"))
+    # `<root>/../../srv/x` is /srv/x, not a project path `../../srv/x`: such paths are resolved (as text) first
+    text = _UNRESOLVED.sub(lambda m: _lexical(m.group(0)), text)
     for old, new in pairs:
         if old and old != os.sep:
             # whole paths only: a mirror `/data` is not the `/data` of `claims/datasets.yaml` or `/database/x`
@@ -539,18 +560,35 @@ def scrub_paths(text: str, root: Path) -> str:
 # it is a path (a PATH list's entry, `key:/srv/x`, `file:/x`), and after a one-letter option too (`-I/opt/x`).
 # A folder's name may hold single spaces where a slash follows ("/mnt/Jane Doe/notes"): a path's last part cannot be
 # told from the prose after it, unless it is quoted (_QUOTED).
-_ABSOLUTE = re.compile(r"(?:(?<![\w.~/<>+\\@-])|(?<=[\s\"'=,(]-[A-Za-z]))/[A-Za-z_][\w.+@-]*(?:(?: [\w.+@~-]+)*/+[\w.+@~-]+)+/?")
+_ABSOLUTE = re.compile(r"(?:(?<![\w.~/<>+\\@-])|(?<=[\s\"'=,(]-[A-Za-z]))(?!(?<=:)//)/+[A-Za-z_][\w.+@-]*"
+                       r"(?:(?: [\w.+@~-]+)*/+[\w.+@~-]+)+/?")
 # The same path in the other forms text holds it: a whole quoted string (its last part may hold spaces), a file://
 # address, JSON's escaped slashes (\/home\/x) and percent-encoding (%2Fhome%2Fx).
 _QUOTED = re.compile(r"""(?<=["'])/[A-Za-z_][^"'\\\n<>/]*(?:/[^"'\\\n<>/]+)+/?(?=["']|\\n)""")
 _FILE_URL = re.compile(r"""file://(?:localhost)?(/[^\s"'<>()\[\]\\]*)""", re.IGNORECASE)
-_ESCAPED = re.compile(r"(?<![\w.~/<>+\\@-])\\/[A-Za-z_][\w.+@-]*(?:(?: [\w.+@~-]+)*\\/[\w.+@~-]+)+(?:\\/)?")
-_ENCODED = re.compile(r"(?<![\w%])%2F[A-Za-z_](?:[\w.+@~-]|%(?!2F)[0-9A-F]{2})*"
-                      r"(?:%2F(?:[\w.+@~-]|%(?!2F)[0-9A-F]{2})+)+(?:%2F)?", re.IGNORECASE)
+_ESCAPED = re.compile(r"(?<![\w.~/<>+\\@-])(?!(?<=:)\\/\\/)(?:\\/)+[A-Za-z_][\w.+@-]*"
+                      r"(?:(?: [\w.+@~-]+)*(?:\\/)+[\w.+@~-]+)+(?:\\/)?")
+# Percent-encoded slashes, alone or mixed with plain ones (`%2Fsrv/x`, `/srv%2Fx`): a match without a `%2F` is left
+# to _ABSOLUTE (see _encoded_path)
+_ENCODED = re.compile(r"(?<![\w%/])(?!(?<=:)//)(?:%2F|/)+(?:[A-Za-z_]|%(?!2F)[0-9A-F]{2})(?:[\w.+@~-]|%(?!2F)[0-9A-F]{2})*"
+                      r"(?:(?:%2F|/)+(?:[\w.+@~-]|%(?!2F)[0-9A-F]{2})+)+(?:%2F|/)?", re.IGNORECASE)
 # Slashes written as JSON's (or JavaScript's) \u002f and as HTML's character references: a reader (a JSON parser, a
 # browser) shows the same path, so the path is scrubbed in that form too.
 _SLASH_CODE = r"(?:\\u002[fF]|&#[xX]0*2[fF];|&#0*47;|&sol;)"
-_CODED = re.compile(rf"(?<![\w.~:+@-]){_SLASH_CODE}[A-Za-z_][\w.+@-]*(?:{_SLASH_CODE}[\w.+@~-]+)+(?:{_SLASH_CODE})?")
+_CODED = re.compile(rf"(?<![\w.~:+@-])(?:{_SLASH_CODE})+[A-Za-z_][\w.+@-]*(?:(?:{_SLASH_CODE})+[\w.+@~-]+)+"
+                    rf"(?:{_SLASH_CODE})?")
+# A plain absolute path with a repeated slash or a `.` or `..` part (not an address's `://`), and the same path as text
+# resolves it (`/x//y/../z` is `/x/z`; symbolic links are not followed: the scrubbed text names no real file).
+_PART_END = r"(?=/|[\s\"'<>|;,:)]|$)"
+_UNRESOLVED = re.compile(rf"(?<![\w.~/<>+\\@-])(?!(?<=:)//)/[^\s\"'<>|;,:)]*?(?://|/\.\.?{_PART_END})[^\s\"'<>|;,:)]*")
+
+
+def _lexical(path: str) -> str:
+    """`path` with repeated slashes collapsed and its `.` and `..` parts resolved as text."""
+    norm = posixpath.normpath("/" + path.lstrip("/"))
+    return norm + ("/" if path.endswith("/") and norm != "/" else "")
+
+
 # The top folders of the project's layout: an absolute path through one of them, whose part from there on exists in
 # the project, is a path of (a copy of) the project and becomes relative to it.
 PROJECT_TOPS = ("results", "resources", "logs", "config", "notebooks", "workflow", "bundles")
@@ -575,12 +613,13 @@ def scrub_other_paths(text: str, root: Path) -> str:
     from urllib.parse import unquote
 
     def relative(path: str, slash: str = "/") -> str:
-        rel = _project_relative(path, root)
+        rel = _project_relative(_lexical(path), root)
         return rel if rel == PATH_PLACEHOLDER else rel.replace("/", slash)
 
     text = _FILE_URL.sub(lambda m: "file://" + relative(unquote(m.group(1))), text)
     text = _ESCAPED.sub(lambda m: relative(m.group(0).replace("\\/", "/"), "\\/"), text)
-    text = _ENCODED.sub(lambda m: relative(unquote(m.group(0)), "%2F"), text)
+    text = _ENCODED.sub(lambda m: relative(unquote(m.group(0)), "%2F") if "%2f" in m.group(0).lower() else m.group(0),
+                        text)
     text = _CODED.sub(lambda m: relative(re.sub(_SLASH_CODE, "/", m.group(0)), re.match(_SLASH_CODE, m.group(0))[0]),
                       text)
     text = _QUOTED.sub(lambda m: relative(m.group(0)), text)
@@ -602,18 +641,29 @@ def scrub_owners(text: str) -> str:
     return re.sub(rf"\b\d+@{re.escape(locks.HOST)}\b", "<pid>@<host>", text)
 
 
-def _copy_scrubbed(src: Path, dest: Path, root: Path) -> None:
-    """Copy one file into a bundle: text without this machine's paths (scrub_paths), binary files byte for byte.
-    Text that is not valid UTF-8 (a Latin-1 byte in a log) is scrubbed too: its other bytes are kept as they are
-    (surrogateescape)."""
-    if src.suffix.lower() not in BINARY_SUFFIXES:
-        data = src.read_bytes()
-        if b"\0" not in data[:8192]:
-            dest.write_bytes(scrub_paths(data.decode("utf-8", "surrogateescape"), root)
-                             .encode("utf-8", "surrogateescape"))
-            shutil.copystat(src, dest)
-            return
-    shutil.copy2(src, dest)
+def _copy_scrubbed(src: Path, dest: Path, root: Path, rel: str) -> None:
+    """Copy one file into a bundle: text without this machine's paths (scrub_paths), a figure byte for byte once its
+    text is checked (BundleError, naming it by `rel`, if that holds a path or credentials). Text that is not valid
+    UTF-8 (a Latin-1 byte in a log) is scrubbed too: its other bytes are kept as they are (surrogateescape)."""
+    from . import figure_files
+
+    data = src.read_bytes()
+    suffix = src.suffix.lower()
+    if suffix in FIGURE_SUFFIXES:
+        texts = figure_files.png_texts if suffix == ".png" else figure_files.pdf_texts
+        try:
+            found = next((t for t in texts(data) if scrub_paths(t, root) != t), None)
+        except figure_files.FigureError as exc:
+            raise BundleError(f"{safeload.printable(rel)} cannot be bundled: {exc}; remove it or rerun its item "
+                              "(a figure is copied as it is, so its text is checked first)") from None
+        if found is not None:
+            raise BundleError(f"{safeload.printable(rel)} holds a path or an address's credentials in its text (a "
+                              "figure is copied as it is, never edited): rerun its item (a run's figures hold none) "
+                              "or remove it")
+        dest.write_bytes(data)
+    else:
+        dest.write_bytes(scrub_paths(data.decode("utf-8", "surrogateescape"), root).encode("utf-8", "surrogateescape"))
+    shutil.copystat(src, dest)
 
 
 def _normalise(info: tarfile.TarInfo) -> tarfile.TarInfo:
