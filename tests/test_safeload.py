@@ -203,3 +203,15 @@ def test_a_cap_far_beyond_memory_reads_only_what_the_file_holds(tmp_path, monkey
     path = tmp_path / "a.json"
     path.write_text('{"a": 1}')
     assert safeload.load_json(path) == {"a": 1}
+
+
+def test_a_json_file_with_a_key_twice_is_refused_naming_key_and_line(tmp_path):
+    """Every JSON file is read so, not only options and configs: a bundle's metrics.json holding a key twice could
+    show a reader one number and the judge (the standard parser keeps the last) another."""
+    from repro_dpadmm.safeload import LoadError, load_json
+
+    path = tmp_path / "metrics.json"
+    path.write_text('{"a": {"err": 0.1,\n "err": 0.5}}')
+    with pytest.raises(LoadError, match=r"key 'err' appears twice in one object") as exc:
+        load_json(path)
+    assert "metrics.json" in str(exc.value) and "2" in str(exc.value), exc.value

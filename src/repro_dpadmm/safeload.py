@@ -319,11 +319,11 @@ def _unique_pairs(pairs):
 
 
 def loads_json(text: str, source: str, *, expect=None, max_depth: int = MAX_DEPTH, limit: int | None = None,
-               finite: bool = True, unique_keys: bool = False):
+               finite: bool = True, unique_keys: bool = True):
     """Parse JSON text within the limits (`source` names it in errors: a file or an option such as --params).
     finite=False lets NaN and infinities through, for a caller whose own validation refuses them naming the key.
-    unique_keys: a key given twice in one object is an error (for options and configs; the standard parser keeps the
-    last)."""
+    unique_keys: a key given twice in one object is an error (the standard parser keeps the last: a bundle's
+    `metrics.json` could show one number to a reader and another to the judge)."""
     limit = max_bytes() if limit is None else limit
     if len(text) > limit:
         raise LoadError(source, f"{len(text):,} characters, more than the {limit:,} allowed "
