@@ -532,7 +532,11 @@ def build_parser() -> argparse.ArgumentParser:
     df.add_argument("names", nargs="*", help="dataset names, e.g. adult_huang2019 a9a (see `data list`)")
     df.add_argument("--mirror", default=None, help="local folder or URL base (wins over REPRO_DPADMM_DATA_MIRROR)")
     df.set_defaults(func=cmd_data_fetch)
-    db = data.add_parser("build", help="fetch + preprocess one dataset into resources/processed/")
+    db = data.add_parser("build", help="fetch + preprocess one dataset into resources/processed/",
+                         description="Fetch, verify and preprocess one dataset into resources/processed/. The exit "
+                                     "status is 0 also when the dataset is unavailable or a failed rebuild kept the "
+                                     "verified earlier build: its sidecar records which (the workflow goes on, and the "
+                                     "items that need it say 'not run'), and the terminal says so.")
     db.add_argument("name", help="dataset name, e.g. adult_huang2019 (see `data list`)")
     db.add_argument("--mirror", default=None,
                     help="local folder or URL base tried before the canonical URL (wins over REPRO_DPADMM_DATA_MIRROR)")

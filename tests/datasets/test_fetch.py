@@ -103,16 +103,21 @@ def test_a_file_url_mirror_is_served_as_the_folder_it_names(mirror, offline, tmp
     assert "sha256:" + sha256sum(path) == RAW_FILES[REL].known_hash
 
 
-@pytest.mark.parametrize("kind", ["folder", "fifo"])
-def test_a_mirror_entry_that_is_not_a_regular_file_is_named_so_and_never_opened(offline, tmp_path, kind):
+@pytest.mark.parametrize("kind, said", [("folder", "a folder"), ("fifo", "a FIFO"),
+                                        ("link to /dev/zero", "a device or other special file")])
+def test_a_mirror_entry_that_is_not_a_regular_file_is_named_so_and_never_opened(offline, tmp_path, kind, said):
+    """Named as what it is, never as a file that is not found (it is there); /dev/zero would never end."""
+    import os
+
     bad = tmp_path / "mirror"
     (bad / "uci/adult").mkdir(parents=True)
     if kind == "folder":
         (bad / REL).mkdir()
-    else:
-        import os
-
+    elif kind == "fifo":
         os.mkfifo(bad / REL)   # opening it would block: the fetch must not
+    else:
+        (bad / REL).symlink_to("/dev/zero")
     with pytest.raises(FetchError) as exc:
         fetch_raw(REL, mirror=str(bad), cache=tmp_path / "c")
-    assert f"in the mirror folder but not a regular file: {bad / REL}" in str(exc.value)
+    assert f"NotARegularFile: in the mirror folder but {said}, not a regular file: {bad / REL}" in str(exc.value)
+    assert "FileNotFoundError" not in str(exc.value)

@@ -151,6 +151,10 @@ def sources(raw: RawFile, mirror: str | None) -> list[Source]:
     return out
 
 
+class NotARegularFile(OSError):
+    """A mirror folder's entry of the file's name that is a folder, FIFO or device (or a link to one): never opened."""
+
+
 def _copy_downloader(raw: RawFile):
     """pooch downloader for a mirror that is a local folder (pooch itself rejects file:// and bare paths): the
     file's size is compared with the registry's before copying, and the copy is capped at `raw.served_cap`."""
@@ -160,7 +164,8 @@ def _copy_downloader(raw: RawFile):
             return src.is_file()
         if not src.is_file():
             if src.exists():   # a folder, FIFO or device of the file's name: never opened (a FIFO would block)
-                raise FileNotFoundError(f"in the mirror folder but not a regular file: {src}")
+                kind = "a folder" if src.is_dir() else "a FIFO" if src.is_fifo() else "a device or other special file"
+                raise NotARegularFile(f"in the mirror folder but {kind}, not a regular file: {src}")
             raise FileNotFoundError(f"not in the mirror folder: {src}")
         wrong_size = _size_problem(raw, src.stat().st_size)
         if wrong_size:
