@@ -340,3 +340,7 @@ def test_a_rebuild_whose_files_fail_verification_keeps_the_earlier_build(tiny, m
     kept = build("bio_train", mirror=str(tiny.mirror), root=tiny.root)
     assert kept["available"] and kept["npz"] == first["npz"] and (tiny.processed / "bio_train.npz").is_file()
     assert "read files that failed verification" in kept["kept"] and "non-finite values" in kept["kept"]
+    # the poisoned copy (no published checksum) leaves the cache, so a mended mirror is read by the next build
+    from repro_dpadmm.paths import raw_dir
+
+    assert not (raw_dir(tiny.root) / ARCHIVE).exists() and "cached copy was removed" in kept["kept"]

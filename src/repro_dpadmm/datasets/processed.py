@@ -150,9 +150,17 @@ def _build(name: str, *, mirror: str | None, options: dict | None, root: Path | 
     arrays, extra = _preprocess(name, paths, opts)
     bad = [k for k, v in arrays.items() if np.issubdtype(v.dtype, np.number) and not np.isfinite(v).all()]
     if bad:   # a file that passed its parse-and-shape check (no published checksum) can still hold nan or inf
+        # such copies leave the cache, so that the next build fetches them again (from a mended mirror) rather than
+        # read the same poisoned copy; a file with a published checksum is the published file and stays
+        suspects = sorted(rel for rel in paths if RAW_FILES[rel].known_hash is None)
+        for rel in suspects:
+            for cached in (paths[rel], paths[rel].with_name(paths[rel].name + ".provenance.json")):
+                cached.unlink(missing_ok=True)
+        removed = f" (its cached cop{'ies were' if len(suspects) > 1 else 'y was'} removed: the next build fetches " \
+                  "again)" if suspects else ""
         return kept_or_unavailable(f"{', '.join(sorted(paths))}: non-finite values (nan or inf) in "
-                                   f"{', '.join(bad)}; check the data mirror's copy", "read files that failed "
-                                   "verification")
+                                   f"{', '.join(bad)}; check the data mirror's copy{removed}", "read files that "
+                                   "failed verification")
     for key, shape in spec.shapes.items():
         if arrays[key].shape != tuple(shape):
             # every file passed its checksum or its parse-and-shape check, so this is our bug, not the data's
