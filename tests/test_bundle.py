@@ -652,3 +652,17 @@ def test_binary_files_of_other_kinds_are_left_out_and_said(run, tmp_path, capsys
     folder = unpack(archive, tmp_path / "x")
     assert not (folder / "results/huang2019_dpadmm/fig1/cache.npz").exists() and not (folder / "logs/odd.log").exists()
     assert verify(folder) == []
+
+
+def test_a_fifo_in_the_results_is_left_out_and_said(run, tmp_path, capsys):
+    import os
+
+    fifo = run / "results/huang2019_dpadmm/fig1/pipe"
+    os.mkfifo(fifo)
+    try:
+        make_bundle(tmp_path / "b.tar.gz", root=run)
+    finally:
+        fifo.unlink()
+    err = capsys.readouterr().err
+    assert "1 special file left out (FIFOs, devices and sockets are never read): " \
+           "results/huang2019_dpadmm/fig1/pipe" in err, err

@@ -131,11 +131,12 @@ def walk(folder: Path):
         stack.extend((Path(e.path), depth + 1) for e in reversed(entries) if e.is_dir(follow_symlinks=False))
 
 
-def _member_files(root: Path, with_whatif: bool = False) -> tuple[list[str], list[str]]:
+def _member_files(root: Path, with_whatif: bool = False) -> tuple[list[str], list[str], list[str]]:
     """The project files a bundle holds, as sorted POSIX paths relative to `root` (what-if runs only when asked), and
-    the links among the candidates, which are left out (a link is never followed: it may point anywhere on the
-    machine that packs the bundle). BundleError for a folder nested deeper than MAX_DEPTH."""
-    out, links = set(), set()
+    the links and the special files (FIFOs, devices, sockets) among the candidates, which are left out (a link is
+    never followed: it may point anywhere on the machine that packs the bundle; a FIFO would block). BundleError for
+    a folder nested deeper than MAX_DEPTH."""
+    out, links, special = set(), set(), set()
     left_out = (f"{REPORT_DIR}/items/", "results/rejudged/") + (() if with_whatif else (f"{WHATIF_DIR}/",))
     for folder, pattern in CONTENT:
         base = root / folder
@@ -159,7 +160,9 @@ def _member_files(root: Path, with_whatif: bool = False) -> tuple[list[str], lis
                 links.add(rel)
             elif path.is_file():
                 out.add(rel)
-    return sorted(out), sorted(links)
+            else:
+                special.add(rel)
+    return sorted(out), sorted(links), sorted(special)
 
 
 def installed_packages() -> dict[str, str]:
@@ -418,18 +421,14 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
         raise BundleError(f"{safeload.printable(out)} lies in the project's {packed}/, which a bundle packs: give a "
                           "path outside it (default: bundles/)")
     limits = Limits.from_env()
-    rels, links = _member_files(root, with_whatif)
-    if links:   # left out, and said: the user sees these files in results/ and would not find them in the bundle
-        print(f"bundle: {len(links):,} link{'s' if len(links) > 1 else ''} left out (a bundle never follows a link): "
-              + ", ".join(safeload.printable(r) for r in links[:5]) + (" ..." if len(links) > 5 else ""),
-              file=sys.stderr)
+    rels, links, special = _member_files(root, with_whatif)
     opaque = [r for r in rels if is_opaque(root / r)]
-    if opaque:   # left out, and said, as links are
-        print(f"bundle: {len(opaque):,} binary file{'s' if len(opaque) > 1 else ''} left out (a bundle takes text, "
-              "PNG and PDF files only, whose text it can check for paths): "
-              + ", ".join(safeload.printable(r) for r in opaque[:5]) + (" ..." if len(opaque) > 5 else ""),
-              file=sys.stderr)
-        rels = [r for r in rels if r not in set(opaque)]
+    rels = [r for r in rels if r not in set(opaque)]
+    # left out, and said: the user sees these files in results/ and would not find them in the bundle
+    _said_left_out(links, "link", "a bundle never follows a link")
+    _said_left_out(special, "special file", "FIFOs, devices and sockets are never read")
+    _said_left_out(opaque, "binary file", "a bundle takes text, PNG and PDF files only, whose text it can check for "
+                                          "paths")
     odd = [safeload.printable(r) for r in rels if safeload.printable(r) != r]
     if odd:   # refused here, naming them, rather than by the re-judge of the bundle
         raise BundleError(f"{out.name} would be refused by its own re-judge: file names with control or invisible "
@@ -478,6 +477,13 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def _said_left_out(rels: list[str], kind: str, why: str) -> None:
+    if rels:
+        print(f"bundle: {len(rels):,} {kind}{'s' if len(rels) > 1 else ''} left out ({why}): "
+              + ", ".join(safeload.printable(r) for r in rels[:5]) + (" ..." if len(rels) > 5 else ""),
+              file=sys.stderr)
 
 
 def _too_large(root: Path, rels: list[str], limits: Limits) -> list[str]:
