@@ -165,6 +165,10 @@ def test_limits_are_overridable_and_named_in_the_error(project, base, tmp_path, 
     with pytest.raises(BundleError, match="REPRO_DPADMM_BUNDLE_MAX_FILE_MB must be a positive number"):
         with opened(archive):
             pass
+    monkeypatch.setenv("REPRO_DPADMM_BUNDLE_MAX_FILE_MB", "1e20")   # positive, but too large: said so
+    with pytest.raises(BundleError, match="REPRO_DPADMM_BUNDLE_MAX_FILE_MB must be below 1e15, got '1e20'"):
+        with opened(archive):
+            pass
 
 
 def test_cli_prints_the_error_without_a_traceback(project, base, tmp_path, monkeypatch, capsys):

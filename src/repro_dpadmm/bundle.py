@@ -239,8 +239,10 @@ class Limits:
                 number = float(text)
             except ValueError:
                 number = -1.0
-            if not (number > 0 and number < 1e15):
+            if not number > 0:
                 raise BundleError(f"{var} must be a positive number, got {text!r}")
+            if not number < 1e15:   # a C size, and more than any machine holds (1e15 MiB is 1 ZiB)
+                raise BundleError(f"{var} must be below 1e15, got {text!r}")
             if name == "members" and number != int(number):
                 raise BundleError(f"{var} must be a whole number of files, got {text!r}")
             if name.endswith("bytes") and number * 2**20 < 1:
