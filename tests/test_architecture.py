@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "repro_dpadmm"
 # Lowest first. A module belongs to the layer of its top-level name under repro_dpadmm.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("rng", "paths", "history", "claims", "solvers", "timing", "provenance", "config", "config_doc", "registry",
-     "staging", "kernels", "safeload", "locks", "mathml"),
+     "staging", "kernels", "safeload", "locks", "mathml", "figure_files"),
     ("problems", "privacy"),
     ("algorithms", "graphs", "datasets"),
     ("mechanisms",),
