@@ -543,6 +543,11 @@ def test_an_out_that_cannot_be_written_is_named_by_its_own_path(run, tmp_path):
     ('{"p": "\\/\\/home\\/alice\\/secret"}, &#47;&#47;home&#47;alice', '{"p": "<path>"}, <path>'),
     ("mixed %2Fhome/alice/secret and /home%2Falice%2Fsecret", "mixed <path> and <path>"),
     ("up /elsewhere/checkout/results/../../../home/alice/secret", "up <path>"),
+    ("<pre>/home/alice/venv/lib/x.py</pre>", "<pre><path></pre>"),                         # after an HTML tag
+    ("\x1b[0;32m/home/alice/x.py\x1b[0m", "\x1b[0;32m<path>\x1b[0m"),                     # after a colour code
+    ('"\\u001b[0;32m/home/alice/x.py"', '"\\u001b[0;32m<path>"'),                          # ... JSON-escaped
+    ('{"r": "could not read\\n/home/alice/raw\\t/home/alice/x"}', '{"r": "could not read\\n<path>\\t<path>"}'),
+    ("/1scratch/alice/d.csv /\u00c4rger/alice/d.csv /.snapshots/alice/d.csv", "<path> <path> <path>"),
 ])
 def test_scrubbing_leaves_no_piece_of_an_absolute_path_in_any_form(run, written, expected):
     """A path with spaces, a file:// address, JSON's escaped slashes (\\/, \\u002f), HTML's character references and
@@ -551,7 +556,8 @@ def test_scrubbing_leaves_no_piece_of_an_absolute_path_in_any_form(run, written,
 
     scrubbed = scrub_paths(written, run)
     assert scrubbed == expected, scrubbed
-    for piece in ("alice", "Jane", "Doe", "private", "secret", "elsewhere", "checkout", "home"):
+    for piece in ("alice", "Jane", "Doe", "private", "secret", "elsewhere", "checkout", "home", "scratch", "rger",
+                  "snapshots"):
         assert piece not in scrubbed, piece
 
 
@@ -583,6 +589,20 @@ def test_the_claims_files_that_differ_are_capped_in_the_summary():
     line = next(x for x in text.splitlines() if "differ from the bundle's copy (5000)" in x)
     assert len(line) < 3000 and line.count(".yaml") < SHOWN_ITEMS + 1 and "... and 4,980 more" in line, line
     assert "0000xxx" in line and "4999x" not in line
+
+
+@pytest.mark.parametrize("written, expected", [
+    ("GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789\n", "GITHUB_TOKEN=<secret>\n"),
+    ('{"AWS_SECRET_ACCESS_KEY": "abc/def+g", "n": 1}', '{"AWS_SECRET_ACCESS_KEY": "<secret>", "n": 1}'),
+    ("db password: hunter2, api_key=xyz", "db password: <secret>, api_key=<secret>"),
+    ("pushed with ghp_abcdefghijklmnopqrstuvwxyz0123456789 and AKIAABCDEFGHIJKLMNOP", "pushed with <secret> and <secret>"),
+    # names that only hold the word are no secret: the run's own keys stay
+    ("authors_as_run: 3, token_budget: 100, max_tokens 5", "authors_as_run: 3, token_budget: 100, max_tokens 5"),
+])
+def test_a_bundle_holds_no_secret_set_by_name_nor_a_known_token(run, written, expected):
+    from repro_dpadmm.bundle import scrub_paths
+
+    assert scrub_paths(written, run) == expected
 
 
 def test_a_bundle_holds_no_address_credentials(run):

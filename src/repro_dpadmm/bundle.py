@@ -552,43 +552,65 @@ def scrub_paths(text: str, root: Path) -> str:
     if home not in ("", "/", "~"):
         pairs.append((f"{home}{os.sep}", f"~{os.sep}"))
     # `<root>/../../srv/x` is /srv/x, not a project path `../../srv/x`: such paths are resolved (as text) first
-    text = _UNRESOLVED.sub(lambda m: _lexical(m.group(0)), text)
+    text = _UNRESOLVED.sub(lambda m: _lexical(m.group(0)) if _NOT_LEXICAL.search(m.group(0)) else m.group(0), text)
     for old, new in pairs:
         if old and old != os.sep:
             # whole paths only: a mirror `/data` is not the `/data` of `claims/datasets.yaml` or `/database/x`
             end = "" if old.endswith(os.sep) else r"(?![\w.+@~-])"
-            text = re.sub(rf"(?<![\w.~-]){re.escape(old)}{end}", lambda m: new, text)
-    # and no address's user:password (a mirror with credentials in a config file or a log)
-    return redact(scrub_owners(scrub_other_paths(text, root)))
+            text = re.sub(rf"(?:(?<![\w.~-])|{_ESCAPE_BEFORE}){re.escape(old)}{end}", lambda m: new, text)
+    # and no address's user:password (a mirror with credentials in a config file or a log), nor a secret set by name
+    return scrub_secrets(redact(scrub_owners(scrub_other_paths(text, root))))
 
 
+# A secret written as a setting (`GITHUB_TOKEN=...`, `"AWS_SECRET_ACCESS_KEY": "..."`, `api_key: ...`): a name whose
+# last part says it is one, then its value; and tokens whose form says what they are (GitHub's, Slack's, AWS access key ids).
+SECRET_PLACEHOLDER = "<secret>"
+_SECRET_SETTING = re.compile(r"""(?i)\b((?:[\w.-]*[_.-])?(?:token|secret|passw(?:or)?d|passphrase|api[_-]?key|"""
+                             r"""access[_-]?key|private[_-]?key|credentials?)["']?\s*[=:]\s*["']?)(?!<)([^\s"',;]+)""")
+_TOKENS = re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{30,}|xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}|"
+                     r"sk-[A-Za-z0-9_-]{20,}|glpat-[\w-]{20,})\b")
+
+
+def scrub_secrets(text: str) -> str:
+    """`text` with the value of every setting whose name says it is a secret, and every token of a known form, as
+    `<secret>` (a token in a log or an environment dump is the packer's, never the bundle's)."""
+    return _TOKENS.sub(SECRET_PLACEHOLDER, _SECRET_SETTING.sub(lambda m: m.group(1) + SECRET_PLACEHOLDER, text))
+
+
+# Where a path may start although a letter comes before it: after an escape (`\n/x` in JSON text, `\u001b`) or the end
+# of a terminal's colour code (`ESC[0;32m/x`, also as `\u001b[0;32m`): the letter belongs to the escape.
+_ESCAPE_BEFORE = r"(?<=\\[ntrbf])|(?<=\\u[0-9a-fA-F]{4})|(?<=[\d\[]m)"
+# Not preceded by a character that makes the slash part of something else (`a/b`, `</div>`, `~/x`, `\/`, `x@/`)
+# or by a placeholder of a path already scrubbed.
+_STARTS = rf"(?:(?<![\w.~/<+\\@-])(?<!<mirror>)(?<!<path>)|{_ESCAPE_BEFORE})"   # `<mirror>/a/b` is scrubbed
 # An absolute POSIX path of at least two parts, its first part a name (so that `</div>`, URLs, `a/b`, `it/s`, dates
 # and base64 data are not paths): what is left of one after the known roots are taken out (another checkout's, the
 # venv's, a scratch folder's). Not preceded by a character that makes the slash part of something else; after a `:`
 # it is a path (a PATH list's entry, `key:/srv/x`, `file:/x`), and after a one-letter option too (`-I/opt/x`).
 # A folder's name may hold single spaces where a slash follows ("/mnt/Jane Doe/notes"): a path's last part cannot be
 # told from the prose after it, unless it is quoted (_QUOTED).
-_ABSOLUTE = re.compile(r"(?:(?<![\w.~/<>+\\@-])|(?<=[\s\"'=,(]-[A-Za-z]))(?!(?<=:)//)/+[A-Za-z_][\w.+@-]*"
+_ABSOLUTE = re.compile(rf"(?:{_STARTS}|(?<=[\s\"'=,(]-[A-Za-z]))(?!(?<=:)//)/+[\w.][\w.+@-]*"
                        r"(?:(?: [\w.+@~-]+)*/+[\w.+@~-]+)+/?")
 # The same path in the other forms text holds it: a whole quoted string (its last part may hold spaces), a file://
 # address, JSON's escaped slashes (\/home\/x) and percent-encoding (%2Fhome%2Fx).
-_QUOTED = re.compile(r"""(?<=["'])/[A-Za-z_][^"'\\\n<>/]*(?:/[^"'\\\n<>/]+)+/?(?=["']|\\n)""")
+_QUOTED = re.compile(r"""(?<=["'])/[\w.][^"'\\\n<>/]*(?:/[^"'\\\n<>/]+)+/?(?=["']|\\n)""")
 _FILE_URL = re.compile(r"""file://(?:localhost)?(/[^\s"'<>()\[\]\\]*)""", re.IGNORECASE)
-_ESCAPED = re.compile(r"(?<![\w.~/<>+\\@-])(?!(?<=:)\\/\\/)(?:\\/)+[A-Za-z_][\w.+@-]*"
+_ESCAPED = re.compile(rf"(?:(?<![\w.~/<>+\\@-])|{_ESCAPE_BEFORE})(?!(?<=:)\\/\\/)(?:\\/)+[\w.][\w.+@-]*"
                       r"(?:(?: [\w.+@~-]+)*(?:\\/)+[\w.+@~-]+)+(?:\\/)?")
 # Percent-encoded slashes, alone or mixed with plain ones (`%2Fsrv/x`, `/srv%2Fx`): a match without a `%2F` is left
-# to _ABSOLUTE (see _encoded_path)
-_ENCODED = re.compile(r"(?<![\w%/])(?!(?<=:)//)(?:%2F|/)+(?:[A-Za-z_]|%(?!2F)[0-9A-F]{2})(?:[\w.+@~-]|%(?!2F)[0-9A-F]{2})*"
+# to _ABSOLUTE (scrub_other_paths)
+_ENCODED = re.compile(rf"(?:(?<![\w%/])|{_ESCAPE_BEFORE})(?!(?<=:)//)(?:%2F|/)+"
+                      r"(?:[\w.]|%(?!2F)[0-9A-F]{2})(?:[\w.+@~-]|%(?!2F)[0-9A-F]{2})*"
                       r"(?:(?:%2F|/)+(?:[\w.+@~-]|%(?!2F)[0-9A-F]{2})+)+(?:%2F|/)?", re.IGNORECASE)
 # Slashes written as JSON's (or JavaScript's) \u002f and as HTML's character references: a reader (a JSON parser, a
 # browser) shows the same path, so the path is scrubbed in that form too.
-_SLASH_CODE = r"(?:\\u002[fF]|&#[xX]0*2[fF];|&#0*47;|&sol;)"
-_CODED = re.compile(rf"(?<![\w.~:+@-])(?:{_SLASH_CODE})+[A-Za-z_][\w.+@-]*(?:(?:{_SLASH_CODE})+[\w.+@~-]+)+"
-                    rf"(?:{_SLASH_CODE})?")
+_SLASH_CODE = r"(?:\\u002[fF]|&#[xX]0*2[fF];|&#0*47;|&sol;)"   # a run of them starts once: (?<!47;) and so on
+_CODED = re.compile(rf"(?:(?<![\w.~:+@-])|{_ESCAPE_BEFORE})(?<!47;)(?<!2[fF];)(?<!&sol;)(?<!\\u002[fF])(?:{_SLASH_CODE})+[\w.][\w.+@-]*"
+                    rf"(?:(?:{_SLASH_CODE})+[\w.+@~-]+)+(?:{_SLASH_CODE})?")
 # A plain absolute path with a repeated slash or a `.` or `..` part (not an address's `://`), and the same path as text
 # resolves it (`/x//y/../z` is `/x/z`; symbolic links are not followed: the scrubbed text names no real file).
-_PART_END = r"(?=/|[\s\"'<>|;,:)]|$)"
-_UNRESOLVED = re.compile(rf"(?<![\w.~/<>+\\@-])(?!(?<=:)//)/[^\s\"'<>|;,:)]*?(?://|/\.\.?{_PART_END})[^\s\"'<>|;,:)]*")
+_UNRESOLVED = re.compile(rf"{_STARTS}(?!(?<=:)//)/[^\s\"'<>|;,:)]*")   # a run of path characters, taken whole
+_NOT_LEXICAL = re.compile(r"//|/\.\.?(?:/|$)")
 
 
 def _lexical(path: str) -> str:

@@ -69,15 +69,18 @@ def visible(text) -> str:
 _USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
 
 
-# The query of an address (https://host/m?token=...&X-Amz-Signature=...): signed and token URLs carry their secret there.
-_QUERY = re.compile(r"(?<=[A-Za-z0-9]://)([^\s\"'<>?]*)\?[^\s\"'<>#]*")
+# An address from its `://` to the next space, quote or bracket, taken whole (one match per run of text, however many
+# `://` it holds: a scan from each of them would take quadratic time), and the query in it (https://host/m?token=...
+# &X-Amz-Signature=...): signed and token URLs carry their secret there.
+_ADDRESS = re.compile(r"(?<=[A-Za-z0-9])://[^\s\"'<>]*")
+_QUERY = re.compile(r"\?[^\s\"'<>#]*")
 
 
 def redact(text) -> str:
     """`text` with the credentials of every address in it replaced by `<credentials>`, and its query (where signed or
     token addresses hold their secret) by `<query>` (a data mirror's address may carry them; the fetch errors, the
     sidecars, the lock records and bundled files all pass through here)."""
-    return _USERINFO.sub("<credentials>@", _QUERY.sub(r"\1?<query>", str(text)))
+    return _USERINFO.sub("<credentials>@", _ADDRESS.sub(lambda m: _QUERY.sub("?<query>", m.group(0)), str(text)))
 
 
 class LoadError(ValueError):
