@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -705,16 +706,24 @@ def test_links_under_results_are_left_out_of_a_bundle_and_said(project, tmp_path
         assert not [n for n in tar.getnames() if n.endswith("notes.txt")]
 
 
-def test_a_bundle_whose_config_holds_a_template_marker_is_refused(project, base, tmp_path, monkeypatch):
+@pytest.mark.parametrize("name, text", [
+    ("smoke.yaml", '__use_yte__: true\nx: ?__import__("os").getpid()\n'),
+    ("smoke.yaml", '"\\x5f_use_yte__": true\nx: ?__import__("os").getpid()\n'),     # YAML's escape of "_"
+    ("x/evil.YAML", '{"\\u005f\\u005fuse_yte__": true}\n'),                           # JSON's, any name
+    ("big.txt", "# " + "x" * (2 * 2**20) + "\n"),                                      # too large to be read
+])
+def test_a_bundle_whose_config_holds_a_template_marker_is_refused(project, base, tmp_path, monkeypatch, name, text):
     """Snakemake runs the expressions of a --configfile holding `__use_yte__` as Python: a bundle's config files are
-    the ones a user would give it to repeat the run, so a bundle that holds one is refused."""
+    the ones a user would give it to repeat the run, so a bundle that holds one is refused, the key found as a YAML or
+    JSON parser reads it (escapes decoded), in a file of any name under config/."""
     from _hostile import copy_base, with_manifest
 
     folder = copy_base(base, tmp_path)
-    (folder / "config" / "smoke.yaml").write_text('__use_yte__: true\nx: ?__import__("os").getpid()\n')
+    (folder / "config" / name).parent.mkdir(parents=True, exist_ok=True)
+    (folder / "config" / name).write_text(text)
     archive = with_manifest(folder, tmp_path / "p.tar.gz")
     monkeypatch.setenv("REPRO_DPADMM_ROOT", str(project))
-    with pytest.raises(BundleError, match=r"template code: config/smoke.yaml holds __use_yte__"):
+    with pytest.raises(BundleError, match=rf"template code: config/{re.escape(name)} (holds __use_yte__|has [\d,]+ bytes)"):
         rejudge(archive, tmp_path / "rj")
     assert not (tmp_path / "rj").exists()
 

@@ -356,11 +356,33 @@ def verify(folder: str | Path, limits: Limits | None = None) -> list[str]:
     problems += [f"not in {MANIFEST}: {safeload.printable(rel)}" for rel in sorted(set(present) - set(listed) - {MANIFEST})]
     if not listed and not problems:   # an empty manifest of an empty folder: nothing to judge
         problems.append(f"{MANIFEST} lists no file: not a results bundle")
-    problems += [f"template code: {safeload.printable(rel)} holds {YTE_KEY} (Snakemake would run its expressions as "
-                 "Python if the file were given with --configfile; a bundle's config never has it)"
-                 for rel in sorted(present) if rel.startswith("config/") and rel.endswith((".yaml", ".yml", ".json"))
-                 and _holds(folder / rel, YTE_KEY.encode())]
+    for rel in sorted(r for r in present if r.startswith("config/")):
+        why = _template_code(folder / rel)
+        if why:
+            problems.append(f"template code: {safeload.printable(rel)} {why} (Snakemake would run its expressions as "
+                            "Python if the file were given with --configfile; a bundle's config never has it)")
     return problems
+
+
+def _template_code(path: Path) -> str:
+    """Why a file in a bundle's config/ could be a YTE template for Snakemake's --configfile loader ('' if it cannot):
+    it holds the key, as written or as YAML or JSON would read it (`"\\x5f_use_yte__"`, `"\\u005f..."`), whatever
+    its name; or it is larger than a config may be, so it is not read (the run's own config files are small)."""
+    if _holds(path, YTE_KEY.encode()):
+        return f"holds {YTE_KEY}"
+    limit = safeload.max_yaml_bytes()
+    if path.stat().st_size > limit:
+        return (f"has {path.stat().st_size:,} bytes, more than the {limit:,} a config file may have, so it is not "
+                f"read to look for {YTE_KEY}")
+    import yaml
+
+    try:   # every scalar as the parser reads it (escapes decoded), one event at a time: nothing is built
+        for event in yaml.parse(path.read_bytes(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+            if isinstance(event, yaml.ScalarEvent) and event.value == YTE_KEY:
+                return f"holds {YTE_KEY} (written with escapes)"
+    except yaml.YAMLError:   # not YAML (nor JSON): no loader takes it as a config
+        return ""
+    return ""
 
 
 def _holds(path: Path, needle: bytes, chunk: int = 1 << 20) -> bool:
