@@ -434,6 +434,16 @@ def notebook_datasets(datasets):
     return build
 
 
+def notebook_many_params(base, tmp):
+    """fig1's executed notebook recording 20,001 more parameters (one object: inside the caps on size and on lists
+    and objects)."""
+    folder = copy_base(base, tmp)
+    nb = json.loads((folder / ITEM / "fig1.ipynb").read_text())
+    nb["metadata"]["papermill"]["parameters"]["params"].update({f"k{i}": i for i in range(20_001)})
+    _edit_json(folder, f"{ITEM}/fig1.ipynb", json.dumps(nb))
+    return with_manifest(folder, tmp / "p.tar.gz")
+
+
 def _provenance_probe(text: str):
     def build(base, tmp):
         folder = copy_base(base, tmp)
@@ -518,6 +528,7 @@ PROBES = [
     ("notebook of 8 MiB of empty lists", "bombs", empty_lists_notebook, None),
     ("notebook datasets a list of lists", "types", notebook_datasets([["adult_huang2019"]]), None),
     ("notebook datasets a string", "types", notebook_datasets("adult_huang2019"), None),
+    ("notebook parameters of 20,001 keys", "bombs", notebook_many_params, None),
     ("report claims.json nested 100,000 deep", "nesting", deep_report_claims,
      "results/report/claims.json: nested deeper than 64 levels"),
     ("provenance.json nested 100,000 deep", "nesting", _provenance_probe(deep(100_000)), "provenance.json"),

@@ -593,6 +593,7 @@ def test_a_sidecar_field_of_the_wrong_type_is_shown_unreadable(project, base, tm
     ("notebook datasets a list of lists", "huang2019_dpadmm/fig1/fig1.ipynb: parameter datasets must be a list of "
                                           'dataset names, got [["adult_huang2019"]]'),
     ("notebook datasets a string", 'parameter datasets must be a list of dataset names, got "adult_huang2019"'),
+    ("notebook parameters of 20,001 keys", "huang2019_dpadmm/fig1/fig1.ipynb: holds more than the 10,000 values"),
 ])
 def test_a_notebook_whose_parameters_cannot_be_read_leaves_them_unknown_naming_it(project, base, tmp_path, probe,
                                                                                    fragment, capsys):

@@ -711,8 +711,10 @@ def main(argv=None) -> int:
                   file=sys.stderr)
         raise
     except MemoryError:   # beyond the estimate (refused before any work), e.g. under a process limit lower than RAM
-        print(f"repro-dpadmm: error: out of memory after {time.perf_counter() - t0:.1f} s; lower the settings (a "
-              "run's estimate assumes the machine's memory, or REPRO_DPADMM_MEMORY_GB)", file=sys.stderr)
+        advice = ("lower the settings (a run's estimate assumes the machine's memory, or REPRO_DPADMM_MEMORY_GB)"
+                  if getattr(args.func, "__name__", "") in JOB_COMMANDS else
+                  "the files read were larger than this machine's memory allows (a stranger's bundle may be)")
+        print(f"repro-dpadmm: error: out of memory after {time.perf_counter() - t0:.1f} s; {advice}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:   # Ctrl-C: one line, not the tracebacks of every layer it went through
         print(f"repro-dpadmm: stopped (Ctrl-C) after {time.perf_counter() - t0:.1f} s; the outputs of what was "

@@ -82,6 +82,9 @@ def load_config(root: Path) -> dict:
 NOTEBOOK_MAX_BYTES = 32 * 2**20
 SETTINGS_MAX_BYTES = 2**20
 PARAMS_MAX_CONTAINERS = 100_000
+# And the values what is kept of it may hold (every key and list entry, nested): a real item's parameters hold a few
+# hundred; a notebook's parameters of a million keys (one object, inside both caps above) took 20 s and 0.8 GB each.
+PARAMS_MAX_VALUES = 10_000
 _READ: dict[tuple, tuple] = {}   # each file is read once per process (the report and the bundle's check share it)
 
 
@@ -97,8 +100,11 @@ def _read_record(path: Path, name: str, limit: int, pick=lambda data: data) -> t
         if len(_READ) > 4096:
             _READ.clear()
         data, problem = _parse_record(path, name, limit)
+        kept = pick(data) if data is not None else None
+        if safeload.count_values(kept, PARAMS_MAX_VALUES) > PARAMS_MAX_VALUES:
+            kept, problem = None, f"{name}: holds more than the {PARAMS_MAX_VALUES:,} values its parameters may hold"
         # strings clipped (safeload.TEXT_MAX): the report repeats a run's settings and parameters on its pages
-        _READ[key] = (safeload.clip_strings(pick(data)) if data is not None else None), problem
+        _READ[key] = (safeload.clip_strings(kept) if kept is not None else None), problem
     return _READ[key]
 
 

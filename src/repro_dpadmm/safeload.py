@@ -97,6 +97,18 @@ class LoadError(ValueError):
 TEXT_MAX = 2000
 
 
+def count_values(data, cap: int) -> int:
+    """The number of values the JSON value `data` holds (every entry of every object and list, nested), counting no
+    further than just past `cap` (a caller's bound on what it keeps of a file: metrics, a notebook's parameters)."""
+    n, stack = 0, [data]
+    while stack and n <= cap:
+        x = stack.pop()
+        if isinstance(x, (dict, list)):
+            n += len(x)
+            stack.extend(x.values() if isinstance(x, dict) else x)
+    return n
+
+
 _CLIPPED_END = re.compile(r"… \([\d,]+ characters\)\Z")
 
 

@@ -507,3 +507,24 @@ def test_a_results_folder_of_thousands_of_papers_shows_at_most_the_cap(tmp_path)
     assert any("5 more papers the registry does not list" in w for w in report.ignored)
     assert any("more items of pp000 the registry does not list" in w for w in report.ignored)
     assert len(next(p for p in extra if p.id == "pp000").items) <= MAX_EXTRA_ITEMS
+
+
+def test_items_beyond_the_reports_metrics_budget_are_not_read_and_say_why(tmp_path, monkeypatch):
+    """Each item's metrics are capped, and so are all items' together (REPORT_MAX_VALUES): a bundle of a hundred
+    items each just inside the caps ran its re-judge out of memory. The items that fit are read; the first that
+    does not is "missing", naming the budget."""
+    import repro_dpadmm.report as report_mod
+    from repro_dpadmm.report import collect
+    from repro_dpadmm.safeload import count_values
+
+    root = make_project(tmp_path / "p")
+    produced = [it for p in collect(root=root).papers for it in p.items if it.metrics is not None]
+    assert len(produced) >= 2
+    first = count_values(produced[0].metrics, 10**9)
+    monkeypatch.setattr(report_mod, "REPORT_MAX_VALUES", first)
+    items = [it for p in collect(root=root).papers for it in p.items]
+    read = [it for it in items if it.metrics is not None]
+    dropped = [it for it in items if "metric values they may hold together" in it.reason]
+    assert [it.item for it in read] == [produced[0].item], [it.item for it in read]
+    assert dropped and all(it.state == "missing" for it in dropped)
+    assert f"more than the {first:,} metric values" in dropped[0].reason

@@ -214,20 +214,15 @@ METRICS_MAX_KEYS = 200_000
 # eight files of 12 million numbers each, inside the general 64 MiB cap, took over two minutes and 5 GB.
 METRICS_MAX_BYTES = 16 * 2**20
 METRICS_MAX_VALUES = 2_000_000
+# And all items' metrics together (a smoke run holds about 20,000 values, a paper-scale run a few hundred thousand):
+# a bundle of a hundred items each just inside the caps above held 200 million values and ran out of memory. An item
+# read once the report holds this many is not read, and says why; the report's memory stays bounded.
+REPORT_MAX_VALUES = 4_000_000
 
 
 def _values_beyond(data, cap: int) -> bool:
-    """Whether the JSON value `data` holds more than `cap` values (every entry of every object and list, nested),
-    stopping as soon as it does."""
-    n, stack = 0, [data]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, (dict, list)):
-            n += len(x)
-            if n > cap:
-                return True
-            stack.extend(x.values() if isinstance(x, dict) else x)
-    return False
+    """Whether the JSON value `data` holds more than `cap` values, stopping as soon as it does."""
+    return safeload.count_values(data, cap) > cap
 
 
 def _read_metrics(path: Path, name: str) -> tuple[dict | None, str]:
@@ -410,7 +405,7 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
     paper_ids += _at_most(sorted(_named(extra - set(paper_ids), "paper", ignored, paper_ids)), MAX_EXTRA_PAPERS,
                           "papers the registry does not list", ignored)
 
-    papers = []
+    papers, values_left = [], REPORT_MAX_VALUES
     for pid in paper_ids:
         rec = _paper_record(pid)
         cf = by_paper.get(pid)
@@ -425,6 +420,14 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
         pr = PaperResult(pid, rec.short, rec.title, rec.citation, rec.beyond, claims_file=cf, links=rec.links)
         for name in names:
             it = _item_result(pid, name, results, cf, config, sidecars)
+            if it.metrics is not None:
+                values_left -= safeload.count_values(it.metrics, values_left)
+                if values_left < 0:   # dropped at once: at most one item's metrics beyond the budget are held
+                    it.metrics, it.state, it.note = None, "missing", ""
+                    it.reason = (f"unreadable metrics.json: results/{pid}/{name}/metrics.json is not read: with it "
+                                 f"the report's items would hold more than the {REPORT_MAX_VALUES:,} metric values "
+                                 "they may hold together")
+                    values_left = 0
             if it.params:
                 docs = parameter_descriptions(pid, name, root)
                 it.param_docs = {k: docs[k] for k in it.params if docs.get(k)}
