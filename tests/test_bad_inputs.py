@@ -33,6 +33,7 @@ ITEM_CASES = [
     (HUANG, "fig1", {"reg": "l3"}, "reg", "one of"),
     (HUANG, "fig1", {"iterations": 0}, "iterations", ">= 1"),
     (HUANG, "fig1", {"n_train": 1}, "n_train", ">= 2"),
+    (HUANG, "fig1", {"lam_n": 0}, "lam_n", "> 0"),
     (HUANG, "fig1", {"repeats": "ten"}, "repeats", "integer"),
     (HUANG, "fig1", {"epsilon": INF}, "epsilon", "finite number"),
     (HUANG, "fig1", {"datasets": ["a9a"]}, "datasets.0", '"adult_huang2019"'),
