@@ -434,3 +434,39 @@ def test_dpadmm_floor_keeps_the_levels_step_sizes(processed_root):
     ctx = bf.context(p)
     np.testing.assert_allclose(floor["step_sweep"]["1"]["test_error"],  # at the paper's step sizes
                                bf._evaluate(w, X, y, splits, ctx.lam)["test_error"])
+
+
+def test_the_tunable_methods_run_their_step_multiples_as_lanes():
+    """Every tunable method of the frontier has a lane form of its run; the exact local solvers have no learning rate
+    and run once; a method whose class changes `run` alone (the toy's two steps per iteration) does not inherit its
+    parent's lanes, which would run the parent's algorithm."""
+    from _toy_method import TwoStepDpSgd
+
+    tunable = {m for m, meth in bf.METHODS.items() if meth.tunable and m != TwoStepDpSgd.id}
+    assert tunable == {"huang_dpadmm", "huang_dpsgd", "xu_dpadmm", "xu_dpaccadmm", "xu_dpadmm_paper",
+                       "xu_dpaccadmm_paper"}
+    assert all(type(bf.METHODS[m].prototype).has_lanes() for m in tunable)
+    assert not any(type(meth.prototype).has_lanes() for m, meth in bf.METHODS.items() if m not in tunable)
+    assert TwoStepDpSgd.id in bf.METHODS  # on the frontier, with the sequential runs
+    assert TwoStepDpSgd.step_name is not None and not TwoStepDpSgd.has_lanes()
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("method, level", [("huang_dpadmm", "eps1"), ("huang_dpadmm", "eps1-noiseless"),
+                                           ("huang_dpsgd", "eps1"), ("huang_dpsgd", "noiseless"),
+                                           ("xu_dpadmm", "eps1"), ("xu_dpaccadmm_paper", "eps1")])
+def test_step_lanes_give_the_job_of_the_runs_one_after_another(processed_root, method, level, monkeypatch):
+    """A tunable job's step multiples run as lanes of one batched run write the job the multiples run one after
+    another write: every multiple's test errors and training objectives, the chosen step and its readings, bit for
+    bit (the same data, calibration and noise draws; only the timings differ)."""
+    p = tiny_params(seed=0, step_grid=[0.3, 1.0, 3.0])
+    cls = type(bf.METHODS[method].prototype)
+    lanes = bf.run_job(method, level, p, processed_root)
+    monkeypatch.setattr(cls, "has_lanes", classmethod(lambda c: False))
+    one_by_one = bf.run_job(method, level, p, processed_root)
+    timing = {"wall_time_s", "cpu_time_s", "calibration_time_s"}
+    assert set(lanes) == set(one_by_one)
+    assert {k: v for k, v in lanes.items() if k not in timing} == {k: v for k, v in one_by_one.items()
+                                                                   if k not in timing}
+    assert set(lanes["step_sweep"]) == {"0.3", "1", "3"}
+    assert lanes["step_sweep"]["0.3"]["train_objective"] != lanes["step_sweep"]["3"]["train_objective"]

@@ -22,7 +22,8 @@ the mechanism's Spend), so the table shows where the papers' accounting is loose
 Learning rates, one rule for every method (`tune_step`): a method with a learning rate (its mechanism's `step_name`:
 HUANG DP-ADMM's eta_i^k of Theorem 4, HUANG DPSGD's lr, XU's eta) runs at each multiple `step_grid` of its paper's
 value (HUANG DPSGD: lr 0.1 in the sum convention, where §VI-C's "optimal 0.1" is nearest the optimum), on the same
-noise draws, and
+noise draws (`step_runs`: the multiples run as lanes of one batched run, `Mechanism.run_lanes`, one sweep of the data
+per iteration for all of them and each noise draw made once, the same numbers as one run after another), and
 keeps the one with the lowest mean training objective over the repeats at that level (never the test error; like the
 papers' own tuning, the choice is not charged to the privacy budget). Methods whose local step is an exact
 minimisation (HUANG PVP, DVP; ZKL PP, DVP, R-ADMM's exact odd steps) have no learning rate: their penalties stay the
@@ -334,6 +335,31 @@ def _evaluate(models: np.ndarray, X, y, splits, lam: float, train: list | None =
 
 
 # ------------------------------------------------------------------------------------------------- jobs
+def step_runs(method: str, mech: Mechanism, grid: list[float], X, y, splits, train, cal, ctx: Context, level: str,
+              noiseless: bool) -> Iterator[tuple[float, np.ndarray]]:
+    """(step multiple, final models (R, models, d)) for each multiple of `grid`, every one on the same data and the
+    same noise draws (the method's Generators of this level, fresh for each multiple). A tunable method whose
+    mechanism has a lane form (`Mechanism.has_lanes`) runs them all as lanes of one batched run (`run_lanes`: one
+    sweep of the data per iteration for every multiple, each noise draw made once), equal bit for bit to the runs
+    one after another (tests/experiments/test_beyond_frontier.py); any other method runs them in turn."""
+    tunable = METHODS[method].tunable
+    block = METHODS[method].layout.block
+    if tunable and type(mech).has_lanes():
+        rngs = _rngs(ctx.params, method, level, block)
+        data_ = layout(method, X, y, splits, ctx, rngs["agents"], train)
+        lanes = mech.run_lanes(data_, cal, ctx.T, rngs["noise"], grid, noiseless=noiseless)
+        yield from zip(grid, lanes)
+        return
+    shared = None   # the layout's data, built once where it is not a lazy per-repeat sequence
+    for scale in grid:
+        rngs = _rngs(ctx.params, method, level, block)  # the same draws at every step
+        data_ = shared if shared is not None else layout(method, X, y, splits, ctx, rngs["agents"], train)
+        if not isinstance(data_, Iterator):   # HUANG's StarData: about 0.3 s a build at paper scale
+            shared = data_
+        run = replace(mech, step_scale=scale) if tunable else mech
+        yield scale, run.run(data_, cal, ctx.T, rngs["noise"], noiseless=noiseless)
+
+
 def run_job(method: str, level: str, params: dict, root: Path | None = None) -> dict:
     """One (method, level) of the grid, or the non-private floor: calibrate, run every repeat, evaluate."""
     check_job(method, level, params)
@@ -364,14 +390,7 @@ def run_job(method: str, level: str, params: dict, root: Path | None = None) -> 
     grid = step_grid(params) if METHODS[method].tunable else [1.0]
     sweep, readings = {}, {r: {} for r in READINGS}
     with threadpool_limits(limits=int(params.get("blas_threads", 1))):
-        shared = None   # the layout's data, built once where it is not a lazy per-repeat sequence
-        for scale in grid:
-            rngs = _rngs(params, method, level, METHODS[method].layout.block)  # the same draws at every step
-            data_ = shared if shared is not None else layout(method, X, y, splits, ctx, rngs["agents"], train)
-            if not isinstance(data_, Iterator):   # HUANG's StarData: about 0.3 s a build at paper scale
-                shared = data_
-            run = replace(mech, step_scale=scale) if METHODS[method].tunable else mech
-            models = run.run(data_, cal, ctx.T, rngs["noise"], noiseless=noiseless)
+        for scale, models in step_runs(method, mech, grid, X, y, splits, train, cal, ctx, level, noiseless):
             sweep[f"{scale:g}"] = _evaluate(models, X, y, splits, ctx.lam, train)
             if METHODS[method].layout is STAR and models.shape[1] > 1:
                 # the reading `global_model`: the aggregator's w^T (HUANG (10c)) instead of the agents' own shared

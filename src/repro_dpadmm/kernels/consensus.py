@@ -112,6 +112,77 @@ def clipped_grad_sum(indptr, cols, data, n_blocks, ids, b, z, row_norms, clip, o
                 oq[cols[k]] += data[k] * uj
 
 
+# ---- lanes: L settings of one run (e.g. step scales) on the same data, iterates (L, P, d), per-sample values (L, P, m).
+# Each block row is read once for all L lanes (from cache for the second and later lanes); every lane's sums are the
+# single-lane kernel's, term for term in the same order, so lane l of a lanes kernel equals the single-lane kernel on
+# lane l's arrays bit for bit (tests/kernels/test_consensus_kernels.py).
+@numba.njit(cache=True)
+def margins_lanes(indptr, cols, data, n_blocks, ids, b, w, z):
+    """z[l, q, j] = b[p % B, j] (a_j^T w[l, q]) for every lane l and the rows j of the block of problem p = ids[q]:
+    ``margins`` of each lane, reading each row once."""
+    L = w.shape[0]
+    m, nb, one = np.uint64(z.shape[2]), np.uint64(n_blocks), np.uint64(1)
+    for q in range(ids.size):
+        blk = np.uint64(ids[q]) % nb
+        r0 = blk * m
+        bq = b[blk]
+        for j in range(m):
+            lo, hi = np.uint64(indptr[r0 + j]), np.uint64(indptr[r0 + j + one])
+            for lane in range(L):
+                wq = w[lane, q]
+                s = 0.0
+                for k in range(lo, hi):
+                    s += data[k] * wq[cols[k]]
+                z[lane, q, j] = bq[j] * s
+
+
+@numba.njit(cache=True)
+def neg_b_tproduct_lanes(indptr, cols, data, n_blocks, ids, b, s, out):
+    """out[l, q] = sum_j (-b[p % B, j]) s[l, q, j] a_j (p = ids[q]): ``neg_b_tproduct`` of each lane, reading each
+    row once."""
+    L = s.shape[0]
+    m, nb, one = np.uint64(s.shape[2]), np.uint64(n_blocks), np.uint64(1)
+    for q in range(ids.size):
+        blk = np.uint64(ids[q]) % nb
+        r0 = blk * m
+        bq = b[blk]
+        for lane in range(L):
+            out[lane, q, :] = 0.0
+        for j in range(m):
+            lo, hi = np.uint64(indptr[r0 + j]), np.uint64(indptr[r0 + j + one])
+            for lane in range(L):
+                uj = -bq[j] * s[lane, q, j]
+                oq = out[lane, q]
+                for k in range(lo, hi):
+                    oq[cols[k]] += data[k] * uj
+
+
+@numba.njit(cache=True)
+def clipped_grad_sum_lanes(indptr, cols, data, n_blocks, ids, b, z, row_norms, clip, out):
+    """out[l, q] = ``clipped_grad_sum`` of lane l's margins z[l, q] (the same arithmetic per lane), reading each row
+    once."""
+    L = z.shape[0]
+    m, nb, one = np.uint64(z.shape[2]), np.uint64(n_blocks), np.uint64(1)
+    for q in range(ids.size):
+        blk = np.uint64(ids[q]) % nb
+        r0 = blk * m
+        bq, nq = b[blk], row_norms[blk]
+        for lane in range(L):
+            out[lane, q, :] = 0.0
+        for j in range(m):
+            lo, hi = np.uint64(indptr[r0 + j]), np.uint64(indptr[r0 + j + one])
+            for lane in range(L):
+                s = 1.0 / (1.0 + math.exp(z[lane, q, j]))
+                t = s * nq[j]
+                t = t if t >= 1e-300 else 1e-300
+                c = clip / t
+                c = c if c < 1.0 else 1.0
+                uj = -bq[j] * (s * c)
+                oq = out[lane, q]
+                for k in range(lo, hi):
+                    oq[cols[k]] += data[k] * uj
+
+
 @numba.njit(inline="always")
 def _block_hvp(indptr, cols, data, blk, m, d, cq, vq, oq):
     """oq = sum_j cq[j] a_j (a_j^T vq) over the m rows j of block blk, reading each row once."""

@@ -67,6 +67,32 @@ def _csr_grad_sum_many(indptr, indices, data, x, out):
                 out[j, r] += a * m[r]
 
 
+@numba.njit(cache=True)
+def _csr_grad_sum_lanes(indptr, indices, data, x, out):
+    # x, out (L, d): lane l's sums are _csr_grad_sum_one's on x[l], term for term; each row is read once for all
+    # lanes (from cache for the second and later lanes)
+    L = x.shape[0]
+    for i in range(len(indptr) - 1):
+        lo, hi = uint64(indptr[i]), uint64(indptr[i + 1])
+        for lane in range(L):
+            xl, ol = x[lane], out[lane]
+            m = 0.0
+            for jj in range(lo, hi):
+                m += data[jj] * xl[uint64(indices[jj])]
+            s = 1.0 / (1.0 + math.exp(m))
+            for jj in range(lo, hi):
+                ol[uint64(indices[jj])] += data[jj] * s
+
+
+def csr_grad_sum_lanes(Xm, x: np.ndarray) -> np.ndarray:
+    """G = Xm^T sigma(-Xm x) for L lanes x (L, d) (rows: the iterates of L settings of one run): (L, d), one sweep
+    over the rows for all lanes. Lane l equals `csr_grad_sum(Xm, x[l][:, None])[:, 0]` bit for bit."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    out = np.zeros_like(x)
+    _csr_grad_sum_lanes(Xm.indptr, Xm.indices, Xm.data, x, out)
+    return out
+
+
 FUSE_MIN_RUNS = 16  # below this many runs (but above 1) the fused sweep is no faster than scipy's two products
 
 

@@ -188,6 +188,21 @@ class GradientPerturbation(GaussianMechanism):
             out.append(res.x_T)
         return np.stack(out)
 
+    def run_lanes(self, problems: Iterable, cal: dict | None, T: int, rngs, scales, *,
+                  noiseless: bool = False) -> np.ndarray:
+        """`run` at each multiple of `scales` of eta, as lanes of one run per repeat (``linearized.run_lanes``: the
+        same rows, u_0 and noise draws for every lane): (L, R, 1, d), lane l equal bit for bit to
+        ``replace(self, step_scale=scales[l]).run(...)`` with fresh Generators of the same seeds."""
+        sigma = 0.0 if noiseless else float(cal["sigma"])
+        out = []
+        for problem, g in zip(problems, rngs):
+            eta = fl.resolve_step_size({"eta": self.eta, "eta_rule": self.eta_rule, "rho": self.rho}, self.dataset,
+                                       problem)[0]
+            etas = [eta if float(s) == 1.0 else eta * float(s) for s in scales]
+            out.append(lin.run_lanes(problem, T=T, etas=etas, rho=self.rho, gamma=self.gamma, sigma=sigma,
+                                     accelerated=self.accelerated, rng=g, u0=self.u0))
+        return np.stack(out, axis=1)[:, :, None, :]
+
     # ------------------------------------------------------------------------------------------- audits
     def audit_case(self, canary: GradientCanary, epsilon: float, delta: float, graph: dict) -> AuditCase:
         """One iteration (T = 1) started at x_0 = the canary state, on the fused lasso (11) of each canary dataset
