@@ -197,3 +197,23 @@ def test_run_lanes_equal_one_run_per_step_size(accelerated, u0, sigma):
         assert not np.array_equal(lanes[0], lanes[1])
         if sp.issparse(rows):
             np.testing.assert_array_equal(prob.grad_lanes(lanes), np.stack([prob.grad(x) for x in lanes]))
+
+
+def test_run_lanes_fail_loudly_on_a_diverging_lane():
+    """A lane whose step diverges stops the whole run with DivergedError naming that lane's eta (never a half-run
+    result), as its own run would; bad step sizes are refused before any work."""
+    from repro_dpadmm.problems.l2_logistic import L2Logistic
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((80, 7))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    prob = L2Logistic(X=X, y=np.where(X @ rng.standard_normal(7) > 0, 1.0, -1.0), lam=1e-3)
+    eta_bad = 1e5   # the x-step's rho-term grows by a factor of about eta rho per iteration
+    with pytest.raises(lin.DivergedError) as exc:
+        lin.run(prob, T=500, eta=eta_bad, u0="zero")
+    with pytest.raises(lin.DivergedError) as lanes_exc:
+        lin.run_lanes(prob, T=500, etas=[0.1, eta_bad], u0="zero")
+    assert lanes_exc.value.eta == exc.value.eta == eta_bad
+    for etas in ([], [0.1, -1.0], [[0.1]]):
+        with pytest.raises(ValueError, match="etas must be"):
+            lin.run_lanes(prob, T=3, etas=etas)
