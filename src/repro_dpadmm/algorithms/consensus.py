@@ -55,7 +55,7 @@ import scipy.sparse as sp
 from ..datasets import partition
 from ..history import History
 from ..kernels import consensus as kc
-from ..kernels.logistic_math import loss_inplace
+from ..kernels.logistic_math import loss_inplace, sigmoid_neg_inplace
 from ..privacy.bounds import huang2019 as hb
 from ..privacy.mechanisms import check_epsilon_delta, stacked_gamma_norm
 from ..problems import regularizers
@@ -185,13 +185,15 @@ class StarData:
     def mean_grad_lanes(self, w: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
         """``mean_grad`` of L lanes at once: w (L, R, n, d) (z: their margins, (L, R, n, m)) -> (L, R, n, d); lane l
         equals ``mean_grad(w[l])`` bit for bit."""
-        z = self.margins_lanes(w) if z is None else z
-        L, R = z.shape[:2]
-        ids = self._all(z[0])
+        # sigma(-z): in place on margins made here (the same numbers as sigmoid_neg's copy)
+        sg = sigmoid_neg_inplace(self.margins_lanes(w)) if z is None else sigmoid_neg(z)
+        L, R = sg.shape[:2]
+        ids = self._all(sg[0])
         out = np.empty((L, ids.size, self.d))
-        sg = sigmoid_neg(z).reshape(L, ids.size, self.m)
+        sg = sg.reshape(L, ids.size, self.m)
         kc.neg_b_tproduct_lanes(*self.kernel_args(), ids, self.b.reshape(-1, self.m), sg, out)
-        return out.reshape(L, R, self.n, self.d) / self.m
+        out /= self.m
+        return out.reshape(L, R, self.n, self.d)
 
     def hvp(self, c: np.ndarray, v: np.ndarray) -> np.ndarray:
         """(1/m) sum_j c_ij a_ij a_ij^T v_i (the data part of a Hessian-vector product; c = s (1 - s)): (R, n, d)."""
