@@ -164,12 +164,14 @@ def test_local_columns(d, dtype):
 
 @pytest.mark.parametrize("D,R", [(2, 2), (1, 3)])
 @pytest.mark.parametrize("subset", [False, True])
-def test_lane_kernels_equal_the_single_lane_kernels_on_every_lane(D, R, subset):
-    """margins, neg_b_tproduct and clipped_grad_sum over L lanes (one read of each row for all lanes) give, lane by
-    lane, the single-lane kernel's numbers bit for bit (the same sums in the same order)."""
+@pytest.mark.parametrize("L", [1, 4, 6])
+def test_lane_kernels_equal_the_single_lane_kernels_on_every_lane(D, R, subset, L):
+    """margins, neg_b_tproduct and clipped_grad_sum over L lanes (one read of each row for all lanes; groups of four
+    lanes and the rest one by one) give, lane by lane, the single-lane kernel's numbers bit for bit (the same sums in
+    the same order)."""
     data, rng = _data(D)
     n, m, d = data.n, data.m, data.d
-    L, P = 4, R * n
+    P = R * n
     ids = np.array([4, 1, 2]) if subset else np.arange(P)
     X = data.Xb
     args = (X.indptr, data.local_cols, X.data, D * n, ids)
