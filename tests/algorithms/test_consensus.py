@@ -449,11 +449,11 @@ def test_dpadmm_lanes_equal_one_run_per_step_schedule(D, R, per_agent, noisy):
     base = hb.eta_schedule("l2", T, data.m, z=z, lam_n=1e-3, d=data.d)
     if per_agent:
         base = base[:, None] * np.array([1.0, 0.5, 2.0, 1.5])
-    scales = np.array([0.3, 1.0, 10.0])
+    scales = np.array([0.1, 0.3, 1.0, 3.0, 10.0])   # a group of four lanes and one more (the lane kernels)
     etas = scales.reshape(-1, *([1] * base.ndim)) * base
     lanes = cs.dpadmm_lanes(data, reg="l2", T=T, rngs=repeat_generators(5, R, "lanes"), noise_multiplier=z, etas=etas,
                             rho=0.1, lam_n=1e-3, add_noise=noisy)
-    assert lanes.shape == (3, R, 4, 6)
+    assert lanes.shape == (5, R, 4, 6)
     for lane, eta in enumerate(etas):
         one = cs.dpadmm(data, reg="l2", T=T, rngs=repeat_generators(5, R, "lanes"), noise_multiplier=z, eta=eta,
                         rho=0.1, lam_n=1e-3, add_noise=noisy, record=False).meta["w_tilde"]

@@ -181,12 +181,12 @@ def test_run_lanes_equal_one_run_per_step_size(accelerated, u0, sigma):
     X = rng.standard_normal((80, 7)) * (rng.random((80, 7)) < 0.4)
     X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
     y = np.where(X @ rng.standard_normal(7) > 0, 1.0, -1.0)
-    etas = [0.4, 4.0, 12.0]
+    etas = [0.4, 1.0, 4.0, 8.0, 12.0]   # a group of four lanes and one more
     for rows in (sp.csr_matrix(X), X):
         prob = L2Logistic(X=rows, y=y, lam=1e-3)
         lanes = lin.run_lanes(prob, T=9, etas=etas, sigma=sigma, accelerated=accelerated, u0=u0,
                               rng=repeat_generators(2, 1, "lanes")[0])
-        assert lanes.shape == (3, 7)
+        assert lanes.shape == (5, 7)
         for lane, eta in enumerate(etas):
             one = lin.run(prob, T=9, eta=eta, sigma=sigma, accelerated=accelerated, u0=u0, repeats=1,
                           rngs=repeat_generators(2, 1, "lanes"))

@@ -91,14 +91,14 @@ def test_dpsgd_lanes_equal_one_run_per_learning_rate(D, R, convention):
     lanes) give each lane's w^T bit for bit as its own run with fresh Generators of the same seeds; with and without
     noise, clipping active (clip below the row norms)."""
     _, _, data = star_problem(n=4, m=30, d=6, D=D)
-    lrs = [0.01, 0.1, 1.0]
+    lrs = [0.01, 0.03, 0.1, 0.3, 1.0]   # a group of four lanes and one more (the lane kernels)
     for noise, clip in (({"noise_multiplier": 2.0}, 0.3), ({"sigma_value": 0.0}, 0.3), ({"noise_multiplier": 2.0},
                                                                                           hb.C1)):
         lanes = sgd.dpsgd_lanes(data, reg="l2", T=6, rngs=repeat_generators(3, R, "lanes"), lrs=lrs, clip=clip,
                                 convention=convention, lam_n=1e-3, **noise)
-        assert lanes.shape == (3, R, 6)
+        assert lanes.shape == (5, R, 6)
         for lane, lr in enumerate(lrs):
             one = sgd.dpsgd(data, reg="l2", T=6, rngs=repeat_generators(3, R, "lanes"), lr=lr, clip=clip,
                             convention=convention, lam_n=1e-3, record=False, **noise).meta["w"]
             np.testing.assert_array_equal(lanes[lane], one)
-        assert not np.array_equal(lanes[0], lanes[2])
+        assert not np.array_equal(lanes[0], lanes[4])

@@ -459,7 +459,7 @@ def test_step_lanes_give_the_job_of_the_runs_one_after_another(processed_root, m
     """A tunable job's step multiples run as lanes of one batched run write the job the multiples run one after
     another write: every multiple's test errors and training objectives, the chosen step and its readings, bit for
     bit (the same data, calibration and noise draws; only the timings differ)."""
-    p = tiny_params(seed=0, step_grid=[0.3, 1.0, 3.0])
+    p = tiny_params(seed=0, step_grid=[0.1, 0.3, 1.0, 3.0, 10.0])
     cls = type(bf.METHODS[method].prototype)
     lanes = bf.run_job(method, level, p, processed_root)
     monkeypatch.setattr(cls, "has_lanes", classmethod(lambda c: False))
@@ -468,5 +468,5 @@ def test_step_lanes_give_the_job_of_the_runs_one_after_another(processed_root, m
     assert set(lanes) == set(one_by_one)
     assert {k: v for k, v in lanes.items() if k not in timing} == {k: v for k, v in one_by_one.items()
                                                                    if k not in timing}
-    assert set(lanes["step_sweep"]) == {"0.3", "1", "3"}
-    assert lanes["step_sweep"]["0.3"]["train_objective"] != lanes["step_sweep"]["3"]["train_objective"]
+    assert set(lanes["step_sweep"]) == {"0.1", "0.3", "1", "3", "10"}
+    assert lanes["step_sweep"]["0.1"]["train_objective"] != lanes["step_sweep"]["10"]["train_objective"]

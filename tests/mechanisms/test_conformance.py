@@ -160,7 +160,7 @@ def test_step_lanes_are_the_runs_at_each_multiple(method, frontier_data):
     assert mech.step_name is not None   # lanes are the multiples of a learning rate
     cal = bf.calibrate_method(method, 1.0, ctx)
     train = bf.train_csr(X, splits)
-    scales = [0.5, 1.0, 4.0]
+    scales = [0.25, 0.5, 1.0, 2.0, 4.0]   # a group of four lanes and one more (the lane kernels)
 
     def rngs():
         return bf._rngs({**SMALL, "seed": 0}, method, "eps1", mech.layout.block)
@@ -176,7 +176,7 @@ def test_step_lanes_are_the_runs_at_each_multiple(method, frontier_data):
                                                                             train), cal, T, r["noise"],
                                                                   noiseless=noiseless)
             np.testing.assert_array_equal(lane, one)
-        assert not np.array_equal(lanes[0], lanes[2])
+        assert not np.array_equal(lanes[0], lanes[4])
 
 
 # ------------------------------------------------------------------------------------------------- audits
