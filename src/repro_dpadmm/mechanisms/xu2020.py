@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
@@ -196,8 +196,7 @@ class GradientPerturbation(GaussianMechanism):
         sigma = 0.0 if noiseless else float(cal["sigma"])
         out = []
         for problem, g in zip(problems, rngs):
-            eta = fl.resolve_step_size({"eta": self.eta, "eta_rule": self.eta_rule, "rho": self.rho}, self.dataset,
-                                       problem)[0]
+            eta = replace(self, step_scale=1.0).step_size(problem)   # the paper's eta, then `step_size`'s rule
             etas = [eta if float(s) == 1.0 else eta * float(s) for s in scales]
             out.append(lin.run_lanes(problem, T=T, etas=etas, rho=self.rho, gamma=self.gamma, sigma=sigma,
                                      accelerated=self.accelerated, rng=g, u0=self.u0))
