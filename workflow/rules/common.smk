@@ -71,6 +71,15 @@ def frontier_jobs():
     return jobs_of(item_config("beyond", "frontier"))
 
 
+def frontier_paired_methods():
+    """A wildcard pattern of the frontier's methods whose level jobs run together with their noise-free twins
+    (rule frontier_job_pair; repro_dpadmm.experiments.beyond_frontier.pairs_with_floor: ZKL's), or one that matches
+    nothing."""
+    from repro_dpadmm.experiments.beyond_frontier import METHODS, pairs_with_floor
+
+    return "|".join(m for m in METHODS if pairs_with_floor(m, "eps1")) or "(?!x)x"
+
+
 def frontier_job_params(wildcards):
     """The frontier config as one job sees it: its own method and level only (the floor: no method, every level),
     so that adding a level or a method re-runs only the new jobs (params changes trigger re-runs)."""

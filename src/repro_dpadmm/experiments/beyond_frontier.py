@@ -409,6 +409,51 @@ def run_job(method: str, level: str, params: dict, root: Path | None = None) -> 
     return out
 
 
+def pairs_with_floor(method: str, level: str) -> bool:
+    """Whether the job (method, level) runs together with its optimiser floor (`run_job_pair`): a method without a
+    learning rate whose noise-free run depends on the level (ZKL's C) and whose mechanism runs the private run and
+    its noise-free twin as two lanes of one run (`Mechanism.run_with_floor`), at a level of the grid (not a
+    noiseless job itself)."""
+    m = METHODS.get(method)
+    return (m is not None and not level.endswith(NOISELESS) and m.has_noiseless and m.noiseless_per_level
+            and not m.tunable and type(m.prototype).has_floor_lanes())
+
+
+def run_job_pair(method: str, level: str, params: dict, root: Path | None = None) -> tuple[dict, dict]:
+    """The jobs (method, level) and (method, '<level>-noiseless') as one: calibrated once, the private run and its
+    noise-free twin as two lanes of one run (`Mechanism.run_with_floor`, on the data every job of the method draws),
+    each evaluated. The two records are those `run_job` writes for each job, bit for bit but for the timings: the
+    time of the shared part (data, calibration, the run) is split evenly between them, each adds its own
+    evaluation, and the calibration time is the private run's (tests/experiments/test_beyond_frontier.py)."""
+    check_job(method, level, params)
+    if not pairs_with_floor(method, level):
+        raise ValueError(f"{method}/{level} does not run paired with its noise-free run; run its jobs one by one")
+    ctx = context(params)
+    t0, c0 = time.perf_counter(), time.process_time()
+    X, y, splits = data(params, root)
+    train = train_csr(X, splits)
+    base = {"method": method, "params_hash": canonical_hash(job_params(params)), "repeats": len(splits)}
+    tc = time.perf_counter()
+    cal = calibrate_method(method, {level_key(v): float(v) for v in params["levels"]}[level], ctx)
+    cal_time = time.perf_counter() - tc
+    mech = configured(method, ctx)
+    rngs = _rngs(params, method, level, METHODS[method].layout.block)
+    out, times = [], []
+    with threadpool_limits(limits=int(params.get("blas_threads", 1))):
+        runs = mech.run_with_floor(layout(method, X, y, splits, ctx, rngs["agents"], train), cal, ctx.T,
+                                   rngs["noise"])
+        shared = (time.perf_counter() - t0, time.process_time() - c0)
+        for lv, models, quiet in ((level, runs[0], False), (f"{level}-{NOISELESS}", runs[1], True)):
+            w, c = time.perf_counter(), time.process_time()
+            out.append({**base, "level": lv, "calibration": cal, "noiseless": quiet,
+                        **_evaluate(models, X, y, splits, ctx.lam, train), "readings": {},
+                        "calibration_time_s": 0.0 if quiet else cal_time})
+            times.append((time.perf_counter() - w, time.process_time() - c))
+    for rec, (w, c) in zip(out, times):
+        rec.update(wall_time_s=shared[0] / 2 + w, cpu_time_s=shared[1] / 2 + c)
+    return out[0], out[1]
+
+
 # Every key a job file holds (run_job's record, the floor's, a "not run" record's): a JSON file with any other key,
 # or without a method and a level, is not a job file, and `frontier-job --out` never replaces it.
 JOB_KEYS = {"method", "level", "params_hash", "repeats", "test_error", "train_objective", "trivial_error",

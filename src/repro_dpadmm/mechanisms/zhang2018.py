@@ -127,7 +127,7 @@ class _ZklMechanism(Mechanism):
         """(`run`, `run(noiseless=True)`) as two lanes of one run per repeat: the private run and its noise-free twin
         share the nodes' rows, C and the schedules, and are the two repeats of one solve with independent repeats
         (``decentralized.solve_local``: each lane's own CG forcing and stop), the twin drawing no noise. Each equals
-        its separate run bit for bit (tests/mechanisms/test_zhang2018_mechanisms.py); both (R, N, d)."""
+        its separate run bit for bit (tests/experiments/test_beyond_frontier.py); both (R, N, d)."""
         _, _, kw = self.schedules(T)
         C, alpha = float(cal["C"]), float(cal["alpha"])
         rho = self.lam * C * self.N
