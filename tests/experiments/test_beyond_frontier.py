@@ -329,6 +329,27 @@ def test_load_jobs_reruns_a_stale_job_and_refuses_when_asked(processed_root, tmp
     assert bf.job_path(tmp_path, *bf.FLOOR).is_file()
 
 
+@pytest.mark.mirror
+def test_load_jobs_runs_a_missing_zkl_level_with_its_noise_free_run(processed_root, tmp_path, monkeypatch):
+    """The notebook's load_jobs runs a ZKL level whose noiseless job is missing too as one paired job, and a lone
+    missing noiseless job on its own; the files are the jobs' either way."""
+    p = tiny_params(methods=["zhang_radmm"])
+    calls = []
+    pair, one = bf.run_job_pair, bf.run_job
+    monkeypatch.setattr(bf, "run_job_pair", lambda *a, **k: calls.append(("pair", a[1])) or pair(*a, **k))
+    monkeypatch.setattr(bf, "run_job", lambda *a, **k: calls.append(("one", a[1])) or one(*a, **k))
+    jobs = bf.load_jobs(p, tmp_path, root=processed_root, log=lambda s: None)
+    assert calls == [("pair", "eps1"), ("one", "nonprivate")]
+    quiet = json.loads(bf.job_path(tmp_path, "zhang_radmm", "eps1-noiseless").read_text())
+    assert quiet["level"] == "eps1-noiseless" and quiet == json.loads(json.dumps(jobs[("zhang_radmm",
+                                                                                       "eps1-noiseless")]))
+    bf.job_path(tmp_path, "zhang_radmm", "eps1-noiseless").unlink()
+    calls.clear()
+    again = bf.load_jobs(p, tmp_path, root=processed_root, log=lambda s: None)
+    assert calls == [("one", "eps1-noiseless")]
+    assert again[("zhang_radmm", "eps1-noiseless")]["test_error"] == quiet["test_error"]
+
+
 def test_cli_job_without_the_dataset_is_recorded_not_run(tmp_path, monkeypatch, capsys):
     from repro_dpadmm import cli
 
