@@ -61,7 +61,8 @@ def item_dataset_records(wildcards):
     return [f"resources/processed/{name}.json" for name in names]
 
 
-# beyond/frontier runs as one job per (method, level) (rule frontier_job in beyond.smk).
+# beyond/frontier runs as one job per (method, level) (rule frontier_job in beyond.smk; ZKL's level jobs with their
+# noise-free runs, rule frontier_job_pair).
 def frontier_jobs():
     """(method, level) of every job of beyond/frontier; levels named as repro_dpadmm's level_key (0.1 -> eps0.1)."""
     if "frontier" not in config["papers"].get("beyond", {}):

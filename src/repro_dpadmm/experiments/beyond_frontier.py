@@ -34,7 +34,8 @@ The grid is split into one job per (method, level) so that a cluster runs it in 
 `results/beyond/frontier/jobs/<method>/<level>.json`, plus one job for the non-private floor
 (`jobs/floor/nonprivate.json`) and, per method, its optimiser floor: the same method, calibration and T without the
 noise (`jobs/<method>/<level>-noiseless.json`, or `jobs/<method>/noiseless.json` where the noise-free run does not
-depend on the level); the notebook only loads them (`load_jobs`, which runs a missing or stale job itself when the
+depend on the level); ZKL's methods run a level's job and its noiseless one as two lanes of one run (`run_job_pair`,
+rule `frontier_job_pair`, CLI `--floor-out`: both files, the numbers of the two jobs alone); the notebook only loads them (`load_jobs`, which runs a missing or stale job itself when the
 notebook is run by hand) and aggregates (`summarise`, `metrics`, `conclusions`, `figure`).
 
 What the aggregation decides, every part from the numbers (differences judged paired over the repeats, which share
@@ -525,11 +526,13 @@ def load_jobs(params: dict, out_dir: str | Path, *, run_missing: bool = True, ro
              if pairs_with_floor(m, lv) and (m, f"{lv}-{NOISELESS}") in todo}
     units = [ml for ml in todo if ml not in twins.values()]
     for method, level in progress(units, "frontier jobs", name=lambda ml: "/".join(ml)):  # a line per job run here
-        jobs = run_job_pair(method, level, params, root) if (method, level) in twins else \
-            (run_job(method, level, params, root),)
-        for job in jobs:
-            out[(method, job["level"])] = job
-            write_job(job, job_path(out_dir, method, job["level"]))
+        if (method, level) in twins:
+            done = zip((level, twins[(method, level)][1]), run_job_pair(method, level, params, root))
+        else:
+            done = ((level, run_job(method, level, params, root)),)
+        for lv, job in done:
+            out[(method, lv)] = job
+            write_job(job, job_path(out_dir, method, lv))
     return out
 
 
