@@ -15,6 +15,13 @@ sum over 400 MiB, bench_huang2019.stream_bandwidth). A share above 100% means th
 streaming the matrix k times could.
 
     python benchmarks/bench_lanes.py [--reps 7]
+    python benchmarks/bench_lanes.py --frontier [--level eps1]   # the frontier's step lanes (needs the Adult data)
+
+`--frontier`: the equal-privacy frontier's step multiples (beyond_frontier.step_runs) at the paper's settings
+(config/config.yaml), per tunable method at one level and in its optimiser-floor job: the CPU time of the runs of
+every multiple one after another against the same multiples as lanes of one batched run (`Mechanism.run_lanes`), and
+whether every lane's models equal the run's bit for bit. Only the runs are timed: a job also calibrates, loads the
+data and evaluates every multiple's models, which lanes do not change.
 """
 
 from __future__ import annotations
@@ -119,11 +126,77 @@ def table(result: dict) -> str:
     return "\n\n".join(parts)
 
 
+def frontier_lanes(level: str = "eps1", configfile: str = "config/config.yaml", log=print) -> list[dict]:
+    """Per tunable frontier method, at `level` and in its noiseless job: the CPU seconds of `step_runs` one multiple
+    after another and as lanes, and whether the models are equal bit for bit."""
+    from dataclasses import replace
+
+    import yaml
+
+    from repro_dpadmm.experiments import beyond_frontier as bf
+    from repro_dpadmm.paths import project_root
+
+    cfg = yaml.safe_load((project_root() / configfile).read_text())
+    params = {**cfg["papers"]["beyond"]["frontier"], "seed": cfg["seed"]}
+    params.pop("datasets", None)
+    ctx = bf.context(params)
+    X, y, splits = bf.data(params)
+    train = bf.train_csr(X, splits)
+    grid = bf.step_grid(params)
+    levels = {bf.level_key(v): float(v) for v in params["levels"]}
+    rows = []
+    for method in params["methods"]:
+        m = bf.METHODS[method]
+        if not m.tunable:
+            continue
+        for lv in (level, bf.noiseless_level(method, level)) if m.has_noiseless else (level,):
+            base = lv.removesuffix(f"-{bf.NOISELESS}")
+            cal = bf.calibrate_method(method, levels[base], ctx) if base in levels else None
+            mech = bf.configured(method, ctx)
+            noiseless = lv.endswith(bf.NOISELESS)
+            times, out = {}, {}
+            for way in ("one after another", "lanes"):
+                t0 = time.process_time()
+                if way == "lanes":
+                    out[way] = [w for _, w in bf.step_runs(method, mech, grid, X, y, splits, train, cal, ctx, lv,
+                                                           noiseless)]
+                else:  # the sequential path of step_runs, whatever the mechanism offers
+                    out[way] = []
+                    for scale in grid:
+                        rngs = bf._rngs(params, method, lv, m.layout.block)
+                        data_ = bf.layout(method, X, y, splits, ctx, rngs["agents"], train)
+                        out[way].append(replace(mech, step_scale=scale).run(data_, cal, ctx.T, rngs["noise"],
+                                                                            noiseless=noiseless))
+                times[way] = time.process_time() - t0
+            same = all(np.array_equal(a, b) for a, b in zip(out["one after another"], out["lanes"]))
+            rows.append({"method": method, "level": lv, "multiples": len(grid), "sequential_s": times[
+                "one after another"], "lanes_s": times["lanes"], "equal": same})
+            log(f"frontier lanes: {method}/{lv}: {times['one after another']:.2f} s one after another, "
+                f"{times['lanes']:.2f} s as lanes, bit-equal: {same}")
+    return rows
+
+
+def frontier_table(rows: list[dict]) -> str:
+    lines = ["| method | job | multiples | one after another (CPU s) | lanes (CPU s) | speed-up | bit-equal |",
+             "|:---|:---|---:|---:|---:|---:|:---:|"]
+    lines += [f"| {r['method']} | {r['level']} | {r['multiples']} | {r['sequential_s']:.2f} | {r['lanes_s']:.2f} | "
+              f"{r['sequential_s'] / r['lanes_s']:.2f}x | {'yes' if r['equal'] else 'NO'} |" for r in rows]
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--scale", type=int, default=10, help="the larger matrix: a9a's rows this many times")
+    ap.add_argument("--frontier", action="store_true", help="the frontier's step multiples as lanes (paper settings)")
+    ap.add_argument("--level", default="eps1", help="--frontier: the level of the jobs timed")
     args = ap.parse_args()
+    if args.frontier:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1):   # as the frontier's jobs run (blas_threads: 1)
+            print("\n" + frontier_table(frontier_lanes(args.level)))
+        return
     print("\n" + table(measure(args.reps, args.scale)))
 
 

@@ -402,19 +402,33 @@ def cmd_frontier_job(args) -> int:
     out = Path(args.out or bf.job_path(f"results/{bf.PAPER}/{bf.ITEM}", args.method, args.level))
     _check_out_file(out, ".json", lambda path: bf.is_job_file(path, args.method, args.level),
                     f"{args.method}/{args.level} job")
+    outs = {args.level: out}
+    if args.floor_out:   # the level's noise-free twin in the same run (bf.run_job_pair)
+        if not bf.pairs_with_floor(args.method, args.level):
+            raise ValueError(f"--floor-out: {args.method}/{args.level} does not run paired with its noise-free run "
+                             f"(ZKL's methods do, at a level of the grid); run its noiseless job on its own")
+        quiet = f"{args.level}-{bf.NOISELESS}"
+        outs[quiet] = Path(args.floor_out)
+        if outs[quiet].resolve() == out.resolve():
+            raise ValueError("--floor-out must differ from --out")
+        _check_out_file(outs[quiet], ".json", lambda path: bf.is_job_file(path, args.method, quiet),
+                        f"{args.method}/{quiet} job")
     ok, reason = is_available(bf.DATASET)
     if not ok:  # recorded, not an error: the item then says "not run" (runner.run_item)
-        bf.write_job({"method": args.method, "level": args.level, "status": "not run",
-                      "reason": f"dataset unavailable: {reason.splitlines()[0] if reason else bf.DATASET}"}, out)
-        print(f"{args.method}/{args.level}: not run ({bf.DATASET} unavailable) -> {printable(out)}")
+        for level, path in outs.items():
+            bf.write_job({"method": args.method, "level": level, "status": "not run",
+                          "reason": f"dataset unavailable: {reason.splitlines()[0] if reason else bf.DATASET}"}, path)
+            print(f"{args.method}/{level}: not run ({bf.DATASET} unavailable) -> {printable(path)}")
         return 0
-    job = bf.run_job(args.method, args.level, params)
-    bf.write_job(job, out)
-    err = sum(job["test_error"]) / len(job["test_error"])
-    cal = job.get("calibration", {})
-    noise = f", {cal['noise_name']} = {cal['noise']:.4g}" if cal else ""
-    print(f"{args.method}/{args.level}: test error {err:.4f} over {job['repeats']} repeats{noise} "
-          f"({job['wall_time_s']:.1f} s) -> {printable(out)}")
+    jobs = bf.run_job_pair(args.method, args.level, params) if args.floor_out else \
+        (bf.run_job(args.method, args.level, params),)
+    for (level, path), job in zip(outs.items(), jobs):
+        bf.write_job(job, path)
+        err = sum(job["test_error"]) / len(job["test_error"])
+        cal = job.get("calibration", {})
+        noise = f", {cal['noise_name']} = {cal['noise']:.4g}" if cal else ""
+        print(f"{args.method}/{level}: test error {err:.4f} over {job['repeats']} repeats{noise} "
+              f"({job['wall_time_s']:.1f} s) -> {printable(path)}")
     return 0
 
 
@@ -587,6 +601,9 @@ def build_parser() -> argparse.ArgumentParser:
     fj.add_argument("--params", default=None, help="item parameters as JSON (default: from the config)")
     fj.add_argument("--configfile", action="append", default=[], help="config override, e.g. config/smoke.yaml")
     fj.add_argument("--out", default=None, help="default results/beyond/frontier/jobs/<method>/<level>.json")
+    fj.add_argument("--floor-out", default=None, metavar="FILE",
+                    help="also the level's noise-free job (<level>-noiseless), run with it as one (ZKL's methods), "
+                         "written to FILE")
     fj.add_argument("--yes", action="store_true", help="as for `run`: run settings of very large estimated work")
     fj.set_defaults(func=cmd_frontier_job)
 

@@ -435,3 +435,30 @@ def test_the_aggregate_is_the_mean_of_the_shared_models(method):
         h = cs.pvp(data, T=6, rngs=rngs, epsilon=0.1, delta=1e-4, lam_n=1e-3, record=False)
     np.testing.assert_allclose(h.meta["gamma"].sum(axis=1), 0.0, atol=1e-9)
     np.testing.assert_allclose(h.meta["w"], h.meta["w_tilde"].mean(axis=1), atol=1e-12)
+
+
+@pytest.mark.parametrize("D,R", [(1, 3), (2, 2)])
+@pytest.mark.parametrize("per_agent", [False, True])
+@pytest.mark.parametrize("noisy", [True, False])
+def test_dpadmm_lanes_equal_one_run_per_step_schedule(D, R, per_agent, noisy):
+    """Step-size schedules as lanes of one run (shared data sweeps, each noise draw made once and scaled by each
+    lane's sigma_{i,k}) give every lane's final w-tilde^T bit for bit as its own run with fresh Generators of the
+    same seeds; the lanes differ from each other."""
+    _, _, data = _problem(n=4, m=30, d=6, D=D)
+    T, z = 7, 3.0
+    base = hb.eta_schedule("l2", T, data.m, z=z, lam_n=1e-3, d=data.d)
+    if per_agent:
+        base = base[:, None] * np.array([1.0, 0.5, 2.0, 1.5])
+    scales = np.array([0.1, 0.3, 1.0, 3.0, 10.0])   # a group of four lanes and one more (the lane kernels)
+    etas = scales.reshape(-1, *([1] * base.ndim)) * base
+    lanes = cs.dpadmm_lanes(data, reg="l2", T=T, rngs=repeat_generators(5, R, "lanes"), noise_multiplier=z, etas=etas,
+                            rho=0.1, lam_n=1e-3, add_noise=noisy)
+    assert lanes.shape == (5, R, 4, 6)
+    for lane, eta in enumerate(etas):
+        one = cs.dpadmm(data, reg="l2", T=T, rngs=repeat_generators(5, R, "lanes"), noise_multiplier=z, eta=eta,
+                        rho=0.1, lam_n=1e-3, add_noise=noisy, record=False).meta["w_tilde"]
+        np.testing.assert_array_equal(lanes[lane], one)
+    assert not np.array_equal(lanes[0], lanes[1])
+    with pytest.raises(ValueError, match="etas must be positive"):
+        cs.dpadmm_lanes(data, reg="l2", T=T, rngs=repeat_generators(5, R, "lanes"), noise_multiplier=z,
+                        etas=etas[:, :-1], rho=0.1, lam_n=1e-3)

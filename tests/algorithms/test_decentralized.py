@@ -396,3 +396,41 @@ def test_private_radmm_noise_follows_alpha():
         assert mean_norm[alpha] == pytest.approx(5 / alpha, rel=0.06)
     assert mean_norm[2.0] / mean_norm[20.0] == pytest.approx(10, rel=1e-6)  # same draws, scale 1/alpha
 
+
+
+@pytest.mark.parametrize("flat_below", [0.0, 0.3, 1.0])
+def test_independent_repeats_equal_each_repeat_solved_alone_bit_for_bit(flat_below):
+    """With independent repeats each repeat has its own CG forcing term and CG stop and its own preconditioner
+    products, so a repeat's solution, Newton steps and damped steps are those of a solve of that repeat alone, bit for
+    bit, in either layout."""
+    data, f0, kappa, b, C = _spread_problems()
+    both = dz.solve_local(data, f0, kappa, b, C, tol=1e-10, flat_below=flat_below, independent_repeats=True)
+    alone = [dz.solve_local(data, f0[r:r + 1], kappa, b[r:r + 1], C, tol=1e-10, flat_below=flat_below)
+             for r in range(f0.shape[0])]
+    for r, one in enumerate(alone):
+        assert np.array_equal(both.f[r], one.f[0]) and np.array_equal(both.steps[r], one.steps[0])
+        assert np.array_equal(both.damped[r], one.damped[0])
+    assert both.residual == max(one.residual for one in alone)
+
+
+@pytest.mark.parametrize("method", ["m_admm", "r_admm"])
+def test_a_private_run_and_its_noise_free_twin_as_lanes_equal_the_two_runs(method):
+    """Two lanes of one run with independent repeats, the first drawing its noise from a Generator and the second
+    none (generator None), give the private run and the noise-free run of the same settings, bit for bit."""
+    X, y, data = zkl_problem()
+    f0 = np.zeros((1, 4, 5))
+    if method == "m_admm":
+        kw = dict(C=5.0, rho=1.0, eta=dz.geometric(0.5, 1.05, 8), theta=np.full(8, 0.5))
+        alpha = dz.geometric(3.0, 1.04, 8)
+        run = dz.m_admm
+    else:
+        kw = dict(C=5.0, rho=1.0, eta=1.0, gamma=0.2, K=4)
+        alpha = 2.0
+        run = dz.r_admm
+    private = run(data, RING4, f0=f0, alpha=alpha, rngs=repeat_generators(3, 1, "twin"), **kw).meta["f_final"][0]
+    quiet = run(data, RING4, f0=f0, **kw).meta["f_final"][0]
+    lanes = run(data, RING4, f0=np.zeros((2, 4, 5)), alpha=alpha, rngs=[repeat_generators(3, 1, "twin")[0], None],
+                independent_repeats=True, **kw).meta["f_final"]
+    np.testing.assert_array_equal(lanes[0], private)
+    np.testing.assert_array_equal(lanes[1], quiet)
+    assert not np.allclose(private, quiet)

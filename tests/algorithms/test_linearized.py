@@ -163,3 +163,57 @@ def test_a_noisy_run_records_the_noise_it_used():
     assert plain.spends[0].bound is None
     # noise-free runs spend nothing
     assert lin.run(prob, T=3, eta=prob.default_eta(1.0)).spends == []
+
+
+@pytest.mark.parametrize("accelerated", [False, True])
+@pytest.mark.parametrize("u0", ["paper", "zero"])
+@pytest.mark.parametrize("sigma", [0.0, 0.05])
+def test_run_lanes_equal_one_run_per_step_size(accelerated, u0, sigma):
+    """Step sizes as lanes of one run (columns; the rows swept once for all lanes by the compiled lane kernel, u_0
+    and each iteration's noise drawn once) give each lane's x_T bit for bit as its own run with a fresh Generator of
+    the same seed, on sparse rows (the compiled sweep); on dense rows the lanes' gradients are one BLAS product
+    (columns), equal to the one-lane products up to round-off."""
+    import scipy.sparse as sp
+
+    from repro_dpadmm.problems.l2_logistic import L2Logistic
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((80, 7)) * (rng.random((80, 7)) < 0.4)
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    y = np.where(X @ rng.standard_normal(7) > 0, 1.0, -1.0)
+    etas = [0.4, 1.0, 4.0, 8.0, 12.0]   # a group of four lanes and one more
+    for rows in (sp.csr_matrix(X), X):
+        prob = L2Logistic(X=rows, y=y, lam=1e-3)
+        lanes = lin.run_lanes(prob, T=9, etas=etas, sigma=sigma, accelerated=accelerated, u0=u0,
+                              rng=repeat_generators(2, 1, "lanes")[0])
+        assert lanes.shape == (5, 7)
+        for lane, eta in enumerate(etas):
+            one = lin.run(prob, T=9, eta=eta, sigma=sigma, accelerated=accelerated, u0=u0, repeats=1,
+                          rngs=repeat_generators(2, 1, "lanes"))
+            if sp.issparse(rows):
+                np.testing.assert_array_equal(lanes[lane], one.x_T[0])
+            else:
+                np.testing.assert_allclose(lanes[lane], one.x_T[0], rtol=1e-12, atol=1e-14)
+        assert not np.array_equal(lanes[0], lanes[1])
+        if sp.issparse(rows):
+            np.testing.assert_array_equal(prob.grad_lanes(lanes), np.stack([prob.grad(x) for x in lanes]))
+
+
+def test_run_lanes_fail_loudly_on_a_diverging_lane():
+    """A lane whose step diverges stops the whole run with DivergedError naming that lane's eta (never a half-run
+    result), as its own run would; bad step sizes are refused before any work."""
+    from repro_dpadmm.problems.l2_logistic import L2Logistic
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((80, 7))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    prob = L2Logistic(X=X, y=np.where(X @ rng.standard_normal(7) > 0, 1.0, -1.0), lam=1e-3)
+    eta_bad = 1e5   # the x-step's rho-term grows by a factor of about eta rho per iteration
+    with pytest.raises(lin.DivergedError) as exc:
+        lin.run(prob, T=500, eta=eta_bad, u0="zero")
+    with pytest.raises(lin.DivergedError) as lanes_exc:
+        lin.run_lanes(prob, T=500, etas=[0.1, eta_bad], u0="zero")
+    assert lanes_exc.value.eta == exc.value.eta == eta_bad
+    for etas in ([], [0.1, -1.0], [[0.1]]):
+        with pytest.raises(ValueError, match="etas must be"):
+            lin.run_lanes(prob, T=3, etas=etas)

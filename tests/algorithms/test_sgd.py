@@ -82,3 +82,23 @@ def test_sum_convention_is_the_average_convention_at_n_times_the_learning_rate()
     h_def = sgd.dpsgd(data, rngs=repeat_generators(0, 2, "c"), lr=0.02, **run)
     np.testing.assert_array_equal(h_def.meta["w"], h_sum.meta["w"])
     assert sgd.CONVENTIONS[0] == "sum"
+
+
+@pytest.mark.parametrize("D,R", [(1, 3), (2, 2)])
+@pytest.mark.parametrize("convention", ["sum", "average"])
+def test_dpsgd_lanes_equal_one_run_per_learning_rate(D, R, convention):
+    """Learning rates as lanes of one run (shared data sweeps, each repeat's noise drawn once per iteration for all
+    lanes) give each lane's w^T bit for bit as its own run with fresh Generators of the same seeds; with and without
+    noise, clipping active (clip below the row norms)."""
+    _, _, data = star_problem(n=4, m=30, d=6, D=D)
+    lrs = [0.01, 0.03, 0.1, 0.3, 1.0]   # a group of four lanes and one more (the lane kernels)
+    for noise, clip in (({"noise_multiplier": 2.0}, 0.3), ({"sigma_value": 0.0}, 0.3), ({"noise_multiplier": 2.0},
+                                                                                          hb.C1)):
+        lanes = sgd.dpsgd_lanes(data, reg="l2", T=6, rngs=repeat_generators(3, R, "lanes"), lrs=lrs, clip=clip,
+                                convention=convention, lam_n=1e-3, **noise)
+        assert lanes.shape == (5, R, 6)
+        for lane, lr in enumerate(lrs):
+            one = sgd.dpsgd(data, reg="l2", T=6, rngs=repeat_generators(3, R, "lanes"), lr=lr, clip=clip,
+                            convention=convention, lam_n=1e-3, record=False, **noise).meta["w"]
+            np.testing.assert_array_equal(lanes[lane], one)
+        assert not np.array_equal(lanes[0], lanes[4])

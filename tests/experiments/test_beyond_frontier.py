@@ -329,6 +329,27 @@ def test_load_jobs_reruns_a_stale_job_and_refuses_when_asked(processed_root, tmp
     assert bf.job_path(tmp_path, *bf.FLOOR).is_file()
 
 
+@pytest.mark.mirror
+def test_load_jobs_runs_a_missing_zkl_level_with_its_noise_free_run(processed_root, tmp_path, monkeypatch):
+    """The notebook's load_jobs runs a ZKL level whose noiseless job is missing too as one paired job, and a lone
+    missing noiseless job on its own; the files are the jobs' either way."""
+    p = tiny_params(methods=["zhang_radmm"])
+    calls = []
+    pair, one = bf.run_job_pair, bf.run_job
+    monkeypatch.setattr(bf, "run_job_pair", lambda *a, **k: calls.append(("pair", a[1])) or pair(*a, **k))
+    monkeypatch.setattr(bf, "run_job", lambda *a, **k: calls.append(("one", a[1])) or one(*a, **k))
+    jobs = bf.load_jobs(p, tmp_path, root=processed_root, log=lambda s: None)
+    assert calls == [("pair", "eps1"), ("one", "nonprivate")]
+    quiet = json.loads(bf.job_path(tmp_path, "zhang_radmm", "eps1-noiseless").read_text())
+    assert quiet["level"] == "eps1-noiseless" and quiet == json.loads(json.dumps(jobs[("zhang_radmm",
+                                                                                       "eps1-noiseless")]))
+    bf.job_path(tmp_path, "zhang_radmm", "eps1-noiseless").unlink()
+    calls.clear()
+    again = bf.load_jobs(p, tmp_path, root=processed_root, log=lambda s: None)
+    assert calls == [("one", "eps1-noiseless")]
+    assert again[("zhang_radmm", "eps1-noiseless")]["test_error"] == quiet["test_error"]
+
+
 def test_cli_job_without_the_dataset_is_recorded_not_run(tmp_path, monkeypatch, capsys):
     from repro_dpadmm import cli
 
@@ -338,6 +359,11 @@ def test_cli_job_without_the_dataset_is_recorded_not_run(tmp_path, monkeypatch, 
     assert cli.main(["frontier-job", "xu_dpadmm", "eps1", "--params", json.dumps(PARAMS), "--out", str(out)]) == 0
     job = json.loads(out.read_text())
     assert job["status"] == "not run" and "dataset unavailable" in job["reason"]
+    zkl, floor = tmp_path / "zkl.json", tmp_path / "floor.json"   # a paired job records both of its files as not run
+    assert cli.main(["frontier-job", "zhang_pp", "eps1", "--params", json.dumps(PARAMS), "--out", str(zkl),
+                     "--floor-out", str(floor)]) == 0
+    assert [(j["level"], j["status"]) for j in map(json.loads, (zkl.read_text(), floor.read_text()))] == [
+        ("eps1", "not run"), ("eps1-noiseless", "not run")]
     assert cli.main(["frontier-job", "nope", "eps1", "--params", json.dumps(PARAMS), "--out", str(out)]) == 2
     assert "unknown method" in capsys.readouterr().err
 
@@ -382,8 +408,12 @@ def test_cluster_code_path_runs_a_slice(processed_root, tmp_path):
                       "--configfile", "slice.yaml"], proj, {"REPRO_DPADMM_OFFLINE": "1"}, timeout=600)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-4000:]
-    # the outer Snakemake hands each job to the (remote) executor, whose job script runs Snakemake for that job alone
-    assert "Provided remote nodes: 2" in out and out.count("localrule frontier_job") == 2, out[-3000:]
+    # the outer Snakemake hands each job to the (remote) executor, whose job script runs Snakemake for that job alone;
+    # ZKL R-ADMM's level runs with its noise-free run (rule frontier_job_pair, both files), XU's alone
+    assert "Provided remote nodes: 2" in out, out[-3000:]
+    assert out.count("localrule frontier_job:") == 1 and out.count("localrule frontier_job_pair:") == 1, out[-3000:]
+    floor = json.loads((proj / "results/beyond/frontier/jobs/zhang_radmm/eps3-noiseless.json").read_text())
+    assert floor["noiseless"] and floor["calibration"] == json.loads((proj / targets[0]).read_text())["calibration"]
     for t in targets:
         job = json.loads((proj / t).read_text())
         assert job["calibration"]["target"] == 3.0 and 0 <= job["calibration"]["rel_gap"] <= 0.01
@@ -434,3 +464,95 @@ def test_dpadmm_floor_keeps_the_levels_step_sizes(processed_root):
     ctx = bf.context(p)
     np.testing.assert_allclose(floor["step_sweep"]["1"]["test_error"],  # at the paper's step sizes
                                bf._evaluate(w, X, y, splits, ctx.lam)["test_error"])
+
+
+def test_the_tunable_methods_run_their_step_multiples_as_lanes():
+    """Every tunable method of the frontier has a lane form of its run; the exact local solvers have no learning rate
+    and run once; a method whose class changes `run` alone (the toy's two steps per iteration) does not inherit its
+    parent's lanes, which would run the parent's algorithm."""
+    from _toy_method import TwoStepDpSgd
+
+    tunable = {m for m, meth in bf.METHODS.items() if meth.tunable and m != TwoStepDpSgd.id}
+    assert tunable == {"huang_dpadmm", "huang_dpsgd", "xu_dpadmm", "xu_dpaccadmm", "xu_dpadmm_paper",
+                       "xu_dpaccadmm_paper"}
+    assert all(type(bf.METHODS[m].prototype).has_lanes() for m in tunable)
+    assert not any(type(meth.prototype).has_lanes() for m, meth in bf.METHODS.items() if m not in tunable)
+    assert TwoStepDpSgd.id in bf.METHODS  # on the frontier, with the sequential runs
+    assert TwoStepDpSgd.step_name is not None and not TwoStepDpSgd.has_lanes()
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("method, level", [("huang_dpadmm", "eps1"), ("huang_dpsgd", "noiseless"),
+                                           ("xu_dpaccadmm_paper", "eps1")])   # the lanes of each layout's runs:
+# tests/mechanisms/test_conformance.py compares every method's lanes with its runs, noisy and noiseless
+def test_step_lanes_give_the_job_of_the_runs_one_after_another(processed_root, method, level, monkeypatch):
+    """A tunable job's step multiples run as lanes of one batched run write the job the multiples run one after
+    another write: every multiple's test errors and training objectives, the chosen step and its readings, bit for
+    bit (the same data, calibration and noise draws; only the timings differ)."""
+    p = tiny_params(seed=0, step_grid=[0.1, 0.3, 1.0, 3.0, 10.0])
+    cls = type(bf.METHODS[method].prototype)
+    lanes = bf.run_job(method, level, p, processed_root)
+    monkeypatch.setattr(cls, "has_lanes", classmethod(lambda c: False))
+    one_by_one = bf.run_job(method, level, p, processed_root)
+    timing = {"wall_time_s", "cpu_time_s", "calibration_time_s"}
+    assert set(lanes) == set(one_by_one)
+    assert {k: v for k, v in lanes.items() if k not in timing} == {k: v for k, v in one_by_one.items()
+                                                                   if k not in timing}
+    assert set(lanes["step_sweep"]) == {"0.1", "0.3", "1", "3", "10"}
+    assert lanes["step_sweep"]["0.1"]["train_objective"] != lanes["step_sweep"]["10"]["train_objective"]
+
+
+def test_which_jobs_run_paired_with_their_noise_free_run():
+    """ZKL's methods (no learning rate, a noise-free run that depends on the level through C) run each level's job
+    and its optimiser floor as one; every other method, a noiseless job itself and the floor job do not."""
+    paired = {m for m in bf.METHODS if bf.pairs_with_floor(m, "eps1")}
+    assert paired == {"zhang_pp", "zhang_dvp", "zhang_radmm"}
+    assert not bf.pairs_with_floor("zhang_pp", "eps1-noiseless") and not bf.pairs_with_floor(*bf.FLOOR)
+    with pytest.raises(ValueError, match="one by one"):
+        bf.run_job_pair("huang_pvp", "eps1", tiny_params())
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("method", ["zhang_pp", "zhang_dvp", "zhang_radmm"])
+def test_a_paired_job_writes_the_two_jobs_it_replaces(processed_root, method):
+    """A level's job and its noise-free twin run as two lanes of one run give the records the two jobs give alone,
+    bit for bit but for the timings; the shared time is split between them."""
+    p = tiny_params(seed=0)
+    noisy, quiet = bf.run_job_pair(method, "eps1", p, processed_root)
+    alone = bf.run_job(method, "eps1", p, processed_root), bf.run_job(method, "eps1-noiseless", p, processed_root)
+    timing = {"wall_time_s", "cpu_time_s", "calibration_time_s"}
+    for pair, one in zip((noisy, quiet), alone):
+        assert set(pair) == set(one) and set(pair) <= bf.JOB_KEYS
+        assert {k: v for k, v in pair.items() if k not in timing} == {k: v for k, v in one.items() if k not in timing}
+    assert (noisy["level"], quiet["level"]) == ("eps1", "eps1-noiseless") and quiet["noiseless"]
+    assert noisy["train_objective"] != quiet["train_objective"] and quiet["calibration_time_s"] == 0.0
+
+
+@pytest.mark.mirror
+def test_cli_writes_a_level_and_its_noise_free_run_with_floor_out(processed_root, tmp_path, monkeypatch, capsys):
+    """`frontier-job METHOD LEVEL --floor-out FILE` (rule frontier_job_pair) writes the level's job and its noiseless
+    job, the records `run_job_pair` makes; a method that does not pair, a noiseless level or the same file twice
+    are refused before any work."""
+    from repro_dpadmm import cli
+
+    proj = fresh_copy(tmp_path / "project")
+    (proj / "resources/processed").mkdir(parents=True)
+    for ext in ("json", "npz"):
+        shutil.copy2(processed_root / f"resources/processed/adult_huang2019.{ext}", proj / "resources/processed")
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(proj))
+    p = json.dumps(tiny_params(seed=0, methods=["zhang_dvp"]))
+    out, floor = tmp_path / "eps1.json", tmp_path / "eps1-noiseless.json"
+    for args, why in ((["huang_pvp", "eps1"], "does not run paired"), (["zhang_dvp", "eps1-noiseless"],
+                                                                       "does not run paired")):
+        assert cli.main(["frontier-job", *args, "--params", p, "--out", str(out), "--floor-out", str(floor)]) == 2
+        assert why in capsys.readouterr().err and not out.exists() and not floor.exists()
+    assert cli.main(["frontier-job", "zhang_dvp", "eps1", "--params", p, "--out", str(out),
+                     "--floor-out", str(out)]) == 2
+    assert "must differ" in capsys.readouterr().err
+    assert cli.main(["frontier-job", "zhang_dvp", "eps1", "--params", p, "--out", str(out),
+                     "--floor-out", str(floor)]) == 0
+    jobs = [json.loads(f.read_text()) for f in (out, floor)]
+    assert [(j["level"], j["noiseless"]) for j in jobs] == [("eps1", False), ("eps1-noiseless", True)]
+    assert all(bf.is_job_file(f, "zhang_dvp", lv) for f, lv in ((out, "eps1"), (floor, "eps1-noiseless")))
+    assert jobs[1]["test_error"] == bf.run_job("zhang_dvp", "eps1-noiseless", tiny_params(seed=0, methods=[
+        "zhang_dvp"]), processed_root)["test_error"]

@@ -159,3 +159,35 @@ def test_local_columns(d, dtype):
     np.testing.assert_array_equal(got, want)
     with pytest.raises(ValueError, match="block diagonal"):
         kc.local_columns(X, B, data.m, d - 1)
+
+
+
+@pytest.mark.parametrize("D,R", [(2, 2), (1, 3)])
+@pytest.mark.parametrize("subset", [False, True])
+@pytest.mark.parametrize("L", [1, 4, 6])
+def test_lane_kernels_equal_the_single_lane_kernels_on_every_lane(D, R, subset, L):
+    """margins, neg_b_tproduct and clipped_grad_sum over L lanes (one read of each row for all lanes; groups of four
+    lanes and the rest one by one) give, lane by lane, the single-lane kernel's numbers bit for bit (the same sums in
+    the same order)."""
+    data, rng = _data(D)
+    n, m, d = data.n, data.m, data.d
+    P = R * n
+    ids = np.array([4, 1, 2]) if subset else np.arange(P)
+    X = data.Xb
+    args = (X.indptr, data.local_cols, X.data, D * n, ids)
+    b, norms = data.b.reshape(-1, m), data.row_norms.reshape(-1, m)
+    w = rng.standard_normal((L, ids.size, d))
+    s = rng.random((L, ids.size, m))
+    z = 3 * rng.standard_normal((L, ids.size, m))
+    z[0, 0, :3] = (800.0, -800.0, 0.0)   # exp overflow, the smallest sigmoid, a zero margin
+    cases = [("margins", kc.margins_lanes, kc.margins, (b, w), (), m),
+             ("neg_b_tproduct", kc.neg_b_tproduct_lanes, kc.neg_b_tproduct, (b, s), (), d)]
+    cases += [(f"clipped_grad_sum clip={clip}", kc.clipped_grad_sum_lanes, kc.clipped_grad_sum, (b, z),
+               (norms, clip), d) for clip in (0.3, np.inf)]
+    for name, lanes, one, (bb, per_lane), tail, width in cases:
+        got = np.full((L, ids.size, width), np.nan)
+        lanes(*args, bb, per_lane, *tail, got)
+        for lane in range(L):
+            want = np.full((ids.size, width), np.nan)
+            one(*args, bb, np.ascontiguousarray(per_lane[lane]), *tail, want)
+            np.testing.assert_array_equal(got[lane], want, err_msg=f"{name}, lane {lane}")

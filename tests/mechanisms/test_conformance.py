@@ -147,6 +147,62 @@ def test_seeded_runs_repeat_and_noise_matters(method, frontier_data):
     assert np.all(np.isfinite(a))
 
 
+@pytest.mark.parametrize("method", FRONTIER_IDS)
+def test_step_lanes_are_the_runs_at_each_multiple(method, frontier_data):
+    """A method with a lane form (`has_lanes`) runs its step multiples as lanes of one run that equal, lane by lane and
+    bit for bit, `run` at each multiple with fresh Generators of the same seeds (noisy and noiseless); a method with
+    a learning rate but no lane form of its own `run` runs them one after another (the frontier's `step_runs`)."""
+    X, y, splits = frontier_data
+    ctx = bf.context(SMALL)
+    mech = bf.configured(method, ctx)
+    if not type(mech).has_lanes():
+        return   # no lane form of its own run: step_runs runs its multiples one after another
+    assert mech.step_name is not None   # lanes are the multiples of a learning rate
+    cal = bf.calibrate_method(method, 1.0, ctx)
+    train = bf.train_csr(X, splits)
+    scales = [0.25, 0.5, 1.0, 2.0, 4.0]   # a group of four lanes and one more (the lane kernels)
+
+    def rngs():
+        return bf._rngs({**SMALL, "seed": 0}, method, "eps1", mech.layout.block)
+
+    for noiseless in (False, True):
+        r = rngs()
+        lanes = mech.run_lanes(bf.layout(method, X, y, splits, ctx, r["agents"], train), cal, T, r["noise"], scales,
+                               noiseless=noiseless)
+        assert lanes.shape[0] == len(scales)
+        for lane, scale in zip(lanes, scales):
+            r = rngs()
+            one = dataclasses.replace(mech, step_scale=scale).run(bf.layout(method, X, y, splits, ctx, r["agents"],
+                                                                            train), cal, T, r["noise"],
+                                                                  noiseless=noiseless)
+            np.testing.assert_array_equal(lane, one)
+        assert not np.array_equal(lanes[0], lanes[4])
+
+
+@pytest.mark.parametrize("method", FRONTIER_IDS)
+def test_floor_lanes_are_the_private_run_and_its_noise_free_run(method, frontier_data):
+    """A method with a paired form (`has_floor_lanes`) runs the private run and its noise-free twin as two lanes of
+    one run that equal `run` and `run(noiseless=True)` bit for bit."""
+    X, y, splits = frontier_data
+    ctx = bf.context(SMALL)
+    mech = bf.configured(method, ctx)
+    if not type(mech).has_floor_lanes():
+        return   # the frontier runs its noiseless jobs on their own
+    cal = bf.calibrate_method(method, 1.0, ctx)
+    train = bf.train_csr(X, splits)
+
+    def rngs():
+        return bf._rngs({**SMALL, "seed": 0}, method, "eps1", mech.layout.block)
+
+    r = rngs()
+    noisy, quiet = mech.run_with_floor(bf.layout(method, X, y, splits, ctx, r["agents"], train), cal, T, r["noise"])
+    for noiseless, got in ((False, noisy), (True, quiet)):
+        r = rngs()
+        np.testing.assert_array_equal(got, mech.run(bf.layout(method, X, y, splits, ctx, r["agents"], train), cal, T,
+                                                    r["noise"], noiseless=noiseless))
+    assert not np.array_equal(noisy, quiet)
+
+
 # ------------------------------------------------------------------------------------------------- audits
 AUDIT_EXTRA = {"hu2020": {"noise_on": "shared"}}   # what an entry of that kind needs besides kind and epsilon
 HU_STEP = {"rows": 60, "boundaries": [0, 7, 12], "party": 0, "rho": 1.0, "lam": 1e-3, "c1": 2.0,

@@ -121,7 +121,7 @@ def _squeue(env) -> dict[str, dict]:
 # ------------------------------------------------------------------------------------------------- the slice
 def _slice_project(dst: Path, processed_root: Path) -> Path:
     """A fresh copy of the workflow whose config is the smoke config cut to the slice: ZKL-RADMM Fig. 2 (split into
-    parts) and the frontier at one level for one method (its job, its noiseless run and the floor), with the two
+    parts) and the frontier at one level for one method (its job with its noiseless run, and the floor), with the two
     processed datasets they read already in place (the datasets rule is the workflow test's)."""
     from repro_dpadmm.config import deep_merge
 
@@ -217,15 +217,17 @@ def test_slice_runs_through_sbatch_and_its_outputs_are_the_local_runs(cluster, l
     assert proc.returncode == 0, out[-5000:]
     run_id = re.search(r"SLURM run ID: (\S+)", out).group(1)
     submitted = dict(SUBMITTED.findall(out))
-    # every job of the slice but the target rule: 4 parts, 3 frontier jobs, 2 notebooks, the report
-    assert len(submitted) == 10, out[-5000:]
+    # every job of the slice but the target rule: 4 parts, 2 frontier jobs (ZKL R-ADMM's level with its noise-free
+    # run, rule frontier_job_pair; the floor), 2 notebooks, the report
+    assert len(submitted) == 9, out[-5000:]
     seen = _squeue(cluster)
     for jobid in submitted:
         assert jobid in seen, (jobid, seen)
         assert seen[jobid]["state"] == "COMPLETED" and seen[jobid]["name"] == run_id, seen[jobid]
     # the profile's resources as sbatch got them: 15 minutes, 2000 MB, one core
     by_rule = {seen[j]["comment"].split("_wildcards_")[0]: seen[j] for j in submitted}
-    assert set(by_rule) == {"rule_item_part", "rule_frontier_job", "rule_item_notebook", "rule_report"}, by_rule
+    assert set(by_rule) == {"rule_item_part", "rule_frontier_job", "rule_frontier_job_pair", "rule_item_notebook",
+                            "rule_report"}, by_rule
     for rule, job in by_rule.items():
         assert (job["time_limit"], job["memory"], job["cpus"]) == ("15:00", "2000M", "1"), (rule, job)
     # SLURM's own logs go to logs/slurm/ and are deleted once a job succeeded

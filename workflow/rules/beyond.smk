@@ -5,6 +5,10 @@
 # where the noise-free run depends on it) and one for the non-private floor, so that a cluster runs
 # it in parallel (workflow/profiles/README.md); the item's notebook (rule item_notebook) only aggregates the job
 # files, which item_extra_inputs (common.smk) adds to its inputs (frontier_job_files, also in common.smk).
+# ZKL's methods run each level's job and its noise-free twin as two lanes of one run (rule frontier_job_pair, which
+# writes both job files; the numbers are those of the two jobs run alone, bit for bit).
+
+ruleorder: frontier_job_pair > frontier_job
 
 
 rule frontier_job:
@@ -34,3 +38,32 @@ rule frontier_job:
         "repro-dpadmm frontier-job {wildcards.method} {wildcards.level} --params {params.item:q} "
         "--out {output} > {log} 2>&1"
 
+
+
+rule frontier_job_pair:
+    input:
+        datasets=lambda w: [
+            f"resources/processed/{d}.json"
+            for d in item_config("beyond", "frontier").get("datasets", [])
+        ],
+    output:
+        noisy="results/beyond/frontier/jobs/{method}/{level}.json",
+        floor="results/beyond/frontier/jobs/{method}/{level}-noiseless.json",
+    params:
+        item=frontier_job_params,
+    log:
+        "logs/beyond/frontier/{method}/{level}.log",
+    benchmark:
+        "logs/benchmarks/beyond/frontier/{method}/{level}.tsv"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    wildcard_constraints:
+        method=frontier_paired_methods(),
+        level=r"eps[0-9.e+-]+",
+    conda:
+        "../../envs/repro-dpadmm.yaml"
+    shell:
+        "repro-dpadmm frontier-job {wildcards.method} {wildcards.level} --params {params.item:q} "
+        "--out {output.noisy} --floor-out {output.floor} > {log} 2>&1"

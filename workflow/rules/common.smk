@@ -61,7 +61,8 @@ def item_dataset_records(wildcards):
     return [f"resources/processed/{name}.json" for name in names]
 
 
-# beyond/frontier runs as one job per (method, level) (rule frontier_job in beyond.smk).
+# beyond/frontier runs as one job per (method, level) (rule frontier_job in beyond.smk; ZKL's level jobs with their
+# noise-free runs, rule frontier_job_pair).
 def frontier_jobs():
     """(method, level) of every job of beyond/frontier; levels named as repro_dpadmm's level_key (0.1 -> eps0.1)."""
     if "frontier" not in config["papers"].get("beyond", {}):
@@ -69,6 +70,15 @@ def frontier_jobs():
     from repro_dpadmm.experiments.beyond_frontier import jobs_of  # the grid, noiseless runs and floor, as the item reads them
 
     return jobs_of(item_config("beyond", "frontier"))
+
+
+def frontier_paired_methods():
+    """A wildcard pattern of the frontier's methods whose level jobs run together with their noise-free twins
+    (rule frontier_job_pair; repro_dpadmm.experiments.beyond_frontier.pairs_with_floor: ZKL's), or one that matches
+    nothing."""
+    from repro_dpadmm.experiments.beyond_frontier import METHODS, pairs_with_floor
+
+    return "|".join(m for m in METHODS if pairs_with_floor(m, "eps1")) or "(?!x)x"
 
 
 def frontier_job_params(wildcards):

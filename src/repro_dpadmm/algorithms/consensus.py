@@ -55,7 +55,7 @@ import scipy.sparse as sp
 from ..datasets import partition
 from ..history import History
 from ..kernels import consensus as kc
-from ..kernels.logistic_math import loss_inplace
+from ..kernels.logistic_math import loss_inplace, sigmoid_neg_inplace
 from ..privacy.bounds import huang2019 as hb
 from ..privacy.mechanisms import check_epsilon_delta, stacked_gamma_norm
 from ..problems import regularizers
@@ -171,6 +171,29 @@ class StarData:
         sg = sigmoid_neg(z).reshape(ids.size, self.m)
         kc.neg_b_tproduct(*self.kernel_args(), ids, self.b.reshape(-1, self.m), sg, out)
         return out.reshape(z.shape[0], self.n, self.d) / self.m
+
+    def margins_lanes(self, w: np.ndarray) -> np.ndarray:
+        """``margins`` of L lanes (settings of one run on this data) at once: w (L, R, n, d) -> (L, R, n, m), each
+        block row read once for every lane; lane l equals ``margins(w[l])`` bit for bit."""
+        L, R = w.shape[:2]
+        ids = self._all(w[0])
+        z = np.empty((L, ids.size, self.m))
+        kc.margins_lanes(*self.kernel_args(), ids, self.b.reshape(-1, self.m),
+                         np.ascontiguousarray(w).reshape(L, ids.size, self.d), z)
+        return z.reshape(L, R, self.n, self.m)
+
+    def mean_grad_lanes(self, w: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
+        """``mean_grad`` of L lanes at once: w (L, R, n, d) (z: their margins, (L, R, n, m)) -> (L, R, n, d); lane l
+        equals ``mean_grad(w[l])`` bit for bit."""
+        # sigma(-z): in place on margins made here (the same numbers as sigmoid_neg's copy)
+        sg = sigmoid_neg_inplace(self.margins_lanes(w)) if z is None else sigmoid_neg(z)
+        L, R = sg.shape[:2]
+        ids = self._all(sg[0])
+        out = np.empty((L, ids.size, self.d))
+        sg = sg.reshape(L, ids.size, self.m)
+        kc.neg_b_tproduct_lanes(*self.kernel_args(), ids, self.b.reshape(-1, self.m), sg, out)
+        out /= self.m
+        return out.reshape(L, R, self.n, self.d)
 
     def hvp(self, c: np.ndarray, v: np.ndarray) -> np.ndarray:
         """(1/m) sum_j c_ij a_ij a_ij^T v_i (the data part of a Hessian-vector product; c = s (1 - s)): (R, n, d)."""
@@ -689,6 +712,52 @@ def dvp(data: StarData, *, T: int, rngs: Sequence[np.random.Generator], epsilon:
     meta.update(epsilon=epsilon, **cal)
     eps_used = hb.dvp_epsilon(cal["alpha"], cal["Delta"], data.m, lam_n, rho, c)
     return _history(rec, t0, meta, [hb.dvp_spend(eps_used, T)])
+
+
+def dpadmm_lanes(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Generator] | None,
+                 noise_multiplier: float, etas, rho: float = 0.1, lam_n: float = 1e-6, c1: float = hb.C1,
+                 add_noise: bool = True) -> np.ndarray:
+    """Algorithm 3 (``dpadmm``) for L step-size schedules at once, as lanes of one run: etas (L, T) or (L, T, n), one
+    eta_i^k schedule per lane (e.g. multiples of Theorem 4's (34)); every lane has the noise multiplier z, so lane l's
+    sigma_{i,k} of eq. (14) follows its own eta (Lemma 1's sensitivity (11)). The lanes share the data (one sweep of
+    each block row per iteration for all lanes, ``StarData.margins_lanes`` / ``mean_grad_lanes``) and the noise
+    draws: iteration k draws each repeat's standard normals (n, d) once from its Generator, and lane l scales them by
+    its sigma_{i,k}, exactly as a separate ``dpadmm`` run per lane with fresh Generators of the same seeds draws
+    them. So lane l equals ``dpadmm(..., eta=etas[l])``'s final w-tilde_i^T bit for bit
+    (tests/algorithms/test_consensus.py). Initialisation w^0 = w-tilde^0 = gamma^0 = 0. Returns w-tilde^T
+    (L, R, n, d)."""
+    regularizers.check(reg)
+    z = float(noise_multiplier)
+    if not np.isfinite(z) or z < 0:
+        raise ValueError(f"the noise multiplier must be >= 0, got {noise_multiplier}")
+    add_noise = add_noise and z > 0
+    if add_noise:
+        if rngs is None:
+            raise ValueError("a noisy run needs `rngs`, one numpy Generator per repeat (repro_dpadmm.rng)")
+        _check_private_data(data, c1)
+    R = _repeats(data, rngs, None)
+    _check_common(data, T, rho, lam_n, R)
+    n, d = data.n, data.d
+    etas = np.asarray(etas, dtype=float)
+    if etas.ndim < 2 or etas.shape[1:] not in ((T,), (T, n)) or np.any(~np.isfinite(etas)) or np.any(etas <= 0):
+        raise ValueError(f"etas must be positive with shape (L, T) = (L, {T}) or (L, T, n) = (L, {T}, {n}); got "
+                         f"{etas.shape}")
+    L = etas.shape[0]
+    sig = hb.sigma(data.m, rho, etas, z=z, c1=c1) if add_noise else None
+    # per-lane scalars broadcast over (R, n, d), or per agent over (R, n, d) with d last
+    per_lane = (slice(None), None, None, None) if etas.ndim == 2 else (slice(None), None, slice(None), None)
+    w_tilde, w, gamma = np.zeros((L, R, n, d)), np.zeros((L, R, d)), np.zeros((L, R, n, d))
+    for k in range(1, T + 1):
+        g = data.mean_grad_lanes(w_tilde) + lam_n * regularizers.subgradient(reg, w_tilde)
+        w_local = dpadmm_primal(g, w_tilde, w, gamma, etas[:, k - 1][per_lane], rho)  # (10a)
+        if add_noise:
+            w_tilde = w_local + stacked_normal(rngs, (n, d))[None] * sig[:, k - 1][per_lane]  # (10b)
+        else:
+            w_tilde = w_local
+        w_new = aggregate(w_tilde, gamma, rho)  # (10c)
+        gamma = dual_update(gamma, w_tilde, w_new, rho)  # (10d)
+        w = w_new
+    return w_tilde
 
 
 def _check_private_data(data: StarData, c1: float | None):

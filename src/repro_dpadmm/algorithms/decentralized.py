@@ -221,7 +221,7 @@ class LocalSolve:
 @_one_blas_thread
 def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-9, max_steps: int = 100,
                 max_cg: int = 100, damped: bool = True, problem: str = "ZKL local problem",
-                flat_below: float = 0.3, z_start=None) -> LocalSolve:
+                flat_below: float = 0.3, z_start=None, independent_repeats: bool = False) -> LocalSolve:
     """argmin_f  phi(f) = C (1/B_i) sum_n L(y f^T x) + (kappa_i / 2) ||f||^2 + b_i^T f  for every repeat and node.
 
     Damped Newton from the warm start f_start (R, N, d); kappa (N,), b (R, N, d). Each Newton system
@@ -241,6 +241,11 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
     to a layout of the unconverged problems alone (_Flat), so the last Newton steps cost in proportion to what is left.
     `flat_below` is a choice of speed only: both layouts compute every problem's numbers identically.
     z_start: the margins y x^T f_start (_margins), when the caller has them already (the traces of the run).
+
+    independent_repeats: the repeats are lanes of separate runs (e.g. a noisy run and its noise-free twin on the same
+    nodes): the CG forcing term is each repeat's own (from its own gradients) and a repeat's CG stops when its own
+    problems meet their targets, so every repeat's numbers are those of a run of that repeat alone, bit for bit
+    (tests/algorithms/test_decentralized.py). Default: one forcing term and one CG stop for all problems.
     """
     R, N, d = f_start.shape
     kappa = np.asarray(kappa, dtype=float)
@@ -254,6 +259,7 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
     steps = np.zeros((R, N), dtype=int)
     n_damped = np.zeros((R, N), dtype=int)
     lay = _Columns(data, M_inv)  # the problems being worked on, and their state:
+    lay.rowwise = independent_repeats
     sel, fb, bb, kap, zb, gb = (slice(None), slice(None)), f, b, kappa, z, g
     sg = np.empty_like(z)
     moved = np.ones((R, N), dtype=bool)  # problems whose f changed since their gradient was computed (all at first)
@@ -267,12 +273,16 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
         active_all = res > tol
         if not active_all.any() or it == max_steps:
             break
-        forcing = min(0.1, float(np.sqrt(np.abs(g).max())))
+        if independent_repeats:   # each repeat's own forcing term, min(0.1, sqrt(max |g|)) over its problems
+            forcing_r = np.minimum(0.1, np.sqrt(np.abs(g).reshape(R, -1).max(axis=1)))
+        else:
+            forcing = min(0.1, float(np.sqrt(np.abs(g).max())))
         n_active = int(active_all.sum())
         if n_active <= flat_below * R * N and (lay.size is None or n_active < lay.size):  # (re)build _Flat
             f[sel] = fb
             z[lay.rows, lay.rep] = zb
             lay = _Flat(data, *np.nonzero(active_all), M_inv, R)
+            lay.rowwise = independent_repeats
             sel = (lay.r, lay.i)
             fb, bb, kap, zb, gb = f[sel], b[sel], kappa[lay.i], z[lay.rows, lay.rep], g[sel]
             sg = sigmoid_neg(zb)
@@ -281,7 +291,12 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
         def hvp(v, lay=lay, sg=sg, kap=kap, active=active):
             return lay.hvp(active, sg, C, kap, v)
 
-        p = _pcg(hvp, lay.precond, gb, max_cg, forcing=forcing, active=active[..., None])
+        if independent_repeats:   # the repeat of every row of the layout: its lane
+            rep = np.broadcast_to(np.arange(R)[:, None], (R, N)) if lay.size is None else lay.r
+            forcing, groups = forcing_r[rep][..., None], (rep, R)
+        else:
+            groups = None
+        p = _pcg(hvp, lay.precond, gb, max_cg, forcing=forcing, active=active[..., None], groups=groups)
         p[~active] = 0.0
         zp = lay.prod(active, p)  # y x^T p for every sample, so that z(f - s p) = z - s zp
         s = np.ones(active.shape)
@@ -386,8 +401,10 @@ class _Columns(_Layout):
         kd.loss_change_sums(self.csr[3], self.w1, z, u, dl, out)
         return out.T
 
+    rowwise = False   # set by solve_local for independent repeats (`_precond`)
+
     def precond(self, v):  # M_i^{-1} v for every node and repeat, one batched BLAS product over the nodes
-        return (np.ascontiguousarray(v.transpose(1, 0, 2)) @ self.M_inv).transpose(1, 0, 2)
+        return _precond(np.ascontiguousarray(v.transpose(1, 0, 2)), self.M_inv, self.rowwise).transpose(1, 0, 2)
 
 
 class _Flat(_Layout):
@@ -434,10 +451,21 @@ class _Flat(_Layout):
         kd.loss_change_sums(self.csr[3], self.w1, self.s2(z), u, dl, out)
         return out[:, 0]
 
+    rowwise = False
+
     def precond(self, v):
         cols = np.zeros(self.shape)
         cols[self.pos, self.r] = v
-        return (cols @ self.M_inv)[self.pos, self.r]
+        return _precond(cols, self.M_inv, self.rowwise)[self.pos, self.r]
+
+
+def _precond(cols, M_inv, rowwise: bool):
+    """M_i^{-1} applied to cols (nodes, R, d): one (R, d) @ (d, d) BLAS product per node, or with `rowwise` one
+    (1, d) @ (d, d) product per node and repeat, the product a run of that repeat alone makes (a BLAS product of
+    two rows need not give each row the bits of a product of one)."""
+    if not rowwise:
+        return cols @ M_inv
+    return (cols[:, :, None, :] @ M_inv[:, None])[:, :, 0, :]
 
 
 def _phi_change(lay, z, zp, sg, s, f, p, b, kap, C):
@@ -454,10 +482,14 @@ def _phi_change(lay, z, zp, sg, s, f, p, b, kap, C):
     return C * dloss + quad
 
 
-def _pcg(hvp, precond, g, max_iter, forcing, active=None):
+def _pcg(hvp, precond, g, max_iter, forcing, active=None, groups=None):
     """Solve H p = g for every problem at once by preconditioned CG; stop when every active problem (mask `active`,
-    shaped like g with last axis 1; default all) has ||r|| <= forcing ||g||."""
+    shaped like g with last axis 1; default all) has ||r|| <= forcing ||g|| (`forcing`: a scalar, or one per
+    problem shaped like `active`). `groups` = (group of every problem, shaped like g without its last axis; number of
+    groups): a group's iterate p stops at the iteration where all its active problems meet their targets, as it would
+    in a solve of that group alone; the others go on."""
     done = np.zeros(g.shape[:-1] + (1,), dtype=bool) if active is None else ~active
+    frozen = np.zeros_like(done)   # problems of the groups whose CG has stopped
     p = np.zeros_like(g)
     r = g.copy()
     z = precond(r)
@@ -468,11 +500,23 @@ def _pcg(hvp, precond, g, max_iter, forcing, active=None):
         Hq = hvp(q)
         qHq = (q * Hq).sum(-1, keepdims=True)
         a = np.divide(rz, qHq, out=np.zeros_like(rz), where=qHq > 0)
-        p += a * q
+        if groups is None:
+            p += a * q
+        else:
+            p = np.where(frozen, p, p + a * q)
         r -= a * Hq
         rr = (r ** 2).sum(-1, keepdims=True)
-        if np.all((rr <= target) | done):
-            break
+        met = (rr <= target) | done
+        if groups is None:
+            if np.all(met):
+                break
+        else:
+            group, n_groups = groups
+            all_met = np.ones(n_groups, dtype=bool)
+            np.logical_and.at(all_met, group.reshape(-1), met.reshape(-1))
+            frozen = frozen | all_met[group][..., None]
+            if frozen.all():
+                break
         z = precond(r)
         rz_new = (r * z).sum(-1, keepdims=True)
         beta = np.divide(rz_new, rz, out=np.zeros_like(rz), where=rz > 0)
@@ -549,9 +593,17 @@ def _alpha_schedule(alpha, rows: int, N: int):
 
 
 def _noise(rngs, d, alpha_row, R, N):
+    """Every repeat's perturbation (R, N, d); a repeat whose generator is None draws none (zeros: a noise-free twin
+    run as a lane beside a private one)."""
     if rngs is None or len(rngs) != R:
         raise ValueError(f"a private run needs one generator per repeat ({R})")
-    return stacked_gamma_norm(rngs, d, alpha_row, size=(N,))
+    if all(g is not None for g in rngs):
+        return stacked_gamma_norm(rngs, d, alpha_row, size=(N,))
+    out = np.zeros((R, N, d))
+    drawn = [r for r, g in enumerate(rngs) if g is not None]
+    if drawn:
+        out[drawn] = stacked_gamma_norm([rngs[r] for r in drawn], d, alpha_row, size=(N,))
+    return out
 
 
 def _solver_meta(solves) -> dict:
@@ -603,7 +655,8 @@ def _traces(data, f, fc):
 # --------------------------------------------------------------------------------------------------- M-ADMM / PP
 @_one_blas_thread
 def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=None, rngs=None, fc=None,
-           tol: float = 1e-9, max_steps: int = 100, keep_iterates: bool = False) -> History:
+           tol: float = 1e-9, max_steps: int = 100, keep_iterates: bool = False,
+           independent_repeats: bool = False) -> History:
     """M-ADMM (ICML eqs. (10)-(11)) and, with `alpha`, its private version by penalty perturbation (Algorithm 1).
 
     eta: eta_i(t) for t = 1..T, shape (T, N) (per node) or (T,) (common); T is its length.
@@ -651,7 +704,8 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
             eps = _noise(rngs, d, alpha[t], R, N)
             b = b + 2.0 * (e * V)[:, None] * eps  # (24) == dual perturbation by eta_i V_i eps_i (ICML §4)
         sol = solve_local(data, f, kappa, b, C, tol=tol, max_steps=max_steps, z_start=z,
-                          problem=f"M-ADMM local problem (10)/(25) at t = {t + 1}")
+                          problem=f"M-ADMM local problem (10)/(25) at t = {t + 1}",
+                          independent_repeats=independent_repeats)
         f = sol.f
         solves.append(sol)
         lam = lam + 0.5 * theta[t][:, None] * (V[:, None] * f - A @ f)  # (11)/(14)
@@ -677,7 +731,8 @@ def conventional_admm(data: NodeData, A, *, C, rho, eta: float, T: int, f0, **kw
 # --------------------------------------------------------------------------------------------------- R-ADMM
 @_one_blas_thread
 def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, theta=None, alpha=None, rngs=None,
-           fc=None, tol: float = 1e-9, max_steps: int = 100, check_recycled: bool = False) -> History:
+           fc=None, tol: float = 1e-9, max_steps: int = 100, check_recycled: bool = False,
+           independent_repeats: bool = False) -> History:
     """Recycled ADMM (Allerton Algorithm 1, eqs. (10)-(13)); with `alpha`, private R-ADMM (Algorithm 2, (27)-(29)).
 
     Iterations t = 1..2K alternate odd (2k-1: exact ADMM step with data) and even (2k: linearised step from stored
@@ -721,7 +776,8 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
             b = b + eps  # objective perturbation eps^T f (27)
         f_prev = f
         sol = solve_local(data, f, kappa, b, C, tol=tol, max_steps=max_steps, z_start=z,
-                          problem=f"R-ADMM odd-step local problem (12)/(28) at t = {2 * k + 1}")
+                          problem=f"R-ADMM odd-step local problem (12)/(28) at t = {2 * k + 1}",
+                          independent_repeats=independent_repeats)
         f = f_odd = sol.f
         solves.append(sol)
         # recycled gradient by the KKT condition (15): grad O = -(2 lam + eps) - eta sum_j (2 f_i - f_i(t-1) - f_j(t-1))

@@ -209,6 +209,49 @@ def run(problem: FusedLasso, *, T: int, eta: float, rho: float = 1.0, gamma: flo
                          spends=spends)
 
 
+def run_lanes(problem: FusedLasso, *, T: int, etas, rho: float = 1.0, gamma: float = 1.0, sigma: float = 0.0,
+              accelerated: bool = False, rng: np.random.Generator | None = None, u0: str = "paper",
+              name: str = "problem") -> np.ndarray:
+    """`run` of one repeat at L step sizes etas (L,) at once, as lanes of one run (columns of the iterates, (d, L)):
+    the lanes share the problem (one sweep of its rows per iteration for all lanes, `MeanLogisticTerm.grad_lanes`),
+    u_0 (every lane starts at x_0 = 0) and the noise: iteration t draws P_t ~ N(0, sigma^2 I) once from `rng` and
+    every lane adds it, as a separate `run(..., eta=etas[l], repeats=1, rngs=[rng'])` per lane with a fresh Generator
+    rng' of the same seed draws it. So lane l's x_T equals that run's bit for bit on sparse rows (dense rows: the
+    lanes' gradients are one BLAS product, equal up to round-off; tests/algorithms/test_linearized.py).
+    Returns x_T (L, d)."""
+    etas = np.asarray(etas, dtype=float)
+    if etas.ndim != 1 or etas.size < 1 or not np.all(np.isfinite(etas) & (etas > 0)):
+        raise ValueError(f"etas must be a 1-D array of positive step sizes, got {etas!r}")
+    sig = float(_check(T, float(etas.min()), rho, gamma, sigma, 1, None if rng is None else [rng], u0)[0])
+    T, L, d = int(T), etas.size, problem.d
+    A = problem.A
+    At = A.T.tocsr()
+    x = np.zeros((d, L))
+    # u_0 from x_0 = 0, the same for every lane: computed once on one column, as a one-lane run computes it
+    u = np.repeat(initial_dual(problem, x[:, :1], rho), L, axis=1) if u0 == "paper" else np.zeros((A.shape[0], L))
+    x_hat, u_hat, theta = x, u, np.ones(L)
+    P_t = np.zeros((d, 1))
+    for t in range(1, T + 1):
+        xb, ub = (x_hat, u_hat) if accelerated else (x, u)
+        Axb = A @ xb
+        y = problem.prox_g(Axb + ub, rho)                                     # step 2
+        if sig > 0:
+            P_t = sig * rng.standard_normal(d)[:, None]                       # one draw, every lane
+        with np.errstate(over="ignore", invalid="ignore"):
+            x_new = x_update(xb, problem.grad_lanes(xb.T).T + P_t, Axb - y + ub, At, etas, rho, gamma)  # step 3
+        if not np.isfinite(x_new).all():
+            bad = int(np.flatnonzero(~np.isfinite(x_new).all(axis=0))[0])
+            raise DivergedError(name, etas[bad], gamma, f"x_t is not finite at iteration t = {t}")
+        Ax_new = A @ x_new
+        u_new = ub + Ax_new - y                                               # step 4
+        if accelerated:
+            theta_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * theta * theta))    # step 5
+            w = (theta - 1.0) / theta_next
+            x_hat, u_hat, theta = x_new + w * (x_new - x), u_new + w * (u_new - u), theta_next   # steps 6-7
+        x, u = x_new, u_new
+    return np.ascontiguousarray(x.T)
+
+
 def check_stable(problem, run: LinearizedRun, name: str) -> np.ndarray:
     """F(x_t) of a noise-free run (sigma = 0, one repeat) for every t, after checking that the run is stable.
 

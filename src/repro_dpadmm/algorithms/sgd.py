@@ -144,3 +144,51 @@ def dpsgd(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Generato
         z_used = z_noise if z_noise is not None else s / float(sensitivity(data.m, clip))
         spends.append(hb.gaussian_spend(z_used, T, delta))
     return _history(rec, t0, meta, spends)
+
+
+def dpsgd_lanes(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Generator] | None, lrs,
+                noise_multiplier: float | None = None, sigma_value: float | None = None, convention: str = "sum",
+                lam_n: float = 1e-6, clip: float | None = hb.C1) -> np.ndarray:
+    """``dpsgd`` for L learning rates at once, as lanes of one run from w^0 = 0: lrs (L,), one per lane. The lanes
+    share the data (one sweep of each block row per iteration for all lanes: ``StarData.margins_lanes`` and
+    ``kernels.consensus.clipped_grad_sum_lanes``) and the noise: iteration k draws each repeat's N(0, sigma^2 I)
+    (n, d) once from its Generator and adds it to every lane's gradients, as a separate ``dpsgd`` run per lane with
+    fresh Generators of the same seeds draws it. So lane l equals ``dpsgd(..., lr=lrs[l])``'s final w bit for bit
+    (tests/algorithms/test_sgd.py). Give the noise multiplier z (sigma = 2 C z / m) or `sigma_value` (0: no noise).
+    Returns w^T (L, R, d)."""
+    regularizers.check(reg)
+    if convention not in CONVENTIONS:
+        raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
+    lrs = np.asarray(lrs, dtype=float)
+    if lrs.ndim != 1 or lrs.size < 1 or not np.all(lrs > 0):
+        raise ValueError(f"lrs must be a 1-D array of positive learning rates, got {lrs!r}")
+    if (noise_multiplier is None) == (sigma_value is None):
+        raise ValueError("give exactly one of noise_multiplier or sigma_value")
+    if sigma_value is None:
+        if clip is None:
+            raise ValueError("a calibrated DPSGD needs a clipping bound (clip)")
+        s = float(sigma(data.m, z=noise_multiplier, clip=clip))
+    else:
+        s = float(sigma_value)
+        if not np.isfinite(s) or s < 0:
+            raise ValueError(f"sigma must be >= 0, got {sigma_value}")
+    if s > 0 and rngs is None:
+        raise ValueError("a noisy run needs `rngs`, one numpy Generator per repeat")
+    R = _repeats(data, rngs, None)
+    _check_common(data, T, 0.1, lam_n, R)
+    L, n, m, d = lrs.size, data.n, data.m, data.d
+    ids = np.arange(R * n)
+    args = data.kernel_args()
+    b, norms = data.b.reshape(-1, m), data.row_norms.reshape(-1, m)
+    clip_v = np.inf if clip is None else float(clip)
+    lr = lrs[:, None, None]   # one learning rate per lane, over (R, d)
+    w = np.zeros((L, R, d))
+    for _ in range(T):
+        z = data.margins_lanes(np.broadcast_to(w[:, :, None, :], (L, R, n, d)))
+        g = np.empty((L, ids.size, d))
+        kc.clipped_grad_sum_lanes(*args, ids, b, z.reshape(L, ids.size, m), norms, clip_v, g)  # local_gradients
+        g = g.reshape(L, R, n, d) / m
+        if s > 0:
+            g = g + stacked_normal(rngs, (n, d), s)[None]
+        w = update(w, g, lr=lr, lam_n=lam_n, reg=reg, convention=convention)
+    return w

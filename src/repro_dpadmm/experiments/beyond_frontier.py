@@ -22,7 +22,8 @@ the mechanism's Spend), so the table shows where the papers' accounting is loose
 Learning rates, one rule for every method (`tune_step`): a method with a learning rate (its mechanism's `step_name`:
 HUANG DP-ADMM's eta_i^k of Theorem 4, HUANG DPSGD's lr, XU's eta) runs at each multiple `step_grid` of its paper's
 value (HUANG DPSGD: lr 0.1 in the sum convention, where §VI-C's "optimal 0.1" is nearest the optimum), on the same
-noise draws, and
+noise draws (`step_runs`: the multiples run as lanes of one batched run, `Mechanism.run_lanes`, one sweep of the data
+per iteration for all of them and each noise draw made once, the same numbers as one run after another), and
 keeps the one with the lowest mean training objective over the repeats at that level (never the test error; like the
 papers' own tuning, the choice is not charged to the privacy budget). Methods whose local step is an exact
 minimisation (HUANG PVP, DVP; ZKL PP, DVP, R-ADMM's exact odd steps) have no learning rate: their penalties stay the
@@ -33,7 +34,8 @@ The grid is split into one job per (method, level) so that a cluster runs it in 
 `results/beyond/frontier/jobs/<method>/<level>.json`, plus one job for the non-private floor
 (`jobs/floor/nonprivate.json`) and, per method, its optimiser floor: the same method, calibration and T without the
 noise (`jobs/<method>/<level>-noiseless.json`, or `jobs/<method>/noiseless.json` where the noise-free run does not
-depend on the level); the notebook only loads them (`load_jobs`, which runs a missing or stale job itself when the
+depend on the level); ZKL's methods run a level's job and its noiseless one as two lanes of one run (`run_job_pair`,
+rule `frontier_job_pair`, CLI `--floor-out`: both files, the numbers of the two jobs alone); the notebook only loads them (`load_jobs`, which runs a missing or stale job itself when the
 notebook is run by hand) and aggregates (`summarise`, `metrics`, `conclusions`, `figure`).
 
 What the aggregation decides, every part from the numbers (differences judged paired over the repeats, which share
@@ -334,6 +336,31 @@ def _evaluate(models: np.ndarray, X, y, splits, lam: float, train: list | None =
 
 
 # ------------------------------------------------------------------------------------------------- jobs
+def step_runs(method: str, mech: Mechanism, grid: list[float], X, y, splits, train, cal, ctx: Context, level: str,
+              noiseless: bool) -> Iterator[tuple[float, np.ndarray]]:
+    """(step multiple, final models (R, models, d)) for each multiple of `grid`, every one on the same data and the
+    same noise draws (the method's Generators of this level, fresh for each multiple). A tunable method whose
+    mechanism has a lane form (`Mechanism.has_lanes`) runs them all as lanes of one batched run (`run_lanes`: one
+    sweep of the data per iteration for every multiple, each noise draw made once), equal bit for bit to the runs
+    one after another (tests/experiments/test_beyond_frontier.py); any other method runs them in turn."""
+    tunable = METHODS[method].tunable
+    block = METHODS[method].layout.block
+    if tunable and type(mech).has_lanes():
+        rngs = _rngs(ctx.params, method, level, block)
+        data_ = layout(method, X, y, splits, ctx, rngs["agents"], train)
+        lanes = mech.run_lanes(data_, cal, ctx.T, rngs["noise"], grid, noiseless=noiseless)
+        yield from zip(grid, lanes)
+        return
+    shared = None   # the layout's data, built once where it is not a lazy per-repeat sequence
+    for scale in grid:
+        rngs = _rngs(ctx.params, method, level, block)  # the same draws at every step
+        data_ = shared if shared is not None else layout(method, X, y, splits, ctx, rngs["agents"], train)
+        if not isinstance(data_, Iterator):   # HUANG's StarData: about 0.3 s a build at paper scale
+            shared = data_
+        run = replace(mech, step_scale=scale) if tunable else mech
+        yield scale, run.run(data_, cal, ctx.T, rngs["noise"], noiseless=noiseless)
+
+
 def run_job(method: str, level: str, params: dict, root: Path | None = None) -> dict:
     """One (method, level) of the grid, or the non-private floor: calibrate, run every repeat, evaluate."""
     check_job(method, level, params)
@@ -364,14 +391,7 @@ def run_job(method: str, level: str, params: dict, root: Path | None = None) -> 
     grid = step_grid(params) if METHODS[method].tunable else [1.0]
     sweep, readings = {}, {r: {} for r in READINGS}
     with threadpool_limits(limits=int(params.get("blas_threads", 1))):
-        shared = None   # the layout's data, built once where it is not a lazy per-repeat sequence
-        for scale in grid:
-            rngs = _rngs(params, method, level, METHODS[method].layout.block)  # the same draws at every step
-            data_ = shared if shared is not None else layout(method, X, y, splits, ctx, rngs["agents"], train)
-            if not isinstance(data_, Iterator):   # HUANG's StarData: about 0.3 s a build at paper scale
-                shared = data_
-            run = replace(mech, step_scale=scale) if METHODS[method].tunable else mech
-            models = run.run(data_, cal, ctx.T, rngs["noise"], noiseless=noiseless)
+        for scale, models in step_runs(method, mech, grid, X, y, splits, train, cal, ctx, level, noiseless):
             sweep[f"{scale:g}"] = _evaluate(models, X, y, splits, ctx.lam, train)
             if METHODS[method].layout is STAR and models.shape[1] > 1:
                 # the reading `global_model`: the aggregator's w^T (HUANG (10c)) instead of the agents' own shared
@@ -388,6 +408,51 @@ def run_job(method: str, level: str, params: dict, root: Path | None = None) -> 
     # each reading at the step the default chose (the one rule tunes on the agents' own models)
     out["readings"] = {r: by_step[chosen] for r, by_step in readings.items() if by_step}
     return out
+
+
+def pairs_with_floor(method: str, level: str) -> bool:
+    """Whether the job (method, level) runs together with its optimiser floor (`run_job_pair`): a method without a
+    learning rate whose noise-free run depends on the level (ZKL's C) and whose mechanism runs the private run and
+    its noise-free twin as two lanes of one run (`Mechanism.run_with_floor`), at a level of the grid (not a
+    noiseless job itself)."""
+    m = METHODS.get(method)
+    return (m is not None and not level.endswith(NOISELESS) and m.has_noiseless and m.noiseless_per_level
+            and not m.tunable and type(m.prototype).has_floor_lanes())
+
+
+def run_job_pair(method: str, level: str, params: dict, root: Path | None = None) -> tuple[dict, dict]:
+    """The jobs (method, level) and (method, '<level>-noiseless') as one: calibrated once, the private run and its
+    noise-free twin as two lanes of one run (`Mechanism.run_with_floor`, on the data every job of the method draws),
+    each evaluated. The two records are those `run_job` writes for each job, bit for bit but for the timings: the
+    time of the shared part (data, calibration, the run) is split evenly between them, each adds its own
+    evaluation, and the calibration time is the private run's (tests/experiments/test_beyond_frontier.py)."""
+    check_job(method, level, params)
+    if not pairs_with_floor(method, level):
+        raise ValueError(f"{method}/{level} does not run paired with its noise-free run; run its jobs one by one")
+    ctx = context(params)
+    t0, c0 = time.perf_counter(), time.process_time()
+    X, y, splits = data(params, root)
+    train = train_csr(X, splits)
+    base = {"method": method, "params_hash": canonical_hash(job_params(params)), "repeats": len(splits)}
+    tc = time.perf_counter()
+    cal = calibrate_method(method, {level_key(v): float(v) for v in params["levels"]}[level], ctx)
+    cal_time = time.perf_counter() - tc
+    mech = configured(method, ctx)
+    rngs = _rngs(params, method, level, METHODS[method].layout.block)
+    out, times = [], []
+    with threadpool_limits(limits=int(params.get("blas_threads", 1))):
+        runs = mech.run_with_floor(layout(method, X, y, splits, ctx, rngs["agents"], train), cal, ctx.T,
+                                   rngs["noise"])
+        shared = (time.perf_counter() - t0, time.process_time() - c0)
+        for lv, models, quiet in ((level, runs[0], False), (f"{level}-{NOISELESS}", runs[1], True)):
+            w, c = time.perf_counter(), time.process_time()
+            out.append({**base, "level": lv, "calibration": cal, "noiseless": quiet,
+                        **_evaluate(models, X, y, splits, ctx.lam, train), "readings": {},
+                        "calibration_time_s": 0.0 if quiet else cal_time})
+            times.append((time.perf_counter() - w, time.process_time() - c))
+    for rec, (w, c) in zip(out, times):
+        rec.update(wall_time_s=shared[0] / 2 + w, cpu_time_s=shared[1] / 2 + c)
+    return out[0], out[1]
 
 
 # Every key a job file holds (run_job's record, the floor's, a "not run" record's): a JSON file with any other key,
@@ -456,9 +521,18 @@ def load_jobs(params: dict, out_dir: str | Path, *, run_missing: bool = True, ro
             log(f"{why}: running job {method}/{level} here")
             todo.append((method, level))
         out[(method, level)] = job
-    for method, level in progress(todo, "frontier jobs", name=lambda ml: "/".join(ml)):  # a line per job run here
-        out[(method, level)] = job = run_job(method, level, params, root)
-        write_job(job, job_path(out_dir, method, level))
+    # a ZKL level whose noise-free run is missing too runs with it as one (run_job_pair: the same numbers)
+    twins = {(m, lv): (m, f"{lv}-{NOISELESS}") for m, lv in todo
+             if pairs_with_floor(m, lv) and (m, f"{lv}-{NOISELESS}") in todo}
+    units = [ml for ml in todo if ml not in twins.values()]
+    for method, level in progress(units, "frontier jobs", name=lambda ml: "/".join(ml)):  # a line per job run here
+        if (method, level) in twins:
+            done = zip((level, twins[(method, level)][1]), run_job_pair(method, level, params, root))
+        else:
+            done = ((level, run_job(method, level, params, root)),)
+        for lv, job in done:
+            out[(method, lv)] = job
+            write_job(job, job_path(out_dir, method, lv))
     return out
 
 

@@ -194,6 +194,10 @@ def _frontier(e: Estimate, params: dict) -> None:
     n_train = _int(params, "n_train", 40_000)
     e.add("the splits of every repeat (shared by the methods)", ("repeats", "n_train"),
           4 * R * n_train * NNZ["adult_huang2019"] * CSR)
+    # a tunable job runs its step multiples as lanes of one run (beyond_frontier.step_runs): the margins of every
+    # multiple and training row at once, with sigma(-margins) and the kernel's input copy beside them
+    e.add("the step lanes' margins (every step multiple at once)", ("repeats", "n_train", "step_grid"),
+          3 * _len(params, "step_grid") * R * n_train * F8)
     e.add("the jobs' results (test errors, calibrations)", ("repeats", "levels"),
           R * _len(params, "levels") * _len(params, "methods") * 64 * F8)
     e.work = R * T * n_train * NNZ["adult_huang2019"] * _len(params, "levels") * _len(params, "methods")

@@ -67,6 +67,57 @@ def _csr_grad_sum_many(indptr, indices, data, x, out):
                 out[j, r] += a * m[r]
 
 
+@numba.njit(cache=True)
+def _csr_grad_sum_lanes(indptr, indices, data, x, out):
+    # x, out (L, d): lane l's sums are _csr_grad_sum_one's on x[l], term for term; each row is read once for all
+    # lanes (from cache after the first), four lanes at a time with one accumulator each (independent chains of
+    # additions), the lanes beyond a multiple of four one by one
+    L = x.shape[0]
+    L4 = L - L % 4
+    for i in range(len(indptr) - 1):
+        lo, hi = uint64(indptr[i]), uint64(indptr[i + 1])
+        for g in range(0, L4, 4):
+            x0, x1, x2, x3 = x[g], x[g + 1], x[g + 2], x[g + 3]
+            m0 = 0.0
+            m1 = 0.0
+            m2 = 0.0
+            m3 = 0.0
+            for jj in range(lo, hi):
+                a, c = data[jj], uint64(indices[jj])
+                m0 += a * x0[c]
+                m1 += a * x1[c]
+                m2 += a * x2[c]
+                m3 += a * x3[c]
+            s0 = 1.0 / (1.0 + math.exp(m0))
+            s1 = 1.0 / (1.0 + math.exp(m1))
+            s2 = 1.0 / (1.0 + math.exp(m2))
+            s3 = 1.0 / (1.0 + math.exp(m3))
+            o0, o1, o2, o3 = out[g], out[g + 1], out[g + 2], out[g + 3]
+            for jj in range(lo, hi):
+                a, c = data[jj], uint64(indices[jj])
+                o0[c] += a * s0
+                o1[c] += a * s1
+                o2[c] += a * s2
+                o3[c] += a * s3
+        for lane in range(L4, L):
+            xl, ol = x[lane], out[lane]
+            m = 0.0
+            for jj in range(lo, hi):
+                m += data[jj] * xl[uint64(indices[jj])]
+            s = 1.0 / (1.0 + math.exp(m))
+            for jj in range(lo, hi):
+                ol[uint64(indices[jj])] += data[jj] * s
+
+
+def csr_grad_sum_lanes(Xm, x: np.ndarray) -> np.ndarray:
+    """G = Xm^T sigma(-Xm x) for L lanes x (L, d) (rows: the iterates of L settings of one run): (L, d), one sweep
+    over the rows for all lanes. Lane l equals `csr_grad_sum(Xm, x[l][:, None])[:, 0]` bit for bit."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    out = np.zeros_like(x)
+    _csr_grad_sum_lanes(Xm.indptr, Xm.indices, Xm.data, x, out)
+    return out
+
+
 FUSE_MIN_RUNS = 16  # below this many runs (but above 1) the fused sweep is no faster than scipy's two products
 
 

@@ -132,6 +132,41 @@ class Mechanism:
             return tot["basic_eps"]
         return tot["pld_eps"]
 
+    # ------------------------------------------------------------------------------------------- step lanes
+    def run_lanes(self, data, cal: dict | None, T: int, rngs, scales, *, noiseless: bool = False) -> np.ndarray:
+        """`run` at every multiple in `scales` of the learning rate (a mechanism with a `step_name`), as lanes of one
+        batched run: the lanes share the data, `cal` and the noise draws of `rngs` exactly as separate runs
+        `replace(self, step_scale=s).run(data, cal, T, <fresh Generators of the same seeds>)` would, and lane l
+        returns what that run returns (stacked: (L, R, models, d)). Defined by the mechanisms that have a lane form
+        (see `has_lanes`)."""
+        raise NotImplementedError(f"{type(self).__name__} has no lane form of its run")
+
+    @classmethod
+    def has_lanes(cls) -> bool:
+        """Whether `run_lanes` runs what `run` runs: it is defined below Mechanism, by the class that defines `run`
+        or a subclass of it (a subclass that changes `run` alone, e.g. one running 2T steps, keeps the sequential
+        path: its parent's lanes would run the parent's algorithm)."""
+        return cls._runs_as("run_lanes")
+
+    def run_with_floor(self, data, cal: dict, T: int, rngs) -> tuple[np.ndarray, np.ndarray]:
+        """(`run(data, cal, T, rngs)`, `run(data, cal, T, rngs, noiseless=True)`) as two lanes of one batched run:
+        the private run and its noise-free twin (the optimiser floor at the same calibration) share the data and
+        everything but the noise, each equal bit for bit to its own run. Defined by the mechanisms with such a form
+        (see `has_floor_lanes`)."""
+        raise NotImplementedError(f"{type(self).__name__} has no paired form of its run")
+
+    @classmethod
+    def has_floor_lanes(cls) -> bool:
+        """Whether `run_with_floor` runs what `run` runs (as `has_lanes` for `run_lanes`)."""
+        return cls._runs_as("run_with_floor")
+
+    @classmethod
+    def _runs_as(cls, name: str) -> bool:
+        def owner(attr):
+            return next(k for k in cls.__mro__ if attr in vars(k))
+        other = owner(name)
+        return other is not Mechanism and issubclass(other, owner("run"))
+
     def fast_calibration(self, target: float, delta: float, T: int, *, rtol: float, how: str) -> dict | None:
         """A calibration the mechanism knows a faster way to (None: none), with "steps": the per-step values it
         composed (`spend_steps`'s form); `calibrate` uses it only when the mechanism's own spend has those steps.

@@ -156,6 +156,16 @@ class DpAdmm(_HuangAudited, _HuangGaussian):
         return cs.dpadmm(data, reg=self.reg, noise_multiplier=cal["z"], add_noise=not noiseless, T=T, rngs=rngs,
                          rho=self.rho, lam_n=self.lam_n, eta=eta, record=False).meta["w_tilde"]
 
+    def run_lanes(self, data: cs.StarData, cal: dict | None, T: int, rngs: Sequence[np.random.Generator],
+                  scales, *, noiseless: bool = False) -> np.ndarray:
+        """`run` at each step multiple of `scales` (eta_i^k x scale, Theorem 4's (34)), as lanes of one run
+        (``consensus.dpadmm_lanes``: the same data sweep and noise draws for every lane): (L, R, n, d), lane l equal
+        bit for bit to ``replace(self, step_scale=scales[l]).run(...)`` with fresh Generators of the same seeds."""
+        base = hb.eta_schedule(self.reg, T, data.m, z=cal["z"], lam_n=self.lam_n, d=data.d)
+        etas = np.asarray(scales, dtype=float).reshape(-1, *([1] * base.ndim)) * base   # x 1.0 leaves eta as it is
+        return cs.dpadmm_lanes(data, reg=self.reg, T=T, rngs=rngs, noise_multiplier=cal["z"], etas=etas,
+                               rho=self.rho, lam_n=self.lam_n, add_noise=not noiseless)
+
     @classmethod
     def audited(cls, params: dict, mech: dict, canary: GradientCanary) -> AuditCase:
         """The one-step audit's case: the mechanism with the audit's `huang2019` constants at the claimed epsilon."""
@@ -286,6 +296,16 @@ class DpSgd(_HuangAudited, _HuangGaussian):
         h = sgd.dpsgd(data, reg=self.reg, lr=self.lr * self.step_scale, convention=self.convention, **noise, T=T,
                       rngs=rngs, rho=self.rho, lam_n=self.lam_n, record=False)
         return h.meta["w"][:, None, :]
+
+    def run_lanes(self, data: cs.StarData, cal: dict | None, T: int, rngs, scales, *,
+                  noiseless: bool = False) -> np.ndarray:
+        """`run` at each multiple of `scales` of lr, as lanes of one run (``sgd.dpsgd_lanes``: the same data sweep
+        and noise draws for every lane): (L, R, 1, d), lane l equal bit for bit to
+        ``replace(self, step_scale=scales[l]).run(...)`` with fresh Generators of the same seeds."""
+        noise = {"sigma_value": 0.0} if noiseless else {"noise_multiplier": cal["z"]}
+        w = sgd.dpsgd_lanes(data, reg=self.reg, T=T, rngs=rngs, lrs=[self.lr * float(s) for s in scales],
+                            convention=self.convention, lam_n=self.lam_n, **noise)
+        return w[:, :, None, :]
 
     @classmethod
     def audited(cls, params: dict, mech: dict, canary: GradientCanary) -> AuditCase:

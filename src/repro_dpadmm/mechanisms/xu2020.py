@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
@@ -187,6 +187,20 @@ class GradientPerturbation(GaussianMechanism):
                           accelerated=self.accelerated, repeats=1, rngs=[g], u0=self.u0)
             out.append(res.x_T)
         return np.stack(out)
+
+    def run_lanes(self, problems: Iterable, cal: dict | None, T: int, rngs, scales, *,
+                  noiseless: bool = False) -> np.ndarray:
+        """`run` at each multiple of `scales` of eta, as lanes of one run per repeat (``linearized.run_lanes``: the
+        same rows, u_0 and noise draws for every lane): (L, R, 1, d), lane l equal bit for bit to
+        ``replace(self, step_scale=scales[l]).run(...)`` with fresh Generators of the same seeds."""
+        sigma = 0.0 if noiseless else float(cal["sigma"])
+        out = []
+        for problem, g in zip(problems, rngs):
+            eta = replace(self, step_scale=1.0).step_size(problem)   # the paper's eta, then `step_size`'s rule
+            etas = [eta if float(s) == 1.0 else eta * float(s) for s in scales]
+            out.append(lin.run_lanes(problem, T=T, etas=etas, rho=self.rho, gamma=self.gamma, sigma=sigma,
+                                     accelerated=self.accelerated, rng=g, u0=self.u0))
+        return np.stack(out, axis=1)[:, :, None, :]
 
     # ------------------------------------------------------------------------------------------- audits
     def audit_case(self, canary: GradientCanary, epsilon: float, delta: float, graph: dict) -> AuditCase:

@@ -123,6 +123,23 @@ class _ZklMechanism(Mechanism):
             out.append(self._solve(nodes, C, rho, None if noiseless else alpha, f0, kw, T, noise).meta["f_final"][0])
         return np.stack(out)
 
+    def run_with_floor(self, data: Iterable[dz.NodeData], cal: dict, T: int, rngs) -> tuple[np.ndarray, np.ndarray]:
+        """(`run`, `run(noiseless=True)`) as two lanes of one run per repeat: the private run and its noise-free twin
+        share the nodes' rows, C and the schedules, and are the two repeats of one solve with independent repeats
+        (``decentralized.solve_local``: each lane's own CG forcing and stop), the twin drawing no noise. Each equals
+        its separate run bit for bit (tests/experiments/test_beyond_frontier.py); both (R, N, d)."""
+        _, _, kw = self.schedules(T)
+        C, alpha = float(cal["C"]), float(cal["alpha"])
+        rho = self.lam * C * self.N
+        self._check_parameter(C, rho, float(np.min(kw.get("theta", kw["eta"]))))
+        out = []
+        for nodes, g in zip(data, rngs):
+            f0 = np.zeros((2, self.N, nodes.dim))
+            out.append(self._solve(nodes, C, rho, alpha, f0, kw, T, {"rngs": [g, None]},
+                                   independent_repeats=True).meta["f_final"])
+        out = np.stack(out)   # (R, 2, N, d)
+        return out[:, 0], out[:, 1]
+
 
 @dataclass(frozen=True, eq=False)
 class PenaltyPerturbation(_ZklMechanism):
@@ -152,9 +169,10 @@ class PenaltyPerturbation(_ZklMechanism):
                 ("zhang2018.icml_P", lambda C, a: {"C": C, "B": B, "V": V, "eta": eta, "alpha": a * shape}),
                 {"eta": eta, "theta": np.full(T, theta), "alpha_shape": shape})
 
-    def _solve(self, nodes, C, rho, alpha, f0, kw, T, noise):
+    def _solve(self, nodes, C, rho, alpha, f0, kw, T, noise, **extra):
         return dz.m_admm(nodes, self.A, C=C, rho=rho, eta=kw["eta"], theta=kw["theta"], f0=f0,
-                         alpha=None if alpha is None else alpha * kw["alpha_shape"], tol=self.newton_tol, **noise)
+                         alpha=None if alpha is None else alpha * kw["alpha_shape"], tol=self.newton_tol, **noise,
+                         **extra)
 
 
 @dataclass(frozen=True, eq=False)
@@ -198,6 +216,6 @@ class PrivateRAdmm(_ZklMechanism):
                  lambda C, a: {"C": C, "B": B, "V": V, "rho": lam * C * N, "eta": eta, "alpha": a, "T": T}),
                 {"eta": eta, "gamma": self.gamma})
 
-    def _solve(self, nodes, C, rho, alpha, f0, kw, T, noise):
+    def _solve(self, nodes, C, rho, alpha, f0, kw, T, noise, **extra):
         return dz.r_admm(nodes, self.A, C=C, rho=rho, eta=kw["eta"], gamma=kw["gamma"], K=T // 2, f0=f0,
-                         alpha=alpha, tol=self.newton_tol, **noise)
+                         alpha=alpha, tol=self.newton_tol, **noise, **extra)

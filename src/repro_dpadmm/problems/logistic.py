@@ -106,6 +106,16 @@ class MeanLogisticTerm:
         s = sigmoid_neg_inplace(np.asarray(self.Xm @ cols))   # sigma(-margins), (n, R)
         return (-(s.T @ self.Xm) / self.n).reshape(x.shape)
 
+    def grad_lanes(self, x: np.ndarray) -> np.ndarray:
+        """`grad` of L lanes x (L, d) (the iterates of L settings of one run): (L, d). Sparse rows: one compiled
+        sweep for all lanes (kernels/logistic_term.csr_grad_sum_lanes), lane l equal to `grad(x[l])` bit for bit;
+        dense rows: `grad` itself."""
+        if not sp.issparse(self.Xm):
+            return self.grad(x)
+        from ..kernels import logistic_term
+
+        return -logistic_term.csr_grad_sum_lanes(self.Xm, x) / self.n
+
     def loss(self, x: np.ndarray, chunk: int = 64) -> np.ndarray:
         """f(x), for x of shape (..., d); chunks of `chunk` iterates bound the (n, chunk) margin matrix."""
         x = np.asarray(x)
