@@ -983,3 +983,28 @@ def test_a_manifest_listing_a_file_twice_and_a_bundle_made_inside_a_bundle_are_r
     shutil.copytree(base, inside)
     with pytest.raises(BundleError, match="lies in the results bundle"):
         make_bundle(inside / "results" / "x.tar.gz", root=project)
+
+
+@pytest.mark.parametrize("names, said", [
+    (("b/results/x.txt", "b/results"), "member 'b/results' is a file, but the earlier member 'b/results/x.txt' lies "
+                                       "under it"),
+    (("b/results/deep/x.txt", "b/results"), "member 'b/results' is a file, but the earlier member "
+                                            "'b/results/deep/x.txt' lies under it"),
+    (("b/results", "b/results/x.txt"), "member 'b/results/x.txt' lies under 'b/results', which is a file"),
+])
+def test_a_file_member_where_other_members_lie_is_named_in_either_order(tmp_path, names, said):
+    """A regular file at a path that other members lie under: refused naming both members, whichever comes first
+    (not the system's bare 'File exists')."""
+    import io
+    import tarfile
+
+    archive = tmp_path / "filefirst.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name in names:
+            info = tarfile.TarInfo(name)
+            info.size = 1
+            tar.addfile(info, io.BytesIO(b"x"))
+    (tmp_path / "out").mkdir()
+    with pytest.raises(BundleError) as exc:
+        unpack(archive, tmp_path / "out")
+    assert str(exc.value) == f"filefirst.tar.gz: {said}"

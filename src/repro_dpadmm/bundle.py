@@ -765,8 +765,10 @@ _KINDS = {tarfile.SYMTYPE: "a symbolic link", tarfile.LNKTYPE: "a hard link", ta
           tarfile.GNUTYPE_SPARSE: "a sparse file"}
 
 
-def _refuse_member(m: tarfile.TarInfo, seen: dict[str, str], counts: dict, limits: Limits, packed: int) -> str:
-    """Why an archive member may not be unpacked ('' if it may), from its header alone."""
+def _refuse_member(m: tarfile.TarInfo, seen: dict[str, str], counts: dict, limits: Limits, packed: int,
+                   under: dict[str, str] | None = None) -> str:
+    """Why an archive member may not be unpacked ('' if it may), from its header alone. `under` maps each folder
+    that earlier members lie under to the first of them (a file member of that name is refused naming both)."""
     why = safe_name(m.name.removeprefix("./"))
     if why:
         return f"member {m.name[:200]!r} has {why}"
@@ -781,6 +783,8 @@ def _refuse_member(m: tarfile.TarInfo, seen: dict[str, str], counts: dict, limit
         if seen.get(parent) == "file":
             return f"member {m.name!r} lies under {parent!r}, which is a file"
         parent = posixpath.dirname(parent)
+    if not m.isdir() and under and name in under:
+        return f"member {m.name!r} is a file, but the earlier member {under[name]!r} lies under it"
     counts["members"] += 1
     if counts["members"] > limits.members:
         return f"more than {limits.members:,} members ({limits.hint('members')})"
@@ -828,6 +832,7 @@ def unpack(source: Path, dest: Path, limits: Limits | None = None) -> None:
                          int(max(Limits.RATIO_FREE, limits.ratio * packed)),
                          f"{packed:,} packed (more than {limits.ratio:g} times its size; {limits.hint('ratio')})")
         seen: dict[str, str] = {}
+        under: dict[str, str] = {}   # a folder earlier members lie under -> the first of them
         counts = {"members": 0, "bytes": 0}
         last = -1
         try:
@@ -839,10 +844,14 @@ def unpack(source: Path, dest: Path, limits: Limits | None = None) -> None:
                         raise BundleError(f"{source.name} is malformed: member {m.name!r} at offset {m.offset} "
                                           "does not follow the previous one")
                     last = m.offset
-                    why = _refuse_member(m, seen, counts, limits, packed)
+                    why = _refuse_member(m, seen, counts, limits, packed, under)
                     if why:
                         raise BundleError(f"{source.name}: {why}")
                     name = m.name.removeprefix("./").rstrip("/")
+                    parent = posixpath.dirname(name)
+                    while parent and parent not in under:   # its folders, so far unnamed by any member
+                        under[parent] = m.name
+                        parent = posixpath.dirname(parent)
                     target = dest.joinpath(*name.split("/"))
                     if m.isdir():
                         seen[name] = "dir"
