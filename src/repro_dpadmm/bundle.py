@@ -958,8 +958,10 @@ def _snapshot(folder: Path, dest: Path) -> None:
 
 
 def param_differences(results: Path, root: Path) -> dict[str, list[str]]:
-    """{"<paper>/<item>": ["key: run value vs current config value", ...]} for every bundled item whose executed
-    parameters (papermill's record in its notebook) differ from what the current config would pass it."""
+    """{"<paper>/<item>": ["path: run value in the run, current value now", ...]} for every bundled item whose
+    executed parameters (papermill's record in its notebook) differ from what the current config would pass it: one
+    entry per differing leaf, named by its path (`panels.a9a.epsilons[1]`), whole (the summary cuts them, see
+    Difference)."""
     from .provenance import executed_params, load_config
 
     current = load_config(root)  # config/config.yaml as the report reads it
@@ -975,12 +977,62 @@ def param_differences(results: Path, root: Path) -> dict[str, list[str]]:
         if cfg is None:
             out[f"{paper}/{item}"] = ["not in the current config"]
             continue
-        now = {**cfg, "seed": current.get("seed")}
-        diffs = [f"{_short(k)}: {_short(ran.get(k, '(unset)'))} in the run vs {_short(now.get(k, '(unset)'))} now"
-                 for k in sorted(set(ran) | set(now)) if ran.get(k, "(unset)") != now.get(k, "(unset)")]
+        diffs = [Difference.of(*leaf) for leaf in leaf_differences(ran, {**cfg, "seed": current.get("seed")})]
         if diffs:
             out[f"{paper}/{item}"] = diffs
     return out
+
+
+_ABSENT = object()   # a key (or list element) one side does not have
+
+
+def leaf_differences(ran, now) -> list[tuple[str, object, object]]:
+    """[(path, value in the run, value now)] of every leaf where two parameter values differ: mappings compared key
+    by key (key order is no difference) and lists element by element, down to the values that differ; a key or
+    element only one side has is _ABSENT on the other. Paths as `panels.a9a.epsilons[1]`, in sorted key order.
+    Iterative: a bundle's notebook may nest its parameters as deep as its reader allows."""
+    out, stack = [], [("", ran, now)]
+    while stack:
+        path, a, b = stack.pop()
+        if isinstance(a, dict) and isinstance(b, dict):
+            keys = sorted(set(a) | set(b), key=str)
+            stack += [(f"{path}.{k}" if path else str(k), a.get(k, _ABSENT), b.get(k, _ABSENT))
+                      for k in reversed(keys)]
+        elif isinstance(a, list) and isinstance(b, list) and path:
+            stack += [(f"{path}[{i}]", a[i] if i < len(a) else _ABSENT, b[i] if i < len(b) else _ABSENT)
+                      for i in reversed(range(max(len(a), len(b))))]
+        elif a is _ABSENT or b is _ABSENT or type(a) is not type(b) and (isinstance(a, bool) or isinstance(b, bool)) \
+                or a != b:
+            out.append((path, a, b))
+    return out
+
+
+class Difference(str):
+    """One parameter difference, whole (as rejudged.json records it); `short` is the same with its path and values
+    cut for the terminal (made when shown: a bundle's notebook may record any number of parameters)."""
+
+    @classmethod
+    def of(cls, path: str, ran, now) -> Difference:
+        self = cls(cls._text(path, ran, now, None))
+        self._leaf = (path, ran, now)
+        return self
+
+    @property
+    def short(self) -> str:
+        return self._text(*self._leaf, 60)
+
+    @staticmethod
+    def _text(path: str, ran, now, n: int | None) -> str:
+        def value(v):
+            text = v if isinstance(v, str) and v and v == v.strip() else json.dumps(v)
+            return text if n is None else _short(text, n)
+
+        shown = path if n is None or len(path) <= n else path[: n // 2 - 1] + "..." + path[-(n // 2 - 2):]
+        if now is _ABSENT:
+            return f"{shown}: only in the run ({value(ran)})"
+        if ran is _ABSENT:
+            return f"{shown}: only in the current config ({value(now)})"
+        return f"{shown}: {value(ran)} in the run, {value(now)} now"
 
 
 def claims_differences(folder: Path, root: Path) -> list[str]:
@@ -998,10 +1050,10 @@ SHOWN_ITEMS = 20
 SHOWN_DIFFS = 5
 
 
-def _first(diffs: list[str], n: int) -> str:
-    """The first `n` of `diffs` joined by '; ', and how many more there are."""
+def _first(diffs: list[str], n: int, show=str) -> str:
+    """The first `n` of `diffs` (each as `show` gives it) joined by '; ', and how many more there are."""
     more = f"; ... and {len(diffs) - n:,} more" if len(diffs) > n else ""
-    return "; ".join(diffs[:n]) + more
+    return "; ".join(map(show, diffs[:n])) + more
 
 
 def _short(value, n: int = 60) -> str:
@@ -1103,7 +1155,7 @@ class Rejudged:
         if self.params_differ:
             lines.append(f"items whose parameters differ from the current config ({len(self.params_differ)}):")
             for name, diffs in list(self.params_differ.items())[:SHOWN_ITEMS]:
-                lines.append(f"  {_short(name)}: " + _first(diffs, SHOWN_DIFFS))
+                lines.append(f"  {_short(name)}: " + _first(diffs, SHOWN_DIFFS, lambda d: getattr(d, "short", d)))
             if len(self.params_differ) > SHOWN_ITEMS:
                 lines.append(f"  ... and {len(self.params_differ) - SHOWN_ITEMS:,} more items (rejudged.json lists "
                              "them all)")
