@@ -237,6 +237,25 @@ def test_a_bundle_judged_before_claims_v3_still_rejudges_and_says_by_which_rules
     assert json.loads((tmp_path / "again/rejudged.json").read_text())["bundle_judged_by_rules"] == "before v3"
 
 
+def test_a_bundle_with_no_judgement_is_said_to_hold_none(run, tmp_path):
+    """No results/report/ in the bundle: no verdict "changed since the bundle was judged", and its claims are not
+    "new claims, not in the bundle's judgement": the summary says the bundle holds no judgement."""
+    import shutil
+
+    from repro_dpadmm.bundle import write_manifest
+
+    folder = unpack(make_bundle(tmp_path / "b.tar.gz", root=run), tmp_path / "x")
+    shutil.rmtree(folder / "results/report")
+    (folder / MANIFEST).unlink()
+    write_manifest(folder)
+    result = rejudge(folder, tmp_path / "again", root=run)
+    summary = result.summary()
+    assert result.rules == "no judgement" and result.changes
+    assert (f"the bundle holds no judgement (its results/report/claims.json is missing or lists no claim): its "
+            f"{len(result.changes):,} verdicts are judged here for the first time") in summary
+    assert "since the bundle was judged" not in summary and "not in the bundle's judgement" not in summary
+
+
 def test_a_bundle_names_no_path_of_this_machine(tmp_path, monkeypatch):
     """Sidecars, metrics, logs and provenance are copied with the project root made relative and the mirror named
     <mirror> (issue 50: bundles carried the checkout's, the mirror's and the raw files' absolute paths)."""

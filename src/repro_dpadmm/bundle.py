@@ -1142,13 +1142,19 @@ class Rejudged:
                          " (the bundle's "
                          "own judgement is its results/report/claims.json)")
         changed = [c for c in self.changes if c["before"] and c["after"]]
-        if changed:
+        if self.rules == "no judgement":   # nothing to compare with: every verdict would count as a "new claim"
+            lines.append(f"the bundle holds no judgement (its {REPORT_DIR}/claims.json is missing or lists no "
+                         f"claim): its {sum(1 for c in self.changes if c['after']):,} verdicts are judged here for "
+                         "the first time, with nothing to compare them with")
+        elif changed:
             lines.append(f"verdicts changed since the bundle was judged ({len(changed)}):")
             lines += [f"  {c['id']}: {c['before']} -> {c['after']}" for c in changed]
         else:
             lines.append("no verdict changed since the bundle was judged")
         for side, what in (("before", "new claims, not in the bundle's judgement"),
                            ("after", "claims of the bundle's judgement that no longer exist")):
+            if self.rules == "no judgement":
+                break
             ids = [c["id"] for c in self.changes if not c[side]]
             if ids:
                 lines.append(f"{len(ids)} {what}: " + ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else ""))
