@@ -386,6 +386,34 @@ def test_a_stopped_report_leaves_the_previous_one_complete(project, tmp_path, mo
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".report")], "staging folder left"
 
 
+def test_a_re_judge_stopped_right_after_its_swap_leaves_its_pages_with_their_rejudged_json(project, base, tmp_path,
+                                                                                           monkeypatch):
+    """rejudged.json was written after the new report was swapped in: SIGTERM between the two left the new pages,
+    the earlier re-judge's rejudged.json gone and no new one. It is now part of what is swapped in."""
+    import shutil
+
+    import repro_dpadmm.staging as staging
+    from _hostile import with_manifest
+
+    out = tmp_path / "win"
+    rejudge(base, out, root=project)   # a complete earlier re-judge, of the folder
+    assert json.loads((out / "rejudged.json").read_text())["bundle"] == "b"
+    folder = tmp_path / "other" / "b"
+    shutil.copytree(base, folder)
+    archive = with_manifest(folder, tmp_path / "other.tar.gz")
+    swap = staging.swap_report
+
+    def stopped_after(*args, **kwargs):   # SIGTERM just after the swap
+        swap(*args, **kwargs)
+        raise SystemExit(143)
+
+    monkeypatch.setattr(staging, "swap_report", stopped_after)
+    with pytest.raises(SystemExit):
+        rejudge(archive, out, root=project)
+    assert json.loads((out / "rejudged.json").read_text())["bundle"] == "other.tar.gz"
+    assert "rejudged.json" in json.loads((out / ".repro-dpadmm-report.json").read_text())["entries"]
+
+
 def test_a_bad_metrics_file_is_named_on_the_terminal_and_a_huge_finite_number_crashes_nothing(project, base, tmp_path,
                                                                                           capsys):
     from _hostile import METRICS_NAN, _metrics_probe

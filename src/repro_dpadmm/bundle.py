@@ -67,7 +67,7 @@ import pooch
 from . import locks, safeload
 from .safeload import redact
 from .config import YTE_KEY
-from .staging import BUNDLE_MANIFEST, add_report_file, bundle_around
+from .staging import BUNDLE_MANIFEST, bundle_around
 from .paths import project_root
 
 FORMAT = 1
@@ -1209,16 +1209,23 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
                   "git": (prov.get("git") or {}).get("describe"), "repro_dpadmm": prov.get("repro_dpadmm"),
                   "python": prov.get("python"), "platform": prov.get("platform"),
                   "packages": {k: v for k, v in (prov.get("packages") or {}).items() if k in KEY_PACKAGES}}
-        report = build_report(out_dir, root=root, results=folder / "results", claims_dir=root / "config" / "claims",
-                              processed=folder / "resources" / "processed", bundle=origin, previous=judged,
-                              source=check["source"], keep_out=keep_out)
         files = sum(1 for _ in (folder / MANIFEST).read_text().splitlines())
-        result = Rejudged(str(source), out_dir, prov, files, param_differences(folder / "results", root),
-                          verdict_changes(judged, {v.claim.id: v.verdict for v in report.verdicts}), report,
-                          claims_differences(folder, root),
-                          judged_by(folder / REPORT_DIR / "claims.json", f"{REPORT_DIR}/claims.json"))
-    add_report_file(out_dir, "rejudged.json", json.dumps(result.record(), indent=2) + "\n")
-    return result
+        done = []
+
+        def with_record(report, stage: Path) -> None:
+            # written into the staging folder before the swap: a re-judge stopped at any point leaves the earlier
+            # report (with its rejudged.json) or this one with its own, never the new pages without it
+            result = Rejudged(str(source), out_dir, prov, files, param_differences(folder / "results", root),
+                              verdict_changes(judged, {v.claim.id: v.verdict for v in report.verdicts}), report,
+                              claims_differences(folder, root),
+                              judged_by(folder / REPORT_DIR / "claims.json", f"{REPORT_DIR}/claims.json"))
+            (stage / "rejudged.json").write_text(json.dumps(result.record(), indent=2) + "\n")
+            done.append(result)
+
+        build_report(out_dir, root=root, results=folder / "results", claims_dir=root / "config" / "claims",
+                     processed=folder / "resources" / "processed", bundle=origin, previous=judged,
+                     source=check["source"], keep_out=keep_out, before_swap=with_record)
+    return done[0]
 
 
 def rejudge_folder(source: str | Path, parent: Path) -> Path:

@@ -709,7 +709,7 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
                  results: Path | None = None, claims_dir: Path | None = None,
                  processed: Path | None = None, bundle: dict | None = None, previous: dict | None = None,
                  run_name: str | None = None, quiet: bool = False, source: str | None = None,
-                 keep_out: tuple = ()) -> Report:
+                 keep_out: tuple = (), before_swap=None) -> Report:
     """Build the report site (`index.html` and the pages it links), `claims.json` and `summary.json` in `out_dir`
     (relative paths are below the root).
 
@@ -720,7 +720,9 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
     verdicts and metrics are compared with the paper run's (results/report/claims.json and results/<paper>/<item>/):
     summary.json's `whatif`. `quiet`: print nothing (the caller prints its own summary).
     `source`: what the report is of (a bundle's path), recorded in the folder's marker; `keep_out`: folders the
-    report may not be written into or around (a bundle's own folder). staging.OutDirError if `out_dir` is not a
+    report may not be written into or around (a bundle's own folder). `before_swap(report, folder)`: called with the
+    staging folder once the report is built there and before it is swapped in, to add files of its own (a re-judge's
+    rejudged.json), so that the folder swapped in is complete. staging.OutDirError if `out_dir` is not a
     folder a report may write into (staging.check_report_folder).
     """
 
@@ -739,6 +741,8 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
     final, out_dir = out_dir, staging.report_stage(out_dir)
     try:
         report = _build(out_dir, root, results, claims_dir, processed, bundle, previous, run_name)
+        if before_swap is not None:
+            before_swap(report, out_dir)
         staging.swap_report(out_dir, final, kind=kind, source=source)
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
