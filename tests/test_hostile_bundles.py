@@ -1036,3 +1036,20 @@ def test_a_file_member_where_other_members_lie_is_named_in_either_order(tmp_path
     with pytest.raises(BundleError) as exc:
         unpack(archive, tmp_path / "out")
     assert str(exc.value) == f"filefirst.tar.gz: {said}"
+
+
+def test_a_results_folder_name_that_is_not_shown_is_said_why():
+    """A name over the 64-character cap was called 'not a plain name (letters, digits, ...)', which it is: the cap
+    is named, as are the other reasons."""
+    from repro_dpadmm.report import _named
+
+    ignored = []
+    names = ["a" * 250, "a" * 64, "b c", "Index", "Fig1", "x" * 70 + "!"]
+    assert _named(names, "item of p", ignored, taken=["fig1"]) == ["a" * 64]
+    said = {line.split("'")[1][:8]: line for line in ignored}
+    assert said["a" * 8] == (f"item of p '{'a' * 120}': longer than 64 characters (it has 250), the longest name a "
+                             "page may have, so it is not shown")
+    assert "not a plain name (letters, digits, '_', '-', starting with a letter or digit; at most 64 characters)" \
+        in said["b c"] and "at most 64 characters" in said["x" * 8]
+    assert "one of the report's own page names" in said["Index"]
+    assert "the same as a name shown already, but for letter case" in said["Fig1"]

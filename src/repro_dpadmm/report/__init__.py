@@ -466,7 +466,8 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
 # A paper or item name becomes a page's file name and a link (`<paper>.html`, `items/<paper>/<item>/`): one found
 # only in a results folder (which may come from a bundle) is used only when it is a plain name, and never one of the
 # report's own pages.
-SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+MAX_NAME = 64
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,%d}" % (MAX_NAME - 1))
 RESERVED_NAMES = frozenset({"index", "privacy", "provenance", "claims", "items", "summary", "report"})
 
 
@@ -486,19 +487,32 @@ def _at_most(names: list[str], cap: int, what: str, ignored: list[str]) -> list[
 
 
 def _named(names, what: str, ignored: list[str], taken=()) -> list[str]:
-    """The names that are safe as a page name and a link; the others are listed in `ignored`. A name that differs
-    only in case from one of `taken` (the names already shown) or from another of `names` is not safe either: on a
-    file system that ignores case its page would overwrite the other's."""
+    """The names that are safe as a page name and a link; the others are listed in `ignored`, each with why. A name
+    that differs only in case from one of `taken` (the names already shown) or from another of `names` is not safe
+    either: on a file system that ignores case its page would overwrite the other's."""
     out, seen = [], {t.casefold() for t in taken}
     for name in sorted(names):
-        if SAFE_NAME.fullmatch(name) and name.lower() not in RESERVED_NAMES and name.casefold() not in seen:
+        why = _not_plain(name, seen)
+        if not why:
             out.append(name)
             seen.add(name.casefold())
         else:
-            ignored.append(f"{what} {safeload.printable(name)[:120]!r}: not a plain name (letters, digits, '_', "
-                           "'-'; none of the report's own page names, nor one shown already in other letter case), "
-                           "so it is not shown")
+            ignored.append(f"{what} {safeload.printable(name)[:120]!r}: {why}, so it is not shown")
     return out
+
+
+def _not_plain(name: str, seen: set[str]) -> str:
+    """Why `name` may not be a page name and a link ('' if it may): SAFE_NAME, RESERVED_NAMES, `seen` (casefolded)."""
+    if not SAFE_NAME.fullmatch(name):
+        if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", name):   # plain, but too long
+            return f"longer than {MAX_NAME} characters (it has {len(name):,}), the longest name a page may have"
+        return (f"not a plain name (letters, digits, '_', '-', starting with a letter or digit; at most {MAX_NAME} "
+                "characters)")
+    if name.lower() in RESERVED_NAMES:
+        return "one of the report's own page names"
+    if name.casefold() in seen:
+        return "the same as a name shown already, but for letter case"
+    return ""
 
 
 def _paper_record(paper_id: str) -> registry.Paper:
