@@ -1053,3 +1053,19 @@ def test_a_results_folder_name_that_is_not_shown_is_said_why():
         in said["b c"] and "at most 64 characters" in said["x" * 8]
     assert "one of the report's own page names" in said["Index"]
     assert "the same as a name shown already, but for letter case" in said["Fig1"]
+
+
+def test_ignored_results_folders_are_named_on_the_terminal_at_most_twenty(project, tmp_path, capsys):
+    """3,000 folders of names a report does not show printed 3,000 lines: the first 20, then how many more."""
+    import shutil
+
+    results = tmp_path / "results"
+    shutil.copytree(project / "results", results)
+    for k in range(60):
+        (results / f"huang2019_dpadmm/x.{k:02d}").mkdir()
+        (results / f"huang2019_dpadmm/x.{k:02d}/metrics.json").write_text('{"status": "ok"}')
+    capsys.readouterr()
+    build_report(tmp_path / "out", root=project, results=results)
+    lines = [line for line in capsys.readouterr().out.splitlines() if "results folder" in line]
+    assert len(lines) == 21 and "'x.19'" in lines[19], lines
+    assert lines[-1] == "report: results folders ignored: ... and 40 more"

@@ -475,6 +475,7 @@ RESERVED_NAMES = frozenset({"index", "privacy", "provenance", "claims", "items",
 # thousands of them make a report quadratic in time and size (6,000 took over two minutes). The registry lists 6
 # papers of at most 8 items; beyond these caps the rest are listed as ignored.
 MAX_EXTRA_PAPERS = 20
+SHOWN_IGNORED = 20   # of the ignored folders, how many the terminal names
 MAX_EXTRA_ITEMS = 50
 
 
@@ -767,8 +768,10 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
         print(f"report: claims-file error: {problem}")
     for warning in report.warnings:
         print(f"report: claims-file warning: {warning}")
-    for why in report.ignored:
+    for why in report.ignored[:SHOWN_IGNORED]:   # a bundle may hold thousands of folders: the first few, and a count
         print(f"report: results folder ignored: {why}")
+    if len(report.ignored) > SHOWN_IGNORED:
+        print(f"report: results folders ignored: ... and {len(report.ignored) - SHOWN_IGNORED:,} more")
     for it in (it for p in report.papers for it in p.items if it.reason.startswith("unreadable metrics.json")):
         print(f"report: {it.paper}/{it.item} shown as missing: {safeload.printable(it.reason)}")
     for it in (it for p in report.papers for it in p.items if it.params_problem):
