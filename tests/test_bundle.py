@@ -541,6 +541,21 @@ def test_a_result_file_whose_name_the_re_judge_refuses_is_named_before_bundling(
         odd.unlink()
 
 
+def test_a_result_file_whose_name_is_not_utf8_is_named_so_before_bundling(run, tmp_path):
+    """A name with undecodable bytes was refused as holding 'control or invisible characters', which it does not."""
+    import os
+
+    odd = run / "results" / "huang2019_dpadmm" / "fig1" / os.fsdecode(b"caf\xe9.csv")
+    odd.write_text("x")
+    try:
+        with pytest.raises(BundleError) as exc:
+            make_bundle(tmp_path / "b.tar.gz", root=run)
+        assert "file names that are not valid UTF-8: results/huang2019_dpadmm/fig1/caf\\xe9.csv" in str(exc.value)
+        assert "control" not in str(exc.value) and not (tmp_path / "b.tar.gz").exists()
+    finally:
+        odd.unlink()
+
+
 def test_an_out_that_cannot_be_written_is_named_by_its_own_path(run, tmp_path):
     (tmp_path / "afile").write_text("mine")
     with pytest.raises(BundleError, match="lies below .*afile, which is a file, not a folder"):

@@ -259,6 +259,15 @@ _MAX_NAME = 1024
 _HEX = re.compile(r"[0-9a-f]{64}")
 
 
+def _is_utf8(name: str) -> bool:
+    """Whether a file name read from the file system was valid UTF-8 (undecodable bytes come as surrogate escapes)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def safe_name(name: str) -> str:
     """Why a path named by an archive member or a manifest line is not a plain relative path inside the bundle ('' if
     it is): absolute, '..', empty or '.' parts, backslashes, control characters, too long."""
@@ -431,10 +440,15 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
     _said_left_out(special, "special file", "FIFOs, devices and sockets are never read")
     _said_left_out(opaque, "binary file", "a bundle takes text, PNG and PDF files only, whose text it can check for "
                                           "paths")
-    odd = [safeload.printable(r) for r in rels if safeload.printable(r) != r]
-    if odd:   # refused here, naming them, rather than by the re-judge of the bundle
-        raise BundleError(f"{out.name} would be refused by its own re-judge: file names with control or invisible "
-                          f"characters: {', '.join(odd[:5])}" + (f" and {len(odd) - 5:,} more" if len(odd) > 5 else ""))
+    # refused here, naming them, rather than by the re-judge of the bundle: names of bytes that are not UTF-8 (held
+    # as surrogate escapes, shown as their bytes), then names with control or invisible characters
+    not_utf8 = [os.fsencode(r).decode("utf-8", "backslashreplace") for r in map(str, rels) if not _is_utf8(r)]
+    odd = [safeload.printable(r) for r in map(str, rels) if _is_utf8(r) and safeload.printable(r) != r]
+    for names, what in ((not_utf8, "that are not valid UTF-8"), (odd, "with control or invisible characters")):
+        if names:
+            raise BundleError(f"{out.name} would be refused by its own re-judge: file names {what}: "
+                              f"{', '.join(safeload.printable(n) for n in names[:5])}"
+                              + (f" and {len(names) - 5:,} more" if len(names) > 5 else ""))
     too_large = _too_large(root, rels, limits)
     if too_large:
         more = [f"... and {len(too_large) - 10:,} more"] if len(too_large) > 10 else []
