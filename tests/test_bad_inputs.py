@@ -300,6 +300,32 @@ def test_parameters_that_cannot_run_are_refused_before_any_work(no_work, capsys)
         assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("item, params, key", [
+    ("fig1", {"epsilon": 1e-320}, "epsilon = 1e-320"),
+    ("fig2", {"epsilons": [0.1, 1e-200]}, "epsilons[1] = 1e-200"),
+])
+def test_an_epsilon_too_small_to_calibrate_is_refused_before_any_work_naming_it(no_work, capsys, item, params, key):
+    """`epsilon: 1e-320` passed the schema, then failed in the notebook with 'the noise multiplier z must be >= 0,
+    got inf' (inf is >= 0): the epsilon is named as too small to calibrate, before any work."""
+    assert main(["run", HUANG, item, "--params", json.dumps(params)]) == 2
+    err = capsys.readouterr().err
+    assert f"papers.{HUANG}.{item}.{key} is too small to calibrate: the smallest epsilon a calibration takes is " \
+           "1e-150" in err and "Traceback" not in err, err
+
+
+def test_a_calibration_whose_noise_multiplier_is_not_finite_names_the_epsilon_and_delta():
+    """A notebook run by hand has no parameters check: the calibration itself says the epsilon is too small."""
+    from repro_dpadmm.privacy.bounds.huang2019 import eta_schedule, noise_multiplier
+
+    with pytest.raises(ValueError, match=r"epsilon = 1e-320 \(delta = 1e-05\) is too small to calibrate"):
+        noise_multiplier(1e-320, 1e-5)
+    with pytest.raises(ValueError, match=r"epsilon = 1e-155 \(delta = 1e-05\) is too small to calibrate"):
+        eta_schedule("l1", 3, 100, 1e-155, 1e-5)   # z is finite, its square is not
+    assert noise_multiplier(1e-150, 1e-307) ** 2 < float("inf")
+    with pytest.raises(ValueError, match=r"epsilon = 0.1, delta = 5e-324 is too small to calibrate"):
+        noise_multiplier(0.1, 5e-324)
+
+
 @pytest.mark.parametrize("where, message", [("afile/sub", "afile, which is a file, not a folder"),
                                             ("a" * 300, "File name too long: ")])
 def test_an_out_dir_that_cannot_be_a_folder_is_one_line_before_any_work(no_work, capsys, monkeypatch, where,

@@ -82,7 +82,7 @@ def test_rejudged_bundle_gives_the_same_claims_json(run, tmp_path):
     origin = json.loads((tmp_path / "again/summary.json").read_text())["provenance"]["bundle"]
     assert origin["name"] == "b.tar.gz" and origin["packages"]["numpy"]
     # parameters: table1 ran with repeats = 1, which the current config does not set
-    assert any("repeats: 1 in the run vs (unset) now" in d for d in result.params_differ["xu2020_dpaccadmm/table1"])
+    assert any(d == "repeats: only in the run (1)" for d in result.params_differ["xu2020_dpaccadmm/table1"])
 
 
 def test_a_changed_tolerance_changes_the_verdict_without_recomputing(run, tmp_path):
@@ -235,6 +235,25 @@ def test_a_bundle_judged_before_claims_v3_still_rejudges_and_says_by_which_rules
     assert result.rules == "before v3" and result.changes == []
     assert "judged by the claims rules before v3" in result.summary()
     assert json.loads((tmp_path / "again/rejudged.json").read_text())["bundle_judged_by_rules"] == "before v3"
+
+
+def test_a_bundle_with_no_judgement_is_said_to_hold_none(run, tmp_path):
+    """No results/report/ in the bundle: no verdict "changed since the bundle was judged", and its claims are not
+    "new claims, not in the bundle's judgement": the summary says the bundle holds no judgement."""
+    import shutil
+
+    from repro_dpadmm.bundle import write_manifest
+
+    folder = unpack(make_bundle(tmp_path / "b.tar.gz", root=run), tmp_path / "x")
+    shutil.rmtree(folder / "results/report")
+    (folder / MANIFEST).unlink()
+    write_manifest(folder)
+    result = rejudge(folder, tmp_path / "again", root=run)
+    summary = result.summary()
+    assert result.rules == "no judgement" and result.changes
+    assert (f"the bundle holds no judgement (its results/report/claims.json is missing or lists no claim): its "
+            f"{len(result.changes):,} verdicts are judged here for the first time") in summary
+    assert "since the bundle was judged" not in summary and "not in the bundle's judgement" not in summary
 
 
 def test_a_bundle_names_no_path_of_this_machine(tmp_path, monkeypatch):
@@ -457,20 +476,44 @@ def test_the_summary_shows_a_few_differing_parameters_per_item_and_clips_keys(ru
     result = rejudge(make_bundle(tmp_path / "b.tar.gz", root=run), tmp_path / "rj", root=run)
     line = next(l for l in result.summary().splitlines() if l.startswith("  huang2019_dpadmm/fig1: "))
     assert line.endswith(f"; ... and {len(result.params_differ['huang2019_dpadmm/fig1']) - 5:,} more")
-    assert line.count(" in the run vs ") == 5 and len(line) < 1000
+    assert line.count(": only in the run (") == 5 and len(line) < 1000
     assert len(result.summary()) < 5000
     recorded = json.loads((tmp_path / "rj/rejudged.json").read_text())["params_differ_from_current_config"]
     assert len(recorded["huang2019_dpadmm/fig1"]) >= 1001
-    assert max(len(d) for d in recorded["huang2019_dpadmm/fig1"]) < 300
+    assert f"{'x' * 5000}: only in the run (1)" in recorded["huang2019_dpadmm/fig1"]   # whole, as the run has it
 
 
 def test_the_summary_names_at_most_twenty_items(run, tmp_path):
     from repro_dpadmm.bundle import Rejudged
 
-    result = Rejudged("b.tar.gz", tmp_path, {}, 3, {f"p/i{k:02d}": ["a: 1 in the run vs 2 now"] for k in range(25)})
+    result = Rejudged("b.tar.gz", tmp_path, {}, 3, {f"p/i{k:02d}": ["a: 1 in the run, 2 now"] for k in range(25)})
     lines = result.summary().splitlines()
-    assert "  p/i19: a: 1 in the run vs 2 now" in lines and "  p/i20: a: 1 in the run vs 2 now" not in lines
+    assert "  p/i19: a: 1 in the run, 2 now" in lines and "  p/i20: a: 1 in the run, 2 now" not in lines
     assert "  ... and 5 more items (rejudged.json lists them all)" in lines
+
+
+def test_nested_parameter_differences_are_shown_by_the_path_of_each_differing_leaf(tmp_path):
+    """Values cut at 60 characters made two nested mappings that differ deep inside look identical: each differing
+    leaf is named by its path; key order is no difference; a key only one side has is said so. The terminal cuts
+    long values, rejudged.json keeps them whole."""
+    from repro_dpadmm.bundle import Difference, Rejudged, leaf_differences
+
+    long = "a" * 100
+    ran = {"panels": {"a9a": {"boundaries": [0, 66, 123], "epsilons": [3.0, 10.0, 20.0], "note": long + "1"}},
+           "dpsgd": {"clip": 1.0, "lr": 0.1}, "seed": 0, "flag": True}
+    now = {"dpsgd": {"lr": 0.1, "clip": 1.0}, "seed": 0, "flag": 1, "extra": {"k": 2},
+           "panels": {"a9a": {"boundaries": [0, 66, 123], "epsilons": [3.0, 12.0], "note": long + "2"}}}
+    diffs = [Difference.of(*leaf) for leaf in leaf_differences(ran, now)]
+    assert diffs == ["extra: only in the current config ({\"k\": 2})", "flag: true in the run, 1 now",
+                     "panels.a9a.epsilons[1]: 10.0 in the run, 12.0 now",
+                     "panels.a9a.epsilons[2]: only in the run (20.0)",
+                     f"panels.a9a.note: {long}1 in the run, {long}2 now"]
+    result = Rejudged("b.tar.gz", tmp_path, {}, 3, {"p/i": diffs})
+    line = next(l for l in result.summary().splitlines() if l.startswith("  p/i: "))
+    assert "panels.a9a.epsilons[1]: 10.0 in the run, 12.0 now" in line and long not in line and len(line) < 600
+    assert result.record()["params_differ_from_current_config"]["p/i"][-1] == f"panels.a9a.note: {long}1 in the " \
+                                                                               f"run, {long}2 now"
+    assert json.loads(json.dumps(result.record()))["params_differ_from_current_config"]["p/i"] == diffs
 
 
 @pytest.mark.parametrize("name", ["a\nb.tar.gz", "a\x1bb.tar.gz", "a\u202eb.tar.gz"])
@@ -494,6 +537,21 @@ def test_a_result_file_whose_name_the_re_judge_refuses_is_named_before_bundling(
         with pytest.raises(BundleError, match=r"evil\\nname\.csv"):
             make_bundle(tmp_path / "b.tar.gz", root=run)
         assert not (tmp_path / "b.tar.gz").exists()
+    finally:
+        odd.unlink()
+
+
+def test_a_result_file_whose_name_is_not_utf8_is_named_so_before_bundling(run, tmp_path):
+    """A name with undecodable bytes was refused as holding 'control or invisible characters', which it does not."""
+    import os
+
+    odd = run / "results" / "huang2019_dpadmm" / "fig1" / os.fsdecode(b"caf\xe9.csv")
+    odd.write_text("x")
+    try:
+        with pytest.raises(BundleError) as exc:
+            make_bundle(tmp_path / "b.tar.gz", root=run)
+        assert "file names that are not valid UTF-8: results/huang2019_dpadmm/fig1/caf\\xe9.csv" in str(exc.value)
+        assert "control" not in str(exc.value) and not (tmp_path / "b.tar.gz").exists()
     finally:
         odd.unlink()
 

@@ -330,6 +330,24 @@ def test_a_file_address_naming_a_host_or_no_folder_is_refused(mirror, why, monke
     assert "REPRO_DPADMM_DATA_MIRROR" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("mirror, why", [("http://[::1", "Invalid IPv6 URL"), ("http:///datasets", "it names no host"),
+                                         ("https://h:99999/x", "Port out of range"),
+                                         ("http://h/a b", "whitespace or control characters")])
+def test_a_malformed_mirror_url_is_refused_before_any_work_not_as_a_checksum_mismatch(mirror, why, monkeypatch,
+                                                                                      tmp_path, capsys):
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tmp_path))
+    monkeypatch.setenv("REPRO_DPADMM_OFFLINE", "1")
+    monkeypatch.setenv("REPRO_DPADMM_DATA_MIRROR", mirror)
+    assert main(["data", "fetch", "a9a"]) == 2
+    err = capsys.readouterr().err
+    assert f"REPRO_DPADMM_DATA_MIRROR {mirror}: not a valid {mirror.split(':')[0]} URL (" in err and why in err, err
+    assert "checksum" not in err and not (tmp_path / "resources").exists()
+    assert main(["info"]) == 2 and "not a valid" in capsys.readouterr().err
+    monkeypatch.delenv("REPRO_DPADMM_DATA_MIRROR")
+    assert main(["data", "fetch", "a9a", "--mirror", mirror]) == 2
+    assert f"--mirror {mirror}: not a valid" in capsys.readouterr().err
+
+
 def test_a_config_file_holding_a_template_marker_is_refused_unrun(tmp_path, capsys):
     """Snakemake's loader runs the `?` expressions of a YAML file holding `__use_yte__: true`; the package never
     does, and names the key, so that a file can be checked before it is given to snakemake."""

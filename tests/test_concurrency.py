@@ -245,3 +245,41 @@ def test_a_report_swap_waits_for_another_swap_of_the_same_folder(tmp_path):
         os.close(fd)
     worker.join(30)
     assert done.is_set() and (out / "index.html").read_text() == "new"
+
+
+@pytest.mark.parametrize("where", ["results/demo/.item.lock", "resources/processed/.a9a.lock"])
+def test_a_fifo_at_a_locks_name_is_refused_naming_it_without_blocking(tmp_path, where):
+    """A FIFO where an item's or a dataset's lock goes: never opened for reading (that blocks, or fails with a raw
+    'Illegal seek'), refused with one line naming the path and what it is; the FIFO stays."""
+    lock = tmp_path / where
+    lock.parent.mkdir(parents=True)
+    os.mkfifo(lock)
+    with pytest.raises(locks.NotALock) as exc:
+        with locks.held(lock, "the work", wait=False):
+            pass
+    assert str(lock) in str(exc.value) and "is a FIFO, not a file" in str(exc.value)
+    assert "\n" not in str(exc.value) and lock.is_fifo()
+
+
+def test_a_socket_at_a_locks_name_is_refused_naming_it(tmp_path):
+    import socket
+
+    lock = tmp_path / ".item.lock"
+    sock = socket.socket(socket.AF_UNIX)
+    try:
+        sock.bind(str(lock))
+        with pytest.raises(locks.NotALock, match="is a socket, not a file"):
+            with locks.held(lock, "the work", wait=False):
+                pass
+    finally:
+        sock.close()
+
+
+def test_a_run_with_a_fifo_at_its_items_lock_is_refused_and_the_fifo_stays(project):
+    out = project / "results/demo/item"
+    out.parent.mkdir(parents=True)
+    os.mkfifo(out.parent / ".item.lock")
+    with pytest.raises(locks.NotALock, match=r"\.item\.lock is a FIFO, not a file, and cannot serve as the lock of "
+                                             r"item demo/item"):
+        run_item("demo", "item", NOT_RUN, out, root=project, wait=False)
+    assert (out.parent / ".item.lock").is_fifo() and not out.exists()

@@ -387,6 +387,34 @@ def test_a_stopped_report_leaves_the_previous_one_complete(project, tmp_path, mo
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".report")], "staging folder left"
 
 
+def test_a_re_judge_stopped_right_after_its_swap_leaves_its_pages_with_their_rejudged_json(project, base, tmp_path,
+                                                                                           monkeypatch):
+    """rejudged.json was written after the new report was swapped in: SIGTERM between the two left the new pages,
+    the earlier re-judge's rejudged.json gone and no new one. It is now part of what is swapped in."""
+    import shutil
+
+    import repro_dpadmm.staging as staging
+    from _hostile import with_manifest
+
+    out = tmp_path / "win"
+    rejudge(base, out, root=project)   # a complete earlier re-judge, of the folder
+    assert json.loads((out / "rejudged.json").read_text())["bundle"] == "b"
+    folder = tmp_path / "other" / "b"
+    shutil.copytree(base, folder)
+    archive = with_manifest(folder, tmp_path / "other.tar.gz")
+    swap = staging.swap_report
+
+    def stopped_after(*args, **kwargs):   # SIGTERM just after the swap
+        swap(*args, **kwargs)
+        raise SystemExit(143)
+
+    monkeypatch.setattr(staging, "swap_report", stopped_after)
+    with pytest.raises(SystemExit):
+        rejudge(archive, out, root=project)
+    assert json.loads((out / "rejudged.json").read_text())["bundle"] == "other.tar.gz"
+    assert "rejudged.json" in json.loads((out / ".repro-dpadmm-report.json").read_text())["entries"]
+
+
 def test_a_bad_metrics_file_is_named_on_the_terminal_and_a_huge_finite_number_crashes_nothing(project, base, tmp_path,
                                                                                           capsys):
     from _hostile import METRICS_NAN, _metrics_probe
@@ -993,3 +1021,61 @@ def test_a_manifest_listing_a_file_twice_and_a_bundle_made_inside_a_bundle_are_r
     shutil.copytree(base, inside)
     with pytest.raises(BundleError, match="lies in the results bundle"):
         make_bundle(inside / "results" / "x.tar.gz", root=project)
+
+
+@pytest.mark.parametrize("names, said", [
+    (("b/results/x.txt", "b/results"), "member 'b/results' is a file, but the earlier member 'b/results/x.txt' lies "
+                                       "under it"),
+    (("b/results/deep/x.txt", "b/results"), "member 'b/results' is a file, but the earlier member "
+                                            "'b/results/deep/x.txt' lies under it"),
+    (("b/results", "b/results/x.txt"), "member 'b/results/x.txt' lies under 'b/results', which is a file"),
+])
+def test_a_file_member_where_other_members_lie_is_named_in_either_order(tmp_path, names, said):
+    """A regular file at a path that other members lie under: refused naming both members, whichever comes first
+    (not the system's bare 'File exists')."""
+    import io
+    import tarfile
+
+    archive = tmp_path / "filefirst.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name in names:
+            info = tarfile.TarInfo(name)
+            info.size = 1
+            tar.addfile(info, io.BytesIO(b"x"))
+    (tmp_path / "out").mkdir()
+    with pytest.raises(BundleError) as exc:
+        unpack(archive, tmp_path / "out")
+    assert str(exc.value) == f"filefirst.tar.gz: {said}"
+
+
+def test_a_results_folder_name_that_is_not_shown_is_said_why():
+    """A name over the 64-character cap was called 'not a plain name (letters, digits, ...)', which it is: the cap
+    is named, as are the other reasons."""
+    from repro_dpadmm.report import _named
+
+    ignored = []
+    names = ["a" * 250, "a" * 64, "b c", "Index", "Fig1", "x" * 70 + "!"]
+    assert _named(names, "item of p", ignored, taken=["fig1"]) == ["a" * 64]
+    said = {line.split("'")[1][:8]: line for line in ignored}
+    assert said["a" * 8] == (f"item of p '{'a' * 120}': longer than 64 characters (it has 250), the longest name a "
+                             "page may have, so it is not shown")
+    assert "not a plain name (letters, digits, '_', '-', starting with a letter or digit; at most 64 characters)" \
+        in said["b c"] and "at most 64 characters" in said["x" * 8]
+    assert "one of the report's own page names" in said["Index"]
+    assert "the same as a name shown already, but for letter case" in said["Fig1"]
+
+
+def test_ignored_results_folders_are_named_on_the_terminal_at_most_twenty(project, tmp_path, capsys):
+    """3,000 folders of names a report does not show printed 3,000 lines: the first 20, then how many more."""
+    import shutil
+
+    results = tmp_path / "results"
+    shutil.copytree(project / "results", results)
+    for k in range(60):
+        (results / f"huang2019_dpadmm/x.{k:02d}").mkdir()
+        (results / f"huang2019_dpadmm/x.{k:02d}/metrics.json").write_text('{"status": "ok"}')
+    capsys.readouterr()
+    build_report(tmp_path / "out", root=project, results=results)
+    lines = [line for line in capsys.readouterr().out.splitlines() if "results folder" in line]
+    assert len(lines) == 21 and "'x.19'" in lines[19], lines
+    assert lines[-1] == "report: results folders ignored: ... and 40 more"

@@ -67,7 +67,7 @@ import pooch
 from . import locks, safeload
 from .safeload import redact
 from .config import YTE_KEY
-from .staging import BUNDLE_MANIFEST, add_report_file, bundle_around
+from .staging import BUNDLE_MANIFEST, bundle_around
 from .paths import project_root
 
 FORMAT = 1
@@ -257,6 +257,15 @@ class Limits:
 
 _MAX_NAME = 1024
 _HEX = re.compile(r"[0-9a-f]{64}")
+
+
+def _is_utf8(name: str) -> bool:
+    """Whether a file name read from the file system was valid UTF-8 (undecodable bytes come as surrogate escapes)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def safe_name(name: str) -> str:
@@ -453,10 +462,15 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
     _said_left_out(special, "special file", "FIFOs, devices and sockets are never read")
     _said_left_out(opaque, "binary file", "a bundle takes text, PNG and PDF files only, whose text it can check for "
                                           "paths")
-    odd = [safeload.printable(r) for r in rels if safeload.printable(r) != r]
-    if odd:   # refused here, naming them, rather than by the re-judge of the bundle
-        raise BundleError(f"{out.name} would be refused by its own re-judge: file names with control or invisible "
-                          f"characters: {', '.join(odd[:5])}" + (f" and {len(odd) - 5:,} more" if len(odd) > 5 else ""))
+    # refused here, naming them, rather than by the re-judge of the bundle: names of bytes that are not UTF-8 (held
+    # as surrogate escapes, shown as their bytes), then names with control or invisible characters
+    not_utf8 = [os.fsencode(r).decode("utf-8", "backslashreplace") for r in map(str, rels) if not _is_utf8(r)]
+    odd = [safeload.printable(r) for r in map(str, rels) if _is_utf8(r) and safeload.printable(r) != r]
+    for names, what in ((not_utf8, "that are not valid UTF-8"), (odd, "with control or invisible characters")):
+        if names:
+            raise BundleError(f"{out.name} would be refused by its own re-judge: file names {what}: "
+                              f"{', '.join(safeload.printable(n) for n in names[:5])}"
+                              + (f" and {len(names) - 5:,} more" if len(names) > 5 else ""))
     too_large = _too_large(root, rels, limits)
     if too_large:
         more = [f"... and {len(too_large) - 10:,} more"] if len(too_large) > 10 else []
@@ -809,8 +823,10 @@ _KINDS = {tarfile.SYMTYPE: "a symbolic link", tarfile.LNKTYPE: "a hard link", ta
           tarfile.GNUTYPE_SPARSE: "a sparse file"}
 
 
-def _refuse_member(m: tarfile.TarInfo, seen: dict[str, str], counts: dict, limits: Limits, packed: int) -> str:
-    """Why an archive member may not be unpacked ('' if it may), from its header alone."""
+def _refuse_member(m: tarfile.TarInfo, seen: dict[str, str], counts: dict, limits: Limits, packed: int,
+                   under: dict[str, str] | None = None) -> str:
+    """Why an archive member may not be unpacked ('' if it may), from its header alone. `under` maps each folder
+    that earlier members lie under to the first of them (a file member of that name is refused naming both)."""
     why = safe_name(m.name.removeprefix("./"))
     if why:
         return f"member {m.name[:200]!r} has {why}"
@@ -825,6 +841,8 @@ def _refuse_member(m: tarfile.TarInfo, seen: dict[str, str], counts: dict, limit
         if seen.get(parent) == "file":
             return f"member {m.name!r} lies under {parent!r}, which is a file"
         parent = posixpath.dirname(parent)
+    if not m.isdir() and under and name in under:
+        return f"member {m.name!r} is a file, but the earlier member {under[name]!r} lies under it"
     counts["members"] += 1
     if counts["members"] > limits.members:
         return f"more than {limits.members:,} members ({limits.hint('members')})"
@@ -872,6 +890,7 @@ def unpack(source: Path, dest: Path, limits: Limits | None = None) -> None:
                          int(max(Limits.RATIO_FREE, limits.ratio * packed)),
                          f"{packed:,} packed (more than {limits.ratio:g} times its size; {limits.hint('ratio')})")
         seen: dict[str, str] = {}
+        under: dict[str, str] = {}   # a folder earlier members lie under -> the first of them
         counts = {"members": 0, "bytes": 0}
         last = -1
         try:
@@ -883,10 +902,14 @@ def unpack(source: Path, dest: Path, limits: Limits | None = None) -> None:
                         raise BundleError(f"{source.name} is malformed: member {m.name!r} at offset {m.offset} "
                                           "does not follow the previous one")
                     last = m.offset
-                    why = _refuse_member(m, seen, counts, limits, packed)
+                    why = _refuse_member(m, seen, counts, limits, packed, under)
                     if why:
                         raise BundleError(f"{source.name}: {why}")
                     name = m.name.removeprefix("./").rstrip("/")
+                    parent = posixpath.dirname(name)
+                    while parent and parent not in under:   # its folders, so far unnamed by any member
+                        under[parent] = m.name
+                        parent = posixpath.dirname(parent)
                     target = dest.joinpath(*name.split("/"))
                     if m.isdir():
                         seen[name] = "dir"
@@ -993,8 +1016,10 @@ def _snapshot(folder: Path, dest: Path) -> None:
 
 
 def param_differences(results: Path, root: Path) -> dict[str, list[str]]:
-    """{"<paper>/<item>": ["key: run value vs current config value", ...]} for every bundled item whose executed
-    parameters (papermill's record in its notebook) differ from what the current config would pass it."""
+    """{"<paper>/<item>": ["path: run value in the run, current value now", ...]} for every bundled item whose
+    executed parameters (papermill's record in its notebook) differ from what the current config would pass it: one
+    entry per differing leaf, named by its path (`panels.a9a.epsilons[1]`), whole (the summary cuts them, see
+    Difference)."""
     from .provenance import executed_params, load_config
 
     current = load_config(root)  # config/config.yaml as the report reads it
@@ -1010,12 +1035,62 @@ def param_differences(results: Path, root: Path) -> dict[str, list[str]]:
         if cfg is None:
             out[f"{paper}/{item}"] = ["not in the current config"]
             continue
-        now = {**cfg, "seed": current.get("seed")}
-        diffs = [f"{_short(k)}: {_short(ran.get(k, '(unset)'))} in the run vs {_short(now.get(k, '(unset)'))} now"
-                 for k in sorted(set(ran) | set(now)) if ran.get(k, "(unset)") != now.get(k, "(unset)")]
+        diffs = [Difference.of(*leaf) for leaf in leaf_differences(ran, {**cfg, "seed": current.get("seed")})]
         if diffs:
             out[f"{paper}/{item}"] = diffs
     return out
+
+
+_ABSENT = object()   # a key (or list element) one side does not have
+
+
+def leaf_differences(ran, now) -> list[tuple[str, object, object]]:
+    """[(path, value in the run, value now)] of every leaf where two parameter values differ: mappings compared key
+    by key (key order is no difference) and lists element by element, down to the values that differ; a key or
+    element only one side has is _ABSENT on the other. Paths as `panels.a9a.epsilons[1]`, in sorted key order.
+    Iterative: a bundle's notebook may nest its parameters as deep as its reader allows."""
+    out, stack = [], [("", ran, now)]
+    while stack:
+        path, a, b = stack.pop()
+        if isinstance(a, dict) and isinstance(b, dict):
+            keys = sorted(set(a) | set(b), key=str)
+            stack += [(f"{path}.{k}" if path else str(k), a.get(k, _ABSENT), b.get(k, _ABSENT))
+                      for k in reversed(keys)]
+        elif isinstance(a, list) and isinstance(b, list) and path:
+            stack += [(f"{path}[{i}]", a[i] if i < len(a) else _ABSENT, b[i] if i < len(b) else _ABSENT)
+                      for i in reversed(range(max(len(a), len(b))))]
+        elif a is _ABSENT or b is _ABSENT or type(a) is not type(b) and (isinstance(a, bool) or isinstance(b, bool)) \
+                or a != b:
+            out.append((path, a, b))
+    return out
+
+
+class Difference(str):
+    """One parameter difference, whole (as rejudged.json records it); `short` is the same with its path and values
+    cut for the terminal (made when shown: a bundle's notebook may record any number of parameters)."""
+
+    @classmethod
+    def of(cls, path: str, ran, now) -> Difference:
+        self = cls(cls._text(path, ran, now, None))
+        self._leaf = (path, ran, now)
+        return self
+
+    @property
+    def short(self) -> str:
+        return self._text(*self._leaf, 60)
+
+    @staticmethod
+    def _text(path: str, ran, now, n: int | None) -> str:
+        def value(v):
+            text = v if isinstance(v, str) and v and v == v.strip() else json.dumps(v)
+            return text if n is None else _short(text, n)
+
+        shown = path if n is None or len(path) <= n else path[: n // 2 - 1] + "..." + path[-(n // 2 - 2):]
+        if now is _ABSENT:
+            return f"{shown}: only in the run ({value(ran)})"
+        if ran is _ABSENT:
+            return f"{shown}: only in the current config ({value(now)})"
+        return f"{shown}: {value(ran)} in the run, {value(now)} now"
 
 
 def claims_differences(folder: Path, root: Path) -> list[str]:
@@ -1033,10 +1108,10 @@ SHOWN_ITEMS = 20
 SHOWN_DIFFS = 5
 
 
-def _first(diffs: list[str], n: int) -> str:
-    """The first `n` of `diffs` joined by '; ', and how many more there are."""
+def _first(diffs: list[str], n: int, show=str) -> str:
+    """The first `n` of `diffs` (each as `show` gives it) joined by '; ', and how many more there are."""
     more = f"; ... and {len(diffs) - n:,} more" if len(diffs) > n else ""
-    return "; ".join(diffs[:n]) + more
+    return "; ".join(map(show, diffs[:n])) + more
 
 
 def _short(value, n: int = 60) -> str:
@@ -1125,20 +1200,26 @@ class Rejudged:
                          " (the bundle's "
                          "own judgement is its results/report/claims.json)")
         changed = [c for c in self.changes if c["before"] and c["after"]]
-        if changed:
+        if self.rules == "no judgement":   # nothing to compare with: every verdict would count as a "new claim"
+            lines.append(f"the bundle holds no judgement (its {REPORT_DIR}/claims.json is missing or lists no "
+                         f"claim): its {sum(1 for c in self.changes if c['after']):,} verdicts are judged here for "
+                         "the first time, with nothing to compare them with")
+        elif changed:
             lines.append(f"verdicts changed since the bundle was judged ({len(changed)}):")
             lines += [f"  {c['id']}: {c['before']} -> {c['after']}" for c in changed]
         else:
             lines.append("no verdict changed since the bundle was judged")
         for side, what in (("before", "new claims, not in the bundle's judgement"),
                            ("after", "claims of the bundle's judgement that no longer exist")):
+            if self.rules == "no judgement":
+                break
             ids = [c["id"] for c in self.changes if not c[side]]
             if ids:
                 lines.append(f"{len(ids)} {what}: " + ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else ""))
         if self.params_differ:
             lines.append(f"items whose parameters differ from the current config ({len(self.params_differ)}):")
             for name, diffs in list(self.params_differ.items())[:SHOWN_ITEMS]:
-                lines.append(f"  {_short(name)}: " + _first(diffs, SHOWN_DIFFS))
+                lines.append(f"  {_short(name)}: " + _first(diffs, SHOWN_DIFFS, lambda d: getattr(d, "short", d)))
             if len(self.params_differ) > SHOWN_ITEMS:
                 lines.append(f"  ... and {len(self.params_differ) - SHOWN_ITEMS:,} more items (rejudged.json lists "
                              "them all)")
@@ -1186,16 +1267,23 @@ def rejudge(source: str | Path, out_dir: str | Path, *, root: Path | None = None
                   "git": (prov.get("git") or {}).get("describe"), "repro_dpadmm": prov.get("repro_dpadmm"),
                   "python": prov.get("python"), "platform": prov.get("platform"),
                   "packages": {k: v for k, v in (prov.get("packages") or {}).items() if k in KEY_PACKAGES}}
-        report = build_report(out_dir, root=root, results=folder / "results", claims_dir=root / "config" / "claims",
-                              processed=folder / "resources" / "processed", bundle=origin, previous=judged,
-                              source=check["source"], keep_out=keep_out)
         files = sum(1 for _ in (folder / MANIFEST).read_text().splitlines())
-        result = Rejudged(str(source), out_dir, prov, files, param_differences(folder / "results", root),
-                          verdict_changes(judged, {v.claim.id: v.verdict for v in report.verdicts}), report,
-                          claims_differences(folder, root),
-                          judged_by(folder / REPORT_DIR / "claims.json", f"{REPORT_DIR}/claims.json"))
-    add_report_file(out_dir, "rejudged.json", json.dumps(result.record(), indent=2) + "\n")
-    return result
+        done = []
+
+        def with_record(report, stage: Path) -> None:
+            # written into the staging folder before the swap: a re-judge stopped at any point leaves the earlier
+            # report (with its rejudged.json) or this one with its own, never the new pages without it
+            result = Rejudged(str(source), out_dir, prov, files, param_differences(folder / "results", root),
+                              verdict_changes(judged, {v.claim.id: v.verdict for v in report.verdicts}), report,
+                              claims_differences(folder, root),
+                              judged_by(folder / REPORT_DIR / "claims.json", f"{REPORT_DIR}/claims.json"))
+            (stage / "rejudged.json").write_text(json.dumps(result.record(), indent=2) + "\n")
+            done.append(result)
+
+        build_report(out_dir, root=root, results=folder / "results", claims_dir=root / "config" / "claims",
+                     processed=folder / "resources" / "processed", bundle=origin, previous=judged,
+                     source=check["source"], keep_out=keep_out, before_swap=with_record)
+    return done[0]
 
 
 def rejudge_folder(source: str | Path, parent: Path) -> Path:

@@ -25,6 +25,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import sys
 import tempfile
 import threading
@@ -57,6 +58,20 @@ def _is_lock_record(raw: bytes) -> bool:
     except ValueError:
         return False
     return isinstance(info, dict) and "pid" in info
+
+
+def _special_kind(mode: int) -> str | None:
+    """What a file that is not a regular file is, in words (None for a regular file)."""
+    if stat.S_ISREG(mode):
+        return None
+    return ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a link" if stat.S_ISLNK(mode)
+            else "a special file")
+
+
+def _not_a_regular_file(lock_file: Path, what: str, kind: str) -> NotALock:
+    return NotALock(f"{printable(str(lock_file))} is {kind}, not a file, and cannot serve as the lock of {what}; "
+                    "move it away")
 
 
 class Busy(RuntimeError):
@@ -96,12 +111,22 @@ def held(lock_file: str | Path, what: str, *, wait: bool = True, log=None):
         yield
         return
     lock_file.parent.mkdir(parents=True, exist_ok=True)
-    try:   # never through a link: the lock is a file of its own folder
-        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    try:
+        kind = _special_kind(lock_file.lstat().st_mode)
+    except OSError:
+        kind = None
+    if kind:   # a FIFO, device or socket is never opened (opening or reading one may block or act on a device)
+        raise _not_a_regular_file(lock_file, what, kind)
+    try:   # never through a link: the lock is a file of its own folder; never blocking (a FIFO put there since)
+        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0), 0o666)
     except OSError as exc:
         raise NotALock(f"{lock_file} cannot serve as the lock of {what} ({exc.strerror}): a link or a folder has "
                        "its name; move it away") from None
     try:
+        kind = _special_kind(os.fstat(fd).st_mode)
+        if kind:
+            raise _not_a_regular_file(lock_file, what, kind)
         if os.fstat(fd).st_size > 4096 or not _is_lock_record(os.pread(fd, 4096, 0)):
             raise NotALock(f"{lock_file} holds a file that is not a lock of this package, and {what} would write "
                            "its lock there; move the file away or give another output folder")

@@ -483,13 +483,3 @@ def swap_report(stage: Path, out_dir: Path, *, kind: str, source: str | None = N
             _write_mark(out_dir, kind, source, new)
         shutil.rmtree(trash, ignore_errors=True)
 
-
-def add_report_file(out_dir: Path, name: str, text: str) -> Path:
-    """Write one more file of the report in `out_dir` (atomically) and record it in the folder's marker."""
-    path = out_dir / name
-    tmp = out_dir / f".{name}.part"
-    tmp.write_text(text)
-    os.replace(tmp, path)
-    mark = read_report_mark(out_dir) or {"kind": None, "source": None, "entries": []}
-    _write_mark(out_dir, mark.get("kind"), mark.get("source"), [*mark["entries"], name])
-    return path

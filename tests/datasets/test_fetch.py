@@ -121,3 +121,14 @@ def test_a_mirror_entry_that_is_not_a_regular_file_is_named_so_and_never_opened(
         fetch_raw(REL, mirror=str(bad), cache=tmp_path / "c")
     assert f"NotARegularFile: in the mirror folder but {said}, not a regular file: {bad / REL}" in str(exc.value)
     assert "FileNotFoundError" not in str(exc.value)
+
+
+def test_a_malformed_mirror_url_of_the_config_is_refused_naming_its_key(monkeypatch):
+    """The Snakefile checks the config's data_mirror with resolve_mirror before any job: `http://[::1` failed each
+    file as a 'checksum mismatch (Invalid IPv6 URL)'."""
+    from repro_dpadmm.datasets.fetch import resolve_mirror
+
+    monkeypatch.delenv("REPRO_DPADMM_DATA_MIRROR", raising=False)
+    with pytest.raises(ValueError, match=r"^data_mirror http://\[::1: not a valid http URL \(Invalid IPv6 URL\)"):
+        resolve_mirror(None, "http://[::1")
+    assert resolve_mirror(None, "http://[::1]:8080/datasets") == "http://[::1]:8080/datasets"

@@ -115,6 +115,11 @@ def resolve_mirror(flag: str | None = None, config_mirror: str | None = None) ->
     if scheme not in (None, "http", "https", "file"):   # urllib would try ftp:// and others file by file, then fail
         raise ValueError(f"{said} {printable(redact(mirror))}: a mirror is a folder, a file:// address or an http(s) "
                          f"URL, not {printable(scheme)}://")
+    if scheme in ("http", "https"):   # a malformed address failed file by file, each as a "checksum mismatch"
+        why = _url_problem(mirror)
+        if why:
+            raise ValueError(f"{said} {printable(redact(mirror))}: not a valid {scheme} URL ({why}); give "
+                             f"{scheme}://host[:port]/path")
     if mirror and mirror.lower().startswith("file://"):
         parts = urlsplit(mirror)
         if parts.netloc not in ("", "localhost") or not unquote(parts.path).strip("/"):
@@ -123,6 +128,21 @@ def resolve_mirror(flag: str | None = None, config_mirror: str | None = None) ->
                              + (f"'{printable(parts.netloc)}' is a host" if parts.netloc not in ("", "localhost")
                                 else "it names no folder"))
     return mirror
+
+
+def _url_problem(url: str) -> str:
+    """Why an http(s) address cannot be fetched from at all ('' if it may): what urllib refuses (an unclosed '[' of
+    an IPv6 host, a port that is no number of 0..65535), no host, or whitespace or control characters."""
+    try:
+        parts = urlsplit(url)
+        parts.port   # raises for a port that is no number or is out of range
+    except ValueError as exc:
+        return printable(str(exc))
+    if not parts.hostname:
+        return "it names no host"
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+        return "it holds whitespace or control characters"
+    return ""
 
 
 def offline() -> bool:

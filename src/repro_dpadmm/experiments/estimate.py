@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..datasets.registry import DATASETS
+from ..privacy.mechanisms import MIN_EPSILON
 
 BASE = 360 * 2**20      # the process before any array of the item (the smallest measured item peaks at 264 MB)
 F8 = 8                  # bytes of a float64
@@ -281,6 +283,12 @@ def cannot_run(paper: str, item: str, params: dict) -> str:
     (ICML Thm 4.1, Allerton Thm IV.1) needs C <= B_i at every node, and an even split of the dataset's rows over
     N nodes gives the smallest node floor(rows / N) rows (graphs.split_data); an uneven split needs min_size rows
     at each of the N nodes. (Without this, `nodes: 5000` failed at run time with C > B_i in a long traceback.)"""
+    tiny = _tiny_epsilon(params)
+    if tiny:
+        key, value = tiny
+        return (f"{paper}/{item}: papers.{paper}.{item}.{key} = {value!r} is too small to calibrate: the smallest "
+                f"epsilon a calibration takes is {MIN_EPSILON:g} (below it the noise multiplier sqrt(2 ln(1.25/delta))"
+                " / epsilon, or its square, can overflow a float); give an epsilon of at least that")
     if not paper.startswith("zhang2018") or "C" not in params:
         return ""
     shapes = [DATASETS[n].shapes.get("X") for n in params.get("datasets") or [] if n in DATASETS]
@@ -307,6 +315,27 @@ def cannot_run(paper: str, item: str, params: dict) -> str:
                     f"a node {rows // nodes} rows, fewer than C = {params['C']:g} (papers.{paper}.{item}.C); the "
                     "privacy bound needs C <= B_i at every node: lower the nodes or C")
     return ""
+
+
+_EPSILON_KEYS = re.compile(r"(?:.*_)?(?:epsilon|epsilons|eps|levels)")
+
+
+def _tiny_epsilon(params: dict) -> tuple[str, float] | None:
+    """(dotted key, value) of the first privacy budget below MIN_EPSILON among the parameters: a number, or a list of
+    numbers, under a key named epsilon(s), eps or levels (frontier totals) at any depth; None if there is none."""
+    stack = [("", params)]
+    while stack:
+        prefix, mapping = stack.pop()
+        for key, value in mapping.items():
+            name = f"{prefix}{key}"
+            if isinstance(value, dict):
+                stack.append((f"{name}.", value))
+            elif _EPSILON_KEYS.fullmatch(str(key)):
+                values = value if isinstance(value, list) else [value]
+                for i, v in enumerate(values):
+                    if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < MIN_EPSILON:
+                        return (f"{name}[{i}]" if isinstance(value, list) else name), float(v)
+    return None
 
 
 def _shown(params: dict, key: str) -> str:

@@ -7,10 +7,23 @@ from collections.abc import Sequence
 import numpy as np
 
 
+# The smallest epsilon any calibration takes. Below it the Gaussian noise multiplier z = sqrt(2 ln(1.25/delta)) /
+# epsilon (Dwork & Roth Thm A.1), or its square (the step sizes of HUANG eqs. (29), (34)), overflows a float for some
+# delta: with ln(1.25/delta) <= 709 (any delta of at least 1e-307, where 1.25/delta is still a finite double),
+# z^2 <= 1418 / epsilon^2 stays finite for every epsilon >= 1e-150. Noise of more than 1e150 times the sensitivity
+# makes no run of any meaning either. (A delta below that makes z infinite: gaussian_multiplier says so.)
+MIN_EPSILON = 1e-150
+
+
 def check_epsilon_delta(epsilon: float, delta: float | None = None, *, max_epsilon: float | None = None) -> None:
-    """Raise a clear ValueError for an invalid privacy budget."""
+    """Raise a clear ValueError for an invalid privacy budget (epsilon below MIN_EPSILON: too small to calibrate)."""
     if not np.isfinite(epsilon) or epsilon <= 0:
         raise ValueError(f"epsilon must be > 0, got {epsilon}")
+    if epsilon < MIN_EPSILON:
+        raise ValueError(f"epsilon = {epsilon!r}" + (f" (delta = {delta!r})" if delta is not None else "")
+                         + f" is too small to calibrate: the smallest epsilon a calibration takes is {MIN_EPSILON:g} "
+                         "(below it the noise multiplier sqrt(2 ln(1.25/delta)) / epsilon, or its square, can overflow "
+                         "a float)")
     if max_epsilon is not None and epsilon > max_epsilon:
         raise ValueError(f"epsilon must be <= {max_epsilon} for this mechanism's guarantee, got {epsilon}")
     if delta is not None and not 0 < delta < 1:
@@ -24,7 +37,11 @@ def gaussian_multiplier(epsilon: float, delta: float) -> float:
     proven for epsilon < 1; callers that go beyond say so.
     """
     check_epsilon_delta(epsilon, delta)
-    return float(np.sqrt(2.0 * np.log(1.25 / delta)) / epsilon)
+    z = float(np.sqrt(2.0 * np.log(1.25 / delta)) / epsilon)
+    if not np.isfinite(z * z):   # not reached for epsilon >= MIN_EPSILON; kept so that no inf is ever returned
+        raise ValueError(f"epsilon = {epsilon!r}, delta = {delta!r} is too small to calibrate: the noise multiplier "
+                         f"sqrt(2 ln(1.25/delta)) / epsilon = {z:g} (or its square) is not a finite number")
+    return z
 
 
 def gaussian_sigma(sensitivity, epsilon: float, delta: float):

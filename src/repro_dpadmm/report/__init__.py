@@ -469,7 +469,8 @@ def collect(*, root: Path | None = None, results: Path | None = None, claims_dir
 # A paper or item name becomes a page's file name and a link (`<paper>.html`, `items/<paper>/<item>/`): one found
 # only in a results folder (which may come from a bundle) is used only when it is a plain name, and never one of the
 # report's own pages.
-SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+MAX_NAME = 64
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,%d}" % (MAX_NAME - 1))
 RESERVED_NAMES = frozenset({"index", "privacy", "provenance", "claims", "items", "summary", "report"})
 
 
@@ -477,6 +478,7 @@ RESERVED_NAMES = frozenset({"index", "privacy", "provenance", "claims", "items",
 # thousands of them make a report quadratic in time and size (6,000 took over two minutes). The registry lists 6
 # papers of at most 8 items; beyond these caps the rest are listed as ignored.
 MAX_EXTRA_PAPERS = 20
+SHOWN_IGNORED = 20   # of the ignored folders, how many the terminal names
 MAX_EXTRA_ITEMS = 50
 
 
@@ -489,19 +491,32 @@ def _at_most(names: list[str], cap: int, what: str, ignored: list[str]) -> list[
 
 
 def _named(names, what: str, ignored: list[str], taken=()) -> list[str]:
-    """The names that are safe as a page name and a link; the others are listed in `ignored`. A name that differs
-    only in case from one of `taken` (the names already shown) or from another of `names` is not safe either: on a
-    file system that ignores case its page would overwrite the other's."""
+    """The names that are safe as a page name and a link; the others are listed in `ignored`, each with why. A name
+    that differs only in case from one of `taken` (the names already shown) or from another of `names` is not safe
+    either: on a file system that ignores case its page would overwrite the other's."""
     out, seen = [], {t.casefold() for t in taken}
     for name in sorted(names):
-        if SAFE_NAME.fullmatch(name) and name.lower() not in RESERVED_NAMES and name.casefold() not in seen:
+        why = _not_plain(name, seen)
+        if not why:
             out.append(name)
             seen.add(name.casefold())
         else:
-            ignored.append(f"{what} {safeload.printable(name)[:120]!r}: not a plain name (letters, digits, '_', "
-                           "'-'; none of the report's own page names, nor one shown already in other letter case), "
-                           "so it is not shown")
+            ignored.append(f"{what} {safeload.printable(name)[:120]!r}: {why}, so it is not shown")
     return out
+
+
+def _not_plain(name: str, seen: set[str]) -> str:
+    """Why `name` may not be a page name and a link ('' if it may): SAFE_NAME, RESERVED_NAMES, `seen` (casefolded)."""
+    if not SAFE_NAME.fullmatch(name):
+        if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", name):   # plain, but too long
+            return f"longer than {MAX_NAME} characters (it has {len(name):,}), the longest name a page may have"
+        return (f"not a plain name (letters, digits, '_', '-', starting with a letter or digit; at most {MAX_NAME} "
+                "characters)")
+    if name.lower() in RESERVED_NAMES:
+        return "one of the report's own page names"
+    if name.casefold() in seen:
+        return "the same as a name shown already, but for letter case"
+    return ""
 
 
 def _paper_record(paper_id: str) -> registry.Paper:
@@ -712,7 +727,7 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
                  results: Path | None = None, claims_dir: Path | None = None,
                  processed: Path | None = None, bundle: dict | None = None, previous: dict | None = None,
                  run_name: str | None = None, quiet: bool = False, source: str | None = None,
-                 keep_out: tuple = ()) -> Report:
+                 keep_out: tuple = (), before_swap=None) -> Report:
     """Build the report site (`index.html` and the pages it links), `claims.json` and `summary.json` in `out_dir`
     (relative paths are below the root).
 
@@ -723,7 +738,9 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
     verdicts and metrics are compared with the paper run's (results/report/claims.json and results/<paper>/<item>/):
     summary.json's `whatif`. `quiet`: print nothing (the caller prints its own summary).
     `source`: what the report is of (a bundle's path), recorded in the folder's marker; `keep_out`: folders the
-    report may not be written into or around (a bundle's own folder). staging.OutDirError if `out_dir` is not a
+    report may not be written into or around (a bundle's own folder). `before_swap(report, folder)`: called with the
+    staging folder once the report is built there and before it is swapped in, to add files of its own (a re-judge's
+    rejudged.json), so that the folder swapped in is complete. staging.OutDirError if `out_dir` is not a
     folder a report may write into (staging.check_report_folder).
     """
 
@@ -742,6 +759,8 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
     final, out_dir = out_dir, staging.report_stage(out_dir)
     try:
         report = _build(out_dir, root, results, claims_dir, processed, bundle, previous, run_name)
+        if before_swap is not None:
+            before_swap(report, out_dir)
         staging.swap_report(out_dir, final, kind=kind, source=source)
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
@@ -752,8 +771,10 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
         print(f"report: claims-file error: {problem}")
     for warning in report.warnings:
         print(f"report: claims-file warning: {warning}")
-    for why in report.ignored:
+    for why in report.ignored[:SHOWN_IGNORED]:   # a bundle may hold thousands of folders: the first few, and a count
         print(f"report: results folder ignored: {why}")
+    if len(report.ignored) > SHOWN_IGNORED:
+        print(f"report: results folders ignored: ... and {len(report.ignored) - SHOWN_IGNORED:,} more")
     for it in (it for p in report.papers for it in p.items if it.reason.startswith("unreadable metrics.json")):
         print(f"report: {it.paper}/{it.item} shown as missing: {safeload.printable(it.reason)}")
     for it in (it for p in report.papers for it in p.items if it.params_problem):
