@@ -74,8 +74,8 @@ def frontier_jobs():
 
 def frontier_paired_methods():
     """A wildcard pattern of the frontier's methods whose level jobs run together with their noise-free twins
-    (rule frontier_job_pair; repro_dpadmm.experiments.beyond_frontier.pairs_with_floor: ZKL's), or one that matches
-    nothing."""
+    (ZKL's, as repro_dpadmm.experiments.beyond_frontier.pairs_with_floor says; the pair rule of beyond.smk), or one
+    that matches nothing."""
     from repro_dpadmm.experiments.beyond_frontier import METHODS, pairs_with_floor
 
     return "|".join(m for m in METHODS if pairs_with_floor(m, "eps1")) or "(?!x)x"
