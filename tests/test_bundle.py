@@ -606,6 +606,9 @@ def test_an_out_that_cannot_be_written_is_named_by_its_own_path(run, tmp_path):
     ('"\\u001b[0;32m/home/alice/x.py"', '"\\u001b[0;32m<path>"'),                          # ... JSON-escaped
     ('{"r": "could not read\\n/home/alice/raw\\t/home/alice/x"}', '{"r": "could not read\\n<path>\\t<path>"}'),
     ("/1scratch/alice/d.csv /\u00c4rger/alice/d.csv /.snapshots/alice/d.csv", "<path> <path> <path>"),
+    ('{"f": "/home/Jos\\u00e9 Doe/alice/a.csv"}', '{"f": "<path>"}'),                 # as json.dumps writes it
+    ('"open(\\"/home/alice/my secret/x y.txt\\")"', '"open(\\"<path>\\")"'),           # escaped quotes
+    ("open(&quot;/home/alice/my secret/x y.txt&quot;)", "open(&quot;<path>&quot;)"),
 ])
 def test_scrubbing_leaves_no_piece_of_an_absolute_path_in_any_form(run, written, expected):
     """A path with spaces, a file:// address, JSON's escaped slashes (\\/, \\u002f), HTML's character references and
@@ -624,6 +627,17 @@ def test_a_path_that_leaves_the_project_by_dot_dot_is_not_made_relative(run):
     from repro_dpadmm.bundle import scrub_paths
 
     assert scrub_paths(f"at {run}/../../home/alice/secret, {run}/./results//x", run) == "at <path>, results/x"
+
+
+def test_scrubbing_keeps_an_images_base64_and_a_json_escaped_letter(run):
+    """A base64 image holds `/` after any letter (`...Q3m/x9Yz/...` once read as a colour code's end and a path),
+    and a claims file's `\u03B5` is a letter, not a path: both stay byte for byte."""
+    from repro_dpadmm.bundle import scrub_paths
+
+    b64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk" + "Q3m/x9Yz/Ab+/9j/" * 20 + "AAAAAElFTkSuQmCC"
+    for text in (f'<img src="data:image/png;base64,{b64}">', f'{{"image/png": "{b64}"}}',
+                 'mechanism: "Gamma-norm (pure \\u03B5)"', f"\x1b[0;32mQ3m/x9Yz/Ab+/9j/\x1b[0m"):
+        assert scrub_paths(text, run) == text, text
 
 
 def test_scrubbing_keeps_what_is_not_a_path(run, monkeypatch):
@@ -656,6 +670,10 @@ def test_the_claims_files_that_differ_are_capped_in_the_summary():
     ("pushed with ghp_abcdefghijklmnopqrstuvwxyz0123456789 and AKIAABCDEFGHIJKLMNOP", "pushed with <secret> and <secret>"),
     # names that only hold the word are no secret: the run's own keys stay
     ("authors_as_run: 3, token_budget: 100, max_tokens 5", "authors_as_run: 3, token_budget: 100, max_tokens 5"),
+    ('{"note": "{\\"token\\": \\"SECRET1\\"}"}', '{"note": "{\\"token\\": \\"<secret>\\"}"}'),  # JSON in JSON
+    ('export MY_TOKEN="abc def" next', 'export MY_TOKEN="<secret>" next'),             # a quoted value, whole
+    ("https://alice:p@ss@example.com/x", "https://<credentials>@example.com/x"),       # a password holding @
+    ('"https://e.com/x?sig=S\\nnext line"', '"https://e.com/x?<query>\\nnext line"'),   # the query ends at \n
 ])
 def test_a_bundle_holds_no_secret_set_by_name_nor_a_known_token(run, written, expected):
     from repro_dpadmm.bundle import scrub_paths
@@ -744,3 +762,16 @@ def test_a_fifo_in_the_results_is_left_out_and_said(run, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "1 special file left out (FIFOs, devices and sockets are never read): " \
            "results/huang2019_dpadmm/fig1/pipe" in err, err
+
+
+def test_text_files_beyond_the_scrub_budget_are_left_out_and_said(run, tmp_path, capsys, monkeypatch):
+    """Every text file is searched for paths: a 500 MB log took minutes. One over the per-file budget, and files
+    beyond the total (logs before results), are left out and said."""
+    import repro_dpadmm.bundle as bundle_mod
+
+    monkeypatch.setattr(bundle_mod, "SCRUB_MAX_FILE", 2 * 2**20)
+    (run / "logs/huge.log").write_text("/srv/x/y,1\n" * 200_000)   # 2.2 MB
+    archive = make_bundle(tmp_path / "b.tar.gz", root=run)
+    err = capsys.readouterr().err
+    assert "bundle: 1 text file left out" in err and "one over 2 MiB" in err and "logs/huge.log" in err, err
+    assert not (unpack(archive, tmp_path / "x") / "logs/huge.log").exists()

@@ -457,11 +457,16 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
     rels, links, special = _member_files(root, with_whatif)
     opaque = [r for r in rels if is_opaque(root / r)]
     rels = [r for r in rels if r not in set(opaque)]
+    unscrubbed = _beyond_scrub_budget(root, rels)
+    rels = [r for r in rels if r not in set(unscrubbed)]
     # left out, and said: the user sees these files in results/ and would not find them in the bundle
     _said_left_out(links, "link", "a bundle never follows a link")
     _said_left_out(special, "special file", "FIFOs, devices and sockets are never read")
     _said_left_out(opaque, "binary file", "a bundle takes text, PNG and PDF files only, whose text it can check for "
                                           "paths")
+    _said_left_out(unscrubbed, "text file", f"each text file is searched for paths: one over "
+                                            f"{SCRUB_MAX_FILE // 2**20} MiB, or beyond {SCRUB_MAX_TOTAL // 2**20} MiB "
+                                            "of them in all (results first, logs last), is not")
     # refused here, naming them, rather than by the re-judge of the bundle: names of bytes that are not UTF-8 (held
     # as surrogate escapes, shown as their bytes), then names with control or invisible characters
     not_utf8 = [os.fsencode(r).decode("utf-8", "backslashreplace") for r in map(str, rels) if not _is_utf8(r)]
@@ -515,6 +520,28 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+# Every text file a bundle takes is searched for paths (about a second per 2-4 MB): a file over SCRUB_MAX_FILE, or
+# beyond SCRUB_MAX_TOTAL in all, is left out and said, so that a bundle of a 500 MB log takes seconds, not minutes.
+# A smoke run's text is about 64 MB in all, its largest file 4 MB.
+SCRUB_MAX_FILE = 64 * 2**20
+SCRUB_MAX_TOTAL = 256 * 2**20
+
+
+def _beyond_scrub_budget(root: Path, rels: list[str]) -> list[str]:
+    """The text files (not figures) over SCRUB_MAX_FILE, and those beyond SCRUB_MAX_TOTAL in all, taken in the order
+    results/, config/, resources/, logs/ (a log is the first to go)."""
+    out, left = [], SCRUB_MAX_TOTAL
+    for rel in sorted(rels, key=lambda r: (r.startswith("logs/"), not r.startswith("results/"), r)):
+        if Path(rel).suffix.lower() in FIGURE_SUFFIXES:
+            continue
+        size = (root / rel).stat().st_size
+        if size > SCRUB_MAX_FILE or size > left:
+            out.append(rel)
+        else:
+            left -= size
+    return sorted(out)
 
 
 def _said_left_out(rels: list[str], kind: str, why: str) -> None:
@@ -587,22 +614,42 @@ def scrub_paths(text: str, root: Path) -> str:
     home = os.path.expanduser("~")
     if home not in ("", "/", "~"):
         pairs.append((f"{home}{os.sep}", f"~{os.sep}"))
+    # a terminal's colour codes (`ESC[0;32m/srv/x`) stand aside while paths are found: the letter that ends one would
+    # hide the path after it (a pattern that let any `<digit>m/` start a path took base64 images for paths); and so
+    # does an image's base64 data (most of a notebook's or a page's bytes, and no path: it is not searched)
+    codes: list[str] = []
+    if _HIDDEN not in text:
+        text = _ASIDE.sub(lambda m: codes.append(m.group(0)) or f"{_HIDDEN}{len(codes) - 1}{_HIDDEN_END}", text)
     # `<root>/../../srv/x` is /srv/x, not a project path `../../srv/x`: such paths are resolved (as text) first
     text = _UNRESOLVED.sub(lambda m: _lexical(m.group(0)) if _NOT_LEXICAL.search(m.group(0)) else m.group(0), text)
+    # the same paths as JSON writes them (`Jos\u00e9`: json.dumps escapes every non-ASCII character)
+    pairs += [(esc, new) for old, new in pairs if (esc := json.dumps(old)[1:-1]) != old]
     for old, new in pairs:
         if old and old != os.sep:
             # whole paths only: a mirror `/data` is not the `/data` of `claims/datasets.yaml` or `/database/x`
             end = "" if old.endswith(os.sep) else r"(?![\w.+@~-])"
             text = re.sub(rf"(?:(?<![\w.~-])|{_ESCAPE_BEFORE}){re.escape(old)}{end}", lambda m: new, text)
     # and no address's user:password (a mirror with credentials in a config file or a log), nor a secret set by name
-    return scrub_secrets(redact(scrub_owners(scrub_other_paths(text, root))))
+    text = scrub_secrets(redact(scrub_owners(scrub_other_paths(text, root))))
+    if codes:   # each back in its place (one inside a path scrubbed as a whole goes with it)
+        text = re.sub(f"{_HIDDEN}(\\d+){_HIDDEN_END}", lambda m: codes[int(m.group(1))], text)
+    return text
+
+
+# A terminal control sequence (colour codes and the like), raw or as JSON, Python or a shell writes its escape
+_CSI = re.compile(r"(?:\x1b|\\u001[bB]|\\x1[bB]|\\033|\\e)\[[0-9;?]*[A-Za-z]")
+_BASE64_IMAGE = re.compile(r"""(?:(?<=;base64,)|(?<="image/png": ")|(?<="image/jpeg": ")|(?<="image/gif": "))"""
+                           r"[A-Za-z0-9+/]{64,}={0,2}")
+_ASIDE = re.compile(f"{_CSI.pattern}|{_BASE64_IMAGE.pattern}")
+_HIDDEN, _HIDDEN_END = "\ue000", "\ue001"   # private-use characters: neither word characters nor a path's
 
 
 # A secret written as a setting (`GITHUB_TOKEN=...`, `"AWS_SECRET_ACCESS_KEY": "..."`, `api_key: ...`): a name whose
 # last part says it is one, then its value; and tokens whose form says what they are (GitHub's, Slack's, AWS access key ids).
 SECRET_PLACEHOLDER = "<secret>"
 _SECRET_SETTING = re.compile(r"""(?i)\b((?:[\w.-]*[_.-])?(?:token|secret|passw(?:or)?d|passphrase|api[_-]?key|"""
-                             r"""access[_-]?key|private[_-]?key|credentials?)["']?\s*[=:]\s*["']?)(?!<)([^\s"',;]+)""")
+                             r"""access[_-]?key|private[_-]?key|credentials?)(?:\\?["'])?\s*[=:]\s*)(?!<)"""
+                             r"""(\\"(?:[^"\\\n]|\\[^"])*\\"|"[^"\n]*"|'[^'\n]*'|[^\s"',;\\]+)""")
 _TOKENS = re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{30,}|xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}|"
                      r"sk-[A-Za-z0-9_-]{20,}|glpat-[\w-]{20,})\b")
 
@@ -610,26 +657,35 @@ _TOKENS = re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{30,}|xox[ab
 def scrub_secrets(text: str) -> str:
     """`text` with the value of every setting whose name says it is a secret, and every token of a known form, as
     `<secret>` (a token in a log or an environment dump is the packer's, never the bundle's)."""
-    return _TOKENS.sub(SECRET_PLACEHOLDER, _SECRET_SETTING.sub(lambda m: m.group(1) + SECRET_PLACEHOLDER, text))
+    return _TOKENS.sub(SECRET_PLACEHOLDER, _SECRET_SETTING.sub(_secret_value, text))
+
+
+def _secret_value(m: re.Match) -> str:
+    value = m.group(2)
+    quote = '\\"' if value.startswith('\\"') else value[0] if value[0] in "\"'" else ""
+    return f"{m.group(1)}{quote}{SECRET_PLACEHOLDER}{quote}"
 
 
 # Where a path may start although a letter comes before it: after an escape (`\n/x` in JSON text, `\u001b`) or the end
 # of a terminal's colour code (`ESC[0;32m/x`, also as `\u001b[0;32m`): the letter belongs to the escape.
-_ESCAPE_BEFORE = r"(?<=\\[ntrbf])|(?<=\\u[0-9a-fA-F]{4})|(?<=[\d\[]m)"
+_ESCAPE_BEFORE = r"(?<=\\[ntrbf])|(?<=\\u[0-9a-fA-F]{4})"
 # Not preceded by a character that makes the slash part of something else (`a/b`, `</div>`, `~/x`, `\/`, `x@/`)
 # or by a placeholder of a path already scrubbed.
-_STARTS = rf"(?:(?<![\w.~/<+\\@-])(?<!<mirror>)(?<!<path>)|{_ESCAPE_BEFORE})"   # `<mirror>/a/b` is scrubbed
+_STARTS = (rf"(?:(?<![\w.~/<+\\@-])(?<!<mirror>)(?<!<path>)(?<!&lt;mirror&gt;)(?<!&lt;path&gt;)"   # scrubbed already
+           rf"|{_ESCAPE_BEFORE})")
 # An absolute POSIX path of at least two parts, its first part a name (so that `</div>`, URLs, `a/b`, `it/s`, dates
 # and base64 data are not paths): what is left of one after the known roots are taken out (another checkout's, the
 # venv's, a scratch folder's). Not preceded by a character that makes the slash part of something else; after a `:`
 # it is a path (a PATH list's entry, `key:/srv/x`, `file:/x`), and after a one-letter option too (`-I/opt/x`).
 # A folder's name may hold single spaces where a slash follows ("/mnt/Jane Doe/notes"): a path's last part cannot be
 # told from the prose after it, unless it is quoted (_QUOTED).
-_ABSOLUTE = re.compile(rf"(?:{_STARTS}|(?<=[\s\"'=,(]-[A-Za-z]))(?!(?<=:)//)/+[\w.][\w.+@-]*"
-                       r"(?:(?: [\w.+@~-]+)*/+[\w.+@~-]+)+/?")
+_U = r"\\u(?!002[fF])[0-9a-fA-F]{4}"   # a character as JSON escapes it (`Jos\u00e9`), not a slash
+_ABSOLUTE = re.compile(rf"(?:{_STARTS}|(?<=[\s\"'=,(]-[A-Za-z]))(?!(?<=:)//)/+(?:[\w.]|{_U})(?:[\w.+@-]|{_U})*"
+                       rf"(?:(?: (?:[\w.+@~-]|{_U})+)*/+(?:[\w.+@~-]|{_U})+)+/?")
 # The same path in the other forms text holds it: a whole quoted string (its last part may hold spaces), a file://
 # address, JSON's escaped slashes (\/home\/x) and percent-encoding (%2Fhome%2Fx).
-_QUOTED = re.compile(r"""(?<=["'])/[\w.][^"'\\\n<>/]*(?:/[^"'\\\n<>/]+)+/?(?=["']|\\n)""")
+_QUOTED = re.compile(r"""(?:(?<=["'])|(?<=&quot;)|(?<=&#34;)|(?<=&#39;)|(?<=&apos;))"""
+                     rf"""/(?:[\w.]|{_U})(?:[^"'\\\n<>/&]|{_U})*(?:/(?:[^"'\\\n<>/&]|{_U})+)+/?(?=["'\\&])""")
 _FILE_URL = re.compile(r"""file://(?:localhost)?(/[^\s"'<>()\[\]\\]*)""", re.IGNORECASE)
 _ESCAPED = re.compile(rf"(?:(?<![\w.~/<>+\\@-])|{_ESCAPE_BEFORE})(?!(?<=:)\\/\\/)(?:\\/)+[\w.][\w.+@-]*"
                       r"(?:(?: [\w.+@~-]+)*(?:\\/)+[\w.+@~-]+)+(?:\\/)?")
@@ -645,7 +701,7 @@ _CODED = re.compile(rf"(?:(?<![\w.~:+@-])|{_ESCAPE_BEFORE})(?<!47;)(?<!2[fF];)(?
                     rf"(?:(?:{_SLASH_CODE})+[\w.+@~-]+)+(?:{_SLASH_CODE})?")
 # A plain absolute path with a repeated slash or a `.` or `..` part (not an address's `://`), and the same path as text
 # resolves it (`/x//y/../z` is `/x/z`; symbolic links are not followed: the scrubbed text names no real file).
-_UNRESOLVED = re.compile(rf"{_STARTS}(?!(?<=:)//)/[^\s\"'<>|;,:)]*")   # a run of path characters, taken whole
+_UNRESOLVED = re.compile(rf"{_STARTS}(?!(?<=:)//)/[^\s\"'<>|;,:)\ue000]*")   # a run of path characters, taken whole
 _NOT_LEXICAL = re.compile(r"//|/\.\.?(?:/|$)")
 
 
@@ -683,11 +739,15 @@ def scrub_other_paths(text: str, root: Path) -> str:
         return rel if rel == PATH_PLACEHOLDER else rel.replace("/", slash)
 
     text = _FILE_URL.sub(lambda m: "file://" + relative(unquote(m.group(1))), text)
-    text = _ESCAPED.sub(lambda m: relative(m.group(0).replace("\\/", "/"), "\\/"), text)
-    text = _ENCODED.sub(lambda m: relative(unquote(m.group(0)), "%2F") if "%2f" in m.group(0).lower() else m.group(0),
-                        text)
-    text = _CODED.sub(lambda m: relative(re.sub(_SLASH_CODE, "/", m.group(0)), re.match(_SLASH_CODE, m.group(0))[0]),
-                      text)
+    # each encoded form only where its sign is in the text (a plain substring search is far faster than a pattern)
+    if "\\/" in text:
+        text = _ESCAPED.sub(lambda m: relative(m.group(0).replace("\\/", "/"), "\\/"), text)
+    if "%2f" in text or "%2F" in text:
+        text = _ENCODED.sub(lambda m: relative(unquote(m.group(0)), "%2F") if "%2f" in m.group(0).lower()
+                            else m.group(0), text)
+    if "\\u002" in text or "&#" in text or "&sol;" in text:
+        text = _CODED.sub(lambda m: relative(re.sub(_SLASH_CODE, "/", m.group(0)),
+                                             re.match(_SLASH_CODE, m.group(0))[0]), text)
     text = _QUOTED.sub(lambda m: relative(m.group(0)), text)
     return _ABSOLUTE.sub(lambda m: relative(m.group(0)), text)
 

@@ -66,14 +66,14 @@ def visible(text) -> str:
 
 
 # The user:password part of an address (https://user:secret@host/...): never printed, recorded or bundled.
-_USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
+_USERINFO = re.compile(r"(?<=://)[^/\s\"'<>\\]*@")   # to the last `@` before the path: a password may hold one
 
 
 # An address from its `://` to the next space, quote or bracket, taken whole (one match per run of text, however many
 # `://` it holds: a scan from each of them would take quadratic time), and the query in it (https://host/m?token=...
 # &X-Amz-Signature=...): signed and token URLs carry their secret there.
-_ADDRESS = re.compile(r"(?<=[A-Za-z0-9])://[^\s\"'<>]*")
-_QUERY = re.compile(r"\?[^\s\"'<>#]*")
+_ADDRESS = re.compile(r"(?<=[A-Za-z0-9])://[^\s\"'<>\\]*")   # up to a backslash too: JSON text's `\n` ends it
+_QUERY = re.compile(r"\?[^\s\"'<>#\\]*")
 
 
 def redact(text) -> str:

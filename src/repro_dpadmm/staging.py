@@ -21,6 +21,7 @@ import os
 import shutil
 import signal
 import stat
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -442,10 +443,30 @@ def _signals_held():
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def _write_mark(out_dir: Path, kind: str, source: str | None, entries) -> None:
+def _write_mark(out_dir: Path, kind: str, source: str | None, entries, files=None) -> None:
     tmp = out_dir / (REPORT_MARK + ".part")
-    tmp.write_text(json.dumps({"kind": kind, "source": source, "entries": sorted(set(entries))}) + "\n")
+    mark = {"kind": kind, "source": source, "entries": sorted(set(entries))}
+    if files is not None:   # every file the report wrote inside its entries: any other is a user's, and is kept
+        mark["files"] = files
+    tmp.write_text(json.dumps(mark) + "\n")
     os.replace(tmp, out_dir / REPORT_MARK)
+
+
+def _files_below(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() or p.is_symlink())
+
+
+def _keep_users_files(trash: Path, out_dir: Path, written: list[str]) -> list[str]:
+    """Move the files in `trash` (the old report's entries) that the old report did not write back into `out_dir`,
+    where the new report has no file of that name; the ones moved (a user's notes in `items/` were deleted)."""
+    kept, written = [], set(written)
+    for rel in _files_below(trash):
+        if rel in written or (out_dir / rel).exists() or (out_dir / rel).is_symlink():
+            continue
+        (out_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(trash / rel, out_dir / rel)
+        kept.append(rel)
+    return kept
 
 
 @contextmanager
@@ -469,17 +490,25 @@ def swap_report(stage: Path, out_dir: Path, *, kind: str, source: str | None = N
     old report's entries move aside and the new ones in (renames only), then the old ones are deleted."""
     out_dir.mkdir(parents=True, exist_ok=True)
     new = sorted(p.name for p in stage.iterdir())
+    files = _files_below(stage)
     # one swap at a time per folder (two reports built at once: the second waits, then replaces the first whole);
     # without it, one swap's renames could move the other's entries into its trash
     with _folder_locked(out_dir):
         trash = locks.owned_dir(out_dir.parent, f".{out_dir.name}{REPORT_STAGING}")
         with _signals_held():
             old = report_entries(out_dir)
+            written = (read_report_mark(out_dir) or {}).get("files")
             _write_mark(out_dir, kind, source, [*old, *new])
             for name in old:
                 os.replace(out_dir / name, trash / name)
             for name in new:
                 os.replace(stage / name, out_dir / name)
-            _write_mark(out_dir, kind, source, new)
+            # a marker that lists its files (this one's, from now on) tells a user's files from the report's
+            kept = _keep_users_files(trash, out_dir, written) if isinstance(written, list) else []
+            _write_mark(out_dir, kind, source, new, files)
         shutil.rmtree(trash, ignore_errors=True)
+    if kept:
+        print(f"report: kept {len(kept):,} file{'s' if len(kept) > 1 else ''} the report did not write: "
+              + ", ".join(safeload.printable(k) for k in kept[:5]) + (" ..." if len(kept) > 5 else ""),
+              file=sys.stderr)
 

@@ -528,3 +528,20 @@ def test_items_beyond_the_reports_metrics_budget_are_not_read_and_say_why(tmp_pa
     assert [it.item for it in read] == [produced[0].item], [it.item for it in read]
     assert dropped and all(it.state == "missing" for it in dropped)
     assert f"more than the {first:,} metric values" in dropped[0].reason
+
+
+def test_a_users_file_inside_the_reports_folders_survives_a_new_report(tmp_path, capsys):
+    """The report replaces its own entries whole (items/, claims/): a file a user put inside them was deleted
+    without a word. The marker lists every file a report wrote; any other is moved into the new report, and said."""
+    from repro_dpadmm.report import build_report
+
+    root = make_project(tmp_path / "p")
+    build_report("results/report", root=root)
+    mine = root / "results/report/items/mine/keep.txt"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("my notes")
+    (root / "results/report/claims/mine.txt").write_text("y")
+    capsys.readouterr()
+    build_report("results/report", root=root)
+    assert mine.read_text() == "my notes" and (root / "results/report/claims/mine.txt").read_text() == "y"
+    assert "kept 2 files the report did not write: claims/mine.txt, items/mine/keep.txt" in capsys.readouterr().err
