@@ -232,7 +232,7 @@ def _bad_value(value, finite: bool = True) -> str:
         return f"{value} is not a finite number (allowed: finite numbers only)"
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
         return f"the integer {str(value)[:12]}... ({len(str(abs(value)))} digits) is outside the 64-bit range " \
-               "(allowed: integers of at most 19 digits)"
+               f"(allowed: -{MAX_INT:,} to {MAX_INT:,})"
     return ""
 
 
@@ -305,7 +305,7 @@ def _json_int(text: str):
     digits = text.lstrip("-")
     if len(digits) > 19 or not -MAX_INT <= int(text) <= MAX_INT:
         return _Refused(text, f"the integer {text[:12]}{'...' if len(text) > 12 else ''} ({len(digits)} digits) "
-                              "is outside the 64-bit range (allowed: integers of at most 19 digits)")
+                              f"is outside the 64-bit range (allowed: -{MAX_INT:,} to {MAX_INT:,})")
     return int(text)
 
 

@@ -115,3 +115,14 @@ def test_the_issues_examples_are_refused_by_the_schema_naming_the_key():
     with pytest.raises(config.ConfigError, match=r"graph.nodes: 200000 is greater than the maximum of 5000"):
         config.check_item_params("zhang2018_madmm", "fig3",
                                  {**config.item_params("zhang2018_madmm", "fig3"), "graph": graph})
+
+
+def test_memory_zero_is_refused_not_taken_for_off(monkeypatch):
+    """`off` is the one word that skips the check: 0 (or -1) is a number of GiB, refused as any below one byte."""
+    from repro_dpadmm.experiments.estimate import MEMORY_ENV, TooLarge, machine_memory
+
+    monkeypatch.setenv(MEMORY_ENV, "0")
+    with pytest.raises(TooLarge, match="must be a positive number of GiB or 'off', got '0'"):
+        machine_memory()
+    monkeypatch.setenv(MEMORY_ENV, "off")
+    assert machine_memory()[0] is None

@@ -730,13 +730,7 @@ def dpadmm_lanes(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.G
     z = float(noise_multiplier)
     if not np.isfinite(z) or z < 0:
         raise ValueError(f"the noise multiplier must be >= 0, got {noise_multiplier}")
-    add_noise = add_noise and z > 0
-    if add_noise:
-        if rngs is None:
-            raise ValueError("a noisy run needs `rngs`, one numpy Generator per repeat (repro_dpadmm.rng)")
-        _check_private_data(data, c1)
-    R = _repeats(data, rngs, None)
-    _check_common(data, T, rho, lam_n, R)
+    add_noise, R = _checked_run(data, z, add_noise, rngs, c1, T, rho, lam_n)
     n, d = data.n, data.d
     etas = np.asarray(etas, dtype=float)
     if etas.ndim < 2 or etas.shape[1:] not in ((T,), (T, n)) or np.any(~np.isfinite(etas)) or np.any(etas <= 0):
@@ -758,6 +752,19 @@ def dpadmm_lanes(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.G
         gamma = dual_update(gamma, w_tilde, w_new, rho)  # (10d)
         w = w_new
     return w_tilde
+
+
+def _checked_run(data: StarData, z: float, add_noise: bool, rngs, c1, T: int, rho: float, lam_n: float):
+    """(whether noise is added, the number of repeats R) of a run, once its generators, private data and common
+    settings are checked (one check for the run and its lanes)."""
+    add_noise = add_noise and z > 0
+    if add_noise:
+        if rngs is None:
+            raise ValueError("a noisy run needs `rngs`, one numpy Generator per repeat (repro_dpadmm.rng)")
+        _check_private_data(data, c1)
+    R = _repeats(data, rngs, None)
+    _check_common(data, T, rho, lam_n, R)
+    return add_noise, R
 
 
 def _check_private_data(data: StarData, c1: float | None):
@@ -794,13 +801,7 @@ def dpadmm(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Generat
             raise ValueError(f"the noise multiplier must be >= 0, got {noise_multiplier}")
     else:
         raise ValueError("give the per-iteration (epsilon, delta) or the noise multiplier z")
-    add_noise = add_noise and z > 0
-    if add_noise:
-        if rngs is None:
-            raise ValueError("a noisy run needs `rngs`, one numpy Generator per repeat (repro_dpadmm.rng)")
-        _check_private_data(data, c1)
-    R = _repeats(data, rngs, None)
-    _check_common(data, T, rho, lam_n, R)
+    add_noise, R = _checked_run(data, z, add_noise, rngs, c1, T, rho, lam_n)
     n, d = data.n, data.d
     if eta is None:
         consts = {"c_w": c_w} if c_w is not None else {}

@@ -119,12 +119,8 @@ def dpsgd(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Generato
         s = float(sigma(data.m, epsilon, delta, z=noise_multiplier, clip=clip))
         z_noise = hb._z(epsilon, delta, noise_multiplier)
     else:
-        s = float(sigma_value)
-        if not np.isfinite(s) or s < 0:
-            raise ValueError(f"sigma must be >= 0, got {sigma_value}")
-    if s > 0 and rngs is None:
-        raise ValueError("a noisy run needs `rngs`, one numpy Generator per repeat")
-    R = _repeats(data, rngs, None)
+        s = _given_sigma(sigma_value)
+    R = _noisy_repeats(data, s, rngs)
     _check_common(data, T, rho, lam_n, R)
     n, d = data.n, data.d
     w = np.broadcast_to(np.asarray(0.0 if init is None else init, dtype=float), (R, d)).copy()
@@ -169,12 +165,8 @@ def dpsgd_lanes(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Ge
             raise ValueError("a calibrated DPSGD needs a clipping bound (clip)")
         s = float(sigma(data.m, z=noise_multiplier, clip=clip))
     else:
-        s = float(sigma_value)
-        if not np.isfinite(s) or s < 0:
-            raise ValueError(f"sigma must be >= 0, got {sigma_value}")
-    if s > 0 and rngs is None:
-        raise ValueError("a noisy run needs `rngs`, one numpy Generator per repeat")
-    R = _repeats(data, rngs, None)
+        s = _given_sigma(sigma_value)
+    R = _noisy_repeats(data, s, rngs)
     _check_common(data, T, 0.1, lam_n, R)
     L, n, m, d = lrs.size, data.n, data.m, data.d
     ids = np.arange(R * n)
@@ -192,3 +184,17 @@ def dpsgd_lanes(data: StarData, *, reg: str, T: int, rngs: Sequence[np.random.Ge
             g = g + stacked_normal(rngs, (n, d), s)[None]
         w = update(w, g, lr=lr, lam_n=lam_n, reg=reg, convention=convention)
     return w
+
+
+def _given_sigma(sigma_value) -> float:
+    s = float(sigma_value)
+    if not np.isfinite(s) or s < 0:
+        raise ValueError(f"sigma must be >= 0, got {sigma_value}")
+    return s
+
+
+def _noisy_repeats(data, s: float, rngs) -> int:
+    """The number of repeats of a run of noise scale `s`, once a noisy run is known to have its generators."""
+    if s > 0 and rngs is None:
+        raise ValueError("a noisy run needs `rngs`, one numpy Generator per repeat")
+    return _repeats(data, rngs, None)

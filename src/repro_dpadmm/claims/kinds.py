@@ -366,17 +366,18 @@ class RatioRange(_TwoSided, _Bounded):
             raise _Missing(f"the ratio {_name(left)} / {_name(right)} is undefined: the denominator is 0")
         # numpy scalars: a finite value near the largest double overflows to inf here, never an OverflowError
         av, bv = np.float64(a.value), np.float64(b.value)
+        paired = _pair(a, b, check)
+        # numbers near a double's limits (a stranger's metrics) overflow to inf or nan here, without numpy's warnings
         with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
             r = float(av / bv)
             grad = np.array([1.0 / bv, -av / bv ** 2])     # delta method for a / b
-        paired = _pair(a, b, check)
-        if paired:
-            cov = np.cov(np.vstack([a.reps, b.reps]), ddof=1) / a.reps.size
-            se = float(math.sqrt(max(grad @ cov @ grad, 0.0)))
-        elif a.se is not None or b.se is not None:
-            se = float(math.hypot(grad[0] * (a.se or 0.0), grad[1] * (b.se or 0.0)))
-        else:
-            se = None
+            if paired:
+                cov = np.cov(np.vstack([a.reps, b.reps]), ddof=1) / a.reps.size
+                se = float(math.sqrt(max(grad @ cov @ grad, 0.0)))
+            elif a.se is not None or b.se is not None:
+                se = float(math.hypot(grad[0] * (a.se or 0.0), grad[1] * (b.se or 0.0)))
+            else:
+                se = None
         out = _decide_interval(r, se, z, check.get("min"), check.get("max"))
         noise = _noise_text(se, paired, a.reps.size if paired else None)
         reason = f"the ratio {fmt(r)} ± {fmt(z)}·{fmt(se)} straddles the bound" if out == INCONCLUSIVE else ""

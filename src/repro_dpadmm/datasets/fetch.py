@@ -186,6 +186,8 @@ def _copy_downloader(raw: RawFile):
             if src.exists():   # a folder, FIFO or device of the file's name: never opened (a FIFO would block)
                 kind = "a folder" if src.is_dir() else "a FIFO" if src.is_fifo() else "a device or other special file"
                 raise NotARegularFile(f"in the mirror folder but {kind}, not a regular file: {src}")
+            if os.path.lexists(src):   # a link to nothing (a missing target, or a loop of links)
+                raise NotARegularFile(f"in the mirror folder but a link that leads to no file: {src}")
             raise FileNotFoundError(f"not in the mirror folder: {src}")
         wrong_size = _size_problem(raw, src.stat().st_size)
         if wrong_size:

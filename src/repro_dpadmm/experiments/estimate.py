@@ -230,7 +230,7 @@ def machine_memory() -> tuple[float | None, str]:
     """(bytes the check allows, where that number comes from); (None, why) when the check is off."""
     value = os.environ.get(MEMORY_ENV, "").strip()
     if value:
-        if value.lower() in ("off", "none", "0"):
+        if value.lower() == "off":   # the one word for it (0 is a number, refused below like any below one byte)
             return None, f"{MEMORY_ENV}={value}"
         try:
             gib = float(value)
