@@ -15,7 +15,8 @@ from pathlib import Path
 from repro_dpadmm.bundle import scrub_paths
 
 PIECES = ("plain text ", "=/", "(/", "&a=/b", "u=/a/b&", "/a ", "a /b", "\\n/", "0m/", "%2F", "%2f", "\\/", "&#47;",
-          "&sol;", "&#x2F;", "\\u002f", "file://", "https://h/x?", ":/", "-I/", '"/a', "/.", "/a/..", "TOKEN=")
+          "&sol;", "&#x2F;", "\\u002f", "file://", "https://h/x?", ":/", "-I/", '"/a', "/.", "/a/..", "TOKEN=",
+          "password: |\n", "--password ", "Bearer ", "-----BEGIN RSA PRIVATE KEY-----")
 
 
 def main() -> None:

@@ -445,11 +445,23 @@ def notebook_many_params(base, tmp):
 
 
 def _provenance_probe(text: str):
+    """A bundle whose provenance.json is `text`, or, when `text` is a small JSON object, the real one with its keys
+    replaced (so that a field's own check is what fails, not a missing field)."""
     def build(base, tmp):
         folder = copy_base(base, tmp)
-        _edit_json(folder, "provenance.json", text)
+        if len(text) < 1000 and text.startswith("{"):
+            real = json.loads((folder / "provenance.json").read_text())
+            _edit_json(folder, "provenance.json", json.dumps({**real, **json.loads(text)}))
+        else:
+            _edit_json(folder, "provenance.json", text)
         return with_manifest(folder, tmp / "p.tar.gz")
     return build
+
+
+def no_provenance(base, tmp):
+    folder = copy_base(base, tmp)
+    (folder / "provenance.json").unlink()
+    return with_manifest(folder, tmp / "p.tar.gz")
 
 
 def deep_report_claims(base, tmp):
@@ -533,6 +545,8 @@ PROBES = [
      "results/report/claims.json: nested deeper than 64 levels"),
     ("provenance.json nested 100,000 deep", "nesting", _provenance_probe(deep(100_000)), "provenance.json"),
     ("provenance.json a list", "types", _provenance_probe("[1, 2]"), "provenance.json: must hold an object"),
+    ("provenance.json missing", "types", no_provenance, "the bundle has no provenance.json"),
+    ("provenance.json empty", "types", _provenance_probe(" {}"), "is a required property"),
     ("provenance.json git a list", "types", _provenance_probe(json.dumps({"git": [1]})), "provenance.json: git"),
     ("provenance.json packages not text", "types", _provenance_probe(json.dumps({"packages": {"numpy": {}}})),
      "provenance.json: packages.numpy"),
@@ -565,6 +579,17 @@ def refresh_in_html(base, tmp):
     folder = copy_base(base, tmp)
     page = folder / ITEM / "fig1.html"
     page.write_text(REFRESH + page.read_text())
+    return with_manifest(folder, tmp / "p.tar.gz")
+
+
+LINK_OUT = '<a href="https://evil.example/x">click</a> <a HREF = \'//evil.example/y\'>b</a> <a href="#own">in page</a>'
+
+
+def link_in_html(base, tmp):
+    """An item page with links out: a sandboxed frame follows a click on one (it navigates itself)."""
+    folder = copy_base(base, tmp)
+    page = folder / ITEM / "fig1.html"
+    page.write_text(page.read_text() + LINK_OUT)
     return with_manifest(folder, tmp / "p.tar.gz")
 
 

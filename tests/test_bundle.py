@@ -674,6 +674,16 @@ def test_the_claims_files_that_differ_are_capped_in_the_summary():
     ('export MY_TOKEN="abc def" next', 'export MY_TOKEN="<secret>" next'),             # a quoted value, whole
     ("https://alice:p@ss@example.com/x", "https://<credentials>@example.com/x"),       # a password holding @
     ('"https://e.com/x?sig=S\\nnext line"', '"https://e.com/x?<query>\\nnext line"'),   # the query ends at \n
+    ("PGPASSWORD=Hunter2\nexport DB_PASS=Hunter2\nrun --password Hunter2 --token=abc\n",      # glued, short, options
+     "PGPASSWORD=<secret>\nexport DB_PASS=<secret>\nrun --password <secret> --token=<secret>\n"),
+    ("password: |\n  Block1\napi_key: >-\n  Folded1\ntoken: !!str Tagged1\npassword=abc,defTail\nkept: 1\n",  # YAML
+     "password: <secret>\napi_key: <secret>\ntoken: <secret>\npassword=<secret>\nkept: 1\n"),
+    ('Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc\ncurl -H "Authorization: Basic YWxpY2U6cHc="\n',
+     'Authorization: Bearer <secret>\ncurl -H "Authorization: Basic <secret>"\n'),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----\n", "<secret>\n"),
+    ("hf_abcdefghijklmnopqrstuvwxyz0123456789 and npm_abcdefghijklmnopqrstuvwxyz0123456789", "<secret> and <secret>"),
+    ("passed: 2, bypass: 1, compass=3, basic ideas, Bearer in mind", "passed: 2, bypass: 1, compass=3, basic ideas, "
+                                                                    "Bearer in mind"),
 ])
 def test_a_bundle_holds_no_secret_set_by_name_nor_a_known_token(run, written, expected):
     from repro_dpadmm.bundle import scrub_paths

@@ -293,6 +293,21 @@ def test_a_bundled_page_is_never_a_file_that_can_be_opened_directly(project, bas
     assert "<iframe sandbox srcdoc=" in wrapper and "&lt;meta http-equiv=&quot;refresh&quot;" in wrapper
 
 
+def test_a_bundled_pages_links_out_are_inert_in_its_sandbox(project, base, tmp_path):
+    """A click on a link in a sandboxed frame without flags still navigates the frame: every link but one within the
+    page is kept as `data-href`, shown, not followed."""
+    from html import unescape
+
+    from _hostile import link_in_html
+
+    out = tmp_path / "rejudged"
+    rejudge(link_in_html(base, tmp_path), out, root=project)
+    framed = unescape((out / "items" / ITEM.removeprefix("results/") / "fig1.html").read_text())
+    assert 'data-href="https://evil.example/x"' in framed and "data-HREF = '//evil.example/y'" in framed
+    assert not re.search(r"""\shref\s*=\s*["']?(?:https?:)?//""", framed, re.I)
+    assert '<a href="#own">' in framed   # a link within the page stays
+
+
 def test_bundle_strings_are_printed_escaped(project, base, tmp_path, monkeypatch, capsys):
     from _hostile import UNSAFE_CHARS, terminal_strings, unlisted_terminal_name
 

@@ -102,6 +102,8 @@ PROVENANCE_SCHEMA = {
         "packages": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 200}},
         "datasets": {"type": "object"},
     },
+    # what every bundle's record holds (`provenance`): without it the pages would show "None" for the run's origin
+    "required": ["format", "created", "repro_dpadmm", "git", "python", "platform", "packages"],
 }
 
 
@@ -647,23 +649,47 @@ _HIDDEN, _HIDDEN_END = "\ue000", "\ue001"   # private-use characters: neither wo
 # A secret written as a setting (`GITHUB_TOKEN=...`, `"AWS_SECRET_ACCESS_KEY": "..."`, `api_key: ...`): a name whose
 # last part says it is one, then its value; and tokens whose form says what they are (GitHub's, Slack's, AWS access key ids).
 SECRET_PLACEHOLDER = "<secret>"
-_SECRET_SETTING = re.compile(r"""(?i)\b((?:[\w.-]*[_.-])?(?:token|secret|passw(?:or)?d|passphrase|api[_-]?key|"""
-                             r"""access[_-]?key|private[_-]?key|credentials?)(?:\\?["'])?\s*[=:]\s*)(?!<)"""
-                             r"""(\\"(?:[^"\\\n]|\\[^"])*\\"|"[^"\n]*"|'[^'\n]*'|[^\s"',;\\]+)""")
+_SECRET_SETTING = re.compile(
+    r"""(?i)(?<![\w-])((?:--?)?(?:[\w.-]*(?:token|secret|passw(?:or)?d|passphrase|api[_-]?key|access[_-]?key|"""
+    r"""private[_-]?key|credentials?)|(?:[\w.-]*[_.-])?(?:pass|pwd))"""
+    r"""(?:\\?["'])?[ \t]*[=:][ \t]*)(?!<)"""
+    r"""((?:!!?[\w/]+[ \t]+)?(?:\\"(?:[^"\\\n]|\\[^"])*\\"|"[^"\n]*"|'[^'\n]*'|[|>][-+]?\d*[ \t]*\n(?:[ \t]+.*(?:\n|$))+|"""
+    r"""[ \t]*\n(?:[ \t]*-[ \t]+.*(?:\n|$))+|(?:[^\s"',;\\]|[,;](?=\S))+))""")
+# Secrets whose form says what they are: tokens of GitHub, GitLab, Slack, Hugging Face, Google, npm and OpenAI-style
+# keys, AWS key ids, a Slack webhook's address, a private key block, an Authorization header's credentials.
 _TOKENS = re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{30,}|xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}|"
-                     r"sk-[A-Za-z0-9_-]{20,}|glpat-[\w-]{20,})\b")
+                     r"sk-[A-Za-z0-9_-]{20,}|glpat-[\w-]{20,}|hf_[A-Za-z0-9]{30,}|AIza[0-9A-Za-z_-]{35}|"
+                     r"npm_[A-Za-z0-9]{36})\b|hooks\.slack\.com/services/[\w/]+")
+_KEY_BEGIN = re.compile(r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----")
+_KEY_END = re.compile(r"-----END [A-Z ]{0,40}PRIVATE KEY-----")
+# A secret given as a long option (`--password X`) or after an Authorization header's scheme (`Bearer X`)
+_SECRET_AFTER = re.compile(r"(?i)((?<![\w-])--(?:[\w-]*-)?(?:password|passwd|token|secret|api-key)[ \t]+(?!-)|"
+                           r"\bauthorization\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?(?:bearer|basic|token)[ \t]+|"
+                           r"(?-i:\bBearer)[ \t]+(?=[A-Za-z0-9._~+/=-]{16}))([A-Za-z0-9._~+/=-]+|\S+)")
 
 
 def scrub_secrets(text: str) -> str:
     """`text` with the value of every setting whose name says it is a secret, and every token of a known form, as
     `<secret>` (a token in a log or an environment dump is the packer's, never the bundle's)."""
-    return _TOKENS.sub(SECRET_PLACEHOLDER, _SECRET_SETTING.sub(_secret_value, text))
+    text = _SECRET_AFTER.sub(lambda m: m.group(1) + SECRET_PLACEHOLDER, _SECRET_SETTING.sub(_secret_value, text))
+    return _TOKENS.sub(SECRET_PLACEHOLDER, _without_private_keys(text))
+
+
+def _without_private_keys(text: str) -> str:
+    """`text` with each private key block (BEGIN ... END) as `<secret>`; one search from each block on (a pattern
+    with a lazy run to END took quadratic time on text of BEGIN lines alone)."""
+    parts, pos = [], 0
+    while (begin := _KEY_BEGIN.search(text, pos)) and (end := _KEY_END.search(text, begin.end())):
+        parts += [text[pos:begin.start()], SECRET_PLACEHOLDER]
+        pos = end.end()
+    return "".join(parts) + text[pos:] if parts else text
 
 
 def _secret_value(m: re.Match) -> str:
-    value = m.group(2)
+    value = re.sub(r"^!!?[\w/]+[ \t]+", "", m.group(2))   # a YAML tag goes with its value
     quote = '\\"' if value.startswith('\\"') else value[0] if value[0] in "\"'" else ""
-    return f"{m.group(1)}{quote}{SECRET_PLACEHOLDER}{quote}"
+    end = "\n" if value.endswith("\n") else ""   # a block or a list ends its line
+    return f"{m.group(1)}{quote}{SECRET_PLACEHOLDER}{quote}{end}"
 
 
 # Where a path may start although a letter comes before it: after an escape (`\n/x` in JSON text, `\u001b`) or the end
@@ -1212,8 +1238,11 @@ def verdict_changes(old: dict[str, str], new: dict[str, str]) -> list[dict]:
 
 
 def read_provenance(folder: Path) -> dict:
-    """The bundle's provenance.json ({} when it has none), checked against PROVENANCE_SCHEMA; BundleError naming the
-    field otherwise."""
+    """The bundle's provenance.json, checked against PROVENANCE_SCHEMA; BundleError naming the field otherwise, or
+    saying it is missing (every bundle `repro-dpadmm bundle` makes has one)."""
+    if not (folder / PROVENANCE).is_file():
+        raise BundleError(f"the bundle has no {PROVENANCE} (or it is not a file): every bundle `repro-dpadmm bundle` "
+                          "makes records where and how its run was made there")
     prov = _bundle_json(folder / PROVENANCE, PROVENANCE, dict) or {}
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(PROVENANCE_SCHEMA).iter_errors(prov))
     if error is not None:

@@ -552,6 +552,9 @@ links out do not run).</p>
 """
 
 
+_LINK = re.compile(r"""(?i)(\s)((?:xlink:)?href\s*=\s*)(?!["']?#)""")
+
+
 def escaped_size(text: str) -> int:
     """The UTF-8 size of `html.escape(text, quote=True)`, computed without building it (`&` becomes 5 bytes, `<` and
     `>` 4, `"` and `'` 6)."""
@@ -568,7 +571,9 @@ def _copy_sandboxed(page: Path, dest: Path, title: str, used: int) -> tuple[str,
     would exceed SANDBOX_PAGE_MAX_BYTES, or the `used` bytes of the report's other sandbox pages plus this one
     SANDBOX_PAGES_MAX_BYTES."""
     policy = f'<!doctype html><meta http-equiv="Content-Security-Policy" content="{BUNDLE_PAGE_CSP}">\n'
-    text = policy + page.read_bytes().decode("utf-8", "replace")
+    # a sandboxed frame still follows a click on a link (it navigates itself, and no policy governs navigation): every
+    # link but one within the page becomes inert (`data-href`), shown, not followed
+    text = policy + _LINK.sub(r"\1data-\2", page.read_bytes().decode("utf-8", "replace"))
     size = escaped_size(text)
     if size > SANDBOX_PAGE_MAX_BYTES:
         return "", (f"{page.name}: {size / 2**20:.0f} MiB once escaped for its sandbox page, more than the "
