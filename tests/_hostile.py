@@ -349,11 +349,17 @@ def png_dimensions(base, tmp):
 SCRIPT = "<script>document.title='owned'</script>"
 
 
-def script_in_html(base, tmp):
-    folder = copy_base(base, tmp)
-    page = folder / ITEM / "fig1.html"
-    page.write_text(page.read_text() + SCRIPT)
-    return with_manifest(folder, tmp / "p.tar.gz")
+def appended_to_html(text: str):
+    """A bundle whose fig1 page ends with `text`."""
+    def build(base, tmp):
+        folder = copy_base(base, tmp)
+        page = folder / ITEM / "fig1.html"
+        page.write_text(page.read_text() + text)
+        return with_manifest(folder, tmp / "p.tar.gz")
+    return build
+
+
+script_in_html = appended_to_html(SCRIPT)
 
 
 PDF_SCRIPT = (b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R/OpenAction<</S/JavaScript/JS(app.alert(1))>>>>endobj\n"
@@ -585,12 +591,7 @@ def refresh_in_html(base, tmp):
 LINK_OUT = '<a href="https://evil.example/x">click</a> <a HREF = \'//evil.example/y\'>b</a> <a href="#own">in page</a>'
 
 
-def link_in_html(base, tmp):
-    """An item page with links out: a sandboxed frame follows a click on one (it navigates itself)."""
-    folder = copy_base(base, tmp)
-    page = folder / ITEM / "fig1.html"
-    page.write_text(page.read_text() + LINK_OUT)
-    return with_manifest(folder, tmp / "p.tar.gz")
+link_in_html = appended_to_html(LINK_OUT)   # links out: a sandboxed frame follows a click on one (navigates itself)
 
 
 def terminal_strings(base, tmp):
