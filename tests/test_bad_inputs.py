@@ -34,6 +34,7 @@ ITEM_CASES = [
     (HUANG, "fig1", {"iterations": 0}, "iterations", ">= 1"),
     (HUANG, "fig1", {"n_train": 1}, "n_train", ">= 2"),
     (HUANG, "fig1", {"lam_n": 0}, "lam_n", "> 0"),
+    (HUANG, "fig1", {"lam_n": 1e300}, "lam_n", "<= 1"),
     (HUANG, "fig1", {"repeats": "ten"}, "repeats", "integer"),
     (HUANG, "fig1", {"epsilon": INF}, "epsilon", "finite number"),
     (HUANG, "fig1", {"datasets": ["a9a"]}, "datasets.0", '"adult_huang2019"'),

@@ -609,6 +609,8 @@ def test_an_out_that_cannot_be_written_is_named_by_its_own_path(run, tmp_path):
     ('{"f": "/home/Jos\\u00e9 Doe/alice/a.csv"}', '{"f": "<path>"}'),                 # as json.dumps writes it
     ('"open(\\"/home/alice/my secret/x y.txt\\")"', '"open(\\"<path>\\")"'),           # escaped quotes
     ("open(&quot;/home/alice/my secret/x y.txt&quot;)", "open(&quot;<path>&quot;)"),
+    ("+/home/alice/secret/x\n-/home/alice/old/y\n", "+<path>\n-<path>\n"),          # a diff's lines
+    ("a </home/alice/x/y, b @/home/alice/z/w, c .../home/alice/q/r", "a <<path>, b @<path>, c ...<path>"),
 ])
 def test_scrubbing_leaves_no_piece_of_an_absolute_path_in_any_form(run, written, expected):
     """A path with spaces, a file:// address, JSON's escaped slashes (\\/, \\u002f), HTML's character references and
@@ -785,3 +787,15 @@ def test_text_files_beyond_the_scrub_budget_are_left_out_and_said(run, tmp_path,
     err = capsys.readouterr().err
     assert "bundle: 1 text file left out" in err and "one over 2 MiB" in err and "logs/huge.log" in err, err
     assert not (unpack(archive, tmp_path / "x") / "logs/huge.log").exists()
+
+
+def test_a_file_name_a_member_may_not_have_is_named_before_bundling(run, tmp_path):
+    """A backslash in a file name, or a name over the member cap, made a bundle its own re-judge refused whole."""
+    odd = run / "results/huang2019_dpadmm/fig1/back\\slash.csv"
+    odd.write_text("x")
+    try:
+        with pytest.raises(BundleError, match=r"file names a member may not have: .*back\\slash\.csv \(a backslash"):
+            make_bundle(tmp_path / "b.tar.gz", root=run)
+        assert not (tmp_path / "b.tar.gz").exists()
+    finally:
+        odd.unlink()

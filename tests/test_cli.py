@@ -492,3 +492,24 @@ def test_a_mirror_of_another_scheme_is_refused_before_any_work(mirror, monkeypat
     assert main(["data", "fetch", "a9a", "--mirror", mirror]) == 2
     assert "a mirror is a folder, a file:// address or an http(s) URL" in capsys.readouterr().err
     assert not (tmp_path / "resources").exists()
+
+
+def test_a_job_or_part_file_is_never_written_into_an_unpacked_bundle(tmp_path, monkeypatch, capsys):
+    """`run`, `report` and `bundle` refuse a folder inside a results bundle; `part --out` and `frontier-job --out` wrote
+    there, and the bundle then failed its manifest."""
+    import repro_dpadmm.experiments.beyond_frontier as bf
+    from repro_dpadmm import config
+
+    monkeypatch.setattr(bf, "run_job", lambda *a, **k: pytest.fail("work started"))
+    bundle = tmp_path / "b"
+    (bundle / "results").mkdir(parents=True)
+    (bundle / "MANIFEST.sha256").write_text("")
+    params = config.item_params(bf.PAPER, bf.ITEM, Path("config/smoke.yaml").resolve())
+    level = bf.level_key(params["levels"][0])
+    for argv in (["frontier-job", "huang_dpadmm", level, "--configfile", "config/smoke.yaml"],
+                 ["part", "zhang2018_madmm", "fig2", "alpha3", "--configfile", "config/smoke.yaml"]):
+        out = bundle / "results" / ("j.json" if argv[0] == "frontier-job" else "alpha3.pkl")
+        assert main([*argv, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert f"--out {out} lies in the results bundle {bundle}" in err, err
+        assert not out.exists()

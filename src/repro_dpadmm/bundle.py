@@ -473,7 +473,11 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
     # as surrogate escapes, shown as their bytes), then names with control or invisible characters
     not_utf8 = [os.fsencode(r).decode("utf-8", "backslashreplace") for r in map(str, rels) if not _is_utf8(r)]
     odd = [safeload.printable(r) for r in map(str, rels) if _is_utf8(r) and safeload.printable(r) != r]
-    for names, what in ((not_utf8, "that are not valid UTF-8"), (odd, "with control or invisible characters")):
+    # and names a member may not have (a backslash, over _MAX_NAME characters with the top folder)
+    unfit = [f"{r[:200]} ({why})" for r in map(str, rels) if _is_utf8(r) and safeload.printable(r) == r
+             and (why := safe_name(f"{top}/{r}"))]
+    for names, what in ((not_utf8, "that are not valid UTF-8"), (odd, "with control or invisible characters"),
+                        (unfit, "a member may not have")):
         if names:
             raise BundleError(f"{out.name} would be refused by its own re-judge: file names {what}: "
                               f"{', '.join(safeload.printable(n) for n in names[:5])}"
@@ -697,8 +701,8 @@ def _secret_value(m: re.Match) -> str:
 _ESCAPE_BEFORE = r"(?<=\\[ntrbf])|(?<=\\u[0-9a-fA-F]{4})"
 # Not preceded by a character that makes the slash part of something else (`a/b`, `</div>`, `~/x`, `\/`, `x@/`)
 # or by a placeholder of a path already scrubbed.
-_STARTS = (rf"(?:(?<![\w.~/<+\\@-])(?<!<mirror>)(?<!<path>)(?<!&lt;mirror&gt;)(?<!&lt;path&gt;)"   # scrubbed already
-           rf"|{_ESCAPE_BEFORE})")
+_STARTS = (rf"(?:(?<![\w.~/+\\-])(?<!<mirror>)(?<!<path>)(?<!&lt;mirror&gt;)(?<!&lt;path&gt;)"   # scrubbed already
+           rf"|(?m:(?<=^[+-]))|(?<=\.\.\.)|{_ESCAPE_BEFORE})")   # a diff's line, an ellipsis
 # An absolute POSIX path of at least two parts, its first part a name (so that `</div>`, URLs, `a/b`, `it/s`, dates
 # and base64 data are not paths): what is left of one after the known roots are taken out (another checkout's, the
 # venv's, a scratch folder's). Not preceded by a character that makes the slash part of something else; after a `:`

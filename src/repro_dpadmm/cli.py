@@ -368,7 +368,7 @@ def _check_out_file(out: Path, suffix: str, ours, kind: str) -> None:
     decides, reading it); never a folder, never a user's file, which the atomic write would replace, never a file in
     the checkout's own folders."""
     from .paths import project_root
-    from .staging import project_folder
+    from .staging import bundle_around, project_folder
 
     if out.is_dir():
         raise ValueError(f"--out {printable(out)} is a folder; give the {kind} file's path")
@@ -378,6 +378,10 @@ def _check_out_file(out: Path, suffix: str, ours, kind: str) -> None:
     if inside is not None:
         raise ValueError(f"--out {printable(out)} lies in the checkout's {inside}/, which a {kind} never writes into; "
                          "give a path of its own (default: under results/)")
+    bundle = bundle_around(out.parent)
+    if bundle is not None:   # a file added to an unpacked bundle breaks its manifest
+        raise ValueError(f"--out {printable(out)} lies in the results bundle {printable(bundle)} (its "
+                         "MANIFEST.sha256), which is never written into; give a path outside it")
     if out.exists() or out.is_symlink():
         if not (out.is_file() and not out.is_symlink() and ours(out)):
             raise ValueError(f"--out {printable(out)} exists and is not a {kind} file of repro-dpadmm; it is never "
