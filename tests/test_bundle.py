@@ -611,6 +611,8 @@ def test_an_out_that_cannot_be_written_is_named_by_its_own_path(run, tmp_path):
     ("open(&quot;/home/alice/my secret/x y.txt&quot;)", "open(&quot;<path>&quot;)"),
     ("+/home/alice/secret/x\n-/home/alice/old/y\n", "+<path>\n-<path>\n"),          # a diff's lines
     ("a </home/alice/x/y, b @/home/alice/z/w, c .../home/alice/q/r", "a <<path>, b @<path>, c ...<path>"),
+    ("curl -d @/home/alice/p.json [</home/alice/f5] [-I/home/alice/inc] x +/home/alice/a/b, -/home/alice/c/d",
+     "curl -d @<path> [<<path>] [-I<path>] x +<path>, -<path>"),
 ])
 def test_scrubbing_leaves_no_piece_of_an_absolute_path_in_any_form(run, written, expected):
     """A path with spaces, a file:// address, JSON's escaped slashes (\\/, \\u002f), HTML's character references and

@@ -702,7 +702,7 @@ _ESCAPE_BEFORE = r"(?<=\\[ntrbf])|(?<=\\u[0-9a-fA-F]{4})"
 # Not preceded by a character that makes the slash part of something else (`a/b`, `</div>`, `~/x`, `\/`, `x@/`)
 # or by a placeholder of a path already scrubbed.
 _STARTS = (rf"(?:(?<![\w.~/+\\-])(?<!<mirror>)(?<!<path>)(?<!&lt;mirror&gt;)(?<!&lt;path&gt;)"   # scrubbed already
-           rf"|(?m:(?<=^[+-]))|(?<=\.\.\.)|{_ESCAPE_BEFORE})")   # a diff's line, an ellipsis
+           rf"|(?m:(?<=^[+-]))|(?<=\s[+-])|(?<=\.\.\.)|{_ESCAPE_BEFORE})")   # a diff's line, a sign, an ellipsis
 # An absolute POSIX path of at least two parts, its first part a name (so that `</div>`, URLs, `a/b`, `it/s`, dates
 # and base64 data are not paths): what is left of one after the known roots are taken out (another checkout's, the
 # venv's, a scratch folder's). Not preceded by a character that makes the slash part of something else; after a `:`
@@ -710,7 +710,7 @@ _STARTS = (rf"(?:(?<![\w.~/+\\-])(?<!<mirror>)(?<!<path>)(?<!&lt;mirror&gt;)(?<!
 # A folder's name may hold single spaces where a slash follows ("/mnt/Jane Doe/notes"): a path's last part cannot be
 # told from the prose after it, unless it is quoted (_QUOTED).
 _U = r"\\u(?!002[fF])[0-9a-fA-F]{4}"   # a character as JSON escapes it (`Jos\u00e9`), not a slash
-_ABSOLUTE = re.compile(rf"(?:{_STARTS}|(?<=[\s\"'=,(]-[A-Za-z]))(?!(?<=:)//)/+(?:[\w.]|{_U})(?:[\w.+@-]|{_U})*"
+_ABSOLUTE = re.compile(rf"(?:{_STARTS}|(?<=[\s\"'=,(\[]-[A-Za-z]))(?!(?<=:)//)/+(?:[\w.]|{_U})(?:[\w.+@-]|{_U})*"
                        rf"(?:(?: (?:[\w.+@~-]|{_U})+)*/+(?:[\w.+@~-]|{_U})+)+/?")
 # The same path in the other forms text holds it: a whole quoted string (its last part may hold spaces), a file://
 # address, JSON's escaped slashes (\/home\/x) and percent-encoding (%2Fhome%2Fx).
