@@ -220,11 +220,6 @@ METRICS_MAX_VALUES = 2_000_000
 REPORT_MAX_VALUES = 4_000_000
 
 
-def _values_beyond(data, cap: int) -> bool:
-    """Whether the JSON value `data` holds more than `cap` values, stopping as soon as it does."""
-    return safeload.count_values(data, cap) > cap
-
-
 def _read_metrics(path: Path, name: str) -> tuple[dict | None, str]:
     try:
         size = path.stat().st_size if path.is_file() else 0
@@ -240,7 +235,7 @@ def _read_metrics(path: Path, name: str) -> tuple[dict | None, str]:
     if n > METRICS_MAX_KEYS:
         return None, (f"unreadable metrics.json: {name} holds {n:,} keys, more than the {METRICS_MAX_KEYS:,} an "
                       "item's metrics may hold")
-    if _values_beyond(metrics, METRICS_MAX_VALUES):
+    if safeload.count_values(metrics, METRICS_MAX_VALUES) > METRICS_MAX_VALUES:
         return None, (f"unreadable metrics.json: {name} holds more than the {METRICS_MAX_VALUES:,} values an item's "
                       "metrics may hold")
     return metrics, ""
