@@ -456,7 +456,14 @@ def _write_mark(out_dir: Path, kind: str, source: str | None, entries, files=Non
 
 
 def _files_below(folder: Path) -> list[str]:
-    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() or p.is_symlink())
+    """Every file under `folder` as a relative POSIX path; a link (also to a folder) is a file here, never followed:
+    a user's linked folder inside a report must not have its target's files moved."""
+    out = []
+    for here, dirs, files in os.walk(folder):   # followlinks=False
+        rel = Path(here).relative_to(folder)
+        out += [(rel / n).as_posix() for n in files]
+        out += [(rel / d).as_posix() for d in dirs if (Path(here) / d).is_symlink()]
+    return sorted(out)
 
 
 def _keep_users_files(trash: Path, out_dir: Path, written: list[str]) -> list[str]:

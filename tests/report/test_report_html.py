@@ -545,3 +545,19 @@ def test_a_users_file_inside_the_reports_folders_survives_a_new_report(tmp_path,
     build_report("results/report", root=root)
     assert mine.read_text() == "my notes" and (root / "results/report/claims/mine.txt").read_text() == "y"
     assert "kept 2 files the report did not write: claims/mine.txt, items/mine/keep.txt" in capsys.readouterr().err
+
+
+def test_a_linked_folder_inside_the_report_is_kept_as_a_link_never_followed(tmp_path):
+    """A user's link to a folder inside items/ is moved into the new report as the link it is: its target's files
+    are never moved."""
+    from repro_dpadmm.report import build_report
+
+    root = make_project(tmp_path / "p")
+    build_report("results/report", root=root)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "mine.txt").write_text("x")
+    (root / "results/report/items/linked").symlink_to(outside)
+    build_report("results/report", root=root)
+    assert (outside / "mine.txt").read_text() == "x"
+    assert (root / "results/report/items/linked").is_symlink()
