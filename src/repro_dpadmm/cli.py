@@ -401,22 +401,32 @@ def cmd_frontier_job(args) -> int:
         config.check_item_params(bf.PAPER, bf.ITEM, whole)
     else:
         whole = params = config.item_params(bf.PAPER, bf.ITEM, *_from_cwd(args.configfile))
-    bf.check_job(args.method, args.level, params)
+    levels = list(args.level)
+    if len(set(levels)) != len(levels):
+        raise ValueError(f"a level is given twice: {' '.join(levels)}")
+    for level in levels:
+        bf.check_job(args.method, level, params)
+    if len(levels) > 1 and not args.floor_out:
+        raise ValueError(f"{len(levels)} levels: several levels run only as lanes with their noise-free runs "
+                         "(--floor-out, one file per level; ZKL's methods); run other jobs one at a time")
     _check_cost(bf.PAPER, bf.ITEM, whole, args.yes)   # memory and work, as for `run` and `part`
-    out = Path(args.out or bf.job_path(f"results/{bf.PAPER}/{bf.ITEM}", args.method, args.level))
-    _check_out_file(out, ".json", lambda path: bf.is_job_file(path, args.method, args.level),
-                    f"{args.method}/{args.level} job")
-    outs = {args.level: out}
-    if args.floor_out:   # the level's noise-free twin in the same run (bf.run_job_pair)
-        if not bf.pairs_with_floor(args.method, args.level):
-            raise ValueError(f"--floor-out: {args.method}/{args.level} does not run paired with its noise-free run "
-                             f"(ZKL's methods do, at a level of the grid); run its noiseless job on its own")
-        quiet = f"{args.level}-{bf.NOISELESS}"
-        outs[quiet] = Path(args.floor_out)
-        if outs[quiet].resolve() == out.resolve():
-            raise ValueError("--floor-out must differ from --out")
-        _check_out_file(outs[quiet], ".json", lambda path: bf.is_job_file(path, args.method, quiet),
-                        f"{args.method}/{quiet} job")
+    if args.out and len(args.out) != len(levels):
+        raise ValueError(f"--out: one file per level ({len(levels)}), got {len(args.out)}")
+    outs = {lv: Path(path) for lv, path in zip(levels, args.out or [bf.job_path(f"results/{bf.PAPER}/{bf.ITEM}",
+                                                                                 args.method, lv) for lv in levels])}
+    if args.floor_out:   # every level's noise-free twin in the same run (bf.run_job_lanes)
+        if len(args.floor_out) != len(levels):
+            raise ValueError(f"--floor-out: one file per level ({len(levels)}), got {len(args.floor_out)}")
+        for level, path in zip(levels, args.floor_out):
+            if not bf.pairs_with_floor(args.method, level):
+                raise ValueError(f"--floor-out: {args.method}/{level} does not run paired with its noise-free run "
+                                 f"(ZKL's methods do, at a level of the grid); run its noiseless job on its own")
+            outs[f"{level}-{bf.NOISELESS}"] = Path(path)
+    if len({path.resolve() for path in outs.values()}) != len(outs):
+        raise ValueError("--out and --floor-out: every job needs a file of its own; a path is given twice")
+    for level, path in outs.items():
+        _check_out_file(path, ".json", lambda p, lv=level: bf.is_job_file(p, args.method, lv),
+                        f"{args.method}/{level} job")
     ok, reason = is_available(bf.DATASET)
     if not ok:  # recorded, not an error: the item then says "not run" (runner.run_item)
         for level, path in outs.items():
@@ -424,14 +434,15 @@ def cmd_frontier_job(args) -> int:
                           "reason": f"dataset unavailable: {reason.splitlines()[0] if reason else bf.DATASET}"}, path)
             print(f"{args.method}/{level}: not run ({bf.DATASET} unavailable) -> {printable(path)}")
         return 0
-    jobs = bf.run_job_pair(args.method, args.level, params) if args.floor_out else \
-        (bf.run_job(args.method, args.level, params),)
-    for (level, path), job in zip(outs.items(), jobs):
+    jobs = [job for pair in bf.run_job_lanes(args.method, levels, params) for job in pair] if args.floor_out else \
+        [bf.run_job(args.method, levels[0], params)]
+    for job in jobs:
+        path = outs[job["level"]]
         bf.write_job(job, path)
         err = sum(job["test_error"]) / len(job["test_error"])
         cal = job.get("calibration", {})
         noise = f", {cal['noise_name']} = {cal['noise']:.4g}" if cal else ""
-        print(f"{args.method}/{level}: test error {err:.4f} over {job['repeats']} repeats{noise} "
+        print(f"{args.method}/{job['level']}: test error {err:.4f} over {job['repeats']} repeats{noise} "
               f"({job['wall_time_s']:.1f} s) -> {printable(path)}")
     return 0
 
@@ -600,14 +611,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     fj = sub.add_parser("frontier-job", help="run one (method, level) job of beyond/frontier and write its JSON")
     fj.add_argument("method", help="a method of the frontier (e.g. huang_dpadmm) or 'floor'")
-    fj.add_argument("level", help="a level such as eps0.1, a noiseless run (eps0.1-noiseless or noiseless) or "
-                    "'nonprivate' for the floor")
+    fj.add_argument("level", nargs="+", help="a level such as eps0.1, a noiseless run (eps0.1-noiseless or noiseless) "
+                    "or 'nonprivate' for the floor; several levels with --floor-out (ZKL's methods: one run, lanes)")
     fj.add_argument("--params", default=None, help="item parameters as JSON (default: from the config)")
     fj.add_argument("--configfile", action="append", default=[], help="config override, e.g. config/smoke.yaml")
-    fj.add_argument("--out", default=None, help="default results/beyond/frontier/jobs/<method>/<level>.json")
-    fj.add_argument("--floor-out", default=None, metavar="FILE",
-                    help="also the level's noise-free job (<level>-noiseless), run with it as one (ZKL's methods), "
-                         "written to FILE")
+    fj.add_argument("--out", nargs="+", default=None, metavar="FILE",
+                    help="one per level; default results/beyond/frontier/jobs/<method>/<level>.json")
+    fj.add_argument("--floor-out", nargs="+", default=None, metavar="FILE",
+                    help="also each level's noise-free job (<level>-noiseless), run with the levels as lanes of one "
+                         "run (ZKL's methods), one file per level, in the order of the levels")
     fj.add_argument("--yes", action="store_true", help="as for `run`: run settings of very large estimated work")
     fj.set_defaults(func=cmd_frontier_job)
 

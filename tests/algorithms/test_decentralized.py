@@ -434,3 +434,53 @@ def test_a_private_run_and_its_noise_free_twin_as_lanes_equal_the_two_runs(metho
     np.testing.assert_array_equal(lanes[0], private)
     np.testing.assert_array_equal(lanes[1], quiet)
     assert not np.allclose(private, quiet)
+
+
+@pytest.mark.parametrize("flat_below", [0.0, 0.3, 1.0])
+def test_lanes_of_their_own_C_and_kappa_equal_each_solved_alone_bit_for_bit(flat_below):
+    """Independent repeats with a C and kappa of their own (lanes of runs at different levels): each repeat's
+    solution, Newton steps and damped steps are those of a solve of that repeat alone with its own C and kappa, bit
+    for bit, in either layout; two lanes with the same (C, kappa) share a preconditioner. Without independent
+    repeats such lanes are refused."""
+    data, f0, kappa, b, _ = _spread_problems(R=4)
+    C = np.array([5.0, 2.0, 5.0, 0.5])
+    kap = np.stack([kappa, 2.0 * kappa, kappa, kappa + 1.0])
+    both = dz.solve_local(data, f0, kap, b, C, tol=1e-10, flat_below=flat_below, independent_repeats=True)
+    for r in range(4):
+        one = dz.solve_local(data, f0[r:r + 1], kap[r], b[r:r + 1], float(C[r]), tol=1e-10, flat_below=flat_below)
+        assert np.array_equal(both.f[r], one.f[0]) and np.array_equal(both.steps[r], one.steps[0])
+        assert np.array_equal(both.damped[r], one.damped[0])
+    shared = dz.solve_local(data, f0, kappa, b, 5.0, tol=1e-10, flat_below=flat_below, independent_repeats=True)
+    assert not np.array_equal(both.f[1], shared.f[1]) and np.array_equal(both.f[0], shared.f[0])
+    with pytest.raises(ValueError, match="independent_repeats"):
+        dz.solve_local(data, f0, kap, b, C, tol=1e-10)
+
+
+@pytest.mark.parametrize("method", ["m_admm", "r_admm"])
+def test_runs_at_several_levels_and_their_twins_as_lanes_equal_the_runs(method):
+    """Lanes of one run with their own C, rho and alpha (levels of the frontier) and noise-free twins (generator
+    None) give every run of those settings alone, bit for bit; the spends are one per lane, each its own run's."""
+    X, y, data = zkl_problem()
+    Cs, rhos, alphas = [5.0, 5.0, 2.0, 2.0], [1.0, 1.0, 0.4, 0.4], [3.0, 3.0, 0.5, 0.5]
+    if method == "m_admm":
+        kw = dict(eta=dz.geometric(0.5, 1.05, 8), theta=np.full(8, 0.5))
+        shape = dz.geometric(1.0, 1.04, 8)
+        run = dz.m_admm
+    else:
+        kw = dict(eta=1.0, gamma=0.2, K=4)
+        shape = 1.0
+        run = dz.r_admm
+    gens = [repeat_generators(3, 1, "level", str(k))[0] for k in range(2)]
+    lanes = run(data, RING4, f0=np.zeros((4, 4, 5)), C=np.array(Cs), rho=np.array(rhos),
+                alpha=[a * shape for a in alphas], rngs=[gens[0], None, gens[1], None], independent_repeats=True,
+                **kw)
+    for lane, (C, rho, a) in enumerate(zip(Cs, rhos, alphas)):
+        noise = {"alpha": a * shape, "rngs": repeat_generators(3, 1, "level", str(lane // 2))} if lane % 2 == 0 else {}
+        alone = run(data, RING4, f0=np.zeros((1, 4, 5)), C=C, rho=rho, **noise, **kw)
+        np.testing.assert_array_equal(lanes.meta["f_final"][lane], alone.meta["f_final"][0])
+        if lane % 2 == 0:
+            assert lanes.spends[lane].event == alone.spends[0].event
+            assert lanes.spends[lane].bound_args["C"] == C
+    assert not np.allclose(lanes.meta["f_final"][0], lanes.meta["f_final"][2])
+    with pytest.raises(ValueError, match="independent_repeats"):
+        run(data, RING4, f0=np.zeros((4, 4, 5)), C=np.array(Cs), rho=np.array(rhos), **kw)

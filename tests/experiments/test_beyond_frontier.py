@@ -331,15 +331,17 @@ def test_load_jobs_reruns_a_stale_job_and_refuses_when_asked(processed_root, tmp
 
 @pytest.mark.mirror
 def test_load_jobs_runs_a_missing_zkl_level_with_its_noise_free_run(processed_root, tmp_path, monkeypatch):
-    """The notebook's load_jobs runs a ZKL level whose noiseless job is missing too as one paired job, and a lone
-    missing noiseless job on its own; the files are the jobs' either way."""
-    p = tiny_params(methods=["zhang_radmm"])
+    """The notebook's load_jobs runs a ZKL method's levels whose noiseless jobs are missing too as lanes of one job,
+    and a lone missing noiseless job on its own; the files are the jobs' either way."""
+    p = tiny_params(methods=["zhang_radmm"], levels=[1.0, 3.0])
     calls = []
-    pair, one = bf.run_job_pair, bf.run_job
-    monkeypatch.setattr(bf, "run_job_pair", lambda *a, **k: calls.append(("pair", a[1])) or pair(*a, **k))
+    lanes, one = bf.run_job_lanes, bf.run_job
+    monkeypatch.setattr(bf, "run_job_lanes", lambda *a, **k: calls.append(("lanes", a[1])) or lanes(*a, **k))
     monkeypatch.setattr(bf, "run_job", lambda *a, **k: calls.append(("one", a[1])) or one(*a, **k))
     jobs = bf.load_jobs(p, tmp_path, root=processed_root, log=lambda s: None)
-    assert calls == [("pair", "eps1"), ("one", "nonprivate")]
+    assert calls == [("lanes", ["eps1", "eps3"]), ("one", "nonprivate")]
+    assert all(bf.job_path(tmp_path, "zhang_radmm", lv).is_file()
+               for lv in ("eps1", "eps3", "eps1-noiseless", "eps3-noiseless"))
     quiet = json.loads(bf.job_path(tmp_path, "zhang_radmm", "eps1-noiseless").read_text())
     assert quiet["level"] == "eps1-noiseless" and quiet == json.loads(json.dumps(jobs[("zhang_radmm",
                                                                                        "eps1-noiseless")]))
@@ -359,11 +361,11 @@ def test_cli_job_without_the_dataset_is_recorded_not_run(tmp_path, monkeypatch, 
     assert cli.main(["frontier-job", "xu_dpadmm", "eps1", "--params", json.dumps(PARAMS), "--out", str(out)]) == 0
     job = json.loads(out.read_text())
     assert job["status"] == "not run" and "dataset unavailable" in job["reason"]
-    zkl, floor = tmp_path / "zkl.json", tmp_path / "floor.json"   # a paired job records both of its files as not run
-    assert cli.main(["frontier-job", "zhang_pp", "eps1", "--params", json.dumps(PARAMS), "--out", str(zkl),
-                     "--floor-out", str(floor)]) == 0
-    assert [(j["level"], j["status"]) for j in map(json.loads, (zkl.read_text(), floor.read_text()))] == [
-        ("eps1", "not run"), ("eps1-noiseless", "not run")]
+    zkl = [tmp_path / f"zkl{k}.json" for k in range(4)]   # a lanes job records every one of its files as not run
+    assert cli.main(["frontier-job", "zhang_pp", "eps1", "eps3", "--params", json.dumps(PARAMS), "--out",
+                     str(zkl[0]), str(zkl[1]), "--floor-out", str(zkl[2]), str(zkl[3])]) == 0
+    assert [(j["level"], j["status"]) for j in (json.loads(f.read_text()) for f in zkl)] == [
+        ("eps1", "not run"), ("eps3", "not run"), ("eps1-noiseless", "not run"), ("eps3-noiseless", "not run")]
     assert cli.main(["frontier-job", "nope", "eps1", "--params", json.dumps(PARAMS), "--out", str(out)]) == 2
     assert "unknown method" in capsys.readouterr().err
 
@@ -409,16 +411,17 @@ def test_cluster_code_path_runs_a_slice(processed_root, tmp_path):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-4000:]
     # the outer Snakemake hands each job to the (remote) executor, whose job script runs Snakemake for that job alone;
-    # ZKL R-ADMM's level runs with its noise-free run (rule frontier_job_pair, both files), XU's alone
+    # ZKL R-ADMM's level runs with its noise-free run (rule frontier_job_lanes, both files), XU's alone
     assert "Provided remote nodes: 2" in out, out[-3000:]
-    assert out.count("localrule frontier_job:") == 1 and out.count("localrule frontier_job_pair:") == 1, out[-3000:]
+    assert out.count("localrule frontier_job:") == 1 and out.count("localrule frontier_job_lanes:") == 1, out[-3000:]
     floor = json.loads((proj / "results/beyond/frontier/jobs/zhang_radmm/eps3-noiseless.json").read_text())
     assert floor["noiseless"] and floor["calibration"] == json.loads((proj / targets[0]).read_text())["calibration"]
     for t in targets:
         job = json.loads((proj / t).read_text())
         assert job["calibration"]["target"] == 3.0 and 0 <= job["calibration"]["rel_gap"] <= 0.01
         assert len(job["test_error"]) == smoke["papers"]["beyond"]["frontier"]["repeats"]
-        assert (proj / "logs/beyond/frontier" / job["method"] / "eps3.log").read_text().strip()
+        log = "levels.log" if bf.pairs_with_floor(job["method"], "eps3") else "eps3.log"   # a lanes job's one log
+        assert (proj / "logs/beyond/frontier" / job["method"] / log).read_text().strip()
 
 
 @pytest.mark.mirror
@@ -509,30 +512,40 @@ def test_which_jobs_run_paired_with_their_noise_free_run():
     assert paired == {"zhang_pp", "zhang_dvp", "zhang_radmm"}
     assert not bf.pairs_with_floor("zhang_pp", "eps1-noiseless") and not bf.pairs_with_floor(*bf.FLOOR)
     with pytest.raises(ValueError, match="one by one"):
-        bf.run_job_pair("huang_pvp", "eps1", tiny_params())
+        bf.run_job_lanes("huang_pvp", ["eps1"], tiny_params())
+    with pytest.raises(ValueError, match="distinct levels"):
+        bf.run_job_lanes("zhang_pp", ["eps1", "eps1"], tiny_params())
 
 
 @pytest.mark.mirror
 @pytest.mark.parametrize("method", ["zhang_pp", "zhang_dvp", "zhang_radmm"])
-def test_a_paired_job_writes_the_two_jobs_it_replaces(processed_root, method):
-    """A level's job and its noise-free twin run as two lanes of one run give the records the two jobs give alone,
-    bit for bit but for the timings; the shared time is split between them."""
-    p = tiny_params(seed=0)
-    noisy, quiet = bf.run_job_pair(method, "eps1", p, processed_root)
-    alone = bf.run_job(method, "eps1", p, processed_root), bf.run_job(method, "eps1-noiseless", p, processed_root)
+def test_a_lanes_job_writes_the_jobs_it_replaces(processed_root, method):
+    """Every level's job and its noise-free twin run as lanes of one run (each level its own C, rho and alpha) give
+    the records the jobs give alone, bit for bit but for the timings; the shared time is split between them."""
+    p = tiny_params(seed=0, levels=[0.3, 1.0, 3.0])
+    levels = ["eps0.3", "eps1", "eps3"]
+    runs = bf.run_job_lanes(method, levels, p, processed_root)
     timing = {"wall_time_s", "cpu_time_s", "calibration_time_s"}
-    for pair, one in zip((noisy, quiet), alone):
-        assert set(pair) == set(one) and set(pair) <= bf.JOB_KEYS
-        assert {k: v for k, v in pair.items() if k not in timing} == {k: v for k, v in one.items() if k not in timing}
-    assert (noisy["level"], quiet["level"]) == ("eps1", "eps1-noiseless") and quiet["noiseless"]
-    assert noisy["train_objective"] != quiet["train_objective"] and quiet["calibration_time_s"] == 0.0
+    for level, (noisy, quiet) in zip(levels, runs):
+        alone = (bf.run_job(method, level, p, processed_root),
+                 bf.run_job(method, f"{level}-noiseless", p, processed_root))
+        for lane, one in zip((noisy, quiet), alone):
+            assert set(lane) == set(one) and set(lane) <= bf.JOB_KEYS
+            assert {k: v for k, v in lane.items() if k not in timing} == {k: v for k, v in one.items()
+                                                                          if k not in timing}
+        assert (noisy["level"], quiet["level"]) == (level, f"{level}-noiseless") and quiet["noiseless"]
+        assert noisy["train_objective"] != quiet["train_objective"] and quiet["calibration_time_s"] == 0.0
+    # the levels' own C (capped at min B_i at the higher levels here): lanes of different scales and noise
+    assert len({noisy["calibration"]["C"] for noisy, _ in runs}) > 1
+    assert len({noisy["calibration"]["alpha"] for noisy, _ in runs}) == len(levels)
 
 
 @pytest.mark.mirror
 def test_cli_writes_a_level_and_its_noise_free_run_with_floor_out(processed_root, tmp_path, monkeypatch, capsys):
-    """`frontier-job METHOD LEVEL --floor-out FILE` (rule frontier_job_pair) writes the level's job and its noiseless
-    job, the records `run_job_pair` makes; a method that does not pair, a noiseless level or the same file twice
-    are refused before any work."""
+    """`frontier-job METHOD LEVEL... --out FILE... --floor-out FILE...` (rule frontier_job_lanes) writes every level's
+    job and its noiseless job, the records `run_job_lanes` makes; a method that does not pair, a noiseless level,
+    the same file twice, several levels without --floor-out or a count of files that is not one per level are
+    refused before any work."""
     from repro_dpadmm import cli
 
     proj = fresh_copy(tmp_path / "project")
@@ -548,7 +561,14 @@ def test_cli_writes_a_level_and_its_noise_free_run_with_floor_out(processed_root
         assert why in capsys.readouterr().err and not out.exists() and not floor.exists()
     assert cli.main(["frontier-job", "zhang_dvp", "eps1", "--params", p, "--out", str(out),
                      "--floor-out", str(out)]) == 2
-    assert "must differ" in capsys.readouterr().err
+    assert "a path is given twice" in capsys.readouterr().err
+    two = json.dumps(tiny_params(seed=0, methods=["zhang_dvp"], levels=[1.0, 3.0]))
+    for args, why in ((["eps1", "eps3", "--out", str(out), str(floor)], "several levels run only as lanes"),
+                      (["eps1", "eps3", "--out", str(out), "--floor-out", str(floor), str(floor) + "2"],
+                       "--out: one file per level"),
+                      (["eps1", "eps1", "--floor-out", str(out), str(floor)], "a level is given twice")):
+        assert cli.main(["frontier-job", "zhang_dvp", *args, "--params", two]) == 2
+        assert why in capsys.readouterr().err and not out.exists() and not floor.exists()
     assert cli.main(["frontier-job", "zhang_dvp", "eps1", "--params", p, "--out", str(out),
                      "--floor-out", str(floor)]) == 0
     jobs = [json.loads(f.read_text()) for f in (out, floor)]

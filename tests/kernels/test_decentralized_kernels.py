@@ -27,7 +27,8 @@ def _layout(R, sizes=(7, 1, 30, 12), d=6, seed=0):
     act = rng.random((R, nb)) < 0.6
     act[:, 0] = True
     act[:, 1] = False  # a block with every problem converged
-    state = dict(v=rng.standard_normal((R, nb * d)), z=rng.standard_normal((n, R)) * 3, kap=rng.uniform(0.5, 2, nb),
+    state = dict(v=rng.standard_normal((R, nb * d)), z=rng.standard_normal((n, R)) * 3, kap=rng.uniform(0.5, 2, (nb, R)),
+                 C=rng.uniform(1, 9, (nb, R)),
                  b=rng.standard_normal((R, nb * d)), s=rng.uniform(0, 1.5, (R, nb)), zp=rng.standard_normal((n, R)))
     state["z"][1, 0] = 40.0  # far in the tails of the sigmoid and the loss
     state["z"][2, 0] = -40.0
@@ -78,13 +79,13 @@ def test_hvp_equals_the_two_scipy_products_around_the_hessian_weight(R):
     X, blk, w, y, act, d, st = _layout(R)
     sg = 1.0 / (1.0 + np.exp(st["z"]))
     out = np.full(st["v"].shape, np.nan)
-    kd.hvp(X.indptr, X.indices, X.data, blk, act, w, 7.0, sg, st["kap"], d, st["v"], out, _work(st), _work(st))
-    ref = kd.hvp_ref(X, w, 7.0, sg, st["kap"], d, st["v"])
+    kd.hvp(X.indptr, X.indices, X.data, blk, act, w, st["C"], sg, st["kap"], d, st["v"], out, _work(st), _work(st))
+    ref = kd.hvp_ref(X, blk, w, st["C"], sg, st["kap"], d, st["v"])
     _, on = _chunk_on(act, blk)
     on = np.repeat(on, d, axis=1)
     assert np.array_equal(out[on], ref[on])
-    assert np.array_equal(out[~on], (np.repeat(st["kap"], d)[None, :] * st["v"])[~on])
-    kd.hvp(X.indptr, X.indices, X.data, blk, np.ones_like(act), w, 7.0, sg, st["kap"], d, st["v"], out, _work(st), _work(st))
+    assert np.array_equal(out[~on], (np.repeat(st["kap"], d, axis=0).T * st["v"])[~on])
+    kd.hvp(X.indptr, X.indices, X.data, blk, np.ones_like(act), w, st["C"], sg, st["kap"], d, st["v"], out, _work(st), _work(st))
     assert np.array_equal(out, ref)
 
 
@@ -93,12 +94,12 @@ def test_grad_equals_the_transposed_product(R):
     X, blk, w, y, act, d, st = _layout(R)
     sg = 1.0 / (1.0 + np.exp(st["z"]))
     g = np.full(st["v"].shape, -1.0)
-    kd.grad(X.indptr, X.indices, X.data, blk, act, y * w, sg, 7.0, st["kap"], d, st["v"], st["b"], g, _work(st))
-    g_ref = kd.grad_ref(X, y * w, sg, 7.0, st["kap"], d, st["v"], st["b"])
+    kd.grad(X.indptr, X.indices, X.data, blk, act, y * w, sg, st["C"], st["kap"], d, st["v"], st["b"], g, _work(st))
+    g_ref = kd.grad_ref(X, y * w, sg, st["C"], st["kap"], d, st["v"], st["b"])
     on_s, on_p = _chunk_on(act, blk)
     on_p = np.repeat(on_p, d, axis=1)
     assert np.array_equal(g[on_p], g_ref[on_p]) and np.all(g[~on_p] == -1.0)   # the rest left as they were
-    kd.grad(X.indptr, X.indices, X.data, blk, np.ones_like(act), y * w, sg, 7.0, st["kap"], d, st["v"],
+    kd.grad(X.indptr, X.indices, X.data, blk, np.ones_like(act), y * w, sg, st["C"], st["kap"], d, st["v"],
             st["b"], g, _work(st))
     assert np.array_equal(g, g_ref)
 

@@ -180,27 +180,30 @@ def test_step_lanes_are_the_runs_at_each_multiple(method, frontier_data):
 
 
 @pytest.mark.parametrize("method", FRONTIER_IDS)
-def test_floor_lanes_are_the_private_run_and_its_noise_free_run(method, frontier_data):
-    """A method with a paired form (`has_floor_lanes`) runs the private run and its noise-free twin as two lanes of
-    one run that equal `run` and `run(noiseless=True)` bit for bit."""
+def test_floor_lanes_are_the_private_runs_and_their_noise_free_runs(method, frontier_data):
+    """A method with a paired form (`has_floor_lanes`) runs every level's private run and its noise-free twin as
+    lanes of one run that equal `run` and `run(noiseless=True)` at that level bit for bit."""
     X, y, splits = frontier_data
     ctx = bf.context(SMALL)
     mech = bf.configured(method, ctx)
     if not type(mech).has_floor_lanes():
         return   # the frontier runs its noiseless jobs on their own
-    cal = bf.calibrate_method(method, 1.0, ctx)
+    levels = {"eps0.3": 0.3, "eps1": 1.0}
+    cals = [bf.calibrate_method(method, v, ctx) for v in levels.values()]
     train = bf.train_csr(X, splits)
 
-    def rngs():
-        return bf._rngs({**SMALL, "seed": 0}, method, "eps1", mech.layout.block)
+    def rngs(level):
+        return bf._rngs({**SMALL, "seed": 0}, method, level, mech.layout.block)
 
-    r = rngs()
-    noisy, quiet = mech.run_with_floor(bf.layout(method, X, y, splits, ctx, r["agents"], train), cal, T, r["noise"])
-    for noiseless, got in ((False, noisy), (True, quiet)):
-        r = rngs()
-        np.testing.assert_array_equal(got, mech.run(bf.layout(method, X, y, splits, ctx, r["agents"], train), cal, T,
-                                                    r["noise"], noiseless=noiseless))
-    assert not np.array_equal(noisy, quiet)
+    got = mech.run_with_floor(bf.layout(method, X, y, splits, ctx, rngs("eps1")["agents"], train), cals, T,
+                              [rngs(level)["noise"] for level in levels])
+    for level, cal, pair in zip(levels, cals, got):
+        for noiseless, lane in zip((False, True), pair):
+            r = rngs(level)
+            np.testing.assert_array_equal(lane, mech.run(bf.layout(method, X, y, splits, ctx, r["agents"], train),
+                                                         cal, T, r["noise"], noiseless=noiseless))
+        assert not np.array_equal(*pair)
+    assert not np.array_equal(got[0][0], got[1][0])
 
 
 # ------------------------------------------------------------------------------------------------- audits

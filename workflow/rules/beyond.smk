@@ -5,10 +5,11 @@
 # where the noise-free run depends on it) and one for the non-private floor, so that a cluster runs
 # it in parallel (workflow/profiles/README.md); the item's notebook (rule item_notebook) only aggregates the job
 # files, which item_extra_inputs (common.smk) adds to its inputs (frontier_job_files, also in common.smk).
-# ZKL's methods run each level's job and its noise-free twin as two lanes of one run (rule frontier_job_pair, which
-# writes both job files; the numbers are those of the two jobs run alone, bit for bit).
+# ZKL's methods run every level's job and its noise-free twin as lanes of one run, one job per method (rule
+# frontier_job_lanes, which writes every level's two job files; the numbers are those of the jobs run alone, bit for
+# bit).
 
-ruleorder: frontier_job_pair > frontier_job
+ruleorder: frontier_job_lanes > frontier_job
 
 
 rule frontier_job:
@@ -40,30 +41,36 @@ rule frontier_job:
 
 
 
-rule frontier_job_pair:
+rule frontier_job_lanes:
     input:
         datasets=lambda w: [
             f"resources/processed/{d}.json"
             for d in item_config("beyond", "frontier").get("datasets", [])
         ],
     output:
-        noisy="results/beyond/frontier/jobs/{method}/{level}.json",
-        floor="results/beyond/frontier/jobs/{method}/{level}-noiseless.json",
+        noisy=expand(
+            "results/beyond/frontier/jobs/{{method}}/{level}.json",
+            level=frontier_levels(),
+        ),
+        floor=expand(
+            "results/beyond/frontier/jobs/{{method}}/{level}-noiseless.json",
+            level=frontier_levels(),
+        ),
     params:
         item=frontier_job_params,
+        levels=frontier_levels(),
     log:
-        "logs/beyond/frontier/{method}/{level}.log",
+        "logs/beyond/frontier/{method}/levels.log",
     benchmark:
-        "logs/benchmarks/beyond/frontier/{method}/{level}.tsv"
+        "logs/benchmarks/beyond/frontier/{method}/levels.tsv"
     threads: 1
     resources:
         mem_mb=3000,
         runtime=30,
     wildcard_constraints:
         method=frontier_paired_methods(),
-        level=r"eps[0-9.e+-]+",
     conda:
         "../../envs/repro-dpadmm.yaml"
     shell:
-        "repro-dpadmm frontier-job {wildcards.method} {wildcards.level} --params {params.item:q} "
+        "repro-dpadmm frontier-job {wildcards.method} {params.levels} --params {params.item:q} "
         "--out {output.noisy} --floor-out {output.floor} > {log} 2>&1"

@@ -61,8 +61,8 @@ def item_dataset_records(wildcards):
     return [f"resources/processed/{name}.json" for name in names]
 
 
-# beyond/frontier runs as one job per (method, level) (rule frontier_job in beyond.smk; ZKL's level jobs with their
-# noise-free runs, rule frontier_job_pair).
+# beyond/frontier runs as one job per (method, level) (rule frontier_job in beyond.smk; ZKL's methods as one job each,
+# every level with its noise-free run as lanes of one run, rule frontier_job_lanes).
 def frontier_jobs():
     """(method, level) of every job of beyond/frontier; levels named as repro_dpadmm's level_key (0.1 -> eps0.1)."""
     if "frontier" not in config["papers"].get("beyond", {}):
@@ -72,21 +72,31 @@ def frontier_jobs():
     return jobs_of(item_config("beyond", "frontier"))
 
 
+def frontier_levels():
+    """The frontier's levels as job levels (repro_dpadmm's level_key: 0.1 -> eps0.1)."""
+    from repro_dpadmm.experiments.beyond_frontier import level_key
+
+    return [level_key(v) for v in item_config("beyond", "frontier").get("levels", [])]
+
+
 def frontier_paired_methods():
     """A wildcard pattern of the frontier's methods whose level jobs run together with their noise-free twins
-    (ZKL's, as repro_dpadmm.experiments.beyond_frontier.pairs_with_floor says; the pair rule of beyond.smk), or one
-    that matches nothing."""
+    (ZKL's, as repro_dpadmm.experiments.beyond_frontier.pairs_with_floor says; the lanes rule of beyond.smk), or
+    one that matches nothing."""
     from repro_dpadmm.experiments.beyond_frontier import METHODS, pairs_with_floor
 
     return "|".join(m for m in METHODS if pairs_with_floor(m, "eps1")) or "(?!x)x"
 
 
 def frontier_job_params(wildcards):
-    """The frontier config as one job sees it: its own method and level only (the floor: no method, every level),
-    so that adding a level or a method re-runs only the new jobs (params changes trigger re-runs)."""
+    """The frontier config as one job sees it: its own method and level only (the floor: no method, every level; a
+    job of every level, rule frontier_job_lanes: its method, every level), so that adding a method re-runs only the
+    new jobs (params changes trigger re-runs)."""
     p = {**item_config("beyond", "frontier"), "seed": config["seed"]}
     p.pop("datasets", None)
-    if wildcards.method != "floor":
+    if not hasattr(wildcards, "level"):
+        p["methods"] = [wildcards.method]
+    elif wildcards.method != "floor":
         p["methods"] = [wildcards.method]
         base = wildcards.level.removesuffix("-noiseless")  # a method's noiseless run at one level ...
         if base != "noiseless":  # ... or at every level (its noise-free run does not depend on the level)

@@ -42,7 +42,7 @@ from ..history import History
 from ..kernels import decentralized as kd
 from ..kernels.logistic_math import sigmoid_neg_inplace
 from ..privacy.bounds import zhang2018 as bounds
-from ..privacy.mechanisms import stacked_gamma_norm
+from ..privacy.mechanisms import gamma_norm, stacked_gamma_norm
 from ..privacy.spend import REPLACE_ONE, Spend, pure_steps
 from ..problems.logistic import loss, sigmoid_neg
 from ..rng import repeat_generators, seed_sequence, stacked_normal
@@ -219,7 +219,7 @@ class LocalSolve:
 
 
 @_one_blas_thread
-def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-9, max_steps: int = 100,
+def solve_local(data: NodeData, f_start, kappa, b, C, *, tol: float = 1e-9, max_steps: int = 100,
                 max_cg: int = 100, damped: bool = True, problem: str = "ZKL local problem",
                 flat_below: float = 0.3, z_start=None, independent_repeats: bool = False) -> LocalSolve:
     """argmin_f  phi(f) = C (1/B_i) sum_n L(y f^T x) + (kappa_i / 2) ||f||^2 + b_i^T f  for every repeat and node.
@@ -246,13 +246,19 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
     nodes): the CG forcing term is each repeat's own (from its own gradients) and a repeat's CG stops when its own
     problems meet their targets, so every repeat's numbers are those of a run of that repeat alone, bit for bit
     (tests/algorithms/test_decentralized.py). Default: one forcing term and one CG stop for all problems.
+    Lanes may differ in C ((R,): each repeat's own) and kappa ((R, N)), e.g. one run per privacy level: then each
+    repeat has its own preconditioner (M_i^{-1} per repeat and node, formed once per distinct (C, kappa_i)), and
+    the repeats must be independent.
     """
     R, N, d = f_start.shape
     kappa = np.asarray(kappa, dtype=float)
     b = np.asarray(b, dtype=float)
-    lam_G, U = data.eig_G
-    scale = 1.0 / (0.25 * C * lam_G + kappa[:, None])  # (N, d): the majoriser's inverse in its eigenbasis
-    M_inv = (U * scale[:, None, :]) @ U.transpose(0, 2, 1)  # (N, d, d), symmetric; formed once per solve
+    per_lane = np.ndim(C) == 1 or kappa.ndim == 2
+    if per_lane and not independent_repeats:
+        raise ValueError("lanes with their own C or kappa are separate runs: solve them with independent_repeats=True")
+    C_rn = np.broadcast_to(np.reshape(np.asarray(C, dtype=float), (-1, 1)), (R, N))   # every problem's C and kappa
+    kap_rn = np.broadcast_to(kappa, (R, N))
+    M_inv = _majoriser_inverse(data, C_rn, kap_rn) if per_lane else _majoriser_inverse(data, C, kappa)
     f = f_start.copy()
     z = _margins(data, f) if z_start is None else z_start.copy()  # (n, R)
     g = np.empty_like(f)
@@ -260,14 +266,14 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
     n_damped = np.zeros((R, N), dtype=int)
     lay = _Columns(data, M_inv)  # the problems being worked on, and their state:
     lay.rowwise = independent_repeats
-    sel, fb, bb, kap, zb, gb = (slice(None), slice(None)), f, b, kappa, z, g
+    sel, fb, bb, Cb, kap, zb, gb = (slice(None), slice(None)), f, b, C_rn, kap_rn, z, g
     sg = np.empty_like(z)
     moved = np.ones((R, N), dtype=bool)  # problems whose f changed since their gradient was computed (all at first)
     for it in range(max_steps + 1):
-        lay.grad(moved, zb, sg, C, kap, fb, bb, gb)  # sigma(-z) and the gradient where f moved; the rest stand
+        lay.grad(moved, zb, sg, Cb, kap, fb, bb, gb)  # sigma(-z) and the gradient where f moved; the rest stand
         if gb is not g:
             g[sel] = gb
-        res = np.sqrt((g ** 2).sum(-1)) / kappa[None, :]  # (R, N): bound on the distance to the minimiser
+        res = np.sqrt((g ** 2).sum(-1)) / kap_rn  # (R, N): bound on the distance to the minimiser
         if not np.all(np.isfinite(res)):
             require_converged(problem + " (non-finite gradient: the iterates diverged)", it, res, tol)
         active_all = res > tol
@@ -284,12 +290,12 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
             lay = _Flat(data, *np.nonzero(active_all), M_inv, R)
             lay.rowwise = independent_repeats
             sel = (lay.r, lay.i)
-            fb, bb, kap, zb, gb = f[sel], b[sel], kappa[lay.i], z[lay.rows, lay.rep], g[sel]
+            fb, bb, Cb, kap, zb, gb = f[sel], b[sel], C_rn[sel], kap_rn[sel], z[lay.rows, lay.rep], g[sel]
             sg = sigmoid_neg(zb)
         active = active_all[sel]
 
-        def hvp(v, lay=lay, sg=sg, kap=kap, active=active):
-            return lay.hvp(active, sg, C, kap, v)
+        def hvp(v, lay=lay, sg=sg, Cb=Cb, kap=kap, active=active):
+            return lay.hvp(active, sg, Cb, kap, v)
 
         if independent_repeats:   # the repeat of every row of the layout: its lane
             rep = np.broadcast_to(np.arange(R)[:, None], (R, N)) if lay.size is None else lay.r
@@ -305,7 +311,7 @@ def solve_local(data: NodeData, f_start, kappa, b, C: float, *, tol: float = 1e-
             ok = ~active
             for _ in range(60):
                 trial = np.where(ok, 0.0, s)
-                change = _phi_change(lay, zb, zp, sg, trial, fb, p, bb, lay.kap(kap), C)  # phi(f - s p) - phi(f)
+                change = _phi_change(lay, zb, zp, sg, trial, fb, p, bb, lay.kap(kap), Cb)  # phi(f - s p) - phi(f)
                 ok |= change <= -1e-4 * trial * slope
                 if ok.all():
                     break
@@ -330,7 +336,7 @@ class _Layout:
     """What the two layouts share: the kernels (kernels/decentralized.py) over their CSR matrix `X`, whose row i is a
     sample of the block `blk[i]` (a node in _Columns, a problem in _Flat). `v2`, `s2` and `a2` view a per-problem
     vector, a per-sample array and a per-problem mask as the kernels' (repeats, columns), (rows, repeats) and
-    (repeats, blocks) arrays."""
+    (repeats, blocks) arrays, `b2` a per-problem scalar as their (blocks, repeats) array."""
 
     def _set_kernel_data(self, X, blk, y, w):
         """X: the CSR arrays (indptr, indices, data) of the layout's matrix."""
@@ -347,17 +353,17 @@ class _Layout:
 
     def grad(self, act, z, sg, C, kap, f, b, g):
         """sigma(-z) into sg (every sample, with numpy's vectorised exp: a problem that has not moved gets the value it
-        had) and grad phi into g, in place, for the problems marked in act (the rest stand)."""
+        had) and grad phi into g, in place, for the problems marked in act (the rest stand). C, kap: per problem."""
         np.copyto(sg, z)
         sigmoid_neg_inplace(sg)
         f2 = self.v2(f)
-        kd.grad(*self.csr, self.a2(act), self.yw1, self.s2(sg), C, kap, self.d, f2, self.v2(b), self.v2(g),
-                self.work("ot", (f2.size,)))
+        kd.grad(*self.csr, self.a2(act), self.yw1, self.s2(sg), self.b2(C), self.b2(kap), self.d, f2, self.v2(b),
+                self.v2(g), self.work("ot", (f2.size,)))
 
     def hvp(self, act, sg, C, kap, v):
-        """The Hessian of phi times v for the problems marked in act (kap * v for the rest)."""
+        """The Hessian of phi times v for the problems marked in act (kap * v for the rest). C, kap: per problem."""
         out, v2 = np.empty(v.shape), self.v2(v)
-        kd.hvp(*self.csr, self.a2(act), self.w1, C, self.s2(sg), kap, self.d, v2, self.v2(out),
+        kd.hvp(*self.csr, self.a2(act), self.w1, self.b2(C), self.s2(sg), self.b2(kap), self.d, v2, self.v2(out),
                self.work("vt", (v2.size,)), self.work("ot", (v2.size,)))
         return out
 
@@ -390,8 +396,11 @@ class _Columns(_Layout):
     def a2(self, act):
         return act
 
+    def b2(self, x):
+        return np.ascontiguousarray(x.T)
+
     def kap(self, kappa):
-        return kappa[None, :, None]
+        return kappa[:, :, None]
 
     def sample_shape(self, act):
         return self.data.Xb.shape[0], act.shape[0]
@@ -440,6 +449,9 @@ class _Flat(_Layout):
     def a2(self, act):
         return act.reshape(1, -1)
 
+    def b2(self, x):
+        return x[:, None]
+
     def kap(self, kappa):
         return kappa[:, None]
 
@@ -462,10 +474,33 @@ class _Flat(_Layout):
 def _precond(cols, M_inv, rowwise: bool):
     """M_i^{-1} applied to cols (nodes, R, d): one (R, d) @ (d, d) BLAS product per node, or with `rowwise` one
     (1, d) @ (d, d) product per node and repeat, the product a run of that repeat alone makes (a BLAS product of
-    two rows need not give each row the bits of a product of one)."""
+    two rows need not give each row the bits of a product of one). M_inv (nodes, d, d), or (nodes, R, d, d) with a
+    preconditioner per repeat (lanes of their own C or kappa; rowwise)."""
+    if M_inv.ndim == 4:
+        return (cols[:, :, None, :] @ M_inv)[:, :, 0, :]
     if not rowwise:
         return cols @ M_inv
     return (cols[:, :, None, :] @ M_inv[:, None])[:, :, 0, :]
+
+
+def _majoriser_inverse(data: NodeData, C, kappa) -> np.ndarray:
+    """M_i^{-1} = (C X_i^T X_i / (4 B_i) + kappa_i I)^{-1} from the eigen-decomposition of G_i = X_i^T X_i / B_i:
+    (N, d, d) for a scalar C and kappa (N,); per repeat (N, R, d, d) for C and kappa given per problem (R, N), each
+    repeat's as a solve of that repeat alone forms it (lanes with the same C and kappa share one)."""
+    lam_G, U = data.eig_G
+
+    def one(c, kap):
+        scale = 1.0 / (0.25 * c * lam_G + kap[:, None])  # (N, d): the majoriser's inverse in its eigenbasis
+        return (U * scale[:, None, :]) @ U.transpose(0, 2, 1)  # (N, d, d), symmetric
+
+    if np.ndim(C) == 0:
+        return one(C, kappa)
+    made = {}
+    for r in range(C.shape[0]):
+        key = (float(C[r, 0]), kappa[r].tobytes())
+        if key not in made:
+            made[key] = one(float(C[r, 0]), kappa[r])
+    return np.stack([made[(float(C[r, 0]), kappa[r].tobytes())] for r in range(C.shape[0])], axis=1)
 
 
 def _phi_change(lay, z, zp, sg, s, f, p, b, kap, C):
@@ -570,15 +605,46 @@ def _check_common(data: NodeData, A, C, rho, f0):
     A = check_graph(A)
     if A.shape[0] != data.n_nodes:
         raise ValueError(f"the graph has {A.shape[0]} nodes but the data is split over {data.n_nodes}")
-    if not C > 0 or not rho > 0:
-        raise ValueError(f"C and rho must be > 0, got C={C}, rho={rho}")
-    if np.any(C > data.B):
-        raise ValueError(f"ZKL eq. (1) requires C <= B_i for every node, but C = {C} and min B_i = {data.B.min()}; "
-                         "lower C or give every node more samples")
     f0 = np.asarray(f0, dtype=float)
     if f0.ndim != 3 or f0.shape[1:] != (data.n_nodes, data.dim):
         raise ValueError(f"f0 must have shape (repeats, N, d) = (R, {data.n_nodes}, {data.dim}), got {f0.shape}")
+    for name, v in (("C", C), ("rho", rho)):
+        if np.ndim(v) not in (0, 1) or (np.ndim(v) == 1 and len(v) != f0.shape[0]):
+            raise ValueError(f"{name} must be a number or one per repeat ({f0.shape[0]}), got shape {np.shape(v)}")
+    if not np.all(np.asarray(C) > 0) or not np.all(np.asarray(rho) > 0):
+        raise ValueError(f"C and rho must be > 0, got C={C}, rho={rho}")
+    if np.any(np.max(C) > data.B):
+        raise ValueError(f"ZKL eq. (1) requires C <= B_i for every node, but C = {np.max(C)} and min B_i = "
+                         f"{data.B.min()}; lower C or give every node more samples")
     return A, f0
+
+
+def _lane_parameters(C, rho, independent_repeats: bool):
+    """(C, rho, per_lane): C and rho as given (numbers), or as (R,) arrays with per_lane True; lanes of their own C or
+    rho are separate runs, so their repeats must be independent (solve_local)."""
+    per_lane = np.ndim(C) == 1 or np.ndim(rho) == 1
+    if per_lane and not independent_repeats:
+        raise ValueError("lanes with their own C or rho are separate runs: run them with independent_repeats=True")
+    if per_lane:
+        return np.asarray(C, dtype=float), np.asarray(rho, dtype=float), True
+    return C, rho, False
+
+
+def _lane_alphas(alpha, rows: int, N: int, R: int):
+    """None, one (rows, N) schedule for every repeat, or with a list of R schedules (lanes of their own noise level)
+    an (R, rows, N) array."""
+    if isinstance(alpha, (list, tuple)):
+        if len(alpha) != R:
+            raise ValueError(f"alpha: one schedule per repeat ({R}) expected, got {len(alpha)}")
+        return np.stack([_alpha_schedule(a, rows, N) for a in alpha])
+    return _alpha_schedule(alpha, rows, N)
+
+
+def _lane_kappa(rho, N: int, e, V):
+    """kappa_i = rho/N + 2 eta_i V_i: (N,), or (R, N) for a rho per lane (the same operations per lane)."""
+    if np.ndim(rho) == 1:
+        return rho[:, None] / N + 2.0 * e * V
+    return rho / N + 2.0 * e * V
 
 
 def _alpha_schedule(alpha, rows: int, N: int):
@@ -593,10 +659,13 @@ def _alpha_schedule(alpha, rows: int, N: int):
 
 
 def _noise(rngs, d, alpha_row, R, N):
-    """Every repeat's perturbation (R, N, d); a repeat whose generator is None draws none (zeros: a noise-free twin
-    run as a lane beside a private one)."""
+    """Every repeat's perturbation (R, N, d) at alpha_row (N,), or (R, N) for a lane's own; a repeat whose generator
+    is None draws none (zeros: a noise-free twin run as a lane beside a private one)."""
     if rngs is None or len(rngs) != R:
         raise ValueError(f"a private run needs one generator per repeat ({R})")
+    if np.ndim(alpha_row) == 2:
+        return np.stack([np.zeros((N, d)) if g is None else gamma_norm(g, d, a, (N,))
+                         for g, a in zip(rngs, alpha_row)])
     if all(g is not None for g in rngs):
         return stacked_gamma_norm(rngs, d, alpha_row, size=(N,))
     out = np.zeros((R, N, d))
@@ -624,6 +693,19 @@ def _worst_node_spend(per_step, bound: str, bound_args: dict) -> Spend:
     budgets = per_step(**bound_args)
     worst = int(np.cumsum(budgets, axis=0)[-1].argmax())
     return Spend(pure_steps(budgets[:, worst]), REPLACE_ONE, bound, bound_args)
+
+
+def _run_spends(per_step, bound: str, alpha, lanes: dict, **args) -> list[Spend]:
+    """A private run's spends: one (_worst_node_spend over `lanes` and `args`), or where alpha or a value of `lanes`
+    (e.g. C, rho) is given per repeat, one per repeat, in repeat order; none for a noise-free run."""
+    if alpha is None:
+        return []
+    if np.ndim(alpha) < 3 and all(np.ndim(v) == 0 for v in lanes.values()):
+        return [_worst_node_spend(per_step, bound, {**lanes, **args, "alpha": alpha})]
+    R = len(alpha) if np.ndim(alpha) == 3 else next(len(v) for v in lanes.values() if np.ndim(v) == 1)
+    return [_worst_node_spend(per_step, bound, {**{k: float(v[r]) if np.ndim(v) == 1 else v for k, v in lanes.items()},
+                                                **args, "alpha": alpha[r] if np.ndim(alpha) == 3 else alpha})
+            for r in range(R)]
 
 
 def _history(Ls, dists, fc, solves, spends, dual_sums, **meta) -> History:
@@ -654,7 +736,7 @@ def _traces(data, f, fc):
 
 # --------------------------------------------------------------------------------------------------- M-ADMM / PP
 @_one_blas_thread
-def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=None, rngs=None, fc=None,
+def m_admm(data: NodeData, A, *, C, rho, eta, theta, f0, alpha=None, rngs=None, fc=None,
            tol: float = 1e-9, max_steps: int = 100, keep_iterates: bool = False,
            independent_repeats: bool = False) -> History:
     """M-ADMM (ICML eqs. (10)-(11)) and, with `alpha`, its private version by penalty perturbation (Algorithm 1).
@@ -672,8 +754,12 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
     C (1.4 c_1 + alpha_i(t)) / (eta_i(t) V_i B_i) of Theorem 4.1 (26), bound 'zhang2018.icml_P' (P(T)).
     keep_iterates: also meta 'f_path' and 'lam_path', f-hat(t) and Lambda(t) for t = 0..T, (T+1, R, N, d) each (the
     quantities of Theorem 3.1's (19); small runs only).
+    Lanes of separate runs (independent_repeats): C and rho may be given per repeat, (R,), and alpha as a list of R
+    schedules (e.g. one run per privacy level, each with its noise-free twin); each repeat's numbers are then those
+    of its run alone, and the spends one per repeat, in repeat order.
     """
     A, f0 = _check_common(data, A, C, rho, f0)
+    C, rho, _ = _lane_parameters(C, rho, independent_repeats)
     if np.ndim(eta) == 0:
         raise ValueError("eta must be a schedule over iterations, shape (T,) or (T, N)")
     T = np.shape(eta)[0]
@@ -686,7 +772,7 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
         t, i = np.argwhere(theta > eta + 1e-12)[0]
         raise ValueError(f"M-ADMM needs eta_i(t) >= theta (ICML Thm 3.1) but at t = {t + 1}, node {i}: "
                          f"theta = {theta[t, i]} > eta = {eta[t, i]}; raise eta or lower theta")
-    alpha = _alpha_schedule(alpha, T, N)
+    alpha = _lane_alphas(alpha, T, N, R)
     V = A.sum(1)
     lam = np.zeros_like(f0)
     f = f0.copy()
@@ -697,11 +783,11 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
     for t in range(T):
         start = time.perf_counter()
         e = eta[t]  # eta_i(t+1)
-        kappa = rho / N + 2.0 * e * V
+        kappa = _lane_kappa(rho, N, e, V)
         # gradient of the penalty at f: 2 eta V_i f - eta sum_j (f_i(t) + f_j(t))
         b = 2.0 * lam - e[:, None] * (V[:, None] * f + A @ f)
         if alpha is not None:
-            eps = _noise(rngs, d, alpha[t], R, N)
+            eps = _noise(rngs, d, alpha[:, t] if alpha.ndim == 3 else alpha[t], R, N)
             b = b + 2.0 * (e * V)[:, None] * eps  # (24) == dual perturbation by eta_i V_i eps_i (ICML §4)
         sol = solve_local(data, f, kappa, b, C, tol=tol, max_steps=max_steps, z_start=z,
                           problem=f"M-ADMM local problem (10)/(25) at t = {t + 1}",
@@ -717,8 +803,7 @@ def m_admm(data: NodeData, A, *, C: float, rho: float, eta, theta, f0, alpha=Non
         if keep_iterates:
             path["f_path"].append(f.copy())
             path["lam_path"].append(lam.copy())
-    spends = [] if alpha is None else [_worst_node_spend(bounds.icml_per_iteration, "zhang2018.icml_P", {
-        "C": C, "B": data.B, "V": V, "eta": eta, "alpha": alpha})]
+    spends = _run_spends(bounds.icml_per_iteration, "zhang2018.icml_P", alpha, {"C": C}, B=data.B, V=V, eta=eta)
     return _history(Ls, dists, fc, solves, spends, sums, T=T, f_final=f, lambda_final=lam, step_seconds=seconds,
                     **{k: np.stack(v) for k, v in path.items()})
 
@@ -730,7 +815,7 @@ def conventional_admm(data: NodeData, A, *, C, rho, eta: float, T: int, f0, **kw
 
 # --------------------------------------------------------------------------------------------------- R-ADMM
 @_one_blas_thread
-def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, theta=None, alpha=None, rngs=None,
+def r_admm(data: NodeData, A, *, C, rho, eta, gamma, K: int, f0, theta=None, alpha=None, rngs=None,
            fc=None, tol: float = 1e-9, max_steps: int = 100, check_recycled: bool = False,
            independent_repeats: bool = False) -> History:
     """Recycled ADMM (Allerton Algorithm 1, eqs. (10)-(13)); with `alpha`, private R-ADMM (Algorithm 2, (27)-(29)).
@@ -745,8 +830,10 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
     A private run records its Spend: per odd iteration 2k-1 the pure-DP budget
     (2C/B_i)(1.4 c_1 / (rho/N + 2 eta_i(2k-1) V_i) + alpha_i(k)) of Theorem IV.1 (30) (even iterations are
     post-processing, Lemma IV.1), bound 'zhang2018.allerton_P' (P(T)).
+    Lanes of separate runs: C, rho and alpha per repeat as in m_admm.
     """
     A, f0 = _check_common(data, A, C, rho, f0)
+    C, rho, per_lane = _lane_parameters(C, rho, independent_repeats)
     R, N, d = f0.shape
     T = 2 * K
     eta = _per_node(eta, T, N, "eta")
@@ -756,7 +843,7 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
         raise ValueError("R-ADMM needs eta > 0 and gamma > 0")
     if np.any(theta > eta + 1e-12):
         raise ValueError("the dual step theta must not exceed the penalty eta (ICML Thm 3.1)")
-    alpha = _alpha_schedule(alpha, K, N)  # alpha_i(k), one per private (odd) iteration
+    alpha = _lane_alphas(alpha, K, N, R)  # alpha_i(k), one per private (odd) iteration
     V = A.sum(1)
     lam = np.zeros_like(f0)
     f = f0.copy()
@@ -768,11 +855,11 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
         # ---- odd iteration 2k-1 (index 2k in 0-based t): conventional ADMM step, (12)/(27)-(28)
         start = time.perf_counter()
         e = eta[2 * k]
-        kappa = rho / N + 2.0 * e * V
+        kappa = _lane_kappa(rho, N, e, V)
         b = 2.0 * lam - e[:, None] * (V[:, None] * f + A @ f)
         eps = 0.0
         if alpha is not None:
-            eps = _noise(rngs, d, alpha[k], R, N)
+            eps = _noise(rngs, d, alpha[:, k] if alpha.ndim == 3 else alpha[k], R, N)
             b = b + eps  # objective perturbation eps^T f (27)
         f_prev = f
         sol = solve_local(data, f, kappa, b, C, tol=tol, max_steps=max_steps, z_start=z,
@@ -785,7 +872,8 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
         lam = lam + 0.5 * theta[2 * k][:, None] * (V[:, None] * f - A @ f)  # (13)
         odd_s[k] = time.perf_counter() - start
         if check_recycled:
-            direct = C * local_grad(data, f) + (rho / N) * f
+            direct = (C[:, None, None] * local_grad(data, f) + (rho[:, None, None] / N) * f if per_lane
+                      else C * local_grad(data, f) + (rho / N) * f)
             recycled_err = max(recycled_err, float(np.abs(gradO - direct).max()))
         L, dist, z = _traces(data, f, fc)
         Ls.append(L)
@@ -801,7 +889,7 @@ def r_admm(data: NodeData, A, *, C: float, rho: float, eta, gamma, K: int, f0, t
         Ls.append(L)
         dists.append(dist)
         sums.append(dual_sum(lam))
-    spends = [] if alpha is None else [_worst_node_spend(bounds.allerton_per_release, "zhang2018.allerton_P", {
-        "C": C, "B": data.B, "V": V, "rho": rho, "eta": eta[0::2], "alpha": alpha, "T": T})]
+    spends = _run_spends(bounds.allerton_per_release, "zhang2018.allerton_P", alpha, {"C": C, "rho": rho}, B=data.B,
+                         V=V, eta=eta[0::2], T=T)
     return _history(Ls, dists, fc, solves, spends, sums, T=T, recycled_grad_max_err=recycled_err, f_final=f,
                     f_odd_final=f_odd, lambda_final=lam, odd_seconds=odd_s, even_seconds=even_s)

@@ -34,8 +34,9 @@ The grid is split into one job per (method, level) so that a cluster runs it in 
 `results/beyond/frontier/jobs/<method>/<level>.json`, plus one job for the non-private floor
 (`jobs/floor/nonprivate.json`) and, per method, its optimiser floor: the same method, calibration and T without the
 noise (`jobs/<method>/<level>-noiseless.json`, or `jobs/<method>/noiseless.json` where the noise-free run does not
-depend on the level); ZKL's methods run a level's job and its noiseless one as two lanes of one run (`run_job_pair`,
-rule `frontier_job_pair`, CLI `--floor-out`: both files, the numbers of the two jobs alone); the notebook only loads them (`load_jobs`, which runs a missing or stale job itself when the
+depend on the level); ZKL's methods run every level's job and its noiseless one as lanes of one run (`run_job_lanes`,
+rule `frontier_job_lanes`, CLI `frontier-job METHOD LEVEL... --out ... --floor-out ...`: every file, the numbers of
+the jobs alone); the notebook only loads them (`load_jobs`, which runs a missing or stale job itself when the
 notebook is run by hand) and aggregates (`summarise`, `metrics`, `conclusions`, `figure`).
 
 What the aggregation decides, every part from the numbers (differences judged paired over the repeats, which share
@@ -411,7 +412,7 @@ def run_job(method: str, level: str, params: dict, root: Path | None = None) -> 
 
 
 def pairs_with_floor(method: str, level: str) -> bool:
-    """Whether the job (method, level) runs together with its optimiser floor (`run_job_pair`): a method without a
+    """Whether the job (method, level) runs together with its optimiser floor (`run_job_lanes`): a method without a
     learning rate whose noise-free run depends on the level (ZKL's C) and whose mechanism runs the private run and
     its noise-free twin as two lanes of one run (`Mechanism.run_with_floor`), at a level of the grid (not a
     noiseless job itself)."""
@@ -420,39 +421,48 @@ def pairs_with_floor(method: str, level: str) -> bool:
             and not m.tunable and type(m.prototype).has_floor_lanes())
 
 
-def run_job_pair(method: str, level: str, params: dict, root: Path | None = None) -> tuple[dict, dict]:
-    """The jobs (method, level) and (method, '<level>-noiseless') as one: calibrated once, the private run and its
-    noise-free twin as two lanes of one run (`Mechanism.run_with_floor`, on the data every job of the method draws),
-    each evaluated. The two records are those `run_job` writes for each job, bit for bit but for the timings: the
-    time of the shared part (data, calibration, the run) is split evenly between them, each adds its own
-    evaluation, and the calibration time is the private run's (tests/experiments/test_beyond_frontier.py)."""
-    check_job(method, level, params)
-    if not pairs_with_floor(method, level):
-        raise ValueError(f"{method}/{level} does not run paired with its noise-free run; run its jobs one by one")
+def run_job_lanes(method: str, levels: list[str], params: dict, root: Path | None = None) -> list[tuple[dict, dict]]:
+    """The jobs (method, level) and (method, '<level>-noiseless') of every level of `levels` as one run: each level
+    calibrated on its own, and every level's private run and noise-free twin as lanes of one run
+    (`Mechanism.run_with_floor`, on the data every job of the method draws), each evaluated. Per level, the two
+    records are those `run_job` writes for each job, bit for bit but for the timings: the time of the shared part
+    (data, calibrations, the run) is split evenly between the records, each adds its own evaluation, and the
+    calibration time is the level's own, in its private record (tests/experiments/test_beyond_frontier.py)."""
+    if not levels or len(set(levels)) != len(levels):
+        raise ValueError(f"{method}: one or more distinct levels expected, got {levels}")
+    for level in levels:
+        check_job(method, level, params)
+        if not pairs_with_floor(method, level):
+            raise ValueError(f"{method}/{level} does not run paired with its noise-free run; run its jobs one by one")
     ctx = context(params)
     t0, c0 = time.perf_counter(), time.process_time()
     X, y, splits = data(params, root)
     train = train_csr(X, splits)
     base = {"method": method, "params_hash": canonical_hash(job_params(params)), "repeats": len(splits)}
-    tc = time.perf_counter()
-    cal = calibrate_method(method, {level_key(v): float(v) for v in params["levels"]}[level], ctx)
-    cal_time = time.perf_counter() - tc
+    values = {level_key(v): float(v) for v in params["levels"]}
+    cals, cal_times = [], []
+    for level in levels:
+        tc = time.perf_counter()
+        cals.append(calibrate_method(method, values[level], ctx))
+        cal_times.append(time.perf_counter() - tc)
     mech = configured(method, ctx)
-    rngs = _rngs(params, method, level, METHODS[method].layout.block)
+    block = METHODS[method].layout.block
+    rngs = [_rngs(params, method, level, block) for level in levels]   # every level's job draws the same agents
     out, times = [], []
     with threadpool_limits(limits=int(params.get("blas_threads", 1))):
-        runs = mech.run_with_floor(layout(method, X, y, splits, ctx, rngs["agents"], train), cal, ctx.T,
-                                   rngs["noise"])
+        runs = mech.run_with_floor(layout(method, X, y, splits, ctx, rngs[0]["agents"], train), cals, ctx.T,
+                                   [r["noise"] for r in rngs])
         shared = (time.perf_counter() - t0, time.process_time() - c0)
-        for lv, models, quiet in ((level, runs[0], False), (f"{level}-{NOISELESS}", runs[1], True)):
-            w, c = time.perf_counter(), time.process_time()
-            out.append({**base, "level": lv, "calibration": cal, "noiseless": quiet,
-                        **_evaluate(models, X, y, splits, ctx.lam, train), "readings": {},
-                        "calibration_time_s": 0.0 if quiet else cal_time})
-            times.append((time.perf_counter() - w, time.process_time() - c))
+        for level, cal, cal_time, (noisy, floor) in zip(levels, cals, cal_times, runs):
+            for lv, models, quiet in ((level, noisy, False), (f"{level}-{NOISELESS}", floor, True)):
+                w, c = time.perf_counter(), time.process_time()
+                out.append({**base, "level": lv, "calibration": cal, "noiseless": quiet,
+                            **_evaluate(models, X, y, splits, ctx.lam, train), "readings": {},
+                            "calibration_time_s": 0.0 if quiet else cal_time})
+                times.append((time.perf_counter() - w, time.process_time() - c))
     for rec, (w, c) in zip(out, times):
-        rec.update(wall_time_s=shared[0] / 2 + w, cpu_time_s=shared[1] / 2 + c)
-    return out[0], out[1]
+        rec.update(wall_time_s=shared[0] / len(out) + w, cpu_time_s=shared[1] / len(out) + c)
+    return [(out[2 * k], out[2 * k + 1]) for k in range(len(levels))]
 
 
 # Every key a job file holds (run_job's record, the floor's, a "not run" record's): a JSON file with any other key,
@@ -521,13 +531,18 @@ def load_jobs(params: dict, out_dir: str | Path, *, run_missing: bool = True, ro
             log(f"{why}: running job {method}/{level} here")
             todo.append((method, level))
         out[(method, level)] = job
-    # a ZKL level whose noise-free run is missing too runs with it as one (run_job_pair: the same numbers)
-    twins = {(m, lv): (m, f"{lv}-{NOISELESS}") for m, lv in todo
-             if pairs_with_floor(m, lv) and (m, f"{lv}-{NOISELESS}") in todo}
-    units = [ml for ml in todo if ml not in twins.values()]
-    for method, level in progress(units, "frontier jobs", name=lambda ml: "/".join(ml)):  # a line per job run here
-        if (method, level) in twins:
-            done = zip((level, twins[(method, level)][1]), run_job_pair(method, level, params, root))
+    # a ZKL method's levels whose noise-free runs are missing too run with them as lanes of one run (run_job_lanes:
+    # the same numbers)
+    lanes: dict[str, list[str]] = {}
+    for m, lv in todo:
+        if pairs_with_floor(m, lv) and (m, f"{lv}-{NOISELESS}") in todo:
+            lanes.setdefault(m, []).append(lv)
+    laned = {(m, lv) for m, lvs in lanes.items() for level in lvs for lv in (level, f"{level}-{NOISELESS}")}
+    units = [(m, None) for m in lanes] + [ml for ml in todo if ml not in laned]
+    for method, level in progress(units, "frontier jobs", name=lambda ml: f"{ml[0]}/{ml[1] or 'levels'}"):
+        if level is None:   # a line per job run here
+            done = [(lv, job) for pair in run_job_lanes(method, lanes[method], params, root) for job in pair
+                    for lv in (job["level"],)]
         else:
             done = ((level, run_job(method, level, params, root)),)
         for lv, job in done:

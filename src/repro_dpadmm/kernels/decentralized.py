@@ -275,13 +275,14 @@ def _row_sweeps(W, dot, axpy):
     @numba.njit(inline="always")
     def hvp_rows(indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc):
         for i in range(indptr.size - 1):
-            if on[rowblk[i], h]:
+            b = rowblk[i]
+            if on[b, h]:
                 j0, j1 = indptr[i], indptr[i + 1]
                 dot(j0, j1, data, indices, vt, Ru, k, acc)
-                cw = C * w[i]
+                wi = w[i]
                 for q in range(k, k + Wu):
                     s = sg[i, q]
-                    acc[q] = ((cw * s) * (1.0 - s)) * acc[q]
+                    acc[q] = (((C[b, q] * wi) * s) * (1.0 - s)) * acc[q]
                 axpy(j0, j1, data, indices, ot, Ru, k, acc)
 
     @numba.njit(inline="always")
@@ -334,7 +335,8 @@ def prod(indptr, indices, data, rowblk, act, v, scale, out, vt):
 def hvp(indptr, indices, data, rowblk, act, w, C, sg, kap, d, v, out, vt, ot):
     """Hessian-vector product of the local objectives: out[k] = X^T (c_k * (X v_k)) + kap * v_k with the per-sample
     weight c = C w sigma(-z) (1 - sigma(-z)), for the chunks holding an active problem; kap * v_k elsewhere.
-    out (R, ncols); vt, ot (ncols R,): work space."""
+    C, kap (blocks, R): every problem's own (a lane of its own scale and penalty). out (R, ncols); vt, ot (ncols R,):
+    work space."""
     R, ncols = v.shape
     Ru = np.uint64(R)
     for q in range(R):
@@ -357,14 +359,14 @@ def hvp(indptr, indices, data, rowblk, act, w, C, sg, kap, d, v, out, vt, ot):
             _hvp_rows1(indptr, indices, data, rowblk, on, h, k, vt, Ru, w, C, sg, ot, acc)
     for q in range(R):
         for c in range(ncols):
-            out[q, c] = ot[c * R + q] + kap[c // d] * v[q, c]
+            out[q, c] = ot[c * R + q] + kap[c // d, q] * v[q, c]
 
 
 @_slp
 @numba.njit(cache=True)
 def grad(indptr, indices, data, rowblk, act, yw, sg, C, kap, d, f, bvec, g, ot):
-    """The gradient of the local objectives C X^T (-yw sg) + kap f + b into g, for the chunks holding an active
-    problem, from sg = sigma(-z) (the caller computes it with numpy's vectorised exp: numba has none to call inside
+    """The gradient of the local objectives C X^T (-yw sg) + kap f + b into g (C, kap (blocks, R): every problem's
+    own), for the chunks holding an active problem, from sg = sigma(-z) (the caller computes it with numpy's vectorised exp: numba has none to call inside
     the sweep); elsewhere g is left as it is (those problems have not moved). ot (ncols R,): work space."""
     R, ncols = f.shape
     Ru = np.uint64(R)
@@ -388,7 +390,7 @@ def grad(indptr, indices, data, rowblk, act, yw, sg, C, kap, d, f, bvec, g, ot):
         for h in range(start.size):
             if on[b, h]:
                 for q in range(int(start[h]), int(start[h]) + width[h]):
-                    g[q, c] = (ot[c * R + q] * C + kap[b] * f[q, c]) + bvec[q, c]
+                    g[q, c] = (ot[c * R + q] * C[b, q] + kap[b, q] * f[q, c]) + bvec[q, c]
 
 
 # One copy of numpy's logaddexp(0, -z) per kernel module on purpose: numba's on-disk cache of a kernel does not
@@ -489,22 +491,22 @@ def flat_rows(indptr, indices, data, start, lens, d):
 
 
 # --------------------------------------------------------------------------------------------------- references
-# The solver's expressions before the kernels, over every problem (layout as above; kap per block).
+# The solver's expressions before the kernels, over every problem (layout as above; C and kap (blocks, R) per problem).
 def prod_ref(X, v, scale):
     """y x^T p: lay.y * lay.prod(p)."""
     return scale[:, None] * (X @ v.T)
 
 
-def hvp_ref(X, w, C, sg, kap, d, v):
-    """lay.prod_T(c * lay.prod(v)) + kap * v with c = C w sigma(-z) (1 - sigma(-z))."""
-    c = C * w[:, None] * sg
+def hvp_ref(X, rowblk, w, C, sg, kap, d, v):
+    """lay.prod_T(c * lay.prod(v)) + kap * v with c = C w sigma(-z) (1 - sigma(-z)) (C of each sample's problem)."""
+    c = C[rowblk] * w[:, None] * sg
     c *= 1.0 - sg
-    return (X.T.tocsr() @ (c * (X @ v.T))).T + np.repeat(kap, d)[None, :] * v
+    return (X.T.tocsr() @ (c * (X @ v.T))).T + np.repeat(kap, d, axis=0).T * v
 
 
 def grad_ref(X, yw, sg, C, kap, d, f, bvec):
     """lay.prod_T(-lay.yw * sg) * C + kap * f + b, with sg = sigma(-z)."""
-    return (X.T.tocsr() @ (-yw[:, None] * sg)).T * C + np.repeat(kap, d)[None, :] * f + bvec
+    return (X.T.tocsr() @ (-yw[:, None] * sg)).T * np.repeat(C, d, axis=0).T + np.repeat(kap, d, axis=0).T * f + bvec
 
 
 def spread_ref(rowblk, s):

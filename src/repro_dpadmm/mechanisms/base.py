@@ -148,11 +148,11 @@ class Mechanism:
         path: its parent's lanes would run the parent's algorithm)."""
         return cls._runs_as("run_lanes")
 
-    def run_with_floor(self, data, cal: dict, T: int, rngs) -> tuple[np.ndarray, np.ndarray]:
-        """(`run(data, cal, T, rngs)`, `run(data, cal, T, rngs, noiseless=True)`) as two lanes of one batched run:
-        the private run and its noise-free twin (the optimiser floor at the same calibration) share the data and
-        everything but the noise, each equal bit for bit to its own run. Defined by the mechanisms with such a form
-        (see `has_floor_lanes`)."""
+    def run_with_floor(self, data, cals: list[dict], T: int, rngs: list) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For every level l: (`run(data, cals[l], T, rngs[l])`, `run(data, cals[l], T, rngs[l], noiseless=True)`), all
+        as lanes of one batched run: each level's private run and its noise-free twin (the optimiser floor at the same
+        calibration) share the data and everything but the noise and the level's own parameters, each equal bit for
+        bit to its own run. Defined by the mechanisms with such a form (see `has_floor_lanes`)."""
         raise NotImplementedError(f"{type(self).__name__} has no paired form of its run")
 
     @classmethod

@@ -21,7 +21,7 @@ The problem solved is C N (mean logistic loss + (lam/2)||f||^2) when rho = lam C
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -123,22 +123,32 @@ class _ZklMechanism(Mechanism):
             out.append(self._solve(nodes, C, rho, None if noiseless else alpha, f0, kw, T, noise).meta["f_final"][0])
         return np.stack(out)
 
-    def run_with_floor(self, data: Iterable[dz.NodeData], cal: dict, T: int, rngs) -> tuple[np.ndarray, np.ndarray]:
-        """(`run`, `run(noiseless=True)`) as two lanes of one run per repeat: the private run and its noise-free twin
-        share the nodes' rows, C and the schedules, and are the two repeats of one solve with independent repeats
-        (``decentralized.solve_local``: each lane's own CG forcing and stop), the twin drawing no noise. Each equals
-        its separate run bit for bit (tests/experiments/test_beyond_frontier.py); both (R, N, d)."""
+    def run_with_floor(self, data: Iterable[dz.NodeData], cals: Sequence[dict], T: int,
+                       rngs: Sequence[Sequence[np.random.Generator]]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For every level l (its calibration cals[l] and noise Generators rngs[l], one per repeat): (`run(data,
+        cals[l], T, rngs[l])`, `run(data, cals[l], T, rngs[l], noiseless=True)`), all as lanes of one run per repeat:
+        level l's private run and its noise-free twin are lanes 2l and 2l + 1 of one solve with independent lanes
+        (``decentralized.solve_local``: each lane its own C, rho, alpha, preconditioner, CG forcing and stop), the
+        twins drawing no noise. The lanes share the nodes' rows and the schedules; each equals its own run bit for bit
+        (tests/experiments/test_beyond_frontier.py); every array (R, N, d)."""
         _, _, kw = self.schedules(T)
-        C, alpha = float(cal["C"]), float(cal["alpha"])
-        rho = self.lam * C * self.N
-        self._check_parameter(C, rho, float(np.min(kw.get("theta", kw["eta"]))))
+        if len(cals) != len(rngs):
+            raise ValueError(f"one list of Generators per calibration expected: {len(cals)} calibrations, "
+                             f"{len(rngs)} lists")
+        Cs = np.array([float(c["C"]) for c in cals])
+        rhos = self.lam * Cs * self.N
+        for C, rho in zip(Cs, rhos):
+            self._check_parameter(C, rho, float(np.min(kw.get("theta", kw["eta"]))))
+        lanes = np.repeat(np.arange(len(cals)), 2)    # the level of every lane: private, twin, private, twin, ...
+        alphas = np.array([float(c["alpha"]) for c in cals])[lanes]
         out = []
-        for nodes, g in zip(data, rngs):
-            f0 = np.zeros((2, self.N, nodes.dim))
-            out.append(self._solve(nodes, C, rho, alpha, f0, kw, T, {"rngs": [g, None]},
+        for r, nodes in enumerate(data):
+            f0 = np.zeros((lanes.size, self.N, nodes.dim))
+            draws = [g for level in rngs for g in (level[r], None)]
+            out.append(self._solve(nodes, Cs[lanes], rhos[lanes], alphas, f0, kw, T, {"rngs": draws},
                                    independent_repeats=True).meta["f_final"])
-        out = np.stack(out)   # (R, 2, N, d)
-        return out[:, 0], out[:, 1]
+        out = np.stack(out)   # (R, lanes, N, d)
+        return [(out[:, 2 * k], out[:, 2 * k + 1]) for k in range(len(cals))]
 
 
 @dataclass(frozen=True, eq=False)
@@ -170,9 +180,11 @@ class PenaltyPerturbation(_ZklMechanism):
                 {"eta": eta, "theta": np.full(T, theta), "alpha_shape": shape})
 
     def _solve(self, nodes, C, rho, alpha, f0, kw, T, noise, **extra):
+        """alpha: None, alpha(1), or one alpha(1) per lane (C and rho then per lane too)."""
+        shape = kw["alpha_shape"]
         return dz.m_admm(nodes, self.A, C=C, rho=rho, eta=kw["eta"], theta=kw["theta"], f0=f0,
-                         alpha=None if alpha is None else alpha * kw["alpha_shape"], tol=self.newton_tol, **noise,
-                         **extra)
+                         alpha=None if alpha is None else alpha * shape if np.ndim(alpha) == 0 else
+                         [a * shape for a in alpha], tol=self.newton_tol, **noise, **extra)
 
 
 @dataclass(frozen=True, eq=False)
@@ -217,5 +229,6 @@ class PrivateRAdmm(_ZklMechanism):
                 {"eta": eta, "gamma": self.gamma})
 
     def _solve(self, nodes, C, rho, alpha, f0, kw, T, noise, **extra):
+        """alpha: None, a number, or one per lane (C and rho then per lane too)."""
         return dz.r_admm(nodes, self.A, C=C, rho=rho, eta=kw["eta"], gamma=kw["gamma"], K=T // 2, f0=f0,
-                         alpha=alpha, tol=self.newton_tol, **noise, **extra)
+                         alpha=alpha if np.ndim(alpha) == 0 else list(alpha), tol=self.newton_tol, **noise, **extra)
