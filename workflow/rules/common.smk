@@ -90,8 +90,8 @@ def frontier_paired_methods():
 
 def frontier_job_params(wildcards):
     """The frontier config as one job sees it: its own method and level only (the floor: no method, every level; a
-    job of every level, rule frontier_job_lanes: its method, every level), so that adding a method re-runs only the
-    new jobs (params changes trigger re-runs)."""
+    method's lanes job, of frontier_job_lanes in beyond.smk: its method, every level), so that adding a method
+    re-runs only the new jobs (params changes trigger re-runs)."""
     p = {**item_config("beyond", "frontier"), "seed": config["seed"]}
     p.pop("datasets", None)
     if not hasattr(wildcards, "level"):
