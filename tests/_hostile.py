@@ -588,7 +588,11 @@ def refresh_in_html(base, tmp):
     return with_manifest(folder, tmp / "p.tar.gz")
 
 
-LINK_OUT = '<a href="https://evil.example/x">click</a> <a HREF = \'//evil.example/y\'>b</a> <a href="#own">in page</a>'
+LINK_OUT = ('<a href="https://evil.example/x">click</a> <a HREF = \'//evil.example/y\'>b</a> <a href="#own">in page</a>'
+            # an attribute after a slash or a quote, and a link set by an SVG animation (`animate`, `set`)
+            '<a/href="https://evil.example/slash">s</a><a title="x"href="https://evil.example/quote">q</a>'
+            '<svg><a><animate attributeName="href" values="https://evil.example/anim"/><set attributeName=\'xlink:href\' '
+            'to="https://evil.example/set"/><text y="20">v</text></a></svg>')
 
 
 link_in_html = appended_to_html(LINK_OUT)   # links out: a sandboxed frame follows a click on one (navigates itself)

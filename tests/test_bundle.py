@@ -613,6 +613,11 @@ def test_an_out_that_cannot_be_written_is_named_by_its_own_path(run, tmp_path):
     ("a </home/alice/x/y, b @/home/alice/z/w, c .../home/alice/q/r", "a <<path>, b @<path>, c ...<path>"),
     ("curl -d @/home/alice/p.json [</home/alice/f5] [-I/home/alice/inc] x +/home/alice/a/b, -/home/alice/c/d",
      "curl -d @<path> [<<path>] [-I<path>] x +<path>, -<path>"),
+    # punctuation in a folder's name, and after a path (the prose's own)
+    ("cwd=/srv/lab,alice/thesis-draft/x /home/alice/[old]/thesis/x.py /srv/alice#1/proj/x",
+     "cwd=<path> <path> <path>"),
+    ("(/home/alice/x (copy)/y), see /home/alice/p.json, and [/home/alice/q] /home/alice/r!",
+     "(<path>), see <path>, and [<path>] <path>!"),
 ])
 def test_scrubbing_leaves_no_piece_of_an_absolute_path_in_any_form(run, written, expected):
     """A path with spaces, a file:// address, JSON's escaped slashes (\\/, \\u002f), HTML's character references and
@@ -677,6 +682,12 @@ def test_the_claims_files_that_differ_are_capped_in_the_summary():
     ('{"note": "{\\"token\\": \\"SECRET1\\"}"}', '{"note": "{\\"token\\": \\"<secret>\\"}"}'),  # JSON in JSON
     ('export MY_TOKEN="abc def" next', 'export MY_TOKEN="<secret>" next'),             # a quoted value, whole
     ("https://alice:p@ss@example.com/x", "https://<credentials>@example.com/x"),       # a password holding @
+    # a YAML value on the lines below its key (plain, continued, nested), in a list item too; a sibling key stays
+    ("m:\n  password:\n    hunter2plain\n  url: u\n", "m:\n  password:\n    <secret>\n  url: u\n"),
+    ("password: abc\n  def\nnext: 1\n", "password: <secret>\n  <secret>\nnext: 1\n"),
+    ("db:\n  credentials:\n    user: bob\n    pw: x\nkeep: 2\n", "db:\n  credentials:\n    <secret>\nkeep: 2\n"),
+    ("- token:\n    t0k3n\n  name: n\n", "- token:\n    <secret>\n  name: n\n"),
+    ("SECRET_KEY = 'dj4ngo' signing_key: s1gn", "SECRET_KEY = '<secret>' signing_key: <secret>"),
     ('"https://e.com/x?sig=S\\nnext line"', '"https://e.com/x?<query>\\nnext line"'),   # the query ends at \n
     ("PGPASSWORD=Hunter2\nexport DB_PASS=Hunter2\nrun --password Hunter2 --token=abc\n",      # glued, short, options
      "PGPASSWORD=<secret>\nexport DB_PASS=<secret>\nrun --password <secret> --token=<secret>\n"),

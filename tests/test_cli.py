@@ -241,6 +241,15 @@ def test_what_if_run_goes_to_its_own_folder_and_builds_its_report(monkeypatch, t
     assert not seen
 
 
+def test_a_what_if_summary_says_why_there_is_no_paper_run_to_compare_with(tmp_path):
+    from repro_dpadmm.cli import whatif_summary
+
+    (tmp_path / "summary.json").write_text(json.dumps({"whatif": {
+        "compared": False, "not_compared": "results/report/claims.json is unreadable: \x1b[2J bad JSON"}}))
+    lines = whatif_summary(tmp_path, tmp_path, None)
+    assert "no paper run to compare with (results/report/claims.json is unreadable: \\x1b[2J bad JSON)" in lines
+
+
 def test_a_refused_what_if_run_leaves_the_running_runs_log_alone(tmp_path, capsys):
     """A second run of an item whose lock another run holds (refused, --no-wait) never empties the log the first
     run writes; a run that went ahead replaces the log when it ends."""
@@ -513,3 +522,40 @@ def test_a_job_or_part_file_is_never_written_into_an_unpacked_bundle(tmp_path, m
         err = capsys.readouterr().err
         assert f"--out {out} lies in the results bundle {bundle}" in err, err
         assert not out.exists()
+
+
+@pytest.mark.parametrize("stop, rc", [(SystemExit(143), 143), (KeyboardInterrupt(), 130)])
+def test_a_stopped_run_reports_no_cut_short_task_of_the_notebook_client(monkeypatch, caplog, stop, rc):
+    """A stop cuts the notebook client's tasks short (a kernel the signal killed first: DeadKernelError); asyncio
+    would report each as "Task exception was never retrieved" with a traceback when it is collected at exit, after
+    the one-line stop message that says it all."""
+    import asyncio
+    import gc
+    import logging
+
+    from repro_dpadmm import cli
+
+    monkeypatch.setattr(logging.getLogger("asyncio"), "disabled", False)   # restored after the test
+    loop = asyncio.new_event_loop()
+
+    async def kernel_died():
+        raise RuntimeError("Kernel died")
+
+    task = loop.create_task(kernel_died())
+    loop.run_until_complete(asyncio.sleep(0.01))   # the task has failed; nobody retrieves its exception
+
+    def command(args):
+        raise stop
+
+    monkeypatch.setattr(cli, "cmd_info", command)
+    monkeypatch.setattr(cli, "_check_environment", lambda args: None)
+    try:
+        got = cli.main(["info"])
+    except SystemExit as exc:
+        got = exc.code
+    assert got == rc
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        del task   # collected here: asyncio logs its unretrieved exception now, unless its log is off
+        loop.close()
+        gc.collect()
+    assert not [r for r in caplog.records if "never retrieved" in r.getMessage()]

@@ -265,8 +265,9 @@ def test_a_run_never_writes_into_a_report_or_the_checkouts_config(project, monke
     report = project / "results/report"
     build_report(report, root=project)
     before = sorted(p.relative_to(report).as_posix() for p in report.rglob("*"))
-    for name in ("report", "rejudged", "whatif"):   # named as where reports go, not as a paper's folder
-        with pytest.raises(OutDirError, match=f"results/{name} is where the project's reports go"):
+    for name, why in (("report", "the project's reports go"), ("rejudged", "the project's reports go"),
+                      ("whatif", "what-if runs go")):   # named as what goes there, not as a paper's folder
+        with pytest.raises(OutDirError, match=f"results/{name} is where {why}"):
             run_item("demo", "item", {"seed": 0}, project / "results" / name, root=project)
     for out in (report, project / "config", project / "config/claims", project):
         with pytest.raises(OutDirError):

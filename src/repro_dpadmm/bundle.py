@@ -42,6 +42,7 @@ Bundles are shared, so `opened()` treats one as hostile until proven otherwise:
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import json
@@ -387,12 +388,17 @@ def _template_code(path: Path) -> str:
                 f"read to look for {YTE_KEY}")
     import yaml
 
-    try:   # every scalar as the parser reads it (escapes decoded), one event at a time: nothing is built
-        for event in yaml.parse(path.read_bytes(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-            if isinstance(event, yaml.ScalarEvent) and event.value == YTE_KEY:
-                return f"holds {YTE_KEY} (written with escapes)"
-    except yaml.YAMLError:   # not YAML (nor JSON): no loader takes it as a config
-        return ""
+    data = path.read_bytes()
+    # every scalar as each parser reads it (escapes decoded), one event at a time: nothing is built. YTE reads a config
+    # with PyYAML's pure-Python parser (its FullLoader), which takes what libyaml refuses (a `%YAML 1.3` directive),
+    # so that parser decides; libyaml's too, should it take a file the other refuses.
+    for loader in {yaml.SafeLoader, getattr(yaml, "CSafeLoader", yaml.SafeLoader)}:
+        try:
+            for event in yaml.parse(data, Loader=loader):
+                if isinstance(event, yaml.ScalarEvent) and event.value == YTE_KEY:
+                    return f"holds {YTE_KEY} (written with escapes)"
+        except (yaml.YAMLError, UnicodeDecodeError):   # not YAML for this parser: it takes no template from it
+            continue
     return ""
 
 
@@ -653,9 +659,10 @@ _HIDDEN, _HIDDEN_END = "\ue000", "\ue001"   # private-use characters: neither wo
 # A secret written as a setting (`GITHUB_TOKEN=...`, `"AWS_SECRET_ACCESS_KEY": "..."`, `api_key: ...`): a name whose
 # last part says it is one, then its value; and tokens whose form says what they are (GitHub's, Slack's, AWS access key ids).
 SECRET_PLACEHOLDER = "<secret>"
+_SECRET_NAME = (r"""(?:[\w.-]*(?:token|secret|passw(?:or)?d|passphrase|api[_-]?key|access[_-]?key|"""
+                r"""private[_-]?key|(?:secret|signing|encryption)[_-]?key|credentials?)|(?:[\w.-]*[_.-])?(?:pass|pwd))""")
 _SECRET_SETTING = re.compile(
-    r"""(?i)(?<![\w-])((?:--?)?(?:[\w.-]*(?:token|secret|passw(?:or)?d|passphrase|api[_-]?key|access[_-]?key|"""
-    r"""private[_-]?key|credentials?)|(?:[\w.-]*[_.-])?(?:pass|pwd))"""
+    rf"""(?i)(?<![\w-])((?:--?)?{_SECRET_NAME}"""
     r"""(?:\\?["'])?[ \t]*[=:][ \t]*)(?!<)"""
     r"""((?:!!?[\w/]+[ \t]+)?(?:\\"(?:[^"\\\n]|\\[^"])*\\"|"[^"\n]*"|'[^'\n]*'|[|>][-+]?\d*[ \t]*\n(?:[ \t]+.*(?:\n|$))+|"""
     r"""[ \t]*\n(?:[ \t]*-[ \t]+.*(?:\n|$))+|(?:[^\s"',;\\]|[,;](?=\S))+))""")
@@ -675,8 +682,36 @@ _SECRET_AFTER = re.compile(r"(?i)((?<![\w-])--(?:[\w-]*-)?(?:password|passwd|tok
 def scrub_secrets(text: str) -> str:
     """`text` with the value of every setting whose name says it is a secret, and every token of a known form, as
     `<secret>` (a token in a log or an environment dump is the packer's, never the bundle's)."""
-    text = _SECRET_AFTER.sub(lambda m: m.group(1) + SECRET_PLACEHOLDER, _SECRET_SETTING.sub(_secret_value, text))
+    text = _SECRET_SETTING.sub(_secret_value, _without_secret_blocks(text))
+    text = _SECRET_AFTER.sub(lambda m: m.group(1) + SECRET_PLACEHOLDER, text)
     return _TOKENS.sub(SECRET_PLACEHOLDER, _without_private_keys(text))
+
+
+# A secret setting as a YAML key at the start of a line (in a list item too), with its value, or the rest of it, on
+# the lines below that are indented more than the key (`password:\n  x`, a plain value continued there, a nested
+# mapping or list)
+_SECRET_KEY_LINE = re.compile(rf"(?mi)^([ \t]*(?:-[ \t]+)?)[\"']?{_SECRET_NAME}[\"']?[ \t]*:[^\n]*\n")
+
+
+@functools.cache
+def _indented_beyond(column: int) -> re.Pattern:
+    return re.compile(rf"(?:[ \t]{{{column + 1},}}\S[^\n]*(?:\n|$))+")
+
+
+def _without_secret_blocks(text: str) -> str:
+    """`text` with the lines below a secret setting's YAML key that hold its value (_SECRET_KEY_LINE) as one
+    `<secret>` at their indentation; a search per key line found (each found once: linear in the text)."""
+    parts, pos = [], 0
+    for m in _SECRET_KEY_LINE.finditer(text):
+        if m.start() < pos:
+            continue
+        below = _indented_beyond(len(m.group(1))).match(text, m.end())
+        if below:
+            lines = below.group(0)
+            indent = lines[:len(lines) - len(lines.lstrip(" \t"))]
+            parts += [text[pos:m.end()], indent + SECRET_PLACEHOLDER + ("\n" if lines.endswith("\n") else "")]
+            pos = below.end()
+    return "".join(parts) + text[pos:] if parts else text
 
 
 def _without_private_keys(text: str) -> str:
@@ -710,8 +745,11 @@ _STARTS = (rf"(?:(?<![\w.~/+\\-])(?<!<mirror>)(?<!<path>)(?<!&lt;mirror&gt;)(?<!
 # A folder's name may hold single spaces where a slash follows ("/mnt/Jane Doe/notes"): a path's last part cannot be
 # told from the prose after it, unless it is quoted (_QUOTED).
 _U = r"\\u(?!002[fF])[0-9a-fA-F]{4}"   # a character as JSON escapes it (`Jos\u00e9`), not a slash
-_ABSOLUTE = re.compile(rf"(?:{_STARTS}|(?<=[\s\"'=,(\[]-[A-Za-z]))(?!(?<=:)//)/+(?:[\w.]|{_U})(?:[\w.+@-]|{_U})*"
-                       rf"(?:(?: (?:[\w.+@~-]|{_U})+)*/+(?:[\w.+@~-]|{_U})+)+/?")
+# Punctuation a folder's name may hold (`lab,jane`, `user#1`, `[old]`, `x (copy)`): inside a path where a name's
+# character or a slash follows, so that the prose's comma or bracket after a path stays outside it.
+_INNER = r"[,#\[\]()!$=](?=[\w.+@~/\[\]()-])"
+_ABSOLUTE = re.compile(rf"(?:{_STARTS}|(?<=[\s\"'=,(\[]-[A-Za-z]))(?!(?<=:)//)/+(?:[\w.]|{_U})(?:[\w.+@-]|{_U}|{_INNER})*"
+                       rf"(?:(?: (?:[\w.+@~-]|{_U}|{_INNER})+)*/+(?:[\w.+@~-]|{_U}|{_INNER})+)+/?")
 # The same path in the other forms text holds it: a whole quoted string (its last part may hold spaces), a file://
 # address, JSON's escaped slashes (\/home\/x) and percent-encoding (%2Fhome%2Fx).
 _QUOTED = re.compile(r"""(?:(?<=["'])|(?<=&quot;)|(?<=&#34;)|(?<=&#39;)|(?<=&apos;))"""

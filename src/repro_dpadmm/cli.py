@@ -259,7 +259,7 @@ def whatif_summary(report_dir: Path, root: Path, log: Path | None) -> list[str]:
         lines.append(f"notebook output: {rel(log)}")
     differ = wi.get("verdicts") or []
     if not wi.get("compared"):
-        lines.append("no paper run to compare with (no results/report/claims.json)")
+        lines.append(f"no paper run to compare with ({printable(str(wi.get('not_compared') or 'no results/report/claims.json'))})")
     else:
         lines.append(f"{len(differ)} verdict{'s' if len(differ) != 1 else ''} differ from the paper run's"
                      + (":" if differ else ""))
@@ -694,6 +694,15 @@ def _check_environment(args) -> None:
         Limits.from_env()
 
 
+def _quiet_after_stop() -> None:
+    """After the one-line stop message: the notebook client's tasks that the stop cut short (a kernel the signal
+    killed first: DeadKernelError) are reported by asyncio as "Task exception was never retrieved" with a traceback
+    when they are collected at exit; they are the stop's own consequence, said already, so asyncio's log is off."""
+    import logging
+
+    logging.getLogger("asyncio").disabled = True
+
+
 def main(argv=None) -> int:
     import time
 
@@ -742,6 +751,7 @@ def main(argv=None) -> int:
             print(f"repro-dpadmm: stopped ({'SIGTERM' if exc.code == 143 else 'SIGHUP'}) after "
                   f"{time.perf_counter() - t0:.1f} s; the outputs of what was running are as they were before it",
                   file=sys.stderr)
+            _quiet_after_stop()
         raise
     except MemoryError:   # beyond the estimate (refused before any work), e.g. under a process limit lower than RAM
         advice = ("lower the settings (a run's estimate assumes the machine's memory, or REPRO_DPADMM_MEMORY_GB)"
@@ -752,6 +762,7 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:   # Ctrl-C: one line, not the tracebacks of every layer it went through
         print(f"repro-dpadmm: stopped (Ctrl-C) after {time.perf_counter() - t0:.1f} s; the outputs of what was "
               "running are as they were before it", file=sys.stderr)
+        _quiet_after_stop()
         return 130
     if getattr(args.func, "__name__", "") in JOB_COMMANDS and argv is None:
         print(f"repro-dpadmm job cost: {time.perf_counter() - t0:.2f} s wall, {_cpu_seconds():.2f} s CPU",

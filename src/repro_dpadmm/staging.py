@@ -187,8 +187,10 @@ def check_item_folder(out_dir: Path, root: Path, paper: str, item: str) -> None:
         raise OutDirError(f"--out-dir {shown} holds the project itself; give a folder of its own")
     results = root / "results"
     if out_dir.resolve().parent == results and out_dir.name in ("report", "rejudged", "whatif"):
-        raise OutDirError(f"--out-dir {shown} is where the project's reports go; an item run never writes there: give "
-                          "an item's folder (results/<paper>/<item>) or one of your own")
+        where = ("where what-if runs go, each in a folder of its own (`run --run-name NAME`)" if out_dir.name == "whatif"
+                 else "where the project's reports go")
+        raise OutDirError(f"--out-dir {shown} is {where}; an item run never writes there: give an item's folder "
+                          "(results/<paper>/<item>) or one of your own")
     if out_dir.resolve() == results or out_dir.resolve().parent == results:
         raise OutDirError(f"--out-dir {shown} is the project's results folder or a paper's folder in it, which hold "
                           "other items' outputs; give an item's folder (results/<paper>/<item>) or one of your own")

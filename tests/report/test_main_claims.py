@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from types import SimpleNamespace
 
@@ -103,6 +104,18 @@ def test_a_what_if_report_names_its_change_and_lists_what_differs_from_the_paper
     assert wi["metrics"][0]["key"] == "huang2019_dpadmm/fig1:err_final.n100"
     index = (run.parents[1] / "report/index.html").read_text()
     assert "huang2019_dpadmm.fig1.error_tiny</span>: not reproduced →" in index
+    # a paper run's report that cannot be read is named as such, not as absent
+    claims = root / "results/report/claims.json"
+    for broken, why in (('[{"id": 5', "results/report/claims.json is unreadable"),
+                        (None, "results/report/claims.json is not a regular file"), ("[]", "holds no verdicts")):
+        claims.unlink()
+        if broken is None:
+            os.mkfifo(claims)
+        else:
+            claims.write_text(broken)
+        build_report(run.parents[1] / "report", root=root, results=run.parents[1], run_name="tight", quiet=True)
+        wi = json.loads((run.parents[1] / "report/summary.json").read_text())["whatif"]
+        assert not wi["compared"] and why in wi["not_compared"], wi.get("not_compared")
 
 
 def test_odd_values_from_elsewhere_neither_crash_nor_swell_the_report(tmp_path):

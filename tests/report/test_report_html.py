@@ -199,7 +199,10 @@ def test_every_expected_item_is_listed_with_its_state(built):
     assert states[("huang2019_dpadmm", "extra_item")].state == "produced"   # unexpected items are shown too
     summary = json.loads((out / "summary.json").read_text())
     huang = summary["papers"]["huang2019_dpadmm"]
-    assert huang["items"] == {"produced": 2, "not run": 1, "missing": 5}
+    # an item the registry does not list is shown, never counted as produced (a bundle's folder cannot pad the count)
+    assert huang["items"] == {"produced": 1, "not run": 1, "missing": 5, "unlisted": 1}
+    assert "1 of 7 items produced (and 1 the registry does not list: shown, not counted)" in page_of(
+        out, "huang2019_dpadmm")
     assert sum(summary["claims"].values()) == len([v for v in report.verdicts if v.claim_class == "measured"])
     # the time of the jobs an item aggregates is shown beside its own and summed apart, never dropped
     assert huang["item_states"]["extra_item"]["job_time_s"] == 125.0

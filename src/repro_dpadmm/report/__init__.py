@@ -141,10 +141,13 @@ class PaperResult:
         return verdict_marks(self.verdicts)
 
     def item_counts(self) -> dict[str, int]:
+        """The items the registry lists, by state, and "unlisted": how many others a results folder holds (shown,
+        never counted: a bundle's folders do not add to what was produced)."""
         out = {s: 0 for s in ITEM_STATES}
         for it in self.items:
-            key = it.state if it.state in out else "not run"
-            out[key] += 1
+            if it.expected:
+                out[it.state if it.state in out else "not run"] += 1
+        out["unlisted"] = sum(1 for it in self.items if not it.expected)
         return out
 
 
@@ -547,7 +550,10 @@ links out do not run).</p>
 """
 
 
-_LINK = re.compile(r"""(?i)(\s)((?:xlink:)?href\s*=\s*)(?!["']?#)""")
+# An attribute that links out: `href` (`xlink:href`) not to a place within the page, and an SVG animation's target
+# attribute (`<animate attributeName="href" values=...>` sets a link's address); an attribute name begins after a
+# space, a slash or the quote that ends the attribute before it (`<a/href=...>`, `<a title="x"href=...>`).
+_LINK = re.compile(r"""(?i)([\s/"'])((?:(?:xlink:)?href\s*=\s*(?!["']?#))|attributeName\s*=)""")
 
 
 def escaped_size(text: str) -> int:
@@ -699,6 +705,26 @@ def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)   # the metrics a what-if report lists as having moved most from the paper run
 
 
+PAPER_CLAIMS = "results/report/claims.json"
+
+
+def paper_run_verdicts(root: Path) -> tuple[dict | None, str]:
+    """({claim id: verdict} of the paper run's report, ''), or (None, why there is none to compare with: the file is
+    missing, not a regular file or unreadable)."""
+    path = root / PAPER_CLAIMS
+    if not path.exists():
+        return None, f"no {PAPER_CLAIMS}"
+    if not path.is_file():
+        return None, f"{PAPER_CLAIMS} is not a regular file"
+    try:
+        records = safeload.load_json(path, expect=list)
+    except safeload.LoadError as exc:
+        return None, f"{PAPER_CLAIMS} is unreadable: {exc}"
+    previous = {r["id"]: r["verdict"] for r in records if isinstance(r, dict) and isinstance(r.get("id"), str)
+                and isinstance(r.get("verdict"), str)}
+    return (previous, "") if previous else (None, f"{PAPER_CLAIMS} holds no verdicts")
+
+
 def whatif_diff(report: Report, root: Path, previous: dict | None) -> dict:
     """How a what-if run differs from the paper run of the same checkout: each item's changed parameters, every
     verdict that differs from the paper run's (`previous`: {claim id: verdict} of results/report/claims.json), and
@@ -788,6 +814,7 @@ def _build(out_dir: Path, root: Path, results, claims_dir, processed, bundle, pr
     from .html import render_site
 
     report = collect(root=root, results=results, claims_dir=claims_dir, processed=processed)
+    not_compared = "" if previous is not None else "no paper run's verdicts given"
     if run_name is not None:  # a what-if run holds only the items it ran
         for p in report.papers:
             p.items = [it for it in p.items if it.metrics is not None]
@@ -795,20 +822,15 @@ def _build(out_dir: Path, root: Path, results, claims_dir, processed, bundle, pr
         report.papers = [p for p in report.papers if p.items]
         report.privacy = [r for r in report.privacy if any(p.id == r["paper"] for p in report.papers)]
         if previous is None:
-            paper_claims = root / "results" / "report" / "claims.json"
-            try:
-                records = safeload.load_json(paper_claims, expect=list) if paper_claims.is_file() else None
-            except safeload.LoadError:
-                records = None
-            previous = {r["id"]: r["verdict"] for r in records or [] if isinstance(r, dict)
-                        and isinstance(r.get("id"), str) and isinstance(r.get("verdict"), str)} if records else None
+            previous, not_compared = paper_run_verdicts(root)
     if bundle is not None:
         report.provenance["bundle"] = bundle
     links = _copy_item_files(report, out_dir, sandbox=bundle is not None)
     records = [v.record() for v in report.verdicts]
     summ = summary(report)
     if run_name is not None:
-        summ["whatif"] = {"name": run_name, **whatif_diff(report, root, previous)}
+        summ["whatif"] = {"name": run_name, **whatif_diff(report, root, previous),
+                          **({"not_compared": not_compared} if previous is None else {})}
     (out_dir / "claims.json").write_text(json.dumps(records, indent=2, default=str) + "\n")
     (out_dir / "summary.json").write_text(json.dumps(summ, indent=2, default=str) + "\n")
     pages = render_site(report, summ, records, links, previous=previous, run_name=run_name)

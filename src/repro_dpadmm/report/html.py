@@ -457,11 +457,12 @@ def render_site(report, summ: dict, records: list[dict], links: dict, *, previou
     pages = {"index.html": env.get_template("index.html.j2").render(
         **common, page="index", rows=rows, verdicts_present=verdicts_present, n_changed=n_changed, mark_ids=mark_ids,
         any_differ=any(it.params_differ for p in report.papers for it in p.items),
-        n_items=sum(len(p.items) for p in report.papers),
+        n_items=sum(1 for p in report.papers for it in p.items if it.expected),
+        n_unlisted=sum(1 for p in report.papers for it in p.items if not it.expected),
         not_produced=[f"{p.id}/{it.item}: {it.state}" + (f" ({clip(it.reason, 120)})" if it.reason else "")
-                      for p in report.papers for it in p.items if it.state != "produced"],
+                      for p in report.papers for it in p.items if it.state != "produced" and it.expected],
         failed_setup=[v.claim.id for v in report.verdicts if v.verdict == "setup failed"],
-        produced=sum(1 for p in report.papers for it in p.items if it.state == "produced"))}
+        produced=sum(1 for p in report.papers for it in p.items if it.state == "produced" and it.expected))}
     paper_tpl = env.get_template("paper.html.j2")
     for p in report.papers:
         present = ordered_counts({v: sum(1 for r in rows[p.id] if r["verdict"] == v)
