@@ -5,11 +5,9 @@
 # where the noise-free run depends on it) and one for the non-private floor, so that a cluster runs
 # it in parallel (workflow/profiles/README.md); the item's notebook (rule item_notebook) only aggregates the job
 # files, which item_extra_inputs (common.smk) adds to its inputs (frontier_job_files, also in common.smk).
-# ZKL's methods run every level's job and its noise-free twin as lanes of one run, one job per method (rule
-# frontier_job_lanes, which writes every level's two job files; the numbers are those of the jobs run alone, bit for
-# bit).
-
-ruleorder: frontier_job_lanes > frontier_job
+# ZKL's methods run each level's job and its noise-free twin as lanes of one run, one job per method and group of
+# `lane_levels` levels (rules frontier_job_lanes_<k>, each writing its levels' two job files; the numbers are those
+# of the jobs run alone, bit for bit): `lane_levels` = 2 keeps every such job under 90 s at paper settings.
 
 
 rule frontier_job:
@@ -31,7 +29,7 @@ rule frontier_job:
         mem_mb=3000,
         runtime=30,
     wildcard_constraints:
-        method=r"[a-z0-9_]+",
+        method=frontier_unpaired_methods(),
         level=r"eps[0-9.e+-]+|eps[0-9.e+-]+-noiseless|noiseless|nonprivate",
     conda:
         "../../envs/repro-dpadmm.yaml"
@@ -41,36 +39,37 @@ rule frontier_job:
 
 
 
-rule frontier_job_lanes:
-    input:
-        datasets=lambda w: [
-            f"resources/processed/{d}.json"
-            for d in item_config("beyond", "frontier").get("datasets", [])
-        ],
-    output:
-        noisy=expand(
-            "results/beyond/frontier/jobs/{{method}}/{level}.json",
-            level=frontier_levels(),
-        ),
-        floor=expand(
-            "results/beyond/frontier/jobs/{{method}}/{level}-noiseless.json",
-            level=frontier_levels(),
-        ),
-    params:
-        item=frontier_job_params,
-        levels=frontier_levels(),
-    log:
-        "logs/beyond/frontier/{method}/levels.log",
-    benchmark:
-        "logs/benchmarks/beyond/frontier/{method}/levels.tsv"
-    threads: 1
-    resources:
-        mem_mb=3000,
-        runtime=30,
-    wildcard_constraints:
-        method=frontier_paired_methods(),
-    conda:
-        "../../envs/repro-dpadmm.yaml"
-    shell:
-        "repro-dpadmm frontier-job {wildcards.method} {params.levels} --params {params.item:q} "
-        "--out {output.noisy} --floor-out {output.floor} > {log} 2>&1"
+for _group, _levels in enumerate(frontier_lane_groups(), start=1):
+
+    rule:
+        name:
+            f"frontier_job_lanes_{_group}"
+        input:
+            datasets=lambda w: [
+                f"resources/processed/{d}.json"
+                for d in item_config("beyond", "frontier").get("datasets", [])
+            ],
+        output:
+            noisy=expand(
+                "results/beyond/frontier/jobs/{{method}}/{level}.json", level=_levels
+            ),
+            floor=expand(
+                "results/beyond/frontier/jobs/{{method}}/{level}-noiseless.json",
+                level=_levels,
+            ),
+        params:
+            item=frontier_lanes_params(_levels),
+            levels=_levels,
+        log:
+            "logs/beyond/frontier/{method}/" + "+".join(_levels) + ".log",
+        benchmark:
+            "logs/benchmarks/beyond/frontier/{method}/" + "+".join(_levels) + ".tsv"
+        # no resources of its own: a cluster profile's default-resources apply
+        threads: 1
+        wildcard_constraints:
+            method=frontier_paired_methods(),
+        conda:
+            "../../envs/repro-dpadmm.yaml"
+        shell:
+            "repro-dpadmm frontier-job {wildcards.method} {params.levels} --params {params.item:q} "
+            "--out {output.noisy} --floor-out {output.floor} > {log} 2>&1"

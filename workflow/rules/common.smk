@@ -61,8 +61,8 @@ def item_dataset_records(wildcards):
     return [f"resources/processed/{name}.json" for name in names]
 
 
-# beyond/frontier runs as one job per (method, level) (rule frontier_job in beyond.smk; ZKL's methods as one job each,
-# every level with its noise-free run as lanes of one run, rule frontier_job_lanes).
+# beyond/frontier runs as one job per (method, level) (rule frontier_job in beyond.smk; ZKL's methods as one job per
+# group of `lane_levels` levels, each level with its noise-free run, as lanes of one run: the rules frontier_job_lanes_<k>).
 def frontier_jobs():
     """(method, level) of every job of beyond/frontier; levels named as repro_dpadmm's level_key (0.1 -> eps0.1)."""
     if "frontier" not in config["papers"].get("beyond", {}):
@@ -79,24 +79,39 @@ def frontier_levels():
     return [level_key(v) for v in item_config("beyond", "frontier").get("levels", [])]
 
 
-def frontier_paired_methods():
-    """A wildcard pattern of the frontier's methods whose level jobs run together with their noise-free twins
-    (ZKL's, as repro_dpadmm.experiments.beyond_frontier.pairs_with_floor says; the lanes rule of beyond.smk), or
-    one that matches nothing."""
+def frontier_lane_groups():
+    """The frontier's levels in the groups a ZKL method's lanes jobs run: `lane_levels` of them per job, in the
+    config's order."""
+    levels, k = frontier_levels(), int(item_config("beyond", "frontier").get("lane_levels", 2))
+    return [levels[i : i + k] for i in range(0, len(levels), k)]
+
+
+def _paired_methods():
     from repro_dpadmm.experiments.beyond_frontier import METHODS, pairs_with_floor
 
-    return "|".join(m for m in METHODS if pairs_with_floor(m, "eps1")) or "(?!x)x"
+    return [m for m in METHODS if pairs_with_floor(m, "eps1")]
+
+
+def frontier_paired_methods():
+    """A wildcard pattern of the frontier's methods whose level jobs run together with their noise-free twins
+    (ZKL's, as repro_dpadmm.experiments.beyond_frontier.pairs_with_floor says; the lanes rules of beyond.smk), or
+    one that matches nothing."""
+    return "|".join(_paired_methods()) or "(?!x)x"
+
+
+def frontier_unpaired_methods():
+    """A wildcard pattern of every other method (the jobs frontier_job runs) and the floor; a paired method's
+    name is refused where the folder's slash follows it."""
+    return rf"(?!(?:{'|'.join(_paired_methods()) or '(?!x)x'})/)[a-z0-9_]+"
 
 
 def frontier_job_params(wildcards):
-    """The frontier config as one job sees it: its own method and level only (the floor: no method, every level; a
-    method's lanes job, of frontier_job_lanes in beyond.smk: its method, every level), so that adding a method
-    re-runs only the new jobs (params changes trigger re-runs)."""
+    """The frontier config as one job sees it: its own method and level only (the floor: no method, every level),
+    so that adding a level or a method re-runs only the new jobs (params changes trigger re-runs)."""
     p = {**item_config("beyond", "frontier"), "seed": config["seed"]}
     p.pop("datasets", None)
-    if not hasattr(wildcards, "level"):
-        p["methods"] = [wildcards.method]
-    elif wildcards.method != "floor":
+    p.pop("lane_levels", None)   # how ZKL's jobs are grouped: no job's parameter
+    if wildcards.method != "floor":
         p["methods"] = [wildcards.method]
         base = wildcards.level.removesuffix("-noiseless")  # a method's noiseless run at one level ...
         if base != "noiseless":  # ... or at every level (its noise-free run does not depend on the level)
@@ -104,6 +119,22 @@ def frontier_job_params(wildcards):
     else:
         p["methods"] = []
     return json.dumps(p, sort_keys=True)
+
+
+def frontier_lanes_params(levels):
+    """frontier_job_params of a method's lanes job over `levels` (job levels, eps0.1): its method and those levels."""
+
+    def params(wildcards):
+        from repro_dpadmm.experiments.beyond_frontier import level_key
+
+        p = {**item_config("beyond", "frontier"), "seed": config["seed"]}
+        p.pop("datasets", None)
+        p.pop("lane_levels", None)
+        p["methods"] = [wildcards.method]
+        p["levels"] = [v for v in p["levels"] if level_key(v) in levels]
+        return json.dumps(p, sort_keys=True)
+
+    return params
 
 
 def frontier_job_files():

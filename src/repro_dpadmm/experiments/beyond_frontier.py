@@ -242,8 +242,9 @@ def check_params(params: dict) -> dict:
 
 
 def job_params(params: dict) -> dict:
-    """The parameters a job depends on: all but the grid itself (which jobs exist), and the job format."""
-    return {**{k: v for k, v in params.items() if k not in ("levels", "methods", "datasets")},
+    """The parameters a job depends on: all but the grid itself (which jobs exist) and how its jobs are grouped
+    (`lane_levels`: the numbers are the same), and the job format."""
+    return {**{k: v for k, v in params.items() if k not in ("levels", "methods", "datasets", "lane_levels")},
             "job_format": JOB_FORMAT}
 
 
