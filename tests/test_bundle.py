@@ -618,6 +618,10 @@ def test_an_out_that_cannot_be_written_is_named_by_its_own_path(run, tmp_path):
      "cwd=<path> <path> <path>"),
     ("(/home/alice/x (copy)/y), see /home/alice/p.json, and [/home/alice/q] /home/alice/r!",
      "(<path>), see <path>, and [<path>] <path>!"),
+    # a colour code inside a path (grep's highlighting): the path goes whole; a code after it stays
+    ("/home/\x1b[01;31m\x1b[Kalice\x1b[m\x1b[K/data/x.csv and /srv/\x1b[1mlab-alice\x1b[0m/proj/run.log\x1b[0m x",
+     "<path> and <path>\x1b[0m x"),
+    ("\x1b[35m/home/\x1b[0m\x1b[95malice/x.py", "\x1b[35m<path>"),
 ])
 def test_scrubbing_leaves_no_piece_of_an_absolute_path_in_any_form(run, written, expected):
     """A path with spaces, a file:// address, JSON's escaped slashes (\\/, \\u002f), HTML's character references and

@@ -493,6 +493,15 @@ def test_a_part_or_job_of_another_key_is_never_replaced_nor_read_as_this_one(tmp
     assert parts.is_part_file(part, "alpha3") and not parts.is_part_file(part, "alpha1")
     rec, why = parts._load(part, parts.params_hash({"a": 1}), "alpha1")
     assert rec is None and "holds part 'alpha3', not 'alpha1'" in why
+    # a part file signed with another key (another checkout's): refused as such, never unpickled
+    foreign = tmp_path / "alpha3.pkl"
+    blob = part.read_bytes()
+    foreign.write_bytes(blob[:len(parts.SIGNED)] + bytes(32) + blob[len(parts.SIGNED) + 32:])
+    assert parts.foreign_part_file(foreign) and not parts.foreign_part_file(part)
+    assert not parts.foreign_part_file(job)
+    assert main(["part", "zhang2018_madmm", "fig2", "alpha3", "--configfile", "config/smoke.yaml", "--out",
+                 str(foreign)]) == 2
+    assert "signed with another key than this project's resources/.parts-key" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("mirror", ["ftp://example.org/m", "gopher://example.org/m"])

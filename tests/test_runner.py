@@ -272,6 +272,10 @@ def test_a_run_never_writes_into_a_report_or_the_checkouts_config(project, monke
     for out in (report, project / "config", project / "config/claims", project):
         with pytest.raises(OutDirError):
             run_item("demo", "item", {"seed": 0}, out, root=project)
+    # nor into a folder inside an item's folder (its parts, the frontier's jobs), its own item's or another's
+    for out in ("results/demo/item/parts", "results/beyond/frontier/jobs", "results/demo/other/x/y"):
+        with pytest.raises(OutDirError, match="lies inside results/.*, the folder of .*'s outputs"):
+            run_item("demo", "item", {"seed": 0}, project / out, root=project)
     # nor into the datasets it reads, the logs or the repository's own folders
     for out in ("resources/processed", "resources", "logs/x", ".git", "docs"):
         existed = (project / out).exists()

@@ -748,8 +748,12 @@ _U = r"\\u(?!002[fF])[0-9a-fA-F]{4}"   # a character as JSON escapes it (`Jos\u0
 # Punctuation a folder's name may hold (`lab,jane`, `user#1`, `[old]`, `x (copy)`): inside a path where a name's
 # character or a slash follows, so that the prose's comma or bracket after a path stays outside it.
 _INNER = r"[,#\[\]()!$=](?=[\w.+@~/\[\]()-])"
-_ABSOLUTE = re.compile(rf"(?:{_STARTS}|(?<=[\s\"'=,(\[]-[A-Za-z]))(?!(?<=:)//)/+(?:[\w.]|{_U})(?:[\w.+@-]|{_U}|{_INNER})*"
-                       rf"(?:(?: (?:[\w.+@~-]|{_U}|{_INNER})+)*/+(?:[\w.+@~-]|{_U}|{_INNER})+)+/?")
+# A terminal colour code inside a path (`/home/ESC[1mjane/x`, grep's highlighting), hidden as `\ue000N\ue001` while
+# paths are scrubbed: part of the path where more of it follows, so the path goes whole, the code with it.
+_CODE = "\ue000\\d+\ue001(?=[\\w.+@~/-]|\ue000)"
+_ABSOLUTE = re.compile(rf"(?:{_STARTS}|(?<=[\s\"'=,(\[]-[A-Za-z]))(?!(?<=:)//)/+(?:[\w.]|{_U}|{_CODE})"
+                       rf"(?:[\w.+@-]|{_U}|{_INNER}|{_CODE})*"
+                       rf"(?:(?: (?:[\w.+@~-]|{_U}|{_INNER}|{_CODE})+)*/+(?:[\w.+@~-]|{_U}|{_INNER}|{_CODE})+)+/?")
 # The same path in the other forms text holds it: a whole quoted string (its last part may hold spaces), a file://
 # address, JSON's escaped slashes (\/home\/x) and percent-encoding (%2Fhome%2Fx).
 _QUOTED = re.compile(r"""(?:(?<=["'])|(?<=&quot;)|(?<=&#34;)|(?<=&#39;)|(?<=&apos;))"""

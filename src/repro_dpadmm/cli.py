@@ -350,7 +350,8 @@ def cmd_part(args) -> int:
     parts.check_key(args.paper, args.item, args.key, params)  # before any work: the key, and what is allowed
     _check_cost(args.paper, args.item, params, args.yes)
     out = Path(args.out) if args.out else parts.part_path(args.paper, args.item, args.key)
-    _check_out_file(out, ".pkl", lambda path: parts.is_part_file(path, args.key), f"part {args.key}")
+    _check_out_file(out, ".pkl", lambda path: parts.is_part_file(path, args.key), f"part {args.key}",
+                    why=parts.foreign_part_file)
     needed = params.get("datasets", [])
     status = {name: is_available(name, project_root()) for name in needed}
     if needed and not any(ok for ok, _ in status.values()):  # the item itself will say "not run" (runner.run_item)
@@ -363,7 +364,7 @@ def cmd_part(args) -> int:
     return 0
 
 
-def _check_out_file(out: Path, suffix: str, ours, kind: str) -> None:
+def _check_out_file(out: Path, suffix: str, ours, kind: str, why=None) -> None:
     """Before any work: `--out` names a file of `suffix` that is absent or one this package wrote (`ours(path)`
     decides, reading it); never a folder, never a user's file, which the atomic write would replace, never a file in
     the checkout's own folders."""
@@ -384,8 +385,10 @@ def _check_out_file(out: Path, suffix: str, ours, kind: str) -> None:
                          "MANIFEST.sha256), which is never written into; give a path outside it")
     if out.exists() or out.is_symlink():
         if not (out.is_file() and not out.is_symlink() and ours(out)):
-            raise ValueError(f"--out {printable(out)} exists and is not a {kind} file of repro-dpadmm; it is never "
-                             "replaced: move it away or give another path")
+            said = why(out) if why is not None and out.is_file() and not out.is_symlink() else ""
+            raise ValueError(f"--out {printable(out)} exists and is not a {kind} file of repro-dpadmm"
+                             + (f" ({said})" if said else "") + "; it is never replaced: move it away or give another "
+                             "path")
 
 
 def cmd_frontier_job(args) -> int:

@@ -182,6 +182,12 @@ def check_item_folder(out_dir: Path, root: Path, paper: str, item: str) -> None:
     if whose is not None and whose != (paper, item):
         raise OutDirError(f"--out-dir {shown} holds the outputs of {whose[0]}/{whose[1]}; a run of {paper}/{item} "
                           "never writes into another item's folder")
+    for above in out_dir.resolve().parents:   # nor into a folder inside one (its parts/, the frontier's jobs/)
+        whose = _folder_item(above, root)
+        if whose is not None:
+            raise OutDirError(f"--out-dir {shown} lies inside {_shown_path(above, root)}, the folder of "
+                              f"{whose[0]}/{whose[1]}'s outputs; a run never writes into an item's folder's own "
+                              "folders: give an item's folder (results/<paper>/<item>) or one of your own")
     root = Path(root).resolve()
     if root.is_relative_to(out_dir.resolve()):
         raise OutDirError(f"--out-dir {shown} holds the project itself; give a folder of its own")

@@ -59,6 +59,19 @@ def is_part_file(path: Path, key: str | None = None) -> bool:
 KEY_FILE = ".parts-key"
 
 
+def foreign_part_file(path: Path) -> str:
+    """Why a file that is not one of this project's part files looks like one ('' if it does not): a part file
+    signed with another key (another checkout's resources/.parts-key, or this one's made anew)."""
+    try:
+        with open(path, "rb") as fh:
+            signed = fh.read(len(SIGNED)) == SIGNED
+    except OSError:
+        return ""
+    if signed and _signed_record(path) is None:
+        return f"a part file signed with another key than this project's resources/{KEY_FILE}, so never unpickled"
+    return ""
+
+
 def _key() -> bytes:
     """This project's signing key (resources/.parts-key), made atomically on first use (concurrent jobs agree)."""
     path = resources_dir() / KEY_FILE
