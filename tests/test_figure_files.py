@@ -95,3 +95,34 @@ def test_a_pdf_stream_of_another_filter_or_that_does_not_inflate_is_refused():
     bombed = (b"%PDF-1.4\n1 0 obj\n<< /Filter /FlateDecode >>\nstream\n" + bomb + b"\nendstream\nendobj\n")
     with pytest.raises(FigureError, match="inflates to more than 64 MiB"):
         list(pdf_texts(bombed))
+
+
+def test_a_figure_whose_texts_together_exceed_the_cap_is_refused(monkeypatch):
+    """Each chunk or stream is capped when inflated, and their text together too: many chunks each under the one cap
+    would take the check hours to scrub."""
+    import repro_dpadmm.figure_files as ff
+
+    monkeypatch.setattr(ff, "MAX_TEXT", 3 * 2**20)
+    block = zlib.compress(b"x" * 2**20)
+    png = with_chunk(figure("png"), b"".join(chunk(b"zTXt", b"C\0\0" + block) for _ in range(4)))
+    with pytest.raises(FigureError, match="its text is more than 3 MiB in all"):
+        list(png_texts(png))
+    pdf = b"%PDF-1.4\n" + b"".join(b"%d 0 obj\n<< /Filter /FlateDecode >>\nstream\n" % k + block +
+                                   b"\nendstream\nendobj\n" for k in range(4))
+    with pytest.raises(FigureError, match="its text is more than 3 MiB in all"):
+        list(pdf_texts(pdf))
+    assert len(list(png_texts(with_chunk(figure("png"), chunk(b"zTXt", b"C\0\0" + block))))) > 1
+
+
+def test_pdf_streams_are_read_as_the_shortest_stream_endstream_pieces_and_a_stream_without_an_end_is_none():
+    """The stream scan finds what the pattern `stream EOL (.*?) EOL? endstream` finds, in one pass: a `stream` that
+    no `endstream` follows is no stream (it is read as syntax), and each stream's object is the last `obj` before."""
+    from repro_dpadmm.figure_files import _streams
+
+    data = (b"%PDF-1.4\n1 0 obj\n<< >>\nstream\nA1\nendstream\nendobj\n2 0 obj\n<< /Subtype /Image >>\nstream\r\n"
+            b"PIX\r\nendstream\nendobj\n3 0 obj\n<< >>\nstream\nB2 (/home/alice/x/y)\nendstream\n" + b" stream\n" * 50)
+    pieces = [data[b:e] for _, b, e, _ in _streams(data)]
+    assert pieces == [b"A1", b"PIX", b"B2 (/home/alice/x/y)"]
+    texts = list(pdf_texts(data))
+    assert texts[1:] == ["A1", "B2 (/home/alice/x/y)"] and "PIX" not in texts[0]   # the image's pixels skipped
+    assert "stream endstream" in texts[0] and texts[0].count(" stream") >= 50

@@ -11,12 +11,14 @@ PNG's one `tEXt` chunk and a PDF's information dictionary, and draws the rest.
 """
 from __future__ import annotations
 
+import bisect
 import re
 import struct
 import zlib
 from typing import Iterator
 
 MAX_INFLATED = 64 * 2**20   # a figure's stream or text chunk inflated: matplotlib's are a few MB at most
+MAX_TEXT = 32 * 2**20       # a figure's text in all (its chunks or streams together): it is scrubbed to be checked
 
 
 class FigureError(ValueError):
@@ -37,9 +39,24 @@ def _inflate(data: bytes, what: str) -> bytes:
     return out
 
 
+def _capped(texts: Iterator[str]) -> Iterator[str]:
+    """`texts`, refused (FigureError) once they hold more than MAX_TEXT characters together: many chunks or streams
+    each under MAX_INFLATED would otherwise take the check hours."""
+    total = 0
+    for text in texts:
+        total += len(text)
+        if total > MAX_TEXT:
+            raise FigureError(f"its text is more than {MAX_TEXT // 2**20} MiB in all (a run's figure holds far less)")
+        yield text
+
+
 def png_texts(data: bytes) -> Iterator[str]:
     """The text of every PNG chunk but the image data, as Latin-1 (the PNG specification's text encoding; iTXt's
-    UTF-8 bytes read so too, which keeps every ASCII path as it is)."""
+    UTF-8 bytes read so too, which keeps every ASCII path as it is); at most MAX_TEXT in all."""
+    return _capped(_png_texts(data))
+
+
+def _png_texts(data: bytes) -> Iterator[str]:
     if not data.startswith(PNG_SIGNATURE):
         raise FigureError("it does not start as a PNG image does")
     i = len(PNG_SIGNATURE)
@@ -68,7 +85,17 @@ def png_texts(data: bytes) -> Iterator[str]:
             return
 
 
-_STREAM = re.compile(rb"\bstream\r?\n(.*?)\r?\n?endstream\b", re.S)
+_STREAM_START = re.compile(rb"\bstream\r?\n")
+_STREAM_END = re.compile(rb"\r?\n?endstream\b")
+
+
+def _streams(data: bytes) -> Iterator[tuple[int, int, int, int]]:
+    """(start, body start, body end, end) of each `stream ... endstream` in turn, each the shortest; one pass (a
+    lazy pattern over the file searched to its end for every `stream` that no `endstream` follows)."""
+    pos = 0
+    while (head := _STREAM_START.search(data, pos)) and (tail := _STREAM_END.search(data, head.end())):
+        yield head.start(), head.end(), tail.start(), tail.end()
+        pos = tail.end()
 _FILTERS = re.compile(rb"/Filter\s*(\[[^\]]*\]|/[^\s/<>\[\]()]+)")
 _HEX_STRING = re.compile(rb"(?<!<)<([0-9A-Fa-f\s]+)>(?!>)")
 _OCTAL = re.compile(rb"\\([0-7]{1,3})")
@@ -95,17 +122,27 @@ def pdf_texts(data: bytes) -> Iterator[str]:
     from this check) or a stream that does not inflate."""
     if not data.lstrip(b"\0\t\n\r ").startswith(b"%PDF-"):
         raise FigureError("it does not start as a PDF does")
-    yield _readable(_STREAM.sub(b"stream endstream", data))
+    return _capped(_pdf_texts(data))
+
+
+def _pdf_texts(data: bytes) -> Iterator[str]:
+    streams = list(_streams(data))
+    outside, pos = [], 0
+    for start, _, _, end in streams:
+        outside += [data[pos:start], b"stream endstream"]
+        pos = end
+    yield _readable(b"".join(outside) + data[pos:])
     starts = [m.start() for m in re.finditer(rb"\bobj\b", data)]
-    for m in _STREAM.finditer(data):
-        head = data[max((s for s in starts if s < m.start()), default=0):m.start()]
+    for start, body_start, body_end, _ in streams:
+        k = bisect.bisect_left(starts, start)   # the object the stream belongs to: the last `obj` before it
+        head = data[starts[k - 1] if k else 0:start]
         if re.search(rb"/Subtype\s*/Image\b", head):
             continue   # pixels: an image draws, it holds no text a reader is shown
         filters = [f.decode("latin-1") for f in re.findall(rb"/(\w+)", b"".join(_FILTERS.findall(head)))]
         if any(f != "FlateDecode" for f in filters):
             raise FigureError(f"a stream is encoded with {', '.join(sorted(set(filters) - {'FlateDecode'}))}, which "
                               "this check does not read (matplotlib writes FlateDecode only)")
-        body = m.group(1)
+        body = data[body_start:body_end]
         for _ in filters:
             body = _inflate(body, "a stream")
         yield _readable(body)
