@@ -440,6 +440,20 @@ def notebook_datasets(datasets):
     return build
 
 
+def notebook_params(params, settings=None):
+    """fig1's executed notebook recording `params` as its parameters, and (when given) a settings.json beside it
+    recording `settings` as the run's."""
+    def build(base, tmp):
+        folder = copy_base(base, tmp)
+        nb = json.loads((folder / ITEM / "fig1.ipynb").read_text())
+        nb["metadata"]["papermill"]["parameters"]["params"] = params
+        _edit_json(folder, f"{ITEM}/fig1.ipynb", json.dumps(nb))
+        if settings is not None:
+            _edit_json(folder, f"{ITEM}/settings.json", json.dumps({"params": settings}))
+        return with_manifest(folder, tmp / "p.tar.gz")
+    return build
+
+
 def notebook_many_params(base, tmp):
     """fig1's executed notebook recording 20,001 more parameters (one object: inside the caps on size and on lists
     and objects)."""
@@ -547,6 +561,9 @@ PROBES = [
     ("notebook datasets a list of lists", "types", notebook_datasets([["adult_huang2019"]]), None),
     ("notebook datasets a string", "types", notebook_datasets("adult_huang2019"), None),
     ("notebook parameters of 20,001 keys", "bombs", notebook_many_params, None),
+    ("notebook parameters a list", "types", notebook_params([1, 2, 3]), None),
+    ("notebook parameters a list, settings.json readable", "types",
+     notebook_params([1, 2, 3], settings={"datasets": ["adult_huang2019"], "iterations": 7}), None),
     ("report claims.json nested 100,000 deep", "nesting", deep_report_claims,
      "results/report/claims.json: nested deeper than 64 levels"),
     ("provenance.json nested 100,000 deep", "nesting", _provenance_probe(deep(100_000)), "provenance.json"),

@@ -534,6 +534,9 @@ def test_a_bundle_inside_a_folder_a_bundle_packs_is_refused(run, folder):
     ("evil\nname.csv", r"evil\\nname\.csv"),   # a name the re-judge refuses
     # a backslash in a file name (or a name over the member cap) made a bundle its own re-judge refused whole
     ("back\\slash.csv", r"file names a member may not have: .*back\\slash\.csv \(a backslash"),
+    # a token in a file's name went into the member's name and the manifest, which are not scrubbed like its text
+    ("ghp_abcdefghijklmnopqrstuvwxyz0123456789.txt", r"would carry a secret in file names .*fig1/<secret>\.txt$"),
+    ("api_key=hunter2.log", r"would carry a secret in file names .*fig1/api_key=<secret>$"),
 ])
 def test_a_result_file_whose_name_a_bundle_may_not_hold_is_named_before_bundling(run, tmp_path, name, said):
     odd = run / "results" / "huang2019_dpadmm" / "fig1" / name

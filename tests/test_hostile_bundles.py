@@ -640,6 +640,8 @@ def test_a_sidecar_field_of_the_wrong_type_is_shown_unreadable(project, base, tm
                                           'dataset names, got [["adult_huang2019"]]'),
     ("notebook datasets a string", 'parameter datasets must be a list of dataset names, got "adult_huang2019"'),
     ("notebook parameters of 20,001 keys", "huang2019_dpadmm/fig1/fig1.ipynb: holds more than the 10,000 values"),
+    # a record of the wrong shape was passed over without a word
+    ("notebook parameters a list", "fig1.ipynb: the recorded parameters must be a mapping, got a list"),
 ])
 def test_a_notebook_whose_parameters_cannot_be_read_leaves_them_unknown_naming_it(project, base, tmp_path, probe,
                                                                                    fragment, capsys):
@@ -651,6 +653,17 @@ def test_a_notebook_whose_parameters_cannot_be_read_leaves_them_unknown_naming_i
     assert "The run's own record of its parameters is not read: " in (out / "huang2019_dpadmm.html").read_text()
     assert "huang2019_dpadmm/fig1: the run's parameters are unknown: huang2019_dpadmm/fig1/fig1.ipynb" \
         in capsys.readouterr().out
+
+
+def test_parameters_read_from_settings_json_are_not_called_unknown(project, base, tmp_path, capsys):
+    """The notebook's record unreadable, the run's settings.json gives the parameters: the terminal said they were
+    unknown while the page showed them."""
+    _, state = _rejudge(project, base, tmp_path, "notebook parameters a list, settings.json readable")
+    assert state["params_from"] == "run" and "got a list" in state["params_problem"]
+    said = capsys.readouterr().out
+    assert "huang2019_dpadmm/fig1: the run's parameters are taken from its settings.json, as " \
+           "huang2019_dpadmm/fig1/fig1.ipynb: the recorded parameters must be a mapping, got a list" in said, said
+    assert "parameters are unknown" not in said
 
 
 def test_a_notebook_over_its_cap_is_not_read_and_each_notebook_is_read_once(project, base, tmp_path, monkeypatch):

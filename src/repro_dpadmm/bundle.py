@@ -482,11 +482,15 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
     # and names a member may not have (a backslash, over _MAX_NAME characters with the top folder)
     unfit = [f"{r[:200]} ({why})" for r in map(str, rels) if _is_utf8(r) and safeload.printable(r) == r
              and (why := safe_name(f"{top}/{r}"))]
-    for names, what in ((not_utf8, "that are not valid UTF-8"), (odd, "with control or invisible characters"),
-                        (unfit, "a member may not have")):
+    # and names that hold a secret (a token of a known form, `api_key=...`): a member's name and the manifest's line
+    # are not scrubbed like a file's text, so the file is refused by its name, which is shown with the secret hidden
+    secret = [scrub_secrets(r) for r in map(str, rels) if _is_utf8(r) and scrub_secrets(r) != r]
+    for names, what in ((not_utf8, "would be refused by its own re-judge: file names that are not valid UTF-8"),
+                        (odd, "would be refused by its own re-judge: file names with control or invisible characters"),
+                        (unfit, "would be refused by its own re-judge: file names a member may not have"),
+                        (secret, "would carry a secret in file names (rename or remove these files)")):
         if names:
-            raise BundleError(f"{out.name} would be refused by its own re-judge: file names {what}: "
-                              f"{', '.join(safeload.printable(n) for n in names[:5])}"
+            raise BundleError(f"{out.name} {what}: {', '.join(safeload.printable(n) for n in names[:5])}"
                               + (f" and {len(names) - 5:,} more" if len(names) > 5 else ""))
     too_large = _too_large(root, rels, limits)
     if too_large:

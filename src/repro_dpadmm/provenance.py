@@ -125,8 +125,10 @@ def _parse_record(path: Path, name: str, limit: int) -> tuple[dict | None, str]:
 
 def _checked_params(params, name: str) -> tuple[dict | None, str]:
     """The recorded parameters if they are a mapping whose `datasets` (when given) is a list of names."""
-    if not isinstance(params, dict):
+    if params is None:   # no record (a notebook run by hand)
         return None, ""
+    if not isinstance(params, dict):
+        return None, f"{name}: the recorded parameters must be a mapping, got a {type(params).__name__}"
     datasets = params.get("datasets")
     if datasets is not None and not (isinstance(datasets, list) and all(isinstance(d, str) for d in datasets)):
         shown = json.dumps(datasets)

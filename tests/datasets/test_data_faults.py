@@ -223,10 +223,13 @@ def test_a_rebuild_that_cannot_fetch_keeps_a_whole_earlier_build_and_removes_a_d
     matches its recorded checksum stays, the sidecar says why; a damaged npz goes, so no stale array outlives it."""
     first = build("gisette", mirror=str(tiny.mirror), root=tiny.root)
     assert first["available"]
+    built = (tiny.processed / "gisette.json").stat().st_mtime_ns
     (tiny.raw / TEST).unlink()
     (tiny.mirror / TEST).unlink()
     kept = build("gisette", mirror=str(tiny.mirror), root=tiny.root)
     assert kept["available"] and "was kept" in kept["kept"] and kept["npz"] == first["npz"]
+    # the sidecar keeps its time (the data are the earlier build's): no item on it looks out of date
+    assert (tiny.processed / "gisette.json").stat().st_mtime_ns == built
     assert (tiny.processed / "gisette.npz").is_file()
     (tiny.processed / "gisette.npz").write_bytes(b"damaged")
     assert not build("gisette", mirror=str(tiny.mirror), root=tiny.root)["available"]

@@ -138,7 +138,12 @@ def _build(name: str, *, mirror: str | None, options: dict | None, root: Path | 
         side = {**earlier, "attempt": base["attempt"],
                 "kept": f"a rebuild {what}, so this earlier build (its arrays match their recorded checksum{other}) "
                         f"was kept: {reason}"}
+        built = sidecar_path.stat()
         _write_json(sidecar_path, side)
+        # the data are the earlier build's, so the sidecar keeps its time: a failed `data build` by hand would
+        # otherwise make every item on the dataset look out of date to Snakemake (which touches a rule's outputs
+        # itself when the workflow rebuilds)
+        os.utime(sidecar_path, ns=(built.st_atime_ns, built.st_mtime_ns))
         return side
 
     try:

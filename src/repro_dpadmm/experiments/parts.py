@@ -127,7 +127,8 @@ def check_key(paper: str, item: str, key: str, params: dict) -> None:
     """Raise, naming the item's parts, unless `key` is one of them (before any work is done)."""
     keys = part_keys(paper, item, params)
     if key not in keys:
-        raise ValueError(f"{paper}/{item} has no part {key!r}; its parts: {', '.join(keys) or 'none'}")
+        raise ValueError(f"{paper}/{item} has no part {key!r}; its parts: {', '.join(keys)}" if keys else
+                         f"{paper}/{item} is not split into parts (it runs as one job): no part {key!r}")
 
 
 def params_hash(params: dict) -> str:

@@ -804,8 +804,10 @@ def build_report(out_dir: str | Path = "results/report", *, root: Path | None = 
     for it in (it for p in report.papers for it in p.items if it.reason.startswith("unreadable metrics.json")):
         print(f"report: {it.paper}/{it.item} shown as missing: {safeload.printable(it.reason)}")
     for it in (it for p in report.papers for it in p.items if it.params_problem):
-        print(f"report: {it.paper}/{it.item}: the run's parameters are unknown: "
-              f"{safeload.printable(it.params_problem)}")
+        # the executed notebook's record unreadable, the run's settings.json read instead (executed_record)
+        said = "the run's parameters are taken from its settings.json, as" if it.params_source == "run" else \
+            "the run's parameters are unknown:"
+        print(f"report: {it.paper}/{it.item}: {said} {safeload.printable(it.params_problem)}")
     return report
 
 
