@@ -181,6 +181,26 @@ def test_an_unfinished_run_cannot_be_bundled(run, tmp_path):
         make_bundle(tmp_path / "b.tar.gz", root=run)
 
 
+def test_a_stopped_runs_staging_folder_does_not_make_the_report_stale(run, tmp_path):
+    """A run killed mid-write leaves its hidden staging folder (swept by the next run); bundle refused the finished
+    run, calling the report older than the staging folder's metrics.json, which the report never reads."""
+    import os
+    import tarfile
+
+    staging = run / "results/huang2019_dpadmm/.fig1.staging-1@host.abcdefgh"
+    staging.mkdir()
+    (staging / "metrics.json").write_text("{}")
+    later = (run / "results/report/claims.json").stat().st_mtime + 10
+    os.utime(staging / "metrics.json", (later, later))
+    try:
+        archive = make_bundle(tmp_path / "b.tar.gz", root=run)
+    finally:
+        (staging / "metrics.json").unlink()
+        staging.rmdir()
+    with tarfile.open(archive) as tar:
+        assert not [n for n in tar.getnames() if ".staging-" in n]
+
+
 def test_cli_bundle_and_report_from_results(run, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("REPRO_DPADMM_ROOT", str(run))
     assert main(["bundle", "--out", str(tmp_path / "b.tar.gz")]) == 0
@@ -630,6 +650,11 @@ def test_an_out_that_cannot_be_written_is_named_by_its_own_path(run, tmp_path):
     ("/home/\x1b[01;31m\x1b[Kalice\x1b[m\x1b[K/data/x.csv and /srv/\x1b[1mlab-alice\x1b[0m/proj/run.log\x1b[0m x",
      "<path> and <path>\x1b[0m x"),
     ("\x1b[35m/home/\x1b[0m\x1b[95malice/x.py", "\x1b[35m<path>"),
+    # escapes layered (a notebook's output of JSON text is JSON again), a path whose first slash alone is escaped
+    ('"{\\"d\\": \\"\\\\/home\\\\/alice\\\\/x61\\"}"', '"{\\"d\\": \\"<path>\\"}"'),
+    ("B \\\\u002fhome\\\\u002falice\\\\u002fx63, C &amp;#x2F;home&amp;#x2F;alice&amp;#x2F;x64",
+     "B <path>, C <path>"),
+    ("F \\\\/home/alice/x35 \\/srv/alice/x", "F <path> <path>"),
 ])
 def test_scrubbing_leaves_no_piece_of_an_absolute_path_in_any_form(run, written, expected):
     """A path with spaces, a file:// address, JSON's escaped slashes (\\/, \\u002f), HTML's character references and

@@ -357,6 +357,19 @@ def test_a_malformed_mirror_url_is_refused_before_any_work_not_as_a_checksum_mis
     assert f"--mirror {mirror}: not a valid" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("mirror, said", [
+    ("ftp://x/y", "a mirror is a folder, a file:// address or an http(s) URL, not ftp://"),
+    ("file://host/x", "'host' is a host"),
+])
+def test_items_refuses_a_config_whose_mirror_the_workflow_refuses(tmp_path, capsys, monkeypatch, mirror, said):
+    """`items --configfile` is how a config file is checked: it passed a data_mirror the workflow refuses."""
+    monkeypatch.delenv("REPRO_DPADMM_DATA_MIRROR", raising=False)
+    config = tmp_path / "m.yaml"
+    config.write_text(f"data_mirror: {mirror}\n")
+    assert main(["items", "--configfile", str(config)]) == 2
+    assert f"data_mirror {mirror}: " in (err := capsys.readouterr().err) and said in err, err
+
+
 def test_a_config_file_holding_a_template_marker_is_refused_unrun(tmp_path, capsys):
     """Snakemake's loader runs the `?` expressions of a YAML file holding `__use_yte__: true`; the package never
     does, and names the key, so that a file can be checked before it is given to snakemake."""

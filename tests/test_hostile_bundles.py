@@ -772,6 +772,7 @@ def test_links_under_results_are_left_out_of_a_bundle_and_said(project, tmp_path
     ("x/evil.YAML", '{"\\u005f\\u005fuse_yte__": true}\n'),                           # JSON's, any name
     ("smoke.yaml", '%YAML 1.3\n---\n"\\x5f_use_yte__": true\nx: ?__import__("os").getpid()\n'),  # libyaml refuses
     ("big.txt", "# " + "x" * (2 * 2**20) + "\n"),                                      # too large to be read
+    ("u16.yaml", "\ufeff__use_yte__: true\n".encode("utf-16-le").decode("latin-1")),  # UTF-16: no ASCII bytes of it
 ])
 def test_a_bundle_whose_config_holds_a_template_marker_is_refused(project, base, tmp_path, monkeypatch, name, text):
     """Snakemake runs the expressions of a --configfile holding `__use_yte__` as Python: a bundle's config files are
@@ -781,12 +782,36 @@ def test_a_bundle_whose_config_holds_a_template_marker_is_refused(project, base,
 
     folder = copy_base(base, tmp_path)
     (folder / "config" / name).parent.mkdir(parents=True, exist_ok=True)
-    (folder / "config" / name).write_text(text)
+    (folder / "config" / name).write_bytes(text.encode("latin-1" if name == "u16.yaml" else "utf-8"))
     archive = with_manifest(folder, tmp_path / "p.tar.gz")
     monkeypatch.setenv("REPRO_DPADMM_ROOT", str(project))
     with pytest.raises(BundleError, match=rf"template code: config/{re.escape(name)} (holds __use_yte__|has [\d,]+ bytes)"):
         rejudge(archive, tmp_path / "rj")
     assert not (tmp_path / "rj").exists()
+
+
+def test_config_files_are_parsed_only_with_escapes_and_within_a_budget(project, base, tmp_path, monkeypatch):
+    """Each config file with a backslash was parsed twice by PyYAML's pure-Python parser (about 8 s a MiB): 30 files
+    just under the 2 MiB cap held a re-judge for minutes. A file without an escape (in UTF-8) is not parsed: the key
+    could only be there as written; those with one are parsed up to a budget in all, and one beyond it is refused."""
+    import yaml
+
+    import repro_dpadmm.bundle as bundle_mod
+    from _hostile import copy_base, with_manifest
+
+    parsed, parse = [], yaml.parse
+    monkeypatch.setattr(yaml, "parse", lambda data, Loader: parsed.append(len(data)) or parse(data, Loader=Loader))
+    folder = copy_base(base, tmp_path)
+    (folder / "config" / "plain.yaml").write_text("a: [" + ", ".join(["[[1]]"] * 2000) + "]\n")
+    for k in range(3):
+        (folder / "config" / f"esc{k}.yaml").write_text('a: "\\t"\nb: [' + ", ".join(["[[1]]"] * 200) + "]\n")
+    monkeypatch.setattr(bundle_mod, "CONFIG_PARSE_BUDGET", 2 * (folder / "config" / "esc0.yaml").stat().st_size + 1)
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(project))
+    with pytest.raises(BundleError, match=r"template code: config/esc2\.yaml is beyond the 0 MiB of config files with "
+                                          r"escapes \(or not in UTF-8\) that are read to look for __use_yte__"):
+        rejudge(with_manifest(folder, tmp_path / "p.tar.gz"), tmp_path / "rj")
+    size = (folder / "config" / "esc0.yaml").stat().st_size
+    assert all(n <= size for n in parsed) and (folder / "config" / "plain.yaml").stat().st_size > size, parsed
 
 
 def test_no_report_is_written_into_an_unpacked_bundle_or_the_checkouts_folders(project, base, tmp_path, monkeypatch,

@@ -368,27 +368,43 @@ def verify(folder: str | Path, limits: Limits | None = None) -> list[str]:
     problems += [f"not in {MANIFEST}: {safeload.printable(rel)}" for rel in sorted(set(present) - set(listed) - {MANIFEST})]
     if not listed and not problems:   # an empty manifest of an empty folder: nothing to judge
         problems.append(f"{MANIFEST} lists no file: not a results bundle")
+    budget = [CONFIG_PARSE_BUDGET]
     for rel in sorted(r for r in present if r.startswith("config/")):
-        why = _template_code(folder / rel)
+        why = _template_code(folder / rel, budget)
         if why:
             problems.append(f"template code: {safeload.printable(rel)} {why} (Snakemake would run its expressions as "
                             "Python if the file were given with --configfile; a bundle's config never has it)")
     return problems
 
 
-def _template_code(path: Path) -> str:
+# The bytes of a bundle's config files that are parsed to look for the template key written with escapes, in all:
+# PyYAML's pure-Python parser reads about 0.25 MiB a second, so many files inside the caps would hold a re-judge for
+# hours; a run's own config files with a backslash are about 0.2 MiB.
+CONFIG_PARSE_BUDGET = 4 * 2**20
+
+
+def _template_code(path: Path, budget: list[int]) -> str:
     """Why a file in a bundle's config/ could be a YTE template for Snakemake's --configfile loader ('' if it cannot):
     it holds the key, as written or as YAML or JSON would read it (`"\\x5f_use_yte__"`, `"\\u005f..."`), whatever
-    its name; or it is larger than a config may be, so it is not read (the run's own config files are small)."""
+    its name; or it is larger than a config may be, or beyond the bytes parsed for all of them (`budget`, what is
+    left of CONFIG_PARSE_BUDGET), so it is not read (the run's own config files are small)."""
     if _holds(path, YTE_KEY.encode()):
         return f"holds {YTE_KEY}"
     limit = safeload.max_yaml_bytes()
     if path.stat().st_size > limit:
         return (f"has {path.stat().st_size:,} bytes, more than the {limit:,} a config file may have, so it is not "
                 f"read to look for {YTE_KEY}")
+    data = path.read_bytes()
+    if b"\\" not in data and _is_utf8_bytes(data):
+        # no escape, and read as written: a scalar (or a key) can only be the key as written, looked for above (YAML
+        # folds a scalar's lines with a space or a line break, never joining two pieces of a word)
+        return ""
+    if len(data) > budget[0]:
+        return (f"is beyond the {CONFIG_PARSE_BUDGET // 2**20} MiB of config files with escapes (or not in UTF-8) "
+                f"that are read to look for {YTE_KEY}, so it is not read")
+    budget[0] -= len(data)
     import yaml
 
-    data = path.read_bytes()
     # every scalar as each parser reads it (escapes decoded), one event at a time: nothing is built. YTE reads a config
     # with PyYAML's pure-Python parser (its FullLoader), which takes what libyaml refuses (a `%YAML 1.3` directive),
     # so that parser decides; libyaml's too, should it take a file the other refuses.
@@ -400,6 +416,14 @@ def _template_code(path: Path) -> str:
         except (yaml.YAMLError, UnicodeDecodeError):   # not YAML for this parser: it takes no template from it
             continue
     return ""
+
+
+def _is_utf8_bytes(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
 
 
 def _holds(path: Path, needle: bytes, chunk: int = 1 << 20) -> bool:
@@ -436,8 +460,10 @@ def make_bundle(out: str | Path | None = None, *, root: Path | None = None, with
     if not claims.is_file():
         raise BundleError(f"no {REPORT_DIR}/claims.json under {root}: finish the run first "
                           "(`snakemake --cores all`, or `repro-dpadmm report` after the items)")
+    # the items' metrics the report judged: not a hidden folder's (a stopped run's staging folder, never packed)
     stale = [p.relative_to(root).as_posix() for p in (root / "results").glob("*/*/metrics.json")
-             if p.stat().st_mtime > claims.stat().st_mtime]
+             if not any(part.startswith(".") for part in p.relative_to(root).parts)
+             and p.stat().st_mtime > claims.stat().st_mtime]
     if stale:
         raise BundleError(f"the report is older than {', '.join(sorted(stale)[:5])}"
                           f"{' ...' if len(stale) > 5 else ''}: rebuild it (`snakemake --cores all report`) first")
@@ -748,7 +774,7 @@ _STARTS = (rf"(?:(?<![\w.~/+\\-])(?<!<mirror>)(?<!<path>)(?<!&lt;mirror&gt;)(?<!
 # it is a path (a PATH list's entry, `key:/srv/x`, `file:/x`), and after a one-letter option too (`-I/opt/x`).
 # A folder's name may hold single spaces where a slash follows ("/mnt/Jane Doe/notes"): a path's last part cannot be
 # told from the prose after it, unless it is quoted (_QUOTED).
-_U = r"\\u(?!002[fF])[0-9a-fA-F]{4}"   # a character as JSON escapes it (`Jos\u00e9`), not a slash
+_U = r"\\+u(?!002[fF])[0-9a-fA-F]{4}"   # a character as JSON escapes it (`Jos\u00e9`, `\\u00e9` twice), not a slash
 # Punctuation a folder's name may hold (`lab,jane`, `user#1`, `[old]`, `x (copy)`): inside a path where a name's
 # character or a slash follows, so that the prose's comma or bracket after a path stays outside it.
 _INNER = r"[,#\[\]()!$=](?=[\w.+@~/\[\]()-])"
@@ -759,12 +785,13 @@ _ABSOLUTE = re.compile(rf"(?:{_STARTS}|(?<=[\s\"'=,(\[]-[A-Za-z]))(?!(?<=:)//)/+
                        rf"(?:[\w.+@-]|{_U}|{_INNER}|{_CODE})*"
                        rf"(?:(?: (?:[\w.+@~-]|{_U}|{_INNER}|{_CODE})+)*/+(?:[\w.+@~-]|{_U}|{_INNER}|{_CODE})+)+/?")
 # The same path in the other forms text holds it: a whole quoted string (its last part may hold spaces), a file://
-# address, JSON's escaped slashes (\/home\/x) and percent-encoding (%2Fhome%2Fx).
+# address, JSON's escaped slashes (\/home\/x) and percent-encoding (%2Fhome%2Fx). Escapes may be layered (a notebook's
+# output of JSON text is JSON again: `\\/home\\/x`, `\\u002f`, `&amp;#x2F;`), and a path's first slash alone escaped.
 _QUOTED = re.compile(r"""(?:(?<=["'])|(?<=&quot;)|(?<=&#34;)|(?<=&#39;)|(?<=&apos;))"""
                      rf"""/(?:[\w.]|{_U})(?:[^"'\\\n<>/&]|{_U})*(?:/(?:[^"'\\\n<>/&]|{_U})+)+/?(?=["'\\&])""")
 _FILE_URL = re.compile(r"""file://(?:localhost)?(/[^\s"'<>()\[\]\\]*)""", re.IGNORECASE)
-_ESCAPED = re.compile(rf"(?:(?<![\w.~/<>+\\@-])|{_ESCAPE_BEFORE})(?!(?<=:)\\/\\/)(?:\\/)+[\w.][\w.+@-]*"
-                      r"(?:(?: [\w.+@~-]+)*(?:\\/)+[\w.+@~-]+)+(?:\\/)?")
+_ESCAPED = re.compile(rf"(?:(?<![\w.~/<>+\\@-])|{_ESCAPE_BEFORE})(?!(?<=:)\\+/\\*/)(?:\\+/)+[\w.][\w.+@-]*"
+                      r"(?:(?: [\w.+@~-]+)*(?:\\*/)+[\w.+@~-]+)+(?:\\*/)?")
 # Percent-encoded slashes, alone or mixed with plain ones (`%2Fsrv/x`, `/srv%2Fx`): a match without a `%2F` is left
 # to _ABSOLUTE (scrub_other_paths)
 _ENCODED = re.compile(rf"(?:(?<![\w%/])|{_ESCAPE_BEFORE})(?!(?<=:)//)(?:%2F|/)+"
@@ -772,7 +799,7 @@ _ENCODED = re.compile(rf"(?:(?<![\w%/])|{_ESCAPE_BEFORE})(?!(?<=:)//)(?:%2F|/)+"
                       r"(?:(?:%2F|/)+(?:[\w.+@~-]|%(?!2F)[0-9A-F]{2})+)+(?:%2F|/)?", re.IGNORECASE)
 # Slashes written as JSON's (or JavaScript's) \u002f and as HTML's character references: a reader (a JSON parser, a
 # browser) shows the same path, so the path is scrubbed in that form too.
-_SLASH_CODE = r"(?:\\u002[fF]|&#[xX]0*2[fF];|&#0*47;|&sol;)"   # a run of them starts once: (?<!47;) and so on
+_SLASH_CODE = r"(?:\\+u002[fF]|&(?:amp;)*#[xX]0*2[fF];|&(?:amp;)*#0*47;|&(?:amp;)*sol;)"   # a run of them starts once: (?<!47;) and so on
 _CODED = re.compile(rf"(?:(?<![\w.~:+@-])|{_ESCAPE_BEFORE})(?<!47;)(?<!2[fF];)(?<!&sol;)(?<!\\u002[fF])(?:{_SLASH_CODE})+[\w.][\w.+@-]*"
                     rf"(?:(?:{_SLASH_CODE})+[\w.+@~-]+)+(?:{_SLASH_CODE})?")
 # A plain absolute path with a repeated slash or a `.` or `..` part (not an address's `://`), and the same path as text
@@ -817,11 +844,12 @@ def scrub_other_paths(text: str, root: Path) -> str:
     text = _FILE_URL.sub(lambda m: "file://" + relative(unquote(m.group(1))), text)
     # each encoded form only where its sign is in the text (a plain substring search is far faster than a pattern)
     if "\\/" in text:
-        text = _ESCAPED.sub(lambda m: relative(m.group(0).replace("\\/", "/"), "\\/"), text)
+        text = _ESCAPED.sub(lambda m: relative(re.sub(r"\\*/", "/", m.group(0)), re.match(r"\\+/", m.group(0))[0]),
+                            text)
     if "%2f" in text or "%2F" in text:
         text = _ENCODED.sub(lambda m: relative(unquote(m.group(0)), "%2F") if "%2f" in m.group(0).lower()
                             else m.group(0), text)
-    if "\\u002" in text or "&#" in text or "&sol;" in text:
+    if "\\u002" in text or "&#" in text or "&sol;" in text or "&amp;" in text:
         text = _CODED.sub(lambda m: relative(re.sub(_SLASH_CODE, "/", m.group(0)),
                                              re.match(_SLASH_CODE, m.group(0))[0]), text)
     text = _QUOTED.sub(lambda m: relative(m.group(0)), text)

@@ -99,7 +99,11 @@ def cmd_items(args) -> int:
     from . import config
     from .registry import Item
 
+    from .datasets.fetch import resolve_mirror
+
     cfg = config.load(*_from_cwd(args.configfile))
+    # the workflow's own check of the data mirror in force (workflow/Snakefile): a config it refuses is refused here
+    resolve_mirror(None, cfg.get("data_mirror") if isinstance(cfg.get("data_mirror"), str) else None)
     for paper, items in cfg["papers"].items():
         for item in items:
             print(Item(paper, item).target)
