@@ -101,15 +101,20 @@ def test_white_box_rows_reach_the_bound_and_flag_the_control():
     assert m["xu_dpadmm_wb.runs"] == 40 and m["huang_dpadmm.runs"] == 2
     assert "white-box" in ex.table_audit_run(out, m)
     # the parts of the item are its methods, and combining them gives the whole run
-    assert ex.parts_audit_run(params)[:2] == ["huang_dpadmm.paper_eps0.2", "huang_dpadmm.level_eps3"]
-    assert len(ex.parts_audit_run(params)) == 12 and m["xu_dpadmm_wb.row_level"] == pytest.approx(0.05 / 2)
+    # (a record-level method's rows in one job, a white-box method's one row per job)
+    assert ex.parts_audit_run(params) == ["huang_dpadmm", "huang_dpsgd", "xu_dpadmm"] + [
+        f"{w}.{lev}" for w, lev in (("huang_dpadmm_wb", "paper_eps0.2"), ("huang_dpadmm_wb", "level_eps3"),
+                                    ("huang_dpsgd_wb", "paper_eps0.2"), ("huang_dpsgd_wb", "level_eps3"),
+                                    ("xu_dpadmm_wb", "paper_eps0.1"), ("xu_dpadmm_wb", "level_eps3"))]
+    assert m["xu_dpadmm_wb.row_level"] == pytest.approx(0.05 / 2)
     one = ex.combine([ex.run_method("xu_dpadmm_wb", params, 3, {"adult_huang2019": (X, y)}, lev)
                       for lev in ("paper_eps0.1", "level_eps3")], params)
     m1 = ex.metrics(one, params)
     for key in ("level_eps3.control.correct", "level_eps3.mu_hat_gauss", "paper_eps0.1.sim_flags"):
         assert m1[f"xu_dpadmm_wb.{key}"] == m[f"xu_dpadmm_wb.{key}"]
-    with pytest.raises(ValueError, match="no part"):
-        ex.part_audit_run(params, "xu_dpadmm_wb.level_eps7")
+    for key in ("xu_dpadmm_wb.level_eps7", "xu_dpadmm_wb", "xu_dpadmm.level_eps3"):
+        with pytest.raises(ValueError, match="no part"):
+            ex.part_audit_run(params, key)
 
 
 def test_bad_settings_fail_before_any_work():

@@ -351,19 +351,21 @@ def combine(parts: list[dict], params: dict) -> dict:
 
 
 def parts_audit_run(params: dict) -> list[str]:
-    """One job per audited method and row, `<method>.<level>` (e.g. `xu_dpadmm_wb.level_eps1`): each well under the
-    90 s of an item job at paper settings with the white-box canary counts the Gaussian-pair power calculation asks
-    for."""
-    return [f"{m}.{lev}" for m in methods(params) for lev in row_levels(m, params)]
+    """The item's jobs: a white-box method's rows one per job, `<method>.<level>` (e.g. `xu_dpadmm_wb.level_eps1`,
+    10-20 s each at paper settings with the canary counts the Gaussian-pair power calculation asks for); a record-level
+    method's rows in one job, `<method>` (3-5 s a row, much of it the process's start and the method's canary set-up,
+    which its rows share). Every row draws from its own seeds, so a row's numbers do not depend on its job."""
+    return [f"{m}.{lev}" if threat(m) == "white-box" else m for m in methods(params)
+            for lev in (row_levels(m, params) if threat(m) == "white-box" else [None])]
 
 
 def part_audit_run(params: dict, key: str) -> dict:
     check_params(params)
-    method, row = key.split(".", 1)
-    if row not in row_levels(method, params):
-        raise ValueError(f"beyond/audit_run has no part {key!r}: its rows are {row_levels(method, params)}")
+    if key not in parts_audit_run(params):
+        raise ValueError(f"beyond/audit_run has no part {key!r}: its parts are {', '.join(parts_audit_run(params))}")
+    method, _, row = key.partition(".")
     names = [n for n in (_mech_class(method).audit_run_dataset,) if n in params.get("datasets", ["adult_huang2019"])]
-    return run_method(method, params, int(params.get("seed", 0)), available_data(names), row)
+    return run_method(method, params, int(params.get("seed", 0)), available_data(names), row or None)
 
 
 def run_audit_run(params: dict) -> dict:
