@@ -218,6 +218,21 @@ def test_damaged_processed_file_is_not_available_and_is_rebuilt(tiny, how):
     assert is_available("gisette", tiny.root) == (True, "")
 
 
+def test_an_npz_is_hashed_once_per_state_in_a_process(tiny, monkeypatch):
+    """An item checks each of its datasets several times (11 hashes of large files in one XU job): once per state
+    of the file, and a write in place (same size) is seen."""
+    from repro_dpadmm.datasets import processed
+
+    build("gisette", mirror=str(tiny.mirror), root=tiny.root)
+    calls, digest = [], processed.sha256sum
+    monkeypatch.setattr(processed, "sha256sum", lambda path: calls.append(path) or digest(path))
+    assert all(is_available("gisette", tiny.root)[0] for _ in range(3)) and len(calls) == 1
+    npz = tiny.processed / "gisette.npz"
+    data = npz.read_bytes()
+    npz.write_bytes(data[:200] + bytes([data[200] ^ 0xFF]) + data[201:])
+    assert not is_available("gisette", tiny.root)[0] and len(calls) == 2
+
+
 def test_a_rebuild_that_cannot_fetch_keeps_a_whole_earlier_build_and_removes_a_damaged_one(tiny):
     """A mirror that cannot serve the files (a bad --mirror by hand) never costs a verified build: the npz that
     matches its recorded checksum stays, the sidecar says why; a damaged npz goes, so no stale array outlives it."""
