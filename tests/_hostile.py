@@ -484,6 +484,15 @@ def no_provenance(base, tmp):
     return with_manifest(folder, tmp / "p.tar.gz")
 
 
+def malformed_report_claims(base, tmp):
+    """The bundle's judged claims.json with a record whose verdict is a list, and an entry that is no object."""
+    folder = copy_base(base, tmp)
+    claims = json.loads((folder / "results/report/claims.json").read_text())
+    claims[2]["verdict"] = ["list"]
+    _edit_json(folder, "results/report/claims.json", json.dumps(claims + ["str"]))
+    return with_manifest(folder, tmp / "p.tar.gz")
+
+
 def deep_report_claims(base, tmp):
     folder = copy_base(base, tmp)
     _edit_json(folder, "results/report/claims.json", deep(100_000))
@@ -566,6 +575,9 @@ PROBES = [
      notebook_params([1, 2, 3], settings={"datasets": ["adult_huang2019"], "iterations": 7}), None),
     ("report claims.json nested 100,000 deep", "nesting", deep_report_claims,
      "results/report/claims.json: nested deeper than 64 levels"),
+    # passed over, its claim was called new, "not in the bundle's judgement"
+    ("report claims.json records malformed", "types", malformed_report_claims,
+     "results/report/claims.json: record 2 (and 1 more) is not a claim's judgement"),
     ("provenance.json nested 100,000 deep", "nesting", _provenance_probe(deep(100_000)), "provenance.json"),
     ("provenance.json a list", "types", _provenance_probe("[1, 2]"), "provenance.json: must hold an object"),
     ("provenance.json missing", "types", no_provenance, "the bundle has no provenance.json"),

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import tarfile
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -294,7 +296,8 @@ def test_a_bundle_names_no_path_of_this_machine(tmp_path, monkeypatch):
     (root / "logs").mkdir(exist_ok=True)
     (root / "logs/x.log").write_text(f"cd {root.resolve()} && run\n")
     # a Latin-1 byte (not UTF-8) and a file of no known text suffix were copied as they were, paths and all
-    (root / "logs/latin.log").write_bytes(b"caf\xe9 " + f"{mirror}/a/b {root.resolve()}/logs".encode() + b"\n")
+    (root / "logs/latin.log").write_bytes(b"caf\xe9 " + f"{mirror}/a/b {root.resolve()}/logs".encode() + b"\n"
+                                          b"cp /data/\xe9quipe/jane/r.csv /mnt/D\xfcsseldorf/jane/run.log\n")
     (root / "logs/job").write_text(f"PATH=/usr/bin:{mirror}/bin\n")
     build_report("results/report", root=root)
     archive = make_bundle(tmp_path / "b.tar.gz", root=root)
@@ -305,9 +308,47 @@ def test_a_bundle_names_no_path_of_this_machine(tmp_path, monkeypatch):
                 assert str(root.resolve()) not in text and str(mirror) not in text, m.name
                 assert "mirror-somewhere" not in text and "/usr/bin" not in text, m.name
         latin = next(m for m in tar.getmembers() if m.name.endswith("logs/latin.log"))
-        assert tar.extractfile(latin).read() == b"caf\xe9 <mirror>/a/b logs\n"   # the other bytes as they were
+        # the other bytes as they were; such a byte in a path is a letter of it (the path went on only after it)
+        assert tar.extractfile(latin).read() == b"caf\xe9 <mirror>/a/b logs\ncp <path> <path>\n"
     with opened(archive) as folder:
         assert "<mirror>/kddcup2004" in (folder / "resources/processed/bio_train.json").read_text()
+
+
+def _png(text: bytes) -> bytes:
+    import struct
+
+    def chunk(kind, body):
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)) + chunk(b"tEXt", text)
+            + chunk(b"IDAT", zlib.compress(b"\0\0")) + chunk(b"IEND", b""))
+
+
+@pytest.mark.parametrize("kind, payload, said", [
+    ("image/png", _png(b"Source\0/home/alice/private/data.csv"), "embeds image/png data (base64) holding a path"),
+    ("data:text/plain", b"dir /home/alice/private, GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+     "embeds text/plain data (base64) holding a path or a secret"),
+    ("data:image/jpeg", b"\xff\xd8\xff\xfe" + b"x" * 80, "embeds image/jpeg data (base64), whose text a bundle cannot"),
+])
+def test_data_embedded_as_base64_is_checked_as_a_file_of_its_type(run, tmp_path, kind, payload, said):
+    """A notebook's image outputs and a page's data: addresses are base64, which the scrubber sets aside: a PNG's
+    text chunk and a download link's text went into bundles with the packer's paths and tokens."""
+    import base64
+
+    nb = run / "results/huang2019_dpadmm/fig1/fig1.ipynb"
+    before = nb.read_text()
+    data = base64.b64encode(payload).decode()
+    out = {kind: data} if not kind.startswith("data:") else {"text/html": [f'<a href="{kind};base64,{data}">x</a>']}
+    notebook = json.loads(before)
+    notebook["cells"].append({"cell_type": "code", "execution_count": 1, "id": "x", "metadata": {}, "source": [""],
+                              "outputs": [{"output_type": "display_data", "metadata": {}, "data": out}]})
+    nb.write_text(json.dumps(notebook, indent=1))
+    try:
+        with pytest.raises(BundleError, match=rf"results/huang2019_dpadmm/fig1/fig1\.ipynb {re.escape(said)}"):
+            make_bundle(tmp_path / "b.tar.gz", root=run)
+        assert not (tmp_path / "b.tar.gz").exists()
+    finally:
+        nb.write_text(before)
 
 
 def test_a_bundle_never_follows_a_link(run, tmp_path):
@@ -655,6 +696,7 @@ def test_an_out_that_cannot_be_written_is_named_by_its_own_path(run, tmp_path):
     ("B \\\\u002fhome\\\\u002falice\\\\u002fx63, C &amp;#x2F;home&amp;#x2F;alice&amp;#x2F;x64",
      "B <path>, C <path>"),
     ("F \\\\/home/alice/x35 \\/srv/alice/x", "F <path> <path>"),
+    ("in /@alice/x/y and /srv/@alice/z", "in <path> and <path>"),        # a first part that starts with `@`
 ])
 def test_scrubbing_leaves_no_piece_of_an_absolute_path_in_any_form(run, written, expected):
     """A path with spaces, a file:// address, JSON's escaped slashes (\\/, \\u002f), HTML's character references and

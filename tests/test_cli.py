@@ -360,10 +360,17 @@ def test_a_malformed_mirror_url_is_refused_before_any_work_not_as_a_checksum_mis
 @pytest.mark.parametrize("mirror, said", [
     ("ftp://x/y", "a mirror is a folder, a file:// address or an http(s) URL, not ftp://"),
     ("file://host/x", "'host' is a host"),
+    ("FIFO", "a FIFO, not a folder"),   # said to be "not in the mirror folder" file by file
+    ("FILE", "a file, not a folder"),
 ])
 def test_items_refuses_a_config_whose_mirror_the_workflow_refuses(tmp_path, capsys, monkeypatch, mirror, said):
     """`items --configfile` is how a config file is checked: it passed a data_mirror the workflow refuses."""
     monkeypatch.delenv("REPRO_DPADMM_DATA_MIRROR", raising=False)
+    if mirror in ("FIFO", "FILE"):
+        import os
+
+        mirror = str(tmp_path / mirror.lower())
+        os.mkfifo(mirror) if mirror.endswith("fifo") else open(mirror, "w").close()
     config = tmp_path / "m.yaml"
     config.write_text(f"data_mirror: {mirror}\n")
     assert main(["items", "--configfile", str(config)]) == 2
@@ -450,6 +457,18 @@ def test_a_failed_notebook_or_solver_is_one_line(monkeypatch, capsys, tmp_path):
     err = capsys.readouterr().err
     assert ("huang2019_dpadmm/fig3: the notebook failed in cell 7: OverflowError: (34, 'Numerical result out of "
             "range'); the item's previous outputs are as they were") in err and "Traceback" not in err, err
+
+    def killed(*a, **k):   # the kernel killed (by the system when memory ran out): nbclient's traceback was printed
+        from nbclient.exceptions import DeadKernelError
+
+        raise DeadKernelError("Kernel died")
+
+    monkeypatch.setattr(runner, "run_item", killed)
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.strip().endswith("\nrepro-dpadmm: huang2019_dpadmm/fig3: the notebook's kernel died (killed by a signal, "
+                                "or by the system when memory ran out); the item's previous outputs are as they were")
+    assert "Traceback" not in err, err
 
     def diverges(*a, **k):
         raise NotConvergedError("R-ADMM odd-step local problem at t = 3", 100, float("inf"), 1e-9)

@@ -18,7 +18,7 @@ import pytest
 from _hostile import ITEM, PROBES, SCRIPT
 from _report_synth import make_project
 
-from repro_dpadmm.bundle import UNPACK_PREFIX, BundleError, Limits, make_bundle, opened, rejudge, unpack
+from repro_dpadmm.bundle import UNPACK_PREFIX, BundleError, Limits, make_bundle, opened, rejudge, unpack, verify
 from repro_dpadmm.cli import main
 from repro_dpadmm.report import build_report
 
@@ -788,6 +788,16 @@ def test_a_bundle_whose_config_holds_a_template_marker_is_refused(project, base,
     with pytest.raises(BundleError, match=rf"template code: config/{re.escape(name)} (holds __use_yte__|has [\d,]+ bytes)"):
         rejudge(archive, tmp_path / "rj")
     assert not (tmp_path / "rj").exists()
+
+
+def test_a_manifest_that_is_a_link_is_named_so(base, tmp_path):
+    """An unpacked bundle whose MANIFEST.sha256 is a link was said to have none."""
+    from _hostile import copy_base
+
+    folder = copy_base(base, tmp_path)
+    (folder / "MANIFEST.sha256").rename(tmp_path / "M")
+    (folder / "MANIFEST.sha256").symlink_to(tmp_path / "M")
+    assert verify(folder) == ["MANIFEST.sha256 is a link (a bundle holds only files and folders): not a results bundle"]
 
 
 def test_config_files_are_parsed_only_with_escapes_and_within_a_budget(project, base, tmp_path, monkeypatch):

@@ -336,7 +336,9 @@ def verify(folder: str | Path, limits: Limits | None = None) -> list[str]:
     folder = Path(folder)
     limits = limits or Limits.from_env()
     manifest = folder / MANIFEST
-    if not manifest.is_file() or manifest.is_symlink():
+    if manifest.is_symlink():
+        return [f"{MANIFEST} is a link (a bundle holds only files and folders): not a results bundle"]
+    if not manifest.is_file():
         return [f"no {MANIFEST} at the top of the bundle: not a results bundle"]
     present, problems = _files(folder, limits)
     if problems:
@@ -781,7 +783,7 @@ _INNER = r"[,#\[\]()!$=](?=[\w.+@~/\[\]()-])"
 # A terminal colour code inside a path (`/home/ESC[1mjane/x`, grep's highlighting), hidden as `\ue000N\ue001` while
 # paths are scrubbed: part of the path where more of it follows, so the path goes whole, the code with it.
 _CODE = "\ue000\\d+\ue001(?=[\\w.+@~/-]|\ue000)"
-_ABSOLUTE = re.compile(rf"(?:{_STARTS}|(?<=[\s\"'=,(\[]-[A-Za-z]))(?!(?<=:)//)/+(?:[\w.]|{_U}|{_CODE})"
+_ABSOLUTE = re.compile(rf"(?:{_STARTS}|(?<=[\s\"'=,(\[]-[A-Za-z]))(?!(?<=:)//)/+(?:[\w.]|@(?=[\w.])|{_U}|{_CODE})"
                        rf"(?:[\w.+@-]|{_U}|{_INNER}|{_CODE})*"
                        rf"(?:(?: (?:[\w.+@~-]|{_U}|{_INNER}|{_CODE})+)*/+(?:[\w.+@~-]|{_U}|{_INNER}|{_CODE})+)+/?")
 # The same path in the other forms text holds it: a whole quoted string (its last part may hold spaces), a file://
@@ -879,7 +881,14 @@ def _copy_scrubbed(src: Path, dest: Path, root: Path, rel: str) -> None:
 
     data = src.read_bytes()
     suffix = src.suffix.lower()
-    if suffix in FIGURE_SUFFIXES:
+    if suffix not in FIGURE_SUFFIXES:
+        text = data.decode("utf-8", "surrogateescape")
+        why = _embedded_problem(text, root)
+        if why:
+            raise BundleError(f"{safeload.printable(rel)} {why} (data embedded as base64 is copied as it is, so what "
+                              "it holds is checked first): rerun its item or remove that output")
+        dest.write_bytes(_scrubbed_bytes(text, root).encode("utf-8", "surrogateescape"))
+    else:
         texts = figure_files.png_texts if suffix == ".png" else figure_files.pdf_texts
         try:
             found = next((t for t in texts(data) if scrub_paths(t, root) != t), None)
@@ -891,9 +900,69 @@ def _copy_scrubbed(src: Path, dest: Path, root: Path, rel: str) -> None:
                               "figure is copied as it is, never edited): rerun its item (a run's figures hold none) "
                               "or remove it")
         dest.write_bytes(data)
-    else:
-        dest.write_bytes(scrub_paths(data.decode("utf-8", "surrogateescape"), root).encode("utf-8", "surrogateescape"))
     shutil.copystat(src, dest)
+
+
+# Letters that stand for bytes that are not UTF-8 while paths are found (Yi syllables, else Hangul ones: letters, so
+# `/data/\xe9quipe/jane` is one path), unless the text holds one of them already
+_BYTE_LETTERS = (0xA000, 0xAC00)
+
+
+def _scrubbed_bytes(text: str, root: Path) -> str:
+    """scrub_paths of a file's text read with surrogateescape: a byte that is not UTF-8 (a Latin-1 letter of a folder's
+    name in a log) counts as a letter of a path, not as a break in it, and comes back as the same byte."""
+    lone = {c for c in text if "\udc80" <= c <= "\udcff"}
+    base = next((b for b in _BYTE_LETTERS if not any(chr(b + k) in text for k in range(0x80, 0x100))), None)
+    if not lone or base is None:
+        return scrub_paths(text, root)
+    there, back = {0xDC00 + k: base + k for k in range(0x80, 0x100)}, {base + k: 0xDC00 + k for k in range(0x80, 0x100)}
+    return scrub_paths(text.translate(there), root).translate(back)
+
+
+# Data embedded as base64: a page's `data:` addresses and a notebook's binary outputs (the image types Jupyter stores
+# so). The scrubber sets base64 aside (a path is never found in it), so what it decodes to is checked as a file of its
+# type is: a PNG's and a PDF's text, text as text; other binary types cannot be checked.
+_EMBEDDED = re.compile(r"""(?:data:([\w.+-]+\\?/[\w.+-]+)(?:;[\w.+-]+=[\w.+-]+)*;base64,|"""
+                       r""""((?:image\\?/(?:png|jpeg|gif))|application\\?/pdf)": ?")([A-Za-z0-9+/=\s\\]+)""")
+_TEXT_TYPES = re.compile(r"text/.*|image/svg\+xml|application/(?:json|javascript|xml|x-ipynb\+json|[\w.-]+\+(?:json|xml))")
+
+
+def _embedded_problem(text: str, root: Path) -> str:
+    """Why `text` cannot be bundled for what its base64 data hold ('' if it can): a path or a secret in what they
+    decode to, or a type whose text cannot be read."""
+    import base64
+    import binascii
+
+    from . import figure_files
+
+    if "base64," not in text and '"image' not in text and '"application' not in text:
+        return ""
+    found = []   # every payload's text, checked at once (scrub_paths per piece costs more than the search)
+    for m in _EMBEDDED.finditer(text):
+        kind = (m.group(1) or m.group(2)).lower().replace("\\", "")
+        raw = re.sub(r"\\n|[\s\\=]", "", m.group(3))   # JSON's line breaks and escaped slashes, padding
+        if len(raw) < 64:   # a stub, not data
+            continue
+        try:
+            data = base64.b64decode(raw + "=" * (-len(raw) % 4))
+        except (binascii.Error, ValueError):   # not base64 after all: its text is scrubbed as text
+            continue
+        if kind in ("image/png", "application/pdf"):
+            try:
+                texts = list((figure_files.png_texts if kind == "image/png" else figure_files.pdf_texts)(data))
+            except figure_files.FigureError as exc:
+                return f"embeds {kind} data (base64) that cannot be read: {exc}"
+        elif _TEXT_TYPES.fullmatch(kind):
+            texts = [data.decode("utf-8", "surrogateescape")]
+        else:
+            return (f"embeds {safeload.printable(kind)} data (base64), whose text a bundle cannot check (it takes "
+                    "PNG and PDF images and text)")
+        found += [(kind, t) for t in texts]
+    joined = "\n".join(t for _, t in found)
+    if found and scrub_paths(joined, root) != joined:
+        kind = next(k for k, t in found if scrub_paths(t, root) != t)
+        return f"embeds {kind} data (base64) holding a path or a secret"
+    return ""
 
 
 def _normalise(info: tarfile.TarInfo) -> tarfile.TarInfo:
@@ -1296,8 +1365,13 @@ def _bundle_json(path: Path, name: str, expect):
 def read_verdicts(path: Path, name: str) -> dict[str, str]:
     """{claim id: verdict} of a claims.json ({} when there is none); BundleError naming `name` if it is unreadable."""
     records = _bundle_json(path, name, list) or []
-    return {safeload.clipped(r["id"]): safeload.clipped(r["verdict"]) for r in records
-            if isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(r.get("verdict"), str)}
+    bad = [i for i, r in enumerate(records)
+           if not (isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(r.get("verdict"), str))]
+    if bad:   # passed over, the claim was called new, "not in the bundle's judgement"
+        raise BundleError(f"{name}: record {bad[0]}{f' (and {len(bad) - 1:,} more)' if len(bad) > 1 else ''} is not a "
+                          "claim's judgement (an object with a text id and a text verdict), as every report writes "
+                          "them")
+    return {safeload.clipped(r["id"]): safeload.clipped(r["verdict"]) for r in records}
 
 
 def judged_by(path: Path, name: str) -> str:

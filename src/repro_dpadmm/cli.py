@@ -218,6 +218,7 @@ def cmd_run(args) -> int:
     # A what-if run is started by hand: its notebook's cell output goes to a log file and the terminal shows progress
     # and a short summary (under Snakemake, a job's stderr is its log already).
     log = root / WHATIF / args.run_name / "logs" / f"{args.paper}_{args.item}.log" if args.run_name else None
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
     try:
@@ -232,6 +233,12 @@ def cmd_run(args) -> int:
         print(f"repro-dpadmm: {args.paper}/{args.item}: the notebook failed in cell {exc.exec_count}: {exc.ename}: "
               f"{printable(said[:500])}" + (f" (the whole output: {printable(log)})" if log else "")
               + "; the item's previous outputs are as they were", file=sys.stderr)
+        return 1
+    except (DeadKernelError, CellTimeoutError) as exc:   # the kernel was killed (out of memory, a signal) or hung
+        said = "the notebook's kernel died (killed by a signal, or by the system when memory ran out)" \
+            if isinstance(exc, DeadKernelError) else f"a cell ran past its time limit ({' '.join(str(exc).split())[:200]})"
+        print(f"repro-dpadmm: {args.paper}/{args.item}: {said}; the item's previous outputs are as they were",
+              file=sys.stderr)
         return 1
     shown = out_dir.relative_to(root) if out_dir.is_relative_to(root) else out_dir
     print(f"{args.paper}/{args.item}: {metrics.get('status')} ({metrics.get('wall_time_s')} s) -> {printable(shown)}")
@@ -608,8 +615,8 @@ def build_parser() -> argparse.ArgumentParser:
     pa = sub.add_parser("part", help="run one part of an item split into parts (its settings as separate jobs) and "
                                      "write results/<paper>/<item>/parts/<key>.pkl")
     pa.add_argument("paper", help="paper id (see `items`)")
-    pa.add_argument("item", help="item id of a split item (see `parts`)")
-    pa.add_argument("key", help="part key (see `parts`)")
+    pa.add_argument("item", help="item id of a split item (`repro-dpadmm items` lists the items)")
+    pa.add_argument("key", help="part key (an unknown key is refused with the item's keys listed)")
     pa.add_argument("--params", default=None, help="item parameters as JSON (default: from the config)")
     pa.add_argument("--configfile", action="append", default=[], help="config override, e.g. config/smoke.yaml")
     pa.add_argument("--out", default=None, help="default results/<paper>/<item>/parts/<key>.pkl")

@@ -32,6 +32,7 @@ import os
 import secrets
 import shutil
 import socket
+import stat
 import threading
 import time
 from dataclasses import dataclass
@@ -127,6 +128,16 @@ def resolve_mirror(flag: str | None = None, config_mirror: str | None = None) ->
                              "file:///path/to/mirror (or file://localhost/path); "
                              + (f"'{printable(parts.netloc)}' is a host" if parts.netloc not in ("", "localhost")
                                 else "it names no folder"))
+    if mirror and scheme in (None, "file"):   # a file or a FIFO given for the folder: every file "not in the mirror"
+        local = Path(unquote(urlsplit(mirror).path) if scheme else mirror).expanduser()
+        try:
+            mode = local.stat().st_mode
+        except OSError:   # not there (yet): each file is then said to be missing from it
+            mode = None
+        if mode is not None and not stat.S_ISDIR(mode):
+            kind = "FIFO" if stat.S_ISFIFO(mode) else "file" if stat.S_ISREG(mode) else "special file"
+            raise ValueError(f"{said} {printable(redact(mirror))}: a {kind}, not a folder (a mirror is a folder "
+                             "holding the raw files in their sources' layout)")
     return mirror
 
 
