@@ -778,6 +778,10 @@ def test_the_claims_files_that_differ_are_capped_in_the_summary():
     ("hf_abcdefghijklmnopqrstuvwxyz0123456789 and npm_abcdefghijklmnopqrstuvwxyz0123456789", "<secret> and <secret>"),
     ("passed: 2, bypass: 1, compass=3, basic ideas, Bearer in mind", "passed: 2, bypass: 1, compass=3, basic ideas, "
                                                                     "Bearer in mind"),
+    # a YAML anchor before the value; a quoted value over two lines, or never closed
+    ("password: &pw hunter32\ntoken: !!str &t Tagged2\nkept: 1\n", "password: <secret>\ntoken: <secret>\nkept: 1\n"),
+    ('x: {password: "hunter31\ncontinued"}\nkept: 1\n', 'x: {password: "<secret>"}\nkept: 1\n'),
+    ('password: "hunter33\nkept: 1\n', "password: <secret>\nkept: 1\n"),
 ])
 def test_a_bundle_holds_no_secret_set_by_name_nor_a_known_token(run, written, expected):
     from repro_dpadmm.bundle import scrub_paths
@@ -790,6 +794,13 @@ def test_a_bundle_holds_no_address_credentials(run):
 
     text = "data_mirror: https://alice:s3cret@mirror.example.org/datasets\n"
     assert scrub_paths(text, run) == "data_mirror: https://<credentials>@mirror.example.org/datasets\n"
+    # the address with its `://` escaped (JSON, HTML) or percent-encoded inside another address
+    for written, expected in (("https:\\/\\/alice:s3cret@h.org", "https:\\/\\/<credentials>@h.org"),
+                              ("https:\\u002f\\u002falice:s3cret@h.org", "https:\\u002f\\u002f<credentials>@h.org"),
+                              ("https&#58;//alice:s3cret@h.org/", "https&#58;//<credentials>@h.org/"),
+                              ("next=https%3A%2F%2Falice%3As3cret%40h.org%2Fx", "next=https%3A%2F%2F<credentials>%40h.org%2Fx"),
+                              ("plain https:\\/\\/h.org\\/a", "plain https:\\/\\/h.org\\/a")):
+        assert scrub_paths(written, run) == expected, written
 
 
 def test_a_report_folder_that_is_a_link_is_refused_not_left_out(run, tmp_path):

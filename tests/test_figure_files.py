@@ -77,7 +77,9 @@ def test_a_path_in_a_pdf_is_found(title, metadata, tmp_path):
 
 
 @pytest.mark.parametrize("written", [b"(\\057home\\057alice\\057secret)", b"<2F686F6D652F616C6963652F736563726574>",
-                                     b"% /home/alice/secret"])
+                                     b"% /home/alice/secret",
+                                     b"<< /Title (/\\\nhome/alice/secret) >>",      # a string continued on the next line
+                                     b"<< /Title (/home/\\\r\nalice/secret) >>"])
 def test_a_path_written_with_pdf_escapes_or_after_the_end_is_found(written, tmp_path):
     pdf = figure("pdf") + b"\n" + written + b"\n"
     assert holds_path(pdf_texts(pdf), tmp_path)

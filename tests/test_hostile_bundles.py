@@ -790,6 +790,40 @@ def test_a_bundle_whose_config_holds_a_template_marker_is_refused(project, base,
     assert not (tmp_path / "rj").exists()
 
 
+def test_judged_verdicts_of_any_length_are_clipped_and_their_list_capped(project, base, tmp_path, capsys):
+    """350 judged verdicts of 1,500 characters printed 554 KB on the terminal: a verdict is shown to 60 characters,
+    and the changed ones to the first 20."""
+    from _hostile import copy_base, with_manifest
+
+    from repro_dpadmm.bundle import SHOWN_ITEMS, VERDICT_MAX
+
+    folder = copy_base(base, tmp_path)
+    claims = json.loads((folder / "results/report/claims.json").read_text())
+    for c in claims:
+        c["verdict"] = "x" * 1500
+    (folder / "results/report/claims.json").write_text(json.dumps(claims))
+    rj = rejudge(with_manifest(folder, tmp_path / "p.tar.gz"), tmp_path / "rj", root=project)
+    said = rj.summary()
+    assert len(claims) > SHOWN_ITEMS and f"... and {len(claims) - SHOWN_ITEMS:,} more" in said
+    assert "x" * (VERDICT_MAX + 1) not in said and len(said) < 20_000, len(said)
+
+
+@pytest.mark.parametrize("form", ["binary", "upper"])
+def test_a_manifest_as_sha256sum_writes_it_in_binary_mode_or_upper_case_is_read(base, tmp_path, form):
+    """`sha256sum -c` takes `<hash> *<path>` and upper-case hex: the re-judge called such lines malformed and every
+    file unlisted."""
+    from _hostile import copy_base
+
+    folder = copy_base(base, tmp_path)
+    manifest = folder / "MANIFEST.sha256"
+    lines = manifest.read_text().splitlines()
+    manifest.write_text("\n".join(h.upper() + "  " + r if form == "upper" else h + " *" + r
+                                   for h, r in (ln.split("  ", 1) for ln in lines)) + "\n")
+    assert verify(folder) == []
+    manifest.write_text("nohash  x\n")
+    assert "(a line is `<64 hex digits>  <path>`, as sha256sum writes it)" in verify(folder)[0]
+
+
 def test_a_manifest_that_is_a_link_is_named_so(base, tmp_path):
     """An unpacked bundle whose MANIFEST.sha256 is a link was said to have none."""
     from _hostile import copy_base

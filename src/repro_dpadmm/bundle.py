@@ -259,7 +259,7 @@ class Limits:
 
 
 _MAX_NAME = 1024
-_HEX = re.compile(r"[0-9a-f]{64}")
+_MANIFEST_LINE = re.compile(r"([0-9a-fA-F]{64}) [ *](.+)", re.DOTALL)
 
 
 def _is_utf8(name: str) -> bool:
@@ -349,10 +349,13 @@ def verify(folder: str | Path, limits: Limits | None = None) -> list[str]:
         return [str(exc)]
     listed = {}
     for n, line in enumerate(text.splitlines(), 1):
-        digest, sep, rel = line.partition("  ")
-        if not sep or not _HEX.fullmatch(digest):
-            problems.append(f"{MANIFEST} line {n} is malformed: {line[:200]!r}")
+        # as `sha256sum` writes it, and reads it with -c: `<64 hex digits>  <path>`, or ` *<path>` (its binary mode)
+        m = _MANIFEST_LINE.fullmatch(line)
+        if not m:
+            problems.append(f"{MANIFEST} line {n} is malformed: {line[:200]!r} (a line is `<64 hex digits>  <path>`, "
+                            "as sha256sum writes it)")
             continue
+        digest, rel = m.group(1).lower(), m.group(2)
         why = safe_name(rel)
         if why:
             problems.append(f"{MANIFEST} line {n} names {rel[:200]!r}: {why}; a bundle's manifest lists only files "
@@ -696,7 +699,7 @@ _SECRET_NAME = (r"""(?:[\w.-]*(?:token|secret|passw(?:or)?d|passphrase|api[_-]?k
 _SECRET_SETTING = re.compile(
     rf"""(?i)(?<![\w-])((?:--?)?{_SECRET_NAME}"""
     r"""(?:\\?["'])?[ \t]*[=:][ \t]*)(?!<)"""
-    r"""((?:!!?[\w/]+[ \t]+)?(?:\\"(?:[^"\\\n]|\\[^"])*\\"|"[^"\n]*"|'[^'\n]*'|[|>][-+]?\d*[ \t]*\n(?:[ \t]+.*(?:\n|$))+|"""
+    r"""((?:(?:!!?[\w/]+|&[\w-]+)[ \t]+)*(?:\\"(?:[^"\\\n]|\\[^"])*\\"|"[^"\n]*"|'[^'\n]*'|"[^"]{0,4096}"|'[^']{0,4096}'|"[^\n]*|'[^\n]*|[|>][-+]?\d*[ \t]*\n(?:[ \t]+.*(?:\n|$))+|"""
     r"""[ \t]*\n(?:[ \t]*-[ \t]+.*(?:\n|$))+|(?:[^\s"',;\\]|[,;](?=\S))+))""")
 # Secrets whose form says what they are: tokens of GitHub, GitLab, Slack, Hugging Face, Google, npm and OpenAI-style
 # keys, AWS key ids, a Slack webhook's address, a private key block, an Authorization header's credentials.
@@ -757,8 +760,9 @@ def _without_private_keys(text: str) -> str:
 
 
 def _secret_value(m: re.Match) -> str:
-    value = re.sub(r"^!!?[\w/]+[ \t]+", "", m.group(2))   # a YAML tag goes with its value
-    quote = '\\"' if value.startswith('\\"') else value[0] if value[0] in "\"'" else ""
+    value = re.sub(r"^(?:(?:!!?[\w/]+|&[\w-]+)[ \t]+)+", "", m.group(2))   # a YAML tag or anchor goes with its value
+    quote = '\\"' if value.startswith('\\"') else value[0] if value[:1] in ("\"", "'") else ""
+    quote = quote if value.endswith(quote) and len(value) > len(quote) else ""   # an unclosed quote is not restored
     end = "\n" if value.endswith("\n") else ""   # a block or a list ends its line
     return f"{m.group(1)}{quote}{SECRET_PLACEHOLDER}{quote}{end}"
 
@@ -783,7 +787,7 @@ _INNER = r"[,#\[\]()!$=](?=[\w.+@~/\[\]()-])"
 # A terminal colour code inside a path (`/home/ESC[1mjane/x`, grep's highlighting), hidden as `\ue000N\ue001` while
 # paths are scrubbed: part of the path where more of it follows, so the path goes whole, the code with it.
 _CODE = "\ue000\\d+\ue001(?=[\\w.+@~/-]|\ue000)"
-_ABSOLUTE = re.compile(rf"(?:{_STARTS}|(?<=[\s\"'=,(\[]-[A-Za-z]))(?!(?<=:)//)/+(?:[\w.]|@(?=[\w.])|{_U}|{_CODE})"
+_ABSOLUTE = re.compile(rf"(?:{_STARTS}|(?<=[\s\"'=,(\[]-[A-Za-z]))(?!(?<=:)//)(?!(?<=58;)//)(?!(?<=3[aA];)//)/+(?:[\w.]|@(?=[\w.])|{_U}|{_CODE})"
                        rf"(?:[\w.+@-]|{_U}|{_INNER}|{_CODE})*"
                        rf"(?:(?: (?:[\w.+@~-]|{_U}|{_INNER}|{_CODE})+)*/+(?:[\w.+@~-]|{_U}|{_INNER}|{_CODE})+)+/?")
 # The same path in the other forms text holds it: a whole quoted string (its last part may hold spaces), a file://
@@ -806,7 +810,7 @@ _CODED = re.compile(rf"(?:(?<![\w.~:+@-])|{_ESCAPE_BEFORE})(?<!47;)(?<!2[fF];)(?
                     rf"(?:(?:{_SLASH_CODE})+[\w.+@~-]+)+(?:{_SLASH_CODE})?")
 # A plain absolute path with a repeated slash or a `.` or `..` part (not an address's `://`), and the same path as text
 # resolves it (`/x//y/../z` is `/x/z`; symbolic links are not followed: the scrubbed text names no real file).
-_UNRESOLVED = re.compile(rf"{_STARTS}(?!(?<=:)//)/[^\s\"'<>|;,:)\ue000]*")   # a run of path characters, taken whole
+_UNRESOLVED = re.compile(rf"{_STARTS}(?!(?<=:)//)(?!(?<=58;)//)(?!(?<=3[aA];)//)/[^\s\"'<>|;,:)\ue000]*")   # a run of path characters, taken whole
 _NOT_LEXICAL = re.compile(r"//|/\.\.?(?:/|$)")
 
 
@@ -1371,7 +1375,11 @@ def read_verdicts(path: Path, name: str) -> dict[str, str]:
         raise BundleError(f"{name}: record {bad[0]}{f' (and {len(bad) - 1:,} more)' if len(bad) > 1 else ''} is not a "
                           "claim's judgement (an object with a text id and a text verdict), as every report writes "
                           "them")
-    return {safeload.clipped(r["id"]): safeload.clipped(r["verdict"]) for r in records}
+    # a verdict is a word or two of the report's vocabulary: one of any length was printed whole, once per claim
+    return {safeload.clipped(r["id"]): safeload.clipped(r["verdict"], VERDICT_MAX) for r in records}
+
+
+VERDICT_MAX = 60   # the characters of a bundle's judged verdict that are shown (the longest the report writes: 17)
 
 
 def judged_by(path: Path, name: str) -> str:
@@ -1447,7 +1455,9 @@ class Rejudged:
                          "the first time, with nothing to compare them with")
         elif changed:
             lines.append(f"verdicts changed since the bundle was judged ({len(changed)}):")
-            lines += [f"  {c['id']}: {c['before']} -> {c['after']}" for c in changed]
+            lines += [f"  {_short(c['id'])}: {c['before']} -> {c['after']}" for c in changed[:SHOWN_ITEMS]]
+            if len(changed) > SHOWN_ITEMS:
+                lines.append(f"  ... and {len(changed) - SHOWN_ITEMS:,} more (rejudged.json lists them all)")
         else:
             lines.append("no verdict changed since the bundle was judged")
         for side, what in (("before", "new claims, not in the bundle's judgement"),

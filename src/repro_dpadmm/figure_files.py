@@ -99,6 +99,7 @@ def _streams(data: bytes) -> Iterator[tuple[int, int, int, int]]:
 _FILTERS = re.compile(rb"/Filter\s*(\[[^\]]*\]|/[^\s/<>\[\]()]+)")
 _HEX_STRING = re.compile(rb"(?<!<)<([0-9A-Fa-f\s]+)>(?!>)")
 _OCTAL = re.compile(rb"\\([0-7]{1,3})")
+_CONTINUED = re.compile(rb"\\(?:\r\n|\r|\n)")
 _KERNED = re.compile(rb"(?<!\\)\)\s*(?:-?[\d.]+\s*)?\(")
 
 
@@ -110,6 +111,7 @@ def _hex(digits: bytes) -> bytes:
 def _readable(raw: bytes) -> str:
     """PDF syntax as a reader shows its strings: the pieces of a kerned string joined, octal escapes and hex strings
     decoded, UTF-16's zero bytes dropped."""
+    raw = _CONTINUED.sub(b"", raw)   # a backslash at a line's end continues a string on the next line
     raw = _KERNED.sub(b"", raw)   # `[ (fro) 0.29 (m) ] TJ` shows "from"
     raw = _OCTAL.sub(lambda m: bytes([int(m.group(1), 8) & 0xFF]), raw)
     raw = _HEX_STRING.sub(lambda m: _hex(m.group(1)), raw)

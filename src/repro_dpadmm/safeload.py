@@ -76,11 +76,19 @@ _ADDRESS = re.compile(r"(?<=[A-Za-z0-9])://[^\s\"'<>\\]*")   # up to a backslash
 _QUERY = re.compile(r"\?[^\s\"'<>#\\]*")
 
 
+# ... and the same address written with its `://` escaped (JSON's `:\/\/`, `:\u002f\u002f`, HTML's `&#58;//`) or
+# percent-encoded inside another address (`redirect=https%3A%2F%2Fuser%3Apw%40host`): its user:password to the `@`
+_USERINFO_CODED = re.compile(r"(?i)(?<=[a-z0-9])(?::|&#0*58;|&#x0*3a;|%3a)(?:\\?/|\\u002f|&#0*47;|&#x0*2f;|%2f){2}"
+                             r"([^\s\"'<>\\/%@]*(?:%(?!40)[0-9a-f]{2}[^\s\"'<>\\/%@]*)*)(?=@|%40)")
+
+
 def redact(text) -> str:
     """`text` with the credentials of every address in it replaced by `<credentials>`, and its query (where signed or
     token addresses hold their secret) by `<query>` (a data mirror's address may carry them; the fetch errors, the
     sidecars, the lock records and bundled files all pass through here)."""
-    return _USERINFO.sub("<credentials>@", _ADDRESS.sub(lambda m: _QUERY.sub("?<query>", m.group(0)), str(text)))
+    text = _USERINFO.sub("<credentials>@", _ADDRESS.sub(lambda m: _QUERY.sub("?<query>", m.group(0)), str(text)))
+    return _USERINFO_CODED.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)] + "<credentials>"
+                               if m.group(1) else m.group(0), text)
 
 
 class LoadError(ValueError):
