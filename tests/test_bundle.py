@@ -697,6 +697,7 @@ def test_an_out_that_cannot_be_written_is_named_by_its_own_path(run, tmp_path):
      "B <path>, C <path>"),
     ("F \\\\/home/alice/x35 \\/srv/alice/x", "F <path> <path>"),
     ("in /@alice/x/y and /srv/@alice/z", "in <path> and <path>"),        # a first part that starts with `@`
+    ("read ~alice/private/x.csv, then cd ~alice", "read <path>, then cd <path>"),   # a user's home by name
 ])
 def test_scrubbing_leaves_no_piece_of_an_absolute_path_in_any_form(run, written, expected):
     """A path with spaces, a file:// address, JSON's escaped slashes (\\/, \\u002f), HTML's character references and
@@ -736,7 +737,7 @@ def test_scrubbing_keeps_what_is_not_a_path(run, monkeypatch):
     text = ('units it/s, 3/4 done, https://example.org/a/b, </div>, "a/b c", \'x\', 50%20off, ratio 1/2 of 3/4\n'
             '{"url": "https:\\/\\/example.org\\/a"}, results/huang2019_dpadmm/fig1 and logs/x.log\n'
             'a\\u002fb, 1&#47;2, "\\u002f", &#x2F;&#x2F;\n'
-            'config/claims/datasets.yaml, data/x, /database\n')
+            'config/claims/datasets.yaml, data/x, /database, ~/x/y, ~5 s, a~b/c\n')
     assert scrub_paths(text, run) == text
 
 

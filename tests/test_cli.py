@@ -357,6 +357,14 @@ def test_a_malformed_mirror_url_is_refused_before_any_work_not_as_a_checksum_mis
     assert f"--mirror {mirror}: not a valid" in capsys.readouterr().err
 
 
+def test_info_refuses_a_root_that_is_no_project(tmp_path, monkeypatch, capsys):
+    """`info` called any folder a project (every raw file "missing"), where `items`, `run` and `report` refuse it."""
+    monkeypatch.setenv("REPRO_DPADMM_ROOT", str(tmp_path))
+    assert main(["info"]) == 2
+    err = capsys.readouterr().err
+    assert f"REPRO_DPADMM_ROOT={tmp_path} has no config/config.yaml" in err and "project at" not in err
+
+
 @pytest.mark.parametrize("mirror, said", [
     ("ftp://x/y", "a mirror is a folder, a file:// address or an http(s) URL, not ftp://"),
     ("file://host/x", "'host' is a host"),

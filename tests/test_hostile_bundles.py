@@ -801,11 +801,13 @@ def test_judged_verdicts_of_any_length_are_clipped_and_their_list_capped(project
     claims = json.loads((folder / "results/report/claims.json").read_text())
     for c in claims:
         c["verdict"] = "x" * 1500
+    judged = len(claims)
+    claims += [{"id": f"gone{k}" + "y" * 1500, "verdict": "reproduced"} for k in range(3)]   # ids of removed claims
     (folder / "results/report/claims.json").write_text(json.dumps(claims))
     rj = rejudge(with_manifest(folder, tmp_path / "p.tar.gz"), tmp_path / "rj", root=project)
     said = rj.summary()
-    assert len(claims) > SHOWN_ITEMS and f"... and {len(claims) - SHOWN_ITEMS:,} more" in said
-    assert "x" * (VERDICT_MAX + 1) not in said and len(said) < 20_000, len(said)
+    assert judged > SHOWN_ITEMS and f"... and {judged - SHOWN_ITEMS:,} more" in said and "3 claims of the" in said
+    assert "x" * (VERDICT_MAX + 1) not in said and "y" * 100 not in said and len(said) < 20_000, len(said)
 
 
 @pytest.mark.parametrize("form", ["binary", "upper"])

@@ -812,6 +812,7 @@ _CODED = re.compile(rf"(?:(?<![\w.~:+@-])|{_ESCAPE_BEFORE})(?<!47;)(?<!2[fF];)(?
 # resolves it (`/x//y/../z` is `/x/z`; symbolic links are not followed: the scrubbed text names no real file).
 _UNRESOLVED = re.compile(rf"{_STARTS}(?!(?<=:)//)(?!(?<=58;)//)(?!(?<=3[aA];)//)/[^\s\"'<>|;,:)\ue000]*")   # a run of path characters, taken whole
 _NOT_LEXICAL = re.compile(r"//|/\.\.?(?:/|$)")
+_USER_HOME = re.compile(r"(?<![\w.~/+\\-])~[A-Za-z_][\w.-]*(?:/[\w.+@~-]+)*/?(?![\w.+@~-])")
 
 
 def _lexical(path: str) -> str:
@@ -859,7 +860,9 @@ def scrub_other_paths(text: str, root: Path) -> str:
         text = _CODED.sub(lambda m: relative(re.sub(_SLASH_CODE, "/", m.group(0)),
                                              re.match(_SLASH_CODE, m.group(0))[0]), text)
     text = _QUOTED.sub(lambda m: relative(m.group(0)), text)
-    return _ABSOLUTE.sub(lambda m: relative(m.group(0)), text)
+    text = _ABSOLUTE.sub(lambda m: relative(m.group(0)), text)
+    # a user's home folder by name (`~alice/data/x.csv`): the name is the user's, the rest of it theirs
+    return _USER_HOME.sub(PATH_PLACEHOLDER, text) if "~" in text else text
 
 
 # An owned folder's name records its process (`<prefix><pid>@<host>.<random>`, locks.owned_dir), and a lock's
@@ -1466,7 +1469,8 @@ class Rejudged:
                 break
             ids = [c["id"] for c in self.changes if not c[side]]
             if ids:
-                lines.append(f"{len(ids)} {what}: " + ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else ""))
+                lines.append(f"{len(ids)} {what}: " + ", ".join(_short(i) for i in ids[:5])
+                             + (" ..." if len(ids) > 5 else ""))
         if self.params_differ:
             lines.append(f"items whose parameters differ from the current config ({len(self.params_differ)}):")
             for name, diffs in list(self.params_differ.items())[:SHOWN_ITEMS]:

@@ -26,6 +26,11 @@ def cmd_info(args) -> int:
     from .paths import project_root
 
     root = project_root()
+    if os.environ.get("REPRO_DPADMM_ROOT") and not (root / "config" / "config.yaml").exists():
+        from .config import ConfigError   # as `items`, `run` and `report` refuse it, before calling it a project
+
+        raise ConfigError(f"REPRO_DPADMM_ROOT={printable(os.environ['REPRO_DPADMM_ROOT'])} has no config/config.yaml: "
+                          "it must name the project's root (the checkout's top folder)")
     print(f"repro-dpadmm project at {root}")
     print(f"python {platform.python_version()} on {platform.machine()} ({platform.system()})")
     for name, v in package_versions().items():
