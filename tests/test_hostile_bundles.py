@@ -826,6 +826,16 @@ def test_a_manifest_as_sha256sum_writes_it_in_binary_mode_or_upper_case_is_read(
     assert "(a line is `<64 hex digits>  <path>`, as sha256sum writes it)" in verify(folder)[0]
 
 
+def test_a_manifest_line_that_names_a_folder_says_so(base, tmp_path):
+    """A line naming a folder of the bundle was reported as a missing file."""
+    from _hostile import copy_base
+
+    folder = copy_base(base, tmp_path)
+    with open(folder / "MANIFEST.sha256", "a") as fh:
+        fh.write("0" * 64 + "  results/huang2019_dpadmm\n")
+    assert "MANIFEST.sha256 lists results/huang2019_dpadmm, a folder, not a file" in verify(folder)
+
+
 def test_a_manifest_that_is_a_link_is_named_so(base, tmp_path):
     """An unpacked bundle whose MANIFEST.sha256 is a link was said to have none."""
     from _hostile import copy_base

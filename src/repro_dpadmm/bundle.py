@@ -367,7 +367,9 @@ def verify(folder: str | Path, limits: Limits | None = None) -> list[str]:
         listed[rel] = digest
     for rel, digest in listed.items():
         if rel not in present:   # never opened: only files found by the walk are
-            problems.append(f"missing: {safeload.printable(rel)}")
+            problems.append(f"{MANIFEST} lists {safeload.printable(rel)}, a folder, not a file"
+                            if (folder / rel).is_dir() and not (folder / rel).is_symlink()
+                            else f"missing: {safeload.printable(rel)}")
         elif sha256_file(folder / rel) != digest:
             problems.append(f"modified: {safeload.printable(rel)} (sha256 differs from {MANIFEST})")
     problems += [f"not in {MANIFEST}: {safeload.printable(rel)}" for rel in sorted(set(present) - set(listed) - {MANIFEST})]

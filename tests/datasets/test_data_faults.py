@@ -330,6 +330,23 @@ def test_data_build_refuses_a_non_finite_attempt_state_before_any_work(tiny, mon
     assert not tiny.processed.exists()
 
 
+def test_a_sidecar_that_is_a_fifo_or_a_link_to_a_device_is_damaged_not_missing(tiny):
+    """`data list` said "not built" for a sidecar that is there but no regular file (and never opens it)."""
+    import os
+
+    from repro_dpadmm.datasets.processed import state
+
+    build("gisette", mirror=str(tiny.mirror), root=tiny.root)
+    side = tiny.processed / "gisette.json"
+    side.unlink()
+    os.mkfifo(side)
+    what, why = state("gisette", tiny.root)
+    assert what == "damaged" and "is not a regular file" in why, (what, why)
+    side.unlink()
+    side.symlink_to("/dev/zero")
+    assert state("gisette", tiny.root)[0] == "damaged"
+
+
 def test_data_list_says_damaged_for_an_unreadable_sidecar(tiny, capsys, monkeypatch):
     """A sidecar that is not valid JSON is "damaged" (rebuild it), as a damaged npz is, not "unavailable" (which says
     its build could not have the files); a missing one is "not built"."""

@@ -205,6 +205,9 @@ def _intact(sidecar_path: Path, npz_path: Path) -> dict | None:
 
 def sidecar(name: str, root: Path | None = None) -> dict:
     path = processed_dir(root) / f"{name}.json"
+    if (path.exists() or path.is_symlink()) and not path.is_file():   # never opened: a FIFO's read would block
+        raise FileNotFoundError(f"{path} is not a regular file (a FIFO, a folder, a device or a broken link): "
+                                f"rebuild it with `repro-dpadmm data build {name}`")
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: build it with `snakemake --cores all datasets` or "
                                 f"`repro-dpadmm data build {name}`")
@@ -255,7 +258,8 @@ def state(name: str, root: Path | None = None) -> tuple[str, str]:
     try:
         meta = sidecar(name, root)
     except FileNotFoundError as exc:
-        return ("damaged" if (processed_dir(root) / f"{name}.json").is_file() else "not built"), str(exc)
+        side = processed_dir(root) / f"{name}.json"
+        return ("damaged" if side.exists() or side.is_symlink() else "not built"), str(exc)
     if not meta.get("available"):
         return "unavailable", meta.get("reason", "") or "unavailable"
     problem = npz_problem(name, meta, root)
