@@ -425,9 +425,6 @@ def cmd_frontier_job(args) -> int:
         raise ValueError(f"a level is given twice: {' '.join(levels)}")
     for level in levels:
         bf.check_job(args.method, level, params)
-    if len(levels) > 1 and not args.floor_out:
-        raise ValueError(f"{len(levels)} levels: several levels run only as lanes with their noise-free runs "
-                         "(--floor-out, one file per level; ZKL's methods); run other jobs one at a time")
     _check_cost(bf.PAPER, bf.ITEM, whole, args.yes)   # memory and work, as for `run` and `part`
     if args.out and len(args.out) != len(levels):
         raise ValueError(f"--out: one file per level ({len(levels)}), got {len(args.out)}")
@@ -453,8 +450,10 @@ def cmd_frontier_job(args) -> int:
                           "reason": f"dataset unavailable: {reason.splitlines()[0] if reason else bf.DATASET}"}, path)
             print(f"{args.method}/{level}: not run ({bf.DATASET} unavailable) -> {printable(path)}")
         return 0
-    jobs = [job for pair in bf.run_job_lanes(args.method, levels, params) for job in pair] if args.floor_out else \
-        [bf.run_job(args.method, levels[0], params)]
+    if args.floor_out:
+        jobs = [job for pair in bf.run_job_lanes(args.method, levels, params) for job in pair]
+    else:   # one after another, on the data loaded once (the rules frontier_jobs_<k>)
+        jobs = bf.run_jobs(args.method, levels, params)
     for job in jobs:
         path = outs[job["level"]]
         bf.write_job(job, path)
@@ -628,10 +627,11 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--yes", action="store_true", help="as for `run`: run settings of very large estimated work")
     pa.set_defaults(func=cmd_part)
 
-    fj = sub.add_parser("frontier-job", help="run one (method, level) job of beyond/frontier and write its JSON")
+    fj = sub.add_parser("frontier-job", help="run (method, level) jobs of beyond/frontier and write their JSON files")
     fj.add_argument("method", help="a method of the frontier (e.g. huang_dpadmm) or 'floor'")
     fj.add_argument("level", nargs="+", help="a level such as eps0.1, a noiseless run (eps0.1-noiseless or noiseless) "
-                    "or 'nonprivate' for the floor; several levels with --floor-out (ZKL's methods: one run, lanes)")
+                    "or 'nonprivate' for the floor; several levels run one after another in one process, or with "
+                    "--floor-out as lanes of one run (ZKL's methods)")
     fj.add_argument("--params", default=None, help="item parameters as JSON (default: from the config)")
     fj.add_argument("--configfile", action="append", default=[], help="config override, e.g. config/smoke.yaml")
     fj.add_argument("--out", nargs="+", default=None, metavar="FILE",

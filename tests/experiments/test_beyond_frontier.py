@@ -411,16 +411,20 @@ def test_cluster_code_path_runs_a_slice(processed_root, tmp_path):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-4000:]
     # the outer Snakemake hands each job to the (remote) executor, whose job script runs Snakemake for that job alone;
-    # ZKL R-ADMM's level runs with its noise-free run (rule frontier_job_lanes_1, both files), XU's alone
+    # ZKL R-ADMM's level runs with its noise-free run (rule frontier_job_lanes_1, both files), XU's with its noiseless
+    # run in one process (rule frontier_jobs_1, both files)
     assert "Provided remote nodes: 2" in out, out[-3000:]
-    assert out.count("localrule frontier_job:") == 1 and out.count("localrule frontier_job_lanes_1:") == 1, out[-3000:]
+    assert out.count("localrule frontier_jobs_1:") == 1 and out.count("localrule frontier_job_lanes_1:") == 1, \
+        out[-3000:]
+    assert json.loads((proj / "results/beyond/frontier/jobs/xu_dpadmm/noiseless.json").read_text())["noiseless"]
     floor = json.loads((proj / "results/beyond/frontier/jobs/zhang_radmm/eps3-noiseless.json").read_text())
     assert floor["noiseless"] and floor["calibration"] == json.loads((proj / targets[0]).read_text())["calibration"]
     for t in targets:
         job = json.loads((proj / t).read_text())
         assert job["calibration"]["target"] == 3.0 and 0 <= job["calibration"]["rel_gap"] <= 0.01
         assert len(job["test_error"]) == smoke["papers"]["beyond"]["frontier"]["repeats"]
-        assert (proj / "logs/beyond/frontier" / job["method"] / "eps3.log").read_text().strip()
+        log = "eps3.log" if job["method"] == "zhang_radmm" else "eps3+noiseless.log"
+        assert (proj / "logs/beyond/frontier" / job["method"] / log).read_text().strip()
 
 
 @pytest.mark.mirror
@@ -517,6 +521,48 @@ def test_which_jobs_run_paired_with_their_noise_free_run():
 
 
 @pytest.mark.mirror
+@pytest.mark.parametrize("method", ["huang_dpadmm", "huang_dpsgd", "xu_dpaccadmm", "floor"])
+def test_jobs_of_one_process_are_the_jobs_alone(processed_root, method):
+    """Several jobs of a method in one process (`run_jobs`, the rules frontier_jobs_<k>: levels and noiseless runs,
+    the data loaded once) give the records each job gives alone, bit for bit but for the timings."""
+    p = tiny_params(seed=0, levels=[0.3, 1.0], methods=[] if method == "floor" else [method])
+    levels = [lv for m, lv in bf.jobs_of(p) if m == method]
+    assert len(levels) == (1 if method == "floor" else 4 if method == "huang_dpadmm" else 3), levels
+    together = bf.run_jobs(method, levels, p, processed_root)
+    timing = {"wall_time_s", "cpu_time_s", "calibration_time_s"}
+    for level, rec in zip(levels, together):
+        one = bf.run_job(method, level, p, processed_root)
+        assert rec["level"] == level and set(rec) == set(one)
+        assert {k: v for k, v in rec.items() if k not in timing} == {k: v for k, v in one.items() if k not in timing}
+        assert rec["cpu_time_s"] > 0
+    with pytest.raises(ValueError, match="distinct levels"):
+        bf.run_jobs(method, [levels[0], levels[0]], p, processed_root)
+
+
+@pytest.mark.parametrize("k, sizes", [(1, [1] * 5), (2, [2, 2, 1]), (3, [3, 2]), (4, [3, 2]), (5, [5]), (9, [5])])
+def test_a_methods_jobs_are_dealt_into_groups_of_at_most_jobs_per_run(k, sizes):
+    """Every job but ZKL's paired ones is in exactly one group (the floor alone); a method's groups keep
+    `jobs_of`'s order, hold at most `jobs_per_run` jobs and differ in size by one at most."""
+    p = {**PARAMS, "levels": [0.1, 0.3, 1.0, 3.0], "jobs_per_run": k}
+    groups = bf.job_groups(p)
+    grouped = [(m, lv) for m, levels in groups for lv in levels]
+    paired = [(m, lv) for m, lv in bf.jobs_of(p) if bf.pairs_with_floor(m, lv.removesuffix("-noiseless"))]
+    assert sorted(grouped + paired) == sorted(bf.jobs_of(p)) and len(set(grouped)) == len(grouped)
+    assert [g for g in groups if g[0] == "xu_dpadmm"] == [("xu_dpadmm", lv) for lv in _chunks(
+        ["eps0.1", "eps0.3", "eps1", "eps3", "noiseless"], sizes)]
+    assert groups[-1] == ("floor", ["nonprivate"])
+    assert not any(m.startswith("zhang_") for m, _ in groups)
+
+
+def _chunks(items, sizes):
+    out, start = [], 0
+    for n in sizes:
+        out.append(items[start:start + n])
+        start += n
+    return out
+
+
+@pytest.mark.mirror
 @pytest.mark.parametrize("method", ["zhang_pp", "zhang_dvp", "zhang_radmm"])
 def test_a_lanes_job_writes_the_jobs_it_replaces(processed_root, method):
     """Every level's job and its noise-free twin run as lanes of one run (each level its own C, rho and alpha) give
@@ -543,8 +589,7 @@ def test_a_lanes_job_writes_the_jobs_it_replaces(processed_root, method):
 def test_cli_writes_a_level_and_its_noise_free_run_with_floor_out(processed_root, tmp_path, monkeypatch, capsys):
     """`frontier-job METHOD LEVEL... --out FILE... --floor-out FILE...` (rule frontier_job_lanes) writes every level's
     job and its noiseless job, the records `run_job_lanes` makes; a method that does not pair, a noiseless level,
-    the same file twice, several levels without --floor-out or a count of files that is not one per level are
-    refused before any work."""
+    the same file twice or a count of files that is not one per level are refused before any work."""
     from repro_dpadmm import cli
 
     proj = fresh_copy(tmp_path / "project")
@@ -562,8 +607,7 @@ def test_cli_writes_a_level_and_its_noise_free_run_with_floor_out(processed_root
                      "--floor-out", str(out)]) == 2
     assert "a path is given twice" in capsys.readouterr().err
     two = json.dumps(tiny_params(seed=0, methods=["zhang_dvp"], levels=[1.0, 3.0]))
-    for args, why in ((["eps1", "eps3", "--out", str(out), str(floor)], "several levels run only as lanes"),
-                      (["eps1", "eps3", "--out", str(out), "--floor-out", str(floor), str(floor) + "2"],
+    for args, why in ((["eps1", "eps3", "--out", str(out), "--floor-out", str(floor), str(floor) + "2"],
                        "--out: one file per level"),
                       (["eps1", "eps1", "--floor-out", str(out), str(floor)], "a level is given twice")):
         assert cli.main(["frontier-job", "zhang_dvp", *args, "--params", two]) == 2

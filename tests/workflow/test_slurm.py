@@ -218,7 +218,7 @@ def test_slice_runs_through_sbatch_and_its_outputs_are_the_local_runs(cluster, l
     run_id = re.search(r"SLURM run ID: (\S+)", out).group(1)
     submitted = dict(SUBMITTED.findall(out))
     # every job of the slice but the target rule: 4 parts, 2 frontier jobs (ZKL R-ADMM's level with its noise-free
-    # run, rule frontier_job_lanes_1; the floor), 2 notebooks, the report
+    # run, rule frontier_job_lanes_1; the floor, rule frontier_jobs_1), 2 notebooks, the report
     assert len(submitted) == 9, out[-5000:]
     seen = _squeue(cluster)
     for jobid in submitted:
@@ -226,7 +226,7 @@ def test_slice_runs_through_sbatch_and_its_outputs_are_the_local_runs(cluster, l
         assert seen[jobid]["state"] == "COMPLETED" and seen[jobid]["name"] == run_id, seen[jobid]
     # the profile's resources as sbatch got them: 15 minutes, 2000 MB, one core
     by_rule = {seen[j]["comment"].split("_wildcards_")[0]: seen[j] for j in submitted}
-    assert set(by_rule) == {"rule_item_part", "rule_frontier_job", "rule_frontier_job_lanes_1", "rule_item_notebook",
+    assert set(by_rule) == {"rule_item_part", "rule_frontier_jobs_1", "rule_frontier_job_lanes_1", "rule_item_notebook",
                             "rule_report"}, by_rule
     for rule, job in by_rule.items():
         assert (job["time_limit"], job["memory"], job["cpus"]) == ("15:00", "2000M", "1"), (rule, job)

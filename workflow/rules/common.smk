@@ -61,8 +61,9 @@ def item_dataset_records(wildcards):
     return [f"resources/processed/{name}.json" for name in names]
 
 
-# beyond/frontier runs as one job per (method, level) (rule frontier_job in beyond.smk; ZKL's methods as one job per
-# group of `lane_levels` levels, each level with its noise-free run, as lanes of one run: the rules frontier_job_lanes_<k>).
+# beyond/frontier runs a method's jobs several to a process (rules frontier_jobs_<k> in beyond.smk, `jobs_per_run`;
+# ZKL's methods as one job per group of `lane_levels` levels, each level with its noise-free run, as lanes of one run:
+# the rules frontier_job_lanes_<k>).
 def frontier_jobs():
     """(method, level) of every job of beyond/frontier; levels named as repro_dpadmm's level_key (0.1 -> eps0.1)."""
     if "frontier" not in config["papers"].get("beyond", {}):
@@ -108,39 +109,36 @@ def frontier_paired_methods():
     return "|".join(_paired_methods()) or "(?!x)x"
 
 
-def frontier_unpaired_methods():
-    """A wildcard pattern of every other method (the jobs frontier_job runs) and the floor; a paired method's
-    name is refused where the folder's slash follows it."""
-    return rf"(?!(?:{'|'.join(_paired_methods()) or '(?!x)x'})/)[a-z0-9_]+"
+def frontier_job_groups():
+    """The frontier's other jobs (HUANG's, XU's, the floor) as the rules frontier_jobs_<k> run them, several to a
+    process (repro_dpadmm.experiments.beyond_frontier.job_groups, `jobs_per_run`): [(job levels, methods)], one rule
+    per distinct list of job levels, for the methods that have it as a group."""
+    if "frontier" not in config["papers"].get("beyond", {}):
+        return []
+    from repro_dpadmm.experiments.beyond_frontier import job_groups
+
+    rules = {}
+    for method, levels in job_groups(item_config("beyond", "frontier")):
+        rules.setdefault(tuple(levels), []).append(method)
+    return list(rules.items())
 
 
-def frontier_job_params(wildcards):
-    """The frontier config as one job sees it: its own method and level only (the floor: no method, every level),
-    so that adding a level or a method re-runs only the new jobs (params changes trigger re-runs)."""
-    p = {**item_config("beyond", "frontier"), "seed": config["seed"]}
-    p.pop("datasets", None)
-    p.pop("lane_levels", None)   # how ZKL's jobs are grouped: no job's parameter
-    if wildcards.method != "floor":
-        p["methods"] = [wildcards.method]
-        base = wildcards.level.removesuffix("-noiseless")  # a method's noiseless run at one level ...
-        if base != "noiseless":  # ... or at every level (its noise-free run does not depend on the level)
-            p["levels"] = [v for v in p["levels"] if f"eps{float(v):g}" == base]
-    else:
-        p["methods"] = []
-    return json.dumps(p, sort_keys=True)
-
-
-def frontier_lanes_params(levels):
-    """frontier_job_params of a method's lanes job over `levels` (job levels, eps0.1): its method and those levels."""
+def frontier_group_params(levels):
+    """The frontier config as a job of `levels` (job levels: eps0.1, eps0.1-noiseless, noiseless, nonprivate) sees
+    it: its own method only (the floor: none) and the levels those jobs are at (all of them for a noiseless run that
+    does not depend on the level, and for the floor), without datasets and how jobs are grouped, so that adding a
+    level or a method re-runs only the groups it changes (params changes trigger re-runs)."""
 
     def params(wildcards):
         from repro_dpadmm.experiments.beyond_frontier import level_key
 
         p = {**item_config("beyond", "frontier"), "seed": config["seed"]}
-        p.pop("datasets", None)
-        p.pop("lane_levels", None)
-        p["methods"] = [wildcards.method]
-        p["levels"] = [v for v in p["levels"] if level_key(v) in levels]
+        for key in ("datasets", "lane_levels", "jobs_per_run"):   # no job's parameter
+            p.pop(key, None)
+        p["methods"] = [] if wildcards.method == "floor" else [wildcards.method]
+        bases = {lv.removesuffix("-noiseless") for lv in levels}
+        if not bases & {"noiseless", "nonprivate"}:
+            p["levels"] = [v for v in p["levels"] if level_key(v) in bases]
         return json.dumps(p, sort_keys=True)
 
     return params

@@ -30,14 +30,15 @@ minimisation (HUANG PVP, DVP; ZKL PP, DVP, R-ADMM's exact odd steps) have no lea
 papers' values. The table and `step_scale.<method>.<level>` say which multiple won.
 
 The grid is split into one job per (method, level) so that a cluster runs it in parallel: `run_job` (CLI
-`repro-dpadmm frontier-job METHOD LEVEL`, Snakemake rule `frontier_job`) writes
-`results/beyond/frontier/jobs/<method>/<level>.json`, plus one job for the non-private floor
-(`jobs/floor/nonprivate.json`) and, per method, its optimiser floor: the same method, calibration and T without the
+`repro-dpadmm frontier-job METHOD LEVEL`) writes `results/beyond/frontier/jobs/<method>/<level>.json`, plus one job
+for the non-private floor (`jobs/floor/nonprivate.json`) and, per method, its optimiser floor: the same method, calibration and T without the
 noise (`jobs/<method>/<level>-noiseless.json`, or `jobs/<method>/noiseless.json` where the noise-free run does not
 depend on the level); ZKL's methods run every level's job and its noiseless one as lanes of one run (`run_job_lanes`,
 rule `frontier_job_lanes`, CLI `frontier-job METHOD LEVEL... --out ... --floor-out ...`: every file, the numbers of
-the jobs alone); the notebook only loads them (`load_jobs`, which runs a missing or stale job itself when the
-notebook is run by hand) and aggregates (`summarise`, `metrics`, `conclusions`, `figure`).
+the jobs alone), and every other method's jobs run `jobs_per_run` to a process (`run_jobs`, `job_groups`, rules
+`frontier_jobs_<k>`, CLI `frontier-job METHOD LEVEL... --out ...`: one after another on the data loaded once); the
+notebook only loads them (`load_jobs`, which runs a missing or stale job itself when the notebook is run by hand)
+and aggregates (`summarise`, `metrics`, `conclusions`, `figure`).
 
 What the aggregation decides, every part from the numbers (differences judged paired over the repeats, which share
 their splits, at `Z` standard errors):
@@ -243,8 +244,9 @@ def check_params(params: dict) -> dict:
 
 def job_params(params: dict) -> dict:
     """The parameters a job depends on: all but the grid itself (which jobs exist) and how its jobs are grouped
-    (`lane_levels`: the numbers are the same), and the job format."""
-    return {**{k: v for k, v in params.items() if k not in ("levels", "methods", "datasets", "lane_levels")},
+    (`lane_levels`, `jobs_per_run`: the numbers are the same), and the job format."""
+    return {**{k: v for k, v in params.items() if k not in ("levels", "methods", "datasets", "lane_levels",
+                                                             "jobs_per_run")},
             "job_format": JOB_FORMAT}
 
 
@@ -363,14 +365,18 @@ def step_runs(method: str, mech: Mechanism, grid: list[float], X, y, splits, tra
         yield scale, run.run(data_, cal, ctx.T, rngs["noise"], noiseless=noiseless)
 
 
-def run_job(method: str, level: str, params: dict, root: Path | None = None) -> dict:
-    """One (method, level) of the grid, or the non-private floor: calibrate, run every repeat, evaluate."""
+def run_job(method: str, level: str, params: dict, root: Path | None = None, *, loaded: tuple | None = None) -> dict:
+    """One (method, level) of the grid, or the non-private floor: calibrate, run every repeat, evaluate. `loaded`:
+    (X, y, splits, train) as `data` and `train_csr` make them, if already made (`run_jobs`)."""
     check_job(method, level, params)
     levels = {level_key(v): float(v) for v in params["levels"]}
     ctx = context(params)
     t0, c0 = time.perf_counter(), time.process_time()
-    X, y, splits = data(params, root)
-    train = train_csr(X, splits)
+    if loaded is None:
+        X, y, splits = data(params, root)
+        train = train_csr(X, splits)
+    else:
+        X, y, splits, train = loaded
     base = {"method": method, "level": level, "params_hash": canonical_hash(job_params(params)),
             "repeats": len(splits)}
     if (method, level) == FLOOR:
@@ -409,6 +415,49 @@ def run_job(method: str, level: str, params: dict, root: Path | None = None) -> 
         out.update(step_scale=float(chosen), step_sweep=sweep)
     # each reading at the step the default chose (the one rule tunes on the agents' own models)
     out["readings"] = {r: by_step[chosen] for r, by_step in readings.items() if by_step}
+    return out
+
+
+def run_jobs(method: str, levels: list[str], params: dict, root: Path | None = None) -> list[dict]:
+    """Several jobs of one method (any of its levels and noiseless runs, or the floor) one after another in one
+    process, on the data loaded once (`job_groups`: a job's start and the data's load are a large share of a HUANG or
+    XU job). Each record is the one `run_job` writes for that job alone, bit for bit but for the timings: the load's
+    time is split evenly between the records (tests/experiments/test_beyond_frontier.py)."""
+    if not levels or len(set(levels)) != len(levels):
+        raise ValueError(f"{method}: one or more distinct levels expected, got {levels}")
+    for level in levels:
+        check_job(method, level, params)
+    t0, c0 = time.perf_counter(), time.process_time()
+    X, y, splits = data(params, root)
+    loaded = (X, y, splits, train_csr(X, splits))
+    wall, cpu = (time.perf_counter() - t0) / len(levels), (time.process_time() - c0) / len(levels)
+    out = []
+    for level in levels:
+        rec = run_job(method, level, params, root, loaded=loaded)
+        rec.update(wall_time_s=rec["wall_time_s"] + wall, cpu_time_s=rec["cpu_time_s"] + cpu)
+        out.append(rec)
+    return out
+
+
+def job_groups(params: dict) -> list[tuple[str, list[str]]]:
+    """(method, job levels) of every job the rules `frontier_jobs_<k>` run: each method that does not pair with its
+    floor (`pairs_with_floor`: ZKL's run as lanes, `frontier_lane_groups` in workflow/rules/common.smk) has its jobs,
+    in `jobs_of`'s order, dealt into the fewest groups of at most `jobs_per_run` (sizes differing by one at most), and
+    the floor is a group of its own. Which jobs share a process changes no number (`run_jobs`)."""
+    k = int(params.get("jobs_per_run", 4))
+    by_method: dict[str, list[str]] = {}
+    for method, level in jobs_of(params):
+        if not pairs_with_floor(method, level.removesuffix(f"-{NOISELESS}")):
+            by_method.setdefault(method, []).append(level)
+    out = []
+    for method, levels in by_method.items():
+        n = -(-len(levels) // k)
+        size, extra = divmod(len(levels), n)
+        start = 0
+        for g in range(n):
+            stop = start + size + (g < extra)
+            out.append((method, levels[start:stop]))
+            start = stop
     return out
 
 
