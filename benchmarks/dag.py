@@ -7,7 +7,7 @@ cores it was given, the peak memory of any job, and the ten most expensive jobs 
     python benchmarks/dag.py --read                 # only the job table of a finished run (logs/benchmarks)
 
 Run it from the project root. The items, their parts and the frontier's jobs are forced to run again (`--forcerun
-item_notebook item_part frontier_job report`); the datasets are not (build them first: `snakemake --cores 2 datasets`).
+item_notebook item_part frontier_jobs_<k> frontier_job_lanes_<k> report`); the datasets are not (build them first: `snakemake --cores 2 datasets`).
 CPU time is the rusage of the finished child processes, so it includes everything the DAG ran. Per job, the CPU
 time is read from the last line of the job's log (`repro-dpadmm job cost: ... s CPU`, written by the job's own
 process for itself and its children); Snakemake's own job processes and the dataset jobs are not in that sum.
@@ -26,7 +26,15 @@ from pathlib import Path
 
 from repro_dpadmm.costs import read_tsv
 
-FORCE = ("item_notebook", "item_part", "frontier_job", "report")
+FORCE = ("item_notebook", "item_part", "frontier_job", "report")   # rules forced to rerun, by name or prefix
+
+
+def forced_rules(snakemake_args: list[str]) -> list[str]:
+    """The rules of the DAG that FORCE names, each by its own name: the frontier's rules are one per group of jobs
+    (frontier_jobs_<k>, frontier_job_lanes_<k>), and --forcerun takes rule names only."""
+    out = subprocess.run([sys.executable, "-m", "snakemake", "--list-rules", *snakemake_args], capture_output=True,
+                         text=True, check=True).stdout.split()
+    return [r for r in out if r.startswith(FORCE)]
 
 
 def jobs(benchmarks: Path) -> list[tuple[str, float, float | None]]:
@@ -70,8 +78,8 @@ def main(argv=None) -> int:
     ap.add_argument("snakemake_args", nargs="*", help="more Snakemake arguments (after --)")
     args = ap.parse_args(argv)
     if not args.read:
-        cmd = [sys.executable, "-m", "snakemake", "--cores", str(args.cores), "--forcerun", *FORCE,
-               *args.snakemake_args]
+        cmd = [sys.executable, "-m", "snakemake", "--cores", str(args.cores), "--forcerun",
+               *forced_rules(args.snakemake_args), *args.snakemake_args]
         env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
