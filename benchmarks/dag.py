@@ -78,8 +78,9 @@ def main(argv=None) -> int:
     ap.add_argument("snakemake_args", nargs="*", help="more Snakemake arguments (after --)")
     args = ap.parse_args(argv)
     if not args.read:
-        cmd = [sys.executable, "-m", "snakemake", "--cores", str(args.cores), "--forcerun",
-               *forced_rules(args.snakemake_args), *args.snakemake_args]
+        # the forced rules last: --forcerun takes every word after it as a rule, a target too
+        cmd = [sys.executable, "-m", "snakemake", "--cores", str(args.cores), *args.snakemake_args, "--forcerun",
+               *forced_rules(args.snakemake_args)]
         env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
