@@ -7,7 +7,8 @@ cores it was given, the peak memory of any job, and the ten most expensive jobs 
     python benchmarks/dag.py --read                 # only the job table of a finished run (logs/benchmarks)
 
 Run it from the project root. The items, their parts and the frontier's jobs are forced to run again (`--forcerun
-item_notebook item_part frontier_jobs_<k> frontier_job_lanes_<k> report`); the datasets are not (build them first: `snakemake --cores 2 datasets`).
+item_notebook item_part frontier_jobs_<k> frontier_job_lanes_<k> report`); the datasets are not (build them first:
+`snakemake --cores 2 datasets`).
 CPU time is the rusage of the finished child processes, so it includes everything the DAG ran. Per job, the CPU
 time is read from the last line of the job's log (`repro-dpadmm job cost: ... s CPU`, written by the job's own
 process for itself and its children); Snakemake's own job processes and the dataset jobs are not in that sum.

@@ -210,9 +210,10 @@ def _execute(paper: str, item: str, notebook: Path, params: dict, stage: Path, o
             _show_kernel_stderr(kernel_folder)
             raise
         except BaseException:
-            # a stop: the notebook client's tasks it cut short are reported by asyncio as "Task exception was never
-            # retrieved", with tracebacks, when they are collected at exit, after the caller's own stop message (the
-            # CLI's, or a caller of run_item's): the stop's own consequence, so asyncio's log is off from here
+            # a stop: the notebook client's tasks it cut short (a kernel the signal killed first: DeadKernelError)
+            # are reported by asyncio as "Task exception was never retrieved", with tracebacks, when they are
+            # collected at exit, after the caller's own stop message (the CLI's one line, or a caller of run_item's):
+            # the stop's own consequence, so asyncio's log is off from here
             logging.getLogger("asyncio").disabled = True
             raise
     wall = time.perf_counter() - t0

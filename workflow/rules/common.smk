@@ -73,13 +73,6 @@ def frontier_jobs():
     return jobs_of(item_config("beyond", "frontier"))
 
 
-def frontier_levels():
-    """The frontier's levels as job levels (repro_dpadmm's level_key: 0.1 -> eps0.1)."""
-    from repro_dpadmm.experiments.beyond_frontier import level_key
-
-    return [level_key(v) for v in item_config("beyond", "frontier").get("levels", [])]
-
-
 def frontier_lane_groups():
     """The frontier's levels in the groups a ZKL method's lanes jobs run, `lane_levels` of them per job: dealt out
     from the lowest level to the highest, back and forth over the groups, so that each group holds cheap and dear

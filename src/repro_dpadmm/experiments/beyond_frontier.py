@@ -31,9 +31,9 @@ papers' values. The table and `step_scale.<method>.<level>` say which multiple w
 
 The grid is split into one job per (method, level) so that a cluster runs it in parallel: `run_job` (CLI
 `repro-dpadmm frontier-job METHOD LEVEL`) writes `results/beyond/frontier/jobs/<method>/<level>.json`, plus one job
-for the non-private floor (`jobs/floor/nonprivate.json`) and, per method, its optimiser floor: the same method, calibration and T without the
-noise (`jobs/<method>/<level>-noiseless.json`, or `jobs/<method>/noiseless.json` where the noise-free run does not
-depend on the level); ZKL's methods run every level's job and its noiseless one as lanes of one run (`run_job_lanes`,
+for the non-private floor (`jobs/floor/nonprivate.json`) and, per method, its optimiser floor: the same method,
+calibration and T without the noise (`jobs/<method>/<level>-noiseless.json`, or `jobs/<method>/noiseless.json`
+where the noise-free run does not depend on the level); ZKL's methods run every level's job and its noiseless one as lanes of one run (`run_job_lanes`,
 rule `frontier_job_lanes`, CLI `frontier-job METHOD LEVEL... --out ... --floor-out ...`: every file, the numbers of
 the jobs alone), and every other method's jobs run `jobs_per_run` to a process (`run_jobs`, `job_groups`, rules
 `frontier_jobs_<k>`, CLI `frontier-job METHOD LEVEL... --out ...`: one after another on the data loaded once); the
@@ -449,16 +449,9 @@ def job_groups(params: dict) -> list[tuple[str, list[str]]]:
     for method, level in jobs_of(params):
         if not pairs_with_floor(method, level.removesuffix(f"-{NOISELESS}")):
             by_method.setdefault(method, []).append(level)
-    out = []
-    for method, levels in by_method.items():
-        n = -(-len(levels) // k)
-        size, extra = divmod(len(levels), n)
-        start = 0
-        for g in range(n):
-            stop = start + size + (g < extra)
-            out.append((method, levels[start:stop]))
-            start = stop
-    return out
+    # np.array_split: the fewest groups of at most k, the first ones one longer where they cannot all be equal
+    return [(method, group.tolist()) for method, levels in by_method.items()
+            for group in np.array_split(levels, -(-len(levels) // k))]
 
 
 def pairs_with_floor(method: str, level: str) -> bool:
