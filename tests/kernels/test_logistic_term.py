@@ -1,6 +1,7 @@
 """The compiled gradient sweep of XU's logistic term equals scipy's products and expit bit for bit (same formula, same C
 library exp, same order of the sums), and MeanLogisticTerm's grad and loss equal the formulas they replaced: bit for
-bit on sparse rows, to round-off where numpy's vectorised exp and log1p take over (dense rows, the loss)."""
+bit on sparse rows, to round-off where numpy's vectorised exp and log1p take over (dense rows, the loss) and where dense
+rows are summed in blocks."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from scipy.special import expit
 
 from repro_dpadmm.kernels import logistic_term as k
 from repro_dpadmm.problems import fused_lasso as fl
+from repro_dpadmm.problems import logistic
 from repro_dpadmm.problems.l2_logistic import L2Logistic
 
 SPECIAL = [0.0, -0.0, 1e-300, -1e-300, 1e-8, -1e-8, 36.0, -36.0, 700.0, -700.0, 800.0, -800.0, np.inf, -np.inf]
@@ -63,8 +65,17 @@ def _old_loss(p, x, chunk=64):
     return out.reshape(x.shape[:-1])
 
 
-@pytest.mark.parametrize("sparse", [False, True])
-def test_problem_grad_and_loss_equal_the_numpy_formulas(sparse):
+def _one_product_loss(p, x):
+    z = np.asarray(p.X @ x.reshape(-1, p.d).T) * p.y[:, None]
+    m = np.maximum(-z, 0.0)
+    return (np.log1p(np.exp(-np.abs(z))) + m).mean(axis=0)
+
+
+@pytest.mark.parametrize("sparse,blocked", [(False, False), (False, True), (True, False)])
+def test_problem_grad_and_loss_equal_the_numpy_formulas(sparse, blocked, monkeypatch):
+    if blocked:  # dense rows in blocks of 64 (the least): 500 rows are 7 whole blocks and one of 52
+        monkeypatch.setattr(logistic, "ROW_BLOCK_BYTES", 1)
+        monkeypatch.setattr(logistic, "BLOCKED_ABOVE_BYTES", 0)
     rng = np.random.default_rng(5)
     X = fl.normalise_rows(np.where(rng.random((500, 12)) < (0.1 if sparse else 0.9), rng.standard_normal((500, 12)),
                                    0.0))
@@ -74,7 +85,10 @@ def test_problem_grad_and_loss_equal_the_numpy_formulas(sparse):
     p = L2Logistic(X=Xc, y=y, lam=1e-3)
     # sparse rows: the compiled sweep, bit for bit; dense rows and the loss: numpy's vectorised exp and log1p, which
     # differ from the C library's by an ulp in a few per cent of elements
-    same = np.array_equal if sparse else (lambda a, b: np.allclose(a, b, rtol=1e-14, atol=1e-17))
+    # (the blocks' sums in another order than one product's: round-off too)
+    same = np.array_equal if sparse else (lambda a, b: np.allclose(a, b, rtol=1e-14, atol=1e-16))
+    if not blocked:  # dense rows below BLOCKED_ABOVE_BYTES: one block, the one product's numbers bit for bit
+        assert np.array_equal(p.loss(x := rng.standard_normal((3, 12))), _one_product_loss(p, x))
     for shape in [(12,), (1, 12), (3, 12), (2, 20, 12), (70, 12)]:
         x = rng.standard_normal(shape)
         assert same(p.grad(x), _old_grad(p, x))

@@ -11,7 +11,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels.logistic_math import loss_inplace, sigmoid_neg_inplace
+from ..kernels.logistic_math import loss_inplace, sigmoid_neg_inplace, sigmoid_neg_unchecked
 
 
 def loss(z):
@@ -50,6 +50,18 @@ def error_rate(A, b, w):
     """Fraction misclassified by sign(w^T a), a tie counting as -1 (docs/choices.md#numerical-conventions): (...)."""
     pred = np.where(np.einsum("...md,...d->...m", A, w) > 0, 1.0, -1.0)
     return (pred != b).mean(axis=-1)
+
+
+# Dense rows larger than a last-level cache (BLOCKED_ABOVE_BYTES) are swept in blocks of ROW_BLOCK_BYTES: a block
+# stays in the cache between the product that gives its margins and the one that sums its gradient (or its loss), so
+# the rows are read from memory once per gradient, not twice, and the (rows, R) margins never leave the cache. A
+# Python loop over blocks (about 140 on bio_train's 72,876 rows), not over samples: it takes a third off XU's runs
+# on bio_train. The blocks' sums are added in another order than one product's: round-off, amplified in runs at
+# steps beyond Lemma 5's bound (benchmarks/tolerances.yaml). Smaller rows (ijcnn1's 8.8 MB) stay one block: the
+# cache holds them between the two products anyway (blocking gains about a tenth there), and their numbers stay
+# those of one product bit for bit.
+ROW_BLOCK_BYTES = 1 << 19
+BLOCKED_ABOVE_BYTES = 32 << 20
 
 
 class MeanLogisticTerm:
@@ -103,8 +115,13 @@ class MeanLogisticTerm:
         if sp.issparse(self.Xm):
             G = logistic_term.csr_grad_sum(self.Xm, cols)
             return (-G.T / self.n).reshape(x.shape)
-        s = sigmoid_neg_inplace(np.asarray(self.Xm @ cols))   # sigma(-margins), (n, R)
-        return (-(s.T @ self.Xm) / self.n).reshape(x.shape)
+        cols = np.asarray(cols, dtype=np.float64)
+        G = np.zeros((cols.shape[1], self.d))
+        with np.errstate(over="ignore"):  # e^z overflows to inf for z > 709: sigma(-z) = 0, its limit
+            for rows in self._row_blocks():  # cache blocking (ROW_BLOCK_BYTES): a block is read once for both products
+                Xb = self.Xm[rows]
+                G += sigmoid_neg_unchecked(Xb @ cols).T @ Xb      # sigma(-margins) of the block's rows, (b, R)
+        return (-G / self.n).reshape(x.shape)
 
     def grad_lanes(self, x: np.ndarray) -> np.ndarray:
         """`grad` of L lanes x (L, d) (the iterates of L settings of one run): (L, d). Sparse rows: one compiled
@@ -117,11 +134,25 @@ class MeanLogisticTerm:
         return -logistic_term.csr_grad_sum_lanes(self.Xm, x) / self.n
 
     def loss(self, x: np.ndarray, chunk: int = 64) -> np.ndarray:
-        """f(x), for x of shape (..., d); chunks of `chunk` iterates bound the (n, chunk) margin matrix."""
+        """f(x), for x of shape (..., d); chunks of `chunk` iterates bound the margin matrix (dense rows: and blocks
+        of rows, as in `grad`)."""
         x = np.asarray(x)
         xs = x.reshape(-1, self.d)
         out = np.empty(len(xs))
         for k in range(0, len(xs), chunk):
-            z = np.asarray(self.X @ xs[k:k + chunk].T) * self.y[:, None]
-            out[k:k + chunk] = loss_inplace(z).mean(axis=0)
+            if sp.issparse(self.Xm):
+                out[k:k + chunk] = loss_inplace(np.asarray(self.Xm @ xs[k:k + chunk].T)).mean(axis=0)
+                continue
+            total = np.zeros(len(xs[k:k + chunk]))
+            for rows in self._row_blocks():
+                total += loss_inplace(self.Xm[rows] @ xs[k:k + chunk].T).sum(axis=0)
+            out[k:k + chunk] = total / self.n
         return out.reshape(x.shape[:-1])
+
+    def _row_blocks(self):
+        """The dense rows as slices of at most ROW_BLOCK_BYTES, in order; one slice when they are no larger than
+        BLOCKED_ABOVE_BYTES."""
+        if self.Xm.nbytes <= BLOCKED_ABOVE_BYTES:
+            return [slice(None)]
+        b = max(64, ROW_BLOCK_BYTES // (8 * self.d))
+        return [slice(a, a + b) for a in range(0, self.n, b)]
