@@ -10,7 +10,7 @@
 # the data's load were a large share of each job); ZKL's methods run each level's job and its noise-free twin as
 # lanes of one run, one job per method and group of `lane_levels` levels (rules frontier_job_lanes_<k>, each writing
 # its levels' two job files). Either way the numbers are those of the jobs run alone, bit for bit: `lane_levels` =
-# 2 and `jobs_per_run` = 4 keep every job under 90 s at paper settings.
+# 1 and `jobs_per_run` = 4 keep every job under 90 s at paper settings.
 
 
 for _group, (_levels, _methods) in enumerate(frontier_job_groups(), start=1):

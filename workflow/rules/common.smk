@@ -81,7 +81,7 @@ def frontier_lane_groups():
     from repro_dpadmm.experiments.beyond_frontier import level_key
 
     values = sorted(float(v) for v in item_config("beyond", "frontier").get("levels", []))
-    k = int(item_config("beyond", "frontier").get("lane_levels", 2))
+    k = int(item_config("beyond", "frontier").get("lane_levels", 1))
     groups = [[] for _ in range(-(-len(values) // k))]
     for i, v in enumerate(values):
         turn, place = divmod(i, len(groups))
