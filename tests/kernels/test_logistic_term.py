@@ -88,7 +88,8 @@ def test_problem_grad_and_loss_equal_the_numpy_formulas(sparse, blocked, monkeyp
     # (the blocks' sums in another order than one product's: round-off too)
     same = np.array_equal if sparse else (lambda a, b: np.allclose(a, b, rtol=1e-14, atol=1e-16))
     if not blocked:  # dense rows below BLOCKED_ABOVE_BYTES: one block, the one product's numbers bit for bit
-        assert np.array_equal(p.loss(x := rng.standard_normal((3, 12))), _one_product_loss(p, x))
+        x = rng.standard_normal((3, 12))
+        assert np.array_equal(p.loss(x), _one_product_loss(p, x))
     for shape in [(12,), (1, 12), (3, 12), (2, 20, 12), (70, 12)]:
         x = rng.standard_normal(shape)
         assert same(p.grad(x), _old_grad(p, x))

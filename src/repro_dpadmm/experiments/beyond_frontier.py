@@ -33,9 +33,9 @@ The grid is split into one job per (method, level) so that a cluster runs it in 
 `repro-dpadmm frontier-job METHOD LEVEL`) writes `results/beyond/frontier/jobs/<method>/<level>.json`, plus one job
 for the non-private floor (`jobs/floor/nonprivate.json`) and, per method, its optimiser floor: the same method,
 calibration and T without the noise (`jobs/<method>/<level>-noiseless.json`, or `jobs/<method>/noiseless.json`
-where the noise-free run does not depend on the level); ZKL's methods run every level's job and its noiseless one as lanes of one run (`run_job_lanes`,
-rule `frontier_job_lanes`, CLI `frontier-job METHOD LEVEL... --out ... --floor-out ...`: every file, the numbers of
-the jobs alone), and every other method's jobs run `jobs_per_run` to a process (`run_jobs`, `job_groups`, rules
+where the noise-free run does not depend on the level); ZKL's methods run every level's job and its noiseless one
+as lanes of one run (`run_job_lanes`, rules `frontier_job_lanes_<k>`, CLI `frontier-job METHOD LEVEL... --out ...
+--floor-out ...`: every file, the numbers of the jobs alone), and every other method's jobs run `jobs_per_run` to a process (`run_jobs`, `job_groups`, rules
 `frontier_jobs_<k>`, CLI `frontier-job METHOD LEVEL... --out ...`: one after another on the data loaded once); the
 notebook only loads them (`load_jobs`, which runs a missing or stale job itself when the notebook is run by hand)
 and aggregates (`summarise`, `metrics`, `conclusions`, `figure`).

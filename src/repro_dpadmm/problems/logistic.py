@@ -115,10 +115,9 @@ class MeanLogisticTerm:
         if sp.issparse(self.Xm):
             G = logistic_term.csr_grad_sum(self.Xm, cols)
             return (-G.T / self.n).reshape(x.shape)
-        cols = np.asarray(cols, dtype=np.float64)
         G = np.zeros((cols.shape[1], self.d))
         with np.errstate(over="ignore"):  # e^z overflows to inf for z > 709: sigma(-z) = 0, its limit
-            for rows in self._row_blocks():  # cache blocking (ROW_BLOCK_BYTES): a block is read once for both products
+            for rows in self.row_blocks:  # cache blocking (ROW_BLOCK_BYTES): a block is read once for both products
                 Xb = self.Xm[rows]
                 G += sigmoid_neg_unchecked(Xb @ cols).T @ Xb      # sigma(-margins) of the block's rows, (b, R)
         return (-G / self.n).reshape(x.shape)
@@ -144,14 +143,15 @@ class MeanLogisticTerm:
                 out[k:k + chunk] = loss_inplace(np.asarray(self.Xm @ xs[k:k + chunk].T)).mean(axis=0)
                 continue
             total = np.zeros(len(xs[k:k + chunk]))
-            for rows in self._row_blocks():
+            for rows in self.row_blocks:
                 total += loss_inplace(self.Xm[rows] @ xs[k:k + chunk].T).sum(axis=0)
             out[k:k + chunk] = total / self.n
         return out.reshape(x.shape[:-1])
 
-    def _row_blocks(self):
+    @cached_property
+    def row_blocks(self) -> list[slice]:
         """The dense rows as slices of at most ROW_BLOCK_BYTES, in order; one slice when they are no larger than
-        BLOCKED_ABOVE_BYTES."""
+        BLOCKED_ABOVE_BYTES (made once per problem: `grad` and `loss` run thousands of times)."""
         if self.Xm.nbytes <= BLOCKED_ABOVE_BYTES:
             return [slice(None)]
         b = max(64, ROW_BLOCK_BYTES // (8 * self.d))
