@@ -309,6 +309,88 @@ def test_batched_local_solve_equals_every_problem_solved_alone():
             assert abs(int(one.steps[0, 0]) - int(sol.steps[r, i])) <= 1
 
 
+def _local_objective(data, f, kappa, b, C):
+    """phi(f) of every (repeat, node) local problem, (R, N), by numpy and scipy alone."""
+    z = data.y[:, None] * (data.Xb @ f.reshape(f.shape[0], -1).T)
+    loss = (data.P @ np.logaddexp(0.0, -z)).T
+    return C * loss + 0.5 * kappa * (f ** 2).sum(-1) + (b * f).sum(-1)
+
+
+def _steps_and_armijo(data, f0, kappa, b, C, scale):
+    """(slope, curv, nu, Armijo met) of the steps p = scale H^-1 g of every local problem, by dense algebra."""
+    R, N, d = f0.shape
+    X = data.Xb
+    sg = 1.0 / (1.0 + np.exp(dz._margins(data, f0)))
+    wts = data.w[:, None] * sg * (1 - sg)   # (n, R): the Hessian's sample weights
+    g = C * dz.local_grad(data, f0) + kappa[None, :, None] * f0 + b
+    p, Hp = np.empty_like(f0), np.empty_like(f0)
+    for r in range(R):
+        for i in range(N):
+            Xi = X[data.node == i][:, i * d:(i + 1) * d].toarray()
+            H = C * Xi.T @ (wts[data.node == i, r][:, None] * Xi) + kappa[i] * np.eye(d)
+            p[r, i] = scale * np.linalg.solve(H, g[r, i])
+            Hp[r, i] = H @ p[r, i]
+    slope = (g * p).sum(-1)
+    zp = data.y[:, None] * (X @ p.reshape(R, -1).T)
+    nu = np.stack([np.abs(zp[data.node == i]).max(axis=0) for i in range(N)], axis=1)
+    change = _local_objective(data, f0 - p, kappa, b, C) - _local_objective(data, f0, kappa, b, C)
+    return slope, (p * Hp).sum(-1), nu, change <= -1e-4 * slope
+
+
+def test_full_step_certificate_never_certifies_a_step_armijo_would_cut():
+    """Wherever full_step_certified says yes, the full step meets Armijo's condition phi(f - p) - phi(f) <= -1e-4
+    g^T p, measured directly: Newton steps (scaled by 1e-3 to 5) of spread-out problems, and exact Newton steps of
+    the two-sided problem whose curvature vanishes away from its minimiser (from 3 and 5 the full step overshoots:
+    only the certificate's cubic term, psi(nu) > 1/2, refuses it). Short steps are certified, so a certificate that
+    said yes, or no, to everything fails here."""
+    cases = [(*_spread_problems(R=6, seed=2), scale) for scale in (1e-3, 0.1, 0.5, 1.0, 2.0, 5.0)]
+    cases += [(_two_sided(), np.full((1, 1, 1), start), np.array([1e-3]), np.zeros((1, 1, 1)), 1.0, 1.0)
+              for start in (0.1, 3.0, 5.0)]
+    certified = fails = 0
+    for case in cases:
+        slope, curv, nu, armijo = _steps_and_armijo(*case)
+        ok = dz.full_step_certified(slope, curv, nu)
+        assert np.all(armijo[ok]), case[-1]
+        certified += int(ok.sum())
+        fails += int((~armijo).sum())
+    assert certified > 0 and fails > 0
+
+
+def test_certified_full_steps_change_no_number(monkeypatch):
+    """The line search's skipped first trials: local solves and a private M-ADMM run with the certificate and with
+    every first trial evaluated (certificate off) are equal bit for bit, and the certificate did skip trials."""
+    data, f0, kappa, b, C = _spread_problems()
+    fired = []
+    certify = dz.full_step_certified
+
+    def counting(*args):
+        ok = certify(*args)
+        fired.append(int(ok.sum()))
+        return ok
+
+    monkeypatch.setattr(dz, "full_step_certified", counting)
+    cut = (_two_sided(), np.full((1, 1, 1), 3.0), np.array([1e-3]), np.zeros((1, 1, 1)), 1.0)  # damped steps
+
+    def solves():
+        return [dz.solve_local(data, f0, kappa, b, C, tol=1e-10, flat_below=fb) for fb in (0.0, 0.3, 1.0)] + [
+            dz.solve_local(*cut, tol=1e-10)]
+
+    with_it = solves()
+    run = dict(C=5.0, rho=1.0, eta=dz.geometric(0.5, 1.05, 6), theta=np.full(6, 0.5), f0=f0[:, :, :],
+               alpha=dz.geometric(3.0, 1.04, 6))
+    X, y, zdata = zkl_problem()
+    madmm = dz.m_admm(zdata, RING4, rngs=repeat_generators(3, 3, "cert"), **run)
+    assert sum(fired) > 0
+    monkeypatch.setattr(dz, "full_step_certified", lambda slope, *a: np.zeros(slope.shape, dtype=bool))
+    without = solves()
+    for a, c in zip(with_it, without):
+        assert np.array_equal(a.f, c.f) and np.array_equal(a.steps, c.steps) and np.array_equal(a.damped, c.damped)
+    assert with_it[-1].damped.sum() > 0   # steps the line search did cut are among them
+    plain = dz.m_admm(zdata, RING4, rngs=repeat_generators(3, 3, "cert"), **run)
+    assert np.array_equal(madmm.meta["f_final"], plain.meta["f_final"])
+    assert np.array_equal(madmm.traces["L"], plain.traces["L"])
+
+
 def test_local_solve_on_the_unconverged_layout_still_raises_naming_problem_step_and_residual():
     data, *args = _spread_problems()
     with pytest.raises(NotConvergedError) as err:

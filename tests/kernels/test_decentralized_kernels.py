@@ -124,6 +124,14 @@ def test_line_search_kernels_equal_numpy(R):
     assert np.array_equal(z, kd.take_step_ref(blk, st["s"], st["zp"], st["z"]))
 
 
+@pytest.mark.parametrize("R", [1, 10])
+def test_block_absmax_equals_numpy(R):
+    X, blk, w, y, act, d, st = _layout(R)
+    out = np.full((blk.max() + 1, R), np.nan)
+    kd.block_absmax(blk, st["zp"], out)
+    assert np.array_equal(out, kd.block_absmax_ref(blk, st["zp"])) and np.all(out > 0)
+
+
 def test_loss_is_numpys_logaddexp_bit_for_bit():
     z = np.concatenate([np.random.default_rng(1).standard_normal(20000) * 30, [0.0, -0.0, 800.0, -800.0, 1e-300]])
     assert all(kd._loss(x) == np.logaddexp(0.0, -x) for x in z)

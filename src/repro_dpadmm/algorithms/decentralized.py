@@ -302,14 +302,14 @@ def solve_local(data: NodeData, f_start, kappa, b, C, *, tol: float = 1e-9, max_
             forcing, groups = forcing_r[rep][..., None], (rep, R)
         else:
             groups = None
-        p = _pcg(hvp, lay.precond, gb, max_cg, forcing=forcing, active=active[..., None], groups=groups)
+        p, r_cg = _pcg(hvp, lay.precond, gb, max_cg, forcing=forcing, active=active[..., None], groups=groups)
         p[~active] = 0.0
         zp = lay.prod(active, p)  # y x^T p for every sample, so that z(f - s p) = z - s zp
         s = np.ones(active.shape)
         if damped:
             slope = (gb * p).sum(-1)  # > 0: p is a descent direction (CG iterate on a positive definite system)
-            ok = ~active
-            for _ in range(60):
+            ok = ~active | full_step_certified(slope, slope - (p * r_cg).sum(-1), lay.absmax(zp))
+            for _ in range(0 if ok.all() else 60):
                 trial = np.where(ok, 0.0, s)
                 change = _phi_change(lay, zb, zp, sg, trial, fb, p, bb, lay.kap(kap), Cb)  # phi(f - s p) - phi(f)
                 ok |= change <= -1e-4 * trial * slope
@@ -410,6 +410,11 @@ class _Columns(_Layout):
         kd.loss_change_sums(self.csr[3], self.w1, z, u, dl, out)
         return out.T
 
+    def absmax(self, x):  # max |x| over the samples of every problem: (R, N)
+        out = np.empty((self.data.n_nodes, x.shape[1]))
+        kd.block_absmax(self.csr[3], x, out)
+        return out.T
+
     rowwise = False   # set by solve_local for independent repeats (`_precond`)
 
     def precond(self, v):  # M_i^{-1} v for every node and repeat, one batched BLAS product over the nodes
@@ -461,6 +466,11 @@ class _Flat(_Layout):
     def means(self, dl, z, u):
         out = np.empty((self.size, 1))
         kd.loss_change_sums(self.csr[3], self.w1, self.s2(z), u, dl, out)
+        return out[:, 0]
+
+    def absmax(self, x):
+        out = np.empty((self.size, 1))
+        kd.block_absmax(self.csr[3], self.s2(x), out)
         return out[:, 0]
 
     rowwise = False
@@ -522,7 +532,7 @@ def _pcg(hvp, precond, g, max_iter, forcing, active=None, groups=None):
     shaped like g with last axis 1; default all) has ||r|| <= forcing ||g|| (`forcing`: a scalar, or one per
     problem shaped like `active`). `groups` = (group of every problem, shaped like g without its last axis; number of
     groups): a group's iterate p stops at the iteration where all its active problems meet their targets, as it would
-    in a solve of that group alone; the others go on."""
+    in a solve of that group alone; the others go on. Returns p and its residual r = g - H p (CG's recurrence)."""
     done = np.zeros(g.shape[:-1] + (1,), dtype=bool) if active is None else ~active
     frozen = np.zeros_like(done)   # problems of the groups whose CG has stopped
     p = np.zeros_like(g)
@@ -539,7 +549,10 @@ def _pcg(hvp, precond, g, max_iter, forcing, active=None, groups=None):
             p += a * q
         else:
             p = np.where(frozen, p, p + a * q)
-        r -= a * Hq
+        if groups is None:
+            r -= a * Hq
+        else:   # a stopped group keeps the residual of its p
+            r = np.where(frozen, r, r - a * Hq)
         rr = (r ** 2).sum(-1, keepdims=True)
         met = (rr <= target) | done
         if groups is None:
@@ -557,7 +570,22 @@ def _pcg(hvp, precond, g, max_iter, forcing, active=None, groups=None):
         beta = np.divide(rz_new, rz, out=np.zeros_like(rz), where=rz > 0)
         q = z + beta * q
         rz = rz_new
-    return p
+    return p, r
+
+
+def full_step_certified(slope, curv, nu, c1: float = 1e-4, margin: float = 0.9):
+    """The problems whose full Newton step f - p surely meets Armijo's condition phi(f - p) - phi(f) <= -c1 g^T p,
+    from what the step has computed already: slope = g^T p, curv = p^T H p (by CG's residual, H p = g - r) and
+    nu = max |y x^T p| over the problem's samples (lay.absmax).
+
+    Along the step the loss term l(s) = C mean L(z - s zp) has third derivative at most nu times its second (the
+    logistic loss has |L^(3)| <= L^(2)), so l''(s) <= l''(0) e^(nu s); integrated twice, with the quadratic terms exact,
+    phi(f - p) - phi(f) <= -slope + curv psi(nu), psi(nu) = (e^nu - 1 - nu) / nu^2 (the self-concordance bound of
+    Bach 2010 for the logistic loss). The line search would accept s = 1 at its first trial, so skipping that trial
+    changes no number; `margin` leaves room for round-off in curv and in the trial's own sums."""
+    small = nu < 1e-3
+    psi = np.where(small, 0.5 + nu / 5.0, (np.expm1(nu) - nu) / np.where(small, 1.0, nu) ** 2)
+    return (slope > 0) & (curv > 0) & (curv * psi <= margin * (1.0 - c1) * slope)
 
 
 def pooled(data: NodeData) -> NodeData:

@@ -448,6 +448,19 @@ def weighted_sums(rowblk, w, v, out):
             out[b, k] += w[i] * v[i, k]
 
 
+@numba.njit(cache=True)
+def block_absmax(rowblk, x, out):
+    """out[b, k] = max_{i in b} |x[i, k]|: the largest margin change y x^T p of every problem (its full step's
+    certificate in the solver's line search)."""
+    out[:] = 0.0
+    for i in range(x.shape[0]):
+        b = rowblk[i]
+        for k in range(x.shape[1]):
+            a = abs(x[i, k])
+            if a > out[b, k]:
+                out[b, k] = a
+
+
 @_slp
 @numba.njit(cache=True)
 def take_step(rowblk, s, zp, z):
@@ -530,6 +543,13 @@ def loss_change_sums_ref(P, z, u, dl):
 def weighted_sums_ref(P, v):
     """P @ v (P[b, i] = w_i; with v = L(z), the run's traces before the kernels)."""
     return P @ v
+
+
+def block_absmax_ref(rowblk, x):
+    """max |x| over the samples of every block (0 for a block without samples), by numpy's maximum.at."""
+    out = np.zeros((rowblk.max() + 1, x.shape[1]))
+    np.maximum.at(out, rowblk, np.abs(x))
+    return out
 
 
 def take_step_ref(rowblk, s, zp, z):
