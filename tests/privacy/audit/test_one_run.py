@@ -26,6 +26,20 @@ def test_p_value_matches_a_direct_binomial_sum(m, r, v, eps, delta):
     assert ora.p_value(m, r, v, eps, delta) == pytest.approx(_p_value_by_hand(m, r, v, eps, delta), rel=1e-9)
 
 
+@pytest.mark.parametrize("first", [1, 3, 256])
+@pytest.mark.parametrize("r, v, eps", [(140_000, 89_638, 1.0), (140_000, 89_638, 0.3), (2000, 1900, 0.0),
+                                       (2000, 700, 2.0), (50, 50, 5.0), (5000, 1, 0.5)])
+def test_alpha_stops_early_yet_equals_the_sum_over_every_term(r, v, eps, first):
+    """The chunked maximum with its early stop equals the maximum over all v running sums bit for bit, where the
+    maximum lies at the first term and where it lies thousands of terms away (v far above r q at eps = 0)."""
+    from scipy.stats import binom
+
+    q = 1.0 / (1.0 + np.exp(-eps))
+    i = np.arange(1, v + 1)
+    every = float(np.max(np.cumsum(binom.pmf(v - i, r, q)) / i))
+    assert ora._alpha(r, v, q, first=first) == every
+
+
 def test_bound_reproduces_the_papers_printed_values():
     # Appendix D's example (m = 1000, r = 100, v = 75, delta = 1e-4, 95%): 0.673; and one of Section 7's runs.
     assert ora.epsilon_lower_bound(1000, 100, 75, 1e-4, 0.05) == pytest.approx(0.673, abs=1e-3)
