@@ -241,6 +241,28 @@ def test_kkt_attack_recovers_a_sample_from_the_iterates_when_eta_is_known():
         em.kkt_attack(data, A, path, C, rho, 0.5, eta[:, 0], eta="secret")
 
 
+def test_kkt_attack_gives_the_same_numbers_whatever_the_blas_threads():
+    """The attack's BLAS products run on one thread inside it, so its numbers do not depend on the thread count of
+    the process that calls it (a notebook run by hand and the DAG's one-thread jobs agree): at this size a
+    two-thread product sums in another order and moved the estimated attacker's x_1-hat in its last bits."""
+    from threadpoolctl import threadpool_limits
+
+    from repro_dpadmm import graphs
+    from repro_dpadmm.algorithms import decentralized as dz
+    rng = np.random.default_rng(0)
+    N, d, per, T = 3, 105, 4000, 100
+    X = (rng.random((N * per, d)) < 0.12) * rng.random((N * per, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    data = dz.node_data(X, np.where(rng.random(N * per) < 0.5, 1.0, -1.0), np.split(np.arange(N * per), N))
+    A = graphs.from_edges(3, [(0, 1), (1, 2), (2, 0)])
+    path = rng.standard_normal((T + 1, N, d)) * 0.1
+    runs = []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads):
+            runs.append(em.kkt_attack(data, A, path, 1000.0, 1.0, 0.5, np.full(T, 0.6), eta="estimated"))
+    assert np.array_equal(runs[0]["x_hat"], runs[1]["x_hat"]) and runs[0]["cos"] == runs[1]["cos"]
+
+
 def test_swept_points_carry_the_papers_names_not_their_variant_keys():
     """fig<k>_ours labels each swept setting as the paper names it (PP / DVP and the growth factors q1, q2)."""
     from repro_dpadmm.experiments.zhang2018_madmm import dvp_variant, pp_variant, setting_label
