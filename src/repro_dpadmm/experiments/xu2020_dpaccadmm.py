@@ -72,7 +72,7 @@ PANEL_ORDER = ("a8a", "a9a", "bio_train", "ijcnn1")  # the paper's panels (a)-(d
 REFERENCE_RUNS = {"admm": ("admm", "none"), "acc_admm": ("acc_admm", "none"),
                   "acc_admm_restart": ("acc_admm", "goldstein")}
 FEATURE_SCALINGS = ("none", "minmax")
-MEMO_VERSION = 1  # bumped when the graph estimation or the step rule changes what the memo holds
+MEMO_VERSION = 2  # bumped when the graph estimation, the step rule or the tuning runs' numerics change what it holds
 
 # Table I as printed in the paper (the reference column of table1; never used as a result).
 TABLE1_PAPER = {
