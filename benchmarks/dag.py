@@ -11,7 +11,8 @@ item_notebook item_part frontier_jobs_<k> frontier_job_lanes_<k> report`); the d
 `snakemake --cores 2 datasets`).
 CPU time is the rusage of the finished child processes, so it includes everything the DAG ran. Per job, the CPU
 time is read from the last line of the job's log (`repro-dpadmm job cost: ... s CPU`, written by the job's own
-process for itself and its children); Snakemake's own job processes and the dataset jobs are not in that sum.
+process for itself and its children); Snakemake's own job processes and the dataset jobs are not in that sum. A run
+reads the logs and benchmark files it wrote, not those an earlier run left in logs/ (with --read, every file).
 """
 
 from __future__ import annotations
@@ -38,10 +39,17 @@ def forced_rules(snakemake_args: list[str]) -> list[str]:
     return [r for r in out if r.startswith(FORCE)]
 
 
-def jobs(benchmarks: Path) -> list[tuple[str, float, float | None]]:
-    """(job, wall seconds, peak resident MB) of every benchmark file of a run, most expensive first."""
+def _written(files, since: float | None):
+    """The files written at or after `since` (a time.time()), all with None: a run's own files, not those an earlier run
+    left in the same folder (a frontier of other job groups, say)."""
+    return [f for f in files if since is None or f.stat().st_mtime >= since]
+
+
+def jobs(benchmarks: Path, since: float | None = None) -> list[tuple[str, float, float | None]]:
+    """(job, wall seconds, peak resident MB) of every benchmark file of a run (written since `since`), most
+    expensive first."""
     out = []
-    for tsv in sorted(benchmarks.rglob("*.tsv")):
+    for tsv in _written(sorted(benchmarks.rglob("*.tsv")), since):
         cost = read_tsv(tsv)
         out.append((str(tsv.relative_to(benchmarks).with_suffix("")), cost.wall_s, cost.max_rss_mb))
     return sorted(out, key=lambda r: -r[1])
@@ -50,10 +58,11 @@ def jobs(benchmarks: Path) -> list[tuple[str, float, float | None]]:
 COST_LINE = re.compile(r"repro-dpadmm job cost: ([0-9.]+) s wall, ([0-9.]+) s CPU")
 
 
-def job_cpu(logs: Path) -> dict[str, float]:
-    """{job (its log's path under logs/, without .log): CPU seconds} from each job log's cost line."""
+def job_cpu(logs: Path, since: float | None = None) -> dict[str, float]:
+    """{job (its log's path under logs/, without .log): CPU seconds} from each job log's cost line (logs written
+    since `since`)."""
     out = {}
-    for log in sorted(logs.rglob("*.log")):
+    for log in _written(sorted(logs.rglob("*.log")), since):
         try:
             found = COST_LINE.findall(log.read_text(errors="replace")[-4000:])
         except OSError:
@@ -78,12 +87,14 @@ def main(argv=None) -> int:
     ap.add_argument("--limit", type=float, default=90.0, help="list the jobs longer than this (seconds of wall)")
     ap.add_argument("snakemake_args", nargs="*", help="more Snakemake arguments (after --)")
     args = ap.parse_args(argv)
+    started = None   # with --read every file counts; a run counts the files it wrote
     if not args.read:
         # the forced rules last: --forcerun takes every word after it as a rule, a target too
         cmd = [sys.executable, "-m", "snakemake", "--cores", str(args.cores), *args.snakemake_args, "--forcerun",
                *forced_rules(args.snakemake_args)]
         env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.time()
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, env=env)
         wall = time.perf_counter() - t0
@@ -97,14 +108,14 @@ def main(argv=None) -> int:
     if not args.benchmarks.is_dir():
         print(f"no benchmark files in {args.benchmarks}", file=sys.stderr)
         return 2
-    rows = jobs(args.benchmarks)
+    rows = jobs(args.benchmarks, started)
     peak = max((r[2] for r in rows if r[2] is not None), default=None)
     print(f"{len(rows)} jobs; sum of job wall times {sum(r[1] for r in rows) / 60:.1f} min; largest peak resident "
           f"memory {'unknown' if peak is None else f'{peak:.0f} MB'}\n")
     print(job_table(rows))
     long = [r for r in rows if r[1] > args.limit]
     print(f"\njobs over {args.limit:g} s: {len(long)}" + "".join(f"\n  {n} {w:.1f} s" for n, w, _ in long))
-    cpu = job_cpu(args.benchmarks.parent)
+    cpu = job_cpu(args.benchmarks.parent, started)
     if cpu:
         print(f"job CPU from the jobs' logs: {sum(cpu.values()):.0f} s over {len(cpu)} jobs")
     return 0
