@@ -376,9 +376,9 @@ def test_certified_full_steps_change_no_number(monkeypatch):
             dz.solve_local(*cut, tol=1e-10)]
 
     with_it = solves()
-    run = dict(C=5.0, rho=1.0, eta=dz.geometric(0.5, 1.05, 6), theta=np.full(6, 0.5), f0=f0[:, :, :],
+    run = dict(C=5.0, rho=1.0, eta=dz.geometric(0.5, 1.05, 6), theta=np.full(6, 0.5), f0=f0,
                alpha=dz.geometric(3.0, 1.04, 6))
-    X, y, zdata = zkl_problem()
+    zdata = zkl_problem()[2]
     madmm = dz.m_admm(zdata, RING4, rngs=repeat_generators(3, 3, "cert"), **run)
     assert sum(fired) > 0
     monkeypatch.setattr(dz, "full_step_certified", lambda slope, *a: np.zeros(slope.shape, dtype=bool))

@@ -35,10 +35,10 @@ for the non-private floor (`jobs/floor/nonprivate.json`) and, per method, its op
 calibration and T without the noise (`jobs/<method>/<level>-noiseless.json`, or `jobs/<method>/noiseless.json`
 where the noise-free run does not depend on the level); ZKL's methods run every level's job and its noiseless one
 as lanes of one run (`run_job_lanes`, rules `frontier_job_lanes_<k>`, CLI `frontier-job METHOD LEVEL... --out ...
---floor-out ...`: every file, the numbers of the jobs alone), and every other method's jobs run `jobs_per_run` to a process (`run_jobs`, `job_groups`, rules
-`frontier_jobs_<k>`, CLI `frontier-job METHOD LEVEL... --out ...`: one after another on the data loaded once); the
-notebook only loads them (`load_jobs`, which runs a missing or stale job itself when the notebook is run by hand)
-and aggregates (`summarise`, `metrics`, `conclusions`, `figure`).
+--floor-out ...`: every file, the numbers of the jobs alone), and every other method's jobs run `jobs_per_run` to a
+process (`run_jobs`, `job_groups`, rules `frontier_jobs_<k>`, CLI `frontier-job METHOD LEVEL... --out ...`: one
+after another on the data loaded once); the notebook only loads them (`load_jobs`, which runs a missing or stale job
+itself when the notebook is run by hand) and aggregates (`summarise`, `metrics`, `conclusions`, `figure`).
 
 What the aggregation decides, every part from the numbers (differences judged paired over the repeats, which share
 their splits, at `Z` standard errors):

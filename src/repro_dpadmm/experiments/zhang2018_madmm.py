@@ -164,7 +164,7 @@ def thm32_delta_lower_bound(A: np.ndarray, eta: np.ndarray, theta: float, m_o: f
     return out
 
 
-@threadpool_limits.wrap(limits=1)   # its BLAS products' round-off depends on the thread count: one, as in the DAG's jobs
+@threadpool_limits.wrap(limits=1)   # its BLAS products' round-off depends on the thread count: one, as the DAG's jobs
 def kkt_attack(data, A: np.ndarray, f_path: np.ndarray, C: float, rho: float, theta: float, eta_i: np.ndarray,
                node: int = 0, eta: str = "known", sweeps: int = 50) -> dict:
     """ICML §6.2's threat model, as a measured attack on the released iterates of one (non-private) M-ADMM run: the

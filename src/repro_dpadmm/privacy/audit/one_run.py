@@ -70,7 +70,8 @@ def _alpha(r: int, v: int, q: float, first: int = 256) -> float:
     while i0 <= v:
         i = np.arange(i0, min(v, i0 + size - 1) + 1)
         sums = np.cumsum(np.concatenate([[below], binom.pmf(v - i, r, q)]))[1:]   # P[v - i <= Binomial < v]
-        best, below, i0, size = max(best, float(np.max(sums / i))), float(sums[-1]), int(i[-1]) + 1, 2 * size
+        best = max(best, float(np.max(sums / i)))
+        below, i0, size = float(sums[-1]), int(i[-1]) + 1, 2 * size
         if (1.0 + 1e-9) / i0 < best:
             break
     return best
